@@ -1,0 +1,47 @@
+// swift-tools-version: 6.0
+// SimpleSource: actor-based, sectioned data sources that deliver verified, UIKit-valid change batches.
+import PackageDescription
+
+let strictness: [SwiftSetting] = [
+  .enableUpcomingFeature("ExistentialAny"),
+  .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+  name: "SimpleSource",
+  // iOS 15 is the floor because `reconfigureItems`/`reconfigureRows` arrive there; see CONTRIBUTING.md.
+  platforms: [.iOS(.v15), .macOS(.v12), .tvOS(.v15), .watchOS(.v8), .visionOS(.v1)],
+  products: [
+    .library(name: "SimpleSource", targets: ["SimpleSource"]),
+    .library(name: "SimpleSourceTesting", targets: ["SimpleSourceTesting"]),
+    .executable(name: "quickstart", targets: ["quickstart"]),
+    .executable(name: "simplesource-bench", targets: ["simplesource-bench"]),
+  ],
+  targets: [
+    .target(name: "SimpleSource", swiftSettings: strictness),
+    .target(name: "SimpleSourceTesting", dependencies: ["SimpleSource"], swiftSettings: strictness),
+    .executableTarget(
+      name: "quickstart",
+      dependencies: ["SimpleSource", "SimpleSourceTesting"],
+      path: "Examples/quickstart",
+      swiftSettings: strictness
+    ),
+    .executableTarget(
+      name: "simplesource-bench",
+      dependencies: ["SimpleSource"],
+      path: "Benchmarks/simplesource-bench",
+      swiftSettings: strictness
+    ),
+    .testTarget(
+      name: "SimpleSourceTests",
+      dependencies: ["SimpleSource", "SimpleSourceTesting"],
+      swiftSettings: strictness
+    ),
+    .testTarget(
+      name: "SimpleSourceTestingTests",
+      dependencies: ["SimpleSource", "SimpleSourceTesting"],
+      swiftSettings: strictness
+    ),
+  ],
+  swiftLanguageModes: [.v6]
+)
