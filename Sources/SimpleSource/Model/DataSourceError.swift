@@ -1,0 +1,85 @@
+// The typed error for bad input to snapshots and data sources: it names the offending id or index.
+
+/// An error for input that a snapshot or data source rejects.
+///
+/// The error names what was wrong: the offending section or item id and every position involved. The
+/// value it was applied to is left exactly as it was.
+///
+/// New kinds of error are new ``Code`` values, so clients that `switch` over codes keep compiling; match
+/// with `if error.code == .duplicateItemID`.
+public struct DataSourceError<SectionID: Hashable & Sendable, ItemID: Hashable & Sendable>: Error, Hashable,
+  CustomStringConvertible
+{
+  /// What kind of input was rejected; see ``DataSourceErrorCode``.
+  public typealias Code = DataSourceErrorCode
+
+  /// What kind of input was rejected.
+  public var code: Code
+  /// The offending section id, if the error is about a section.
+  public var sectionID: SectionID?
+  /// The offending item id, if the error is about an item.
+  public var itemID: ItemID?
+  /// The section indices involved, in ascending order (for a duplicate: the first and the second).
+  public var sectionIndices: [Int]
+  /// The item positions involved, in ascending order (for a duplicate: the first and the second).
+  public var positions: [ItemPosition]
+
+  /// Creates an error.
+  public init(
+    code: Code,
+    sectionID: SectionID? = nil,
+    itemID: ItemID? = nil,
+    sectionIndices: [Int] = [],
+    positions: [ItemPosition] = []
+  ) {
+    self.code = code
+    self.sectionID = sectionID
+    self.itemID = itemID
+    self.sectionIndices = sectionIndices
+    self.positions = positions
+  }
+
+  /// A sentence naming the code, the id and the positions.
+  public var description: String {
+    var parts = ["\(code)"]
+    if let sectionID { parts.append("section id \(sectionID)") }
+    if let itemID { parts.append("item id \(itemID)") }
+    if !sectionIndices.isEmpty {
+      parts.append("at section indices \(sectionIndices.map(String.init).joined(separator: " and "))")
+    }
+    if !positions.isEmpty {
+      parts.append("at positions \(positions.map(\.description).joined(separator: " and "))")
+    }
+    return parts.joined(separator: ": ")
+  }
+}
+
+extension DataSourceError {
+  @usableFromInline
+  static func duplicateSection(_ id: SectionID, first: Int, second: Int) -> Self {
+    Self(code: .duplicateSectionID, sectionID: id, sectionIndices: [first, second])
+  }
+
+  @usableFromInline
+  static func duplicateItem(_ id: ItemID, first: ItemPosition, second: ItemPosition) -> Self {
+    Self(code: .duplicateItemID, itemID: id, positions: [first, second])
+  }
+}
+
+/// What kind of input a ``DataSourceError`` rejected.
+public struct DataSourceErrorCode: Hashable, Sendable, CustomStringConvertible {
+  /// A stable, readable name of the code, such as `"duplicateItemID"`.
+  public let rawValue: String
+
+  /// Creates a code from its name.
+  public init(rawValue: String) { self.rawValue = rawValue }
+
+  /// Two sections share one id; ``DataSourceError/sectionIndices`` holds both indices.
+  public static let duplicateSectionID = DataSourceErrorCode(rawValue: "duplicateSectionID")
+  /// Two items share one id; ``DataSourceError/positions`` holds both positions.
+  public static let duplicateItemID = DataSourceErrorCode(rawValue: "duplicateItemID")
+
+  /// The code's name.
+  public var description: String { rawValue }
+}
+
