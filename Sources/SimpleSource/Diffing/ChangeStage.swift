@@ -1,0 +1,54 @@
+// One UIKit batch update: the changes to perform together and the data to hold while performing them.
+
+/// One batch of changes that a list view performs in one `performBatchUpdates` call.
+///
+/// Positions follow UIKit's coordinate rules (`shared/UIKIT_BATCH_RULES.md`, R1–R3): deletes, move sources
+/// and updates are positions *before* the stage; inserts and move destinations are positions *after* it.
+/// ``data`` is what the view's data source must hold during the stage (S5): set it inside the update
+/// block, before making the calls.
+///
+/// A ``Changeset`` never produces an empty stage.
+public struct ChangeStage<Section: SectionType>: Sendable {
+  /// What a stage does. Stages appear in the order of the cases.
+  public enum Kind: Hashable, Sendable {
+    /// Refreshes changed items and sections in place: only ``ChangeList/updates``, at positions that
+    /// are the same before and after the stage. The shape does not change (S1 stage 1).
+    case refresh
+    /// Deletes, inserts and moves of sections and items in one batch, used when no moved section has
+    /// item changes of its own (R28 cannot arise).
+    case structure
+    /// Deletes of sections and of items in surviving sections (S1 stage 2).
+    case deletes
+    /// Inserts and moves of sections, no item changes (S1 stage 3).
+    case sectionInsertsAndMoves
+    /// Inserts and moves of items, within and across sections, no section changes (S1 stage 4).
+    case itemInsertsAndMoves
+  }
+
+  /// What this stage does.
+  public let kind: Kind
+  /// The section changes of this stage, in this stage's coordinates.
+  public let sectionChanges: ChangeList<Section.ID, Int>
+  /// The item changes of this stage, in this stage's coordinates.
+  public let itemChanges: ChangeList<Section.Item.ID, ItemPosition>
+  /// The sections the view's data source must hold during this stage: the state after it.
+  public let data: [Section]
+
+  @inlinable
+  init(
+    kind: Kind, sectionChanges: ChangeList<Section.ID, Int>,
+    itemChanges: ChangeList<Section.Item.ID, ItemPosition>, data: [Section]
+  ) {
+    self.kind = kind
+    self.sectionChanges = sectionChanges
+    self.itemChanges = itemChanges
+    self.data = data
+  }
+
+  /// The state after this stage as a ``Snapshot``, for lookups by id.
+  /// - Complexity: O(*n*) for *n* items: it builds the id index.
+  public func snapshot() -> Snapshot<Section> { Snapshot(trusted: data) }
+
+  /// Whether the stage has no change (a ``Changeset`` never holds such a stage).
+  public var isEmpty: Bool { sectionChanges.isEmpty && itemChanges.isEmpty }
+}

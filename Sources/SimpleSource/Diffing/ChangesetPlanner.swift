@@ -1,0 +1,289 @@
+// The linear-time matching and staging behind Changeset: one hash pass, flat arrays, minimal moves.
+
+/// Plans a ``Changeset``: matches sections and items by id, finds minimal moves and builds the stages.
+///
+/// Items are addressed by their *global* index (the item's offset in the snapshot's flattened order), so
+/// every per-item table is a flat array. A matched pair is *carried* when both its old and its new section
+/// survive; only carried items are moved or refreshed, the rest are deleted and inserted (R21, R22).
+@usableFromInline
+struct ChangesetPlanner<Section: SectionType> {
+  @usableFromInline typealias Item = Section.Item
+
+  @usableFromInline static var none: UInt64 { .max }
+
+  @usableFromInline let source: Snapshot<Section>
+  @usableFromInline let target: Snapshot<Section>
+
+  /// The new index of each old section, or -1 when it is deleted.
+  @usableFromInline var oldToNewSection: [Int] = []
+  /// The old index of each new section, or -1 when it is inserted.
+  @usableFromInline var newToOldSection: [Int] = []
+  /// For each old item (by global index), its packed new position if it is carried, else `none`.
+  @usableFromInline var oldMatch: [UInt64] = []
+  /// For each new item (by global index), its packed old position if it is carried, else `none`.
+  @usableFromInline var newMatch: [UInt64] = []
+
+  @usableFromInline var sectionSummary = ChangeList<Section.ID, Int>()
+  @usableFromInline var itemSummary = ChangeList<Item.ID, ItemPosition>()
+  /// Item deletes inside surviving sections, at old positions (what a stage deletes).
+  @usableFromInline var stageItemDeletes: [ItemChange<Item.ID>] = []
+  /// Item inserts inside surviving sections, at new positions (what a stage inserts).
+  @usableFromInline var stageItemInserts: [ItemChange<Item.ID>] = []
+  /// Whether an old section has item deletes or is the source of an item move (R28).
+  @usableFromInline var oldSectionHasItemChanges: [Bool] = []
+  /// Whether a new section has item inserts or is the destination of an item move (R28).
+  @usableFromInline var newSectionHasItemChanges: [Bool] = []
+
+  @inlinable
+  init(source: Snapshot<Section>, target: Snapshot<Section>) {
+    self.source = source
+    self.target = target
+  }
+
+  /// Pairs sections by id; records section deletes, inserts and content updates.
+  @inlinable
+  mutating func matchSections() {
+    let old = source.sections
+    let new = target.sections
+    oldToNewSection = [Int](repeating: -1, count: old.count)
+    newToOldSection = [Int](repeating: -1, count: new.count)
+    oldSectionHasItemChanges = [Bool](repeating: false, count: old.count)
+    newSectionHasItemChanges = [Bool](repeating: false, count: new.count)
+    for oldIndex in old.indices {
+      let id = old[oldIndex].id
+      guard let newIndex = target.sectionIndexByID[id] else {
+        sectionSummary.deletes.append(SectionChange(id: id, from: oldIndex, to: nil))
+        continue
+      }
+      oldToNewSection[oldIndex] = newIndex
+      newToOldSection[newIndex] = oldIndex
+      if !new[newIndex].isContentEqual(to: old[oldIndex]) {
+        sectionSummary.updates.append(SectionChange(id: id, from: oldIndex, to: newIndex))
+      }
+    }
+    for newIndex in new.indices where newToOldSection[newIndex] < 0 {
+      sectionSummary.inserts.append(SectionChange(id: new[newIndex].id, from: nil, to: newIndex))
+    }
+  }
+
+  /// Pairs items by id with one hash lookup per old item; records deletes, inserts and content updates.
+  @inlinable
+  mutating func matchItems() {
+    let old = source.sections
+    let new = target.sections
+    let sourceOffsets = source.itemOffsets
+    let targetOffsets = target.itemOffsets
+    oldMatch = [UInt64](repeating: Self.none, count: source.itemCount)
+    newMatch = [UInt64](repeating: Self.none, count: target.itemCount)
+    for oldSection in old.indices {
+      let items = old[oldSection].items
+      let base = sourceOffsets[oldSection]
+      let oldSectionSurvives = oldToNewSection[oldSection] >= 0
+      for oldItem in items.indices {
+        let item = items[oldItem]
+        if oldSectionSurvives, let packed = target.positionByItemID[item.id],
+          newToOldSection[packed.section] >= 0
+        {
+          oldMatch[base + oldItem] = packed.raw
+          newMatch[targetOffsets[packed.section] + packed.item] =
+            PackedPosition(section: oldSection, item: oldItem).raw
+          if item != new[packed.section].items[packed.item] {
+            itemSummary.updates.append(
+              ItemChange(
+                id: item.id, from: ItemPosition(section: oldSection, item: oldItem), to: packed.position))
+          }
+          continue
+        }
+        let change = ItemChange(id: item.id, from: ItemPosition(section: oldSection, item: oldItem), to: nil)
+        itemSummary.deletes.append(change)
+        if oldSectionSurvives {
+          stageItemDeletes.append(change)
+          oldSectionHasItemChanges[oldSection] = true
+        }
+      }
+    }
+    for newSection in new.indices {
+      let items = new[newSection].items
+      let base = targetOffsets[newSection]
+      let newSectionSurvives = newToOldSection[newSection] >= 0
+      for newItem in items.indices where newMatch[base + newItem] == Self.none {
+        let change = ItemChange(id: items[newItem].id, from: nil, to: ItemPosition(section: newSection, item: newItem))
+        itemSummary.inserts.append(change)
+        if newSectionSurvives {
+          stageItemInserts.append(change)
+          newSectionHasItemChanges[newSection] = true
+        }
+      }
+    }
+  }
+
+  /// Finds the minimal section and item moves: everything outside a longest increasing subsequence of
+  /// old positions taken in new order, plus every item that changes section.
+  @inlinable
+  mutating func findMoves() {
+    let new = target.sections
+    var survivingNewSections = [Int]()
+    var keys = [Int]()
+    for newSection in new.indices where newToOldSection[newSection] >= 0 {
+      survivingNewSections.append(newSection)
+      keys.append(newToOldSection[newSection])
+    }
+    let sectionStays = longestIncreasingSubsequence(keys)
+    for (rank, newSection) in survivingNewSections.enumerated() where !sectionStays[rank] {
+      sectionSummary.moves.append(
+        SectionChange(id: new[newSection].id, from: newToOldSection[newSection], to: newSection))
+    }
+
+    let targetOffsets = target.itemOffsets
+    for newSection in survivingNewSections {
+      let ownOldSection = newToOldSection[newSection]
+      let items = new[newSection].items
+      let base = targetOffsets[newSection]
+      keys.removeAll(keepingCapacity: true)
+      for newItem in items.indices {
+        let match = newMatch[base + newItem]
+        if match != Self.none, PackedPosition(raw: match).section == ownOldSection {
+          keys.append(PackedPosition(raw: match).item)
+        }
+      }
+      let itemStays = longestIncreasingSubsequence(keys)
+      var rank = 0
+      for newItem in items.indices {
+        let match = newMatch[base + newItem]
+        if match == Self.none { continue }
+        let from = PackedPosition(raw: match)
+        if from.section == ownOldSection {
+          rank += 1
+          if itemStays[rank - 1] { continue }
+        }
+        itemSummary.moves.append(
+          ItemChange(
+            id: items[newItem].id, from: from.position, to: ItemPosition(section: newSection, item: newItem)))
+        oldSectionHasItemChanges[from.section] = true
+        newSectionHasItemChanges[newSection] = true
+      }
+    }
+  }
+
+  /// Builds the stages: a refresh stage, then one structure stage, or three when R28 forbids one.
+  @inlinable
+  func makeStages() -> [ChangeStage<Section>] {
+    var stages: [ChangeStage<Section>] = []
+    if !sectionSummary.updates.isEmpty || !itemSummary.updates.isEmpty {
+      stages.append(makeRefreshStage())
+    }
+    let hasStructure =
+      !sectionSummary.deletes.isEmpty || !sectionSummary.inserts.isEmpty || !sectionSummary.moves.isEmpty
+      || !stageItemDeletes.isEmpty || !stageItemInserts.isEmpty || !itemSummary.moves.isEmpty
+    guard hasStructure else { return stages }
+    // R28: a section that moves must not have item changes in the same batch.
+    let movedSectionHasItemChanges = sectionSummary.moves.contains { move in
+      oldSectionHasItemChanges[move.from!] || newSectionHasItemChanges[move.to!]
+    }
+    if !movedSectionHasItemChanges {
+      stages.append(
+        ChangeStage(
+          kind: .structure,
+          sectionChanges: ChangeList(
+            deletes: sectionSummary.deletes, inserts: sectionSummary.inserts, moves: sectionSummary.moves),
+          itemChanges: ChangeList(deletes: stageItemDeletes, inserts: stageItemInserts, moves: itemSummary.moves),
+          data: target.sections))
+    } else {
+      stages.append(contentsOf: makeSplitStages())
+    }
+    return stages
+  }
+
+  /// The refresh stage: the old shape, with new contents for updated items and sections.
+  @inlinable
+  func makeRefreshStage() -> ChangeStage<Section> {
+    var data = source.sections
+    for update in sectionSummary.updates {
+      var section = target.sections[update.to!]
+      section.items = data[update.from!].items
+      data[update.from!] = section
+    }
+    for update in itemSummary.updates {
+      let from = update.from!
+      data[from.section].items[from.item] = target[update.to!]
+    }
+    return ChangeStage(
+      kind: .refresh,
+      sectionChanges: ChangeList(updates: sectionSummary.updates.map { SectionChange(id: $0.id, from: $0.from, to: $0.from) }),
+      itemChanges: ChangeList(updates: itemSummary.updates.map { ItemChange(id: $0.id, from: $0.from, to: $0.from) }),
+      data: data)
+  }
+
+  /// Deletes, then section inserts and moves, then item inserts and moves (S1 stages 2–4, S4).
+  @inlinable
+  func makeSplitStages() -> [ChangeStage<Section>] {
+    let old = source.sections
+    let new = target.sections
+    let sourceOffsets = source.itemOffsets
+    // The carried items of each surviving old section, in old order with new contents, and each carried
+    // item's index among them: the item's position once deletes are done.
+    var carriedItems = [[Item]](repeating: [], count: old.count)
+    var carriedRank = [Int](repeating: -1, count: source.itemCount)
+    for oldSection in old.indices where oldToNewSection[oldSection] >= 0 {
+      let base = sourceOffsets[oldSection]
+      var items = [Item]()
+      for oldItem in old[oldSection].items.indices where oldMatch[base + oldItem] != Self.none {
+        carriedRank[base + oldItem] = items.count
+        items.append(target[PackedPosition(raw: oldMatch[base + oldItem]).position])
+      }
+      carriedItems[oldSection] = items
+    }
+
+    var stages: [ChangeStage<Section>] = []
+    var afterDeletesIndex = [Int](repeating: -1, count: old.count)
+    var afterDeletes = [Section]()
+    for oldSection in old.indices where oldToNewSection[oldSection] >= 0 {
+      afterDeletesIndex[oldSection] = afterDeletes.count
+      var section = new[oldToNewSection[oldSection]]
+      section.items = carriedItems[oldSection]
+      afterDeletes.append(section)
+    }
+    if !sectionSummary.deletes.isEmpty || !stageItemDeletes.isEmpty {
+      stages.append(
+        ChangeStage(
+          kind: .deletes, sectionChanges: ChangeList(deletes: sectionSummary.deletes),
+          itemChanges: ChangeList(deletes: stageItemDeletes), data: afterDeletes))
+    }
+
+    var afterSections = new
+    for newSection in new.indices where newToOldSection[newSection] >= 0 {
+      afterSections[newSection].items = carriedItems[newToOldSection[newSection]]
+    }
+    let sectionMoves = sectionSummary.moves.map { move in
+      SectionChange(id: move.id, from: afterDeletesIndex[move.from!], to: move.to)
+    }
+    if !sectionSummary.inserts.isEmpty || !sectionMoves.isEmpty {
+      stages.append(
+        ChangeStage(
+          kind: .sectionInsertsAndMoves,
+          sectionChanges: ChangeList(inserts: sectionSummary.inserts, moves: sectionMoves),
+          itemChanges: ChangeList(), data: afterSections))
+    }
+
+    let itemMoves = itemSummary.moves.map { move in
+      let from = move.from!
+      return ItemChange(
+        id: move.id,
+        from: ItemPosition(
+          section: oldToNewSection[from.section], item: carriedRank[sourceOffsets[from.section] + from.item]),
+        to: move.to)
+    }
+    if !stageItemInserts.isEmpty || !itemMoves.isEmpty {
+      stages.append(
+        ChangeStage(
+          kind: .itemInsertsAndMoves, sectionChanges: ChangeList(),
+          itemChanges: ChangeList(inserts: stageItemInserts, moves: itemMoves), data: new))
+    }
+    return stages
+  }
+}
+
+extension PackedPosition {
+  @inlinable
+  init(raw: UInt64) { self.raw = raw }
+}
