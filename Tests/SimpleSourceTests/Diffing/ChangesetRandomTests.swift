@@ -1,0 +1,165 @@
+// Seeded randomised property tests of Changeset: replay, UIKit validity, minimal moves, exact refreshes.
+
+import SimpleSource
+import SimpleSourceTesting
+import Testing
+
+@Suite("Changeset on random snapshot pairs")
+struct ChangesetRandomTests {
+  static let shards = 0..<8
+  static let settings = RandomTestSettings.current(defaultCases: 20_000)
+
+  @Test("every random pair replays exactly, passes the reference view and is minimal", arguments: shards)
+  func randomPairs(shard: Int) throws {
+    let settings = Self.settings
+    var random = SeededGenerator(seed: settings.seed(forShard: shard))
+    let cases = settings.cases / Self.shards.count + (shard < settings.cases % Self.shards.count ? 1 : 0)
+    let pairs = RandomSnapshotPairs()
+    for index in 0..<cases {
+      let (oldSections, newSections) = pairs.next(using: &random)
+      let failure = check(try Snapshot(oldSections), try Snapshot(newSections))
+      if let failure {
+        Issue.record(
+          "shard \(shard) case \(index): \(failure)\nold: \(try Snapshot(oldSections))\nnew: \(try Snapshot(newSections))\n\(settings.replay)"
+        )
+        return
+      }
+    }
+    print("Changeset random shard \(shard): \(cases) cases passed; \(settings.replay)")
+  }
+}
+
+/// Checks one pair; returns what is wrong, or `nil`.
+func check(_ old: Snapshot<TestSection>, _ new: Snapshot<TestSection>) -> String? {
+  let changeset = Changeset(from: old, to: new)
+
+  // Exact replay through the reference view, both refresh styles, stage by stage.
+  for style in [RefreshStyle.reload, .reconfigure] {
+    var view = ReferenceListView(old)
+    for (number, stage) in changeset.stages.enumerated() {
+      if stage.isEmpty { return "stage \(number) is empty" }
+      do {
+        try view.apply(stage, refreshing: style)
+      } catch {
+        return "stage \(number) (\(stage.kind)) rejected with \(style): \(error)\n  batch: \(stage.batchUpdate(refreshing: style))"
+      }
+      if !view.shows(stage.data) { return "stage \(number) does not show its data" }
+    }
+    if !view.shows(new.sections) { return "replay with \(style) does not give the new snapshot" }
+    if !view.warnings.isEmpty { return "needless or fragile updates with \(style): \(view.warnings)" }
+    // Carried items keep their cells with reconfigure: moves stayed moves, nothing was recreated.
+    if style == .reconfigure {
+      let initial = ReferenceListView(old)
+      if let lost = carriedItemIDs(old, new).first(where: { id in
+        cellSerial(of: id, in: initial) != cellSerial(of: id, in: view)
+      }) {
+        return "carried item \(lost) lost its cell"
+      }
+    }
+  }
+
+  // Nothing changed ⇔ empty.
+  let identical = old.sections == new.sections
+  if identical != changeset.isEmpty { return "isEmpty is \(changeset.isEmpty) but snapshots identical: \(identical)" }
+
+  // Minimal moves, computed independently.
+  let expected = minimalMoves(old, new)
+  let itemMoves = changeset.stages.reduce(0) { $0 + $1.itemChanges.moves.count }
+  let sectionMoves = changeset.stages.reduce(0) { $0 + $1.sectionChanges.moves.count }
+  if itemMoves != expected.items || changeset.itemChanges.moves.count != expected.items {
+    return "item moves \(itemMoves) (summary \(changeset.itemChanges.moves.count)), minimal \(expected.items)"
+  }
+  if sectionMoves != expected.sections || changeset.sectionChanges.moves.count != expected.sections {
+    return "section moves \(sectionMoves), minimal \(expected.sections)"
+  }
+
+  // Every changed carried item refreshed exactly once; nothing else.
+  let carried = carriedItemIDs(old, new)
+  let changed = Set(carried.filter { old.item(withID: $0) != new.item(withID: $0) })
+  let refreshed = changeset.stages.flatMap { $0.itemChanges.updates.map(\.id) }
+  if refreshed.count != Set(refreshed).count { return "an item is refreshed twice: \(refreshed)" }
+  if Set(refreshed) != changed { return "refreshed \(Set(refreshed).sorted()) but changed \(changed.sorted())" }
+  let changedSections = Set(
+    old.sections.compactMap { section in
+      new.section(withID: section.id).flatMap { $0.header != section.header ? section.id : nil }
+    })
+  let refreshedSections = changeset.stages.flatMap { $0.sectionChanges.updates.map(\.id) }
+  if Set(refreshedSections) != changedSections || refreshedSections.count != changedSections.count {
+    return "refreshed sections \(refreshedSections) but changed \(changedSections.sorted())"
+  }
+
+  // The summary addresses every change by id and by old and new position.
+  return checkSummary(changeset, old, new)
+}
+
+func checkSummary(_ changeset: Changeset<TestSection>, _ old: Snapshot<TestSection>, _ new: Snapshot<TestSection>)
+  -> String?
+{
+  let items = changeset.itemChanges
+  for change in items.deletes + items.moves + items.updates {
+    guard let from = change.from, old.contains(from), old[from].id == change.id else {
+      return "summary change \(change) does not name its old position"
+    }
+  }
+  for change in items.inserts + items.moves + items.updates {
+    guard let to = change.to, new.contains(to), new[to].id == change.id else {
+      return "summary change \(change) does not name its new position"
+    }
+  }
+  let carried = carriedItemIDs(old, new)
+  let oldIDs = Set(old.sections.flatMap { $0.items.map(\.id) })
+  let newIDs = Set(new.sections.flatMap { $0.items.map(\.id) })
+  if Set(items.deletes.map(\.id)) != oldIDs.subtracting(carried) { return "summary deletes are wrong" }
+  if Set(items.inserts.map(\.id)) != newIDs.subtracting(carried) { return "summary inserts are wrong" }
+  let sections = changeset.sectionChanges
+  let oldSectionIDs = Set(old.sectionIDs)
+  let newSectionIDs = Set(new.sectionIDs)
+  if Set(sections.deletes.map(\.id)) != oldSectionIDs.subtracting(newSectionIDs) { return "section deletes wrong" }
+  if Set(sections.inserts.map(\.id)) != newSectionIDs.subtracting(oldSectionIDs) { return "section inserts wrong" }
+  return nil
+}
+
+/// Items whose old and new sections both survive: the ones that can be moved and refreshed.
+func carriedItemIDs(_ old: Snapshot<TestSection>, _ new: Snapshot<TestSection>) -> [String] {
+  old.sections.flatMap { section -> [String] in
+    guard new.index(ofSection: section.id) != nil else { return [] }
+    return section.items.compactMap { item in
+      guard let position = new.position(ofItem: item.id),
+        old.index(ofSection: new.sections[position.section].id) != nil
+      else { return nil }
+      return item.id
+    }
+  }
+}
+
+func cellSerial(of id: String, in view: ReferenceListView<TestSection>) -> Int? {
+  for section in view.sections {
+    if let cell = section.cells.first(where: { $0.itemID == id }) { return cell.serial }
+  }
+  return nil
+}
+
+/// The minimal number of moves, by a deliberately simple quadratic longest-increasing-subsequence.
+func minimalMoves(_ old: Snapshot<TestSection>, _ new: Snapshot<TestSection>) -> (sections: Int, items: Int) {
+  func lisLength(_ keys: [Int]) -> Int {
+    var best = [Int](repeating: 1, count: keys.count)
+    for i in keys.indices {
+      for j in 0..<i where keys[j] < keys[i] { best[i] = max(best[i], best[j] + 1) }
+    }
+    return best.max() ?? 0
+  }
+  let survivingKeys = new.sections.compactMap { old.index(ofSection: $0.id) }
+  let sectionMoves = survivingKeys.count - lisLength(survivingKeys)
+  let carried = Set(carriedItemIDs(old, new))
+  var itemMoves = 0
+  for section in new.sections {
+    guard let oldSection = old.index(ofSection: section.id) else { continue }
+    var keys: [Int] = []
+    for item in section.items where carried.contains(item.id) {
+      let from = old.position(ofItem: item.id)!
+      if from.section == oldSection { keys.append(from.item) } else { itemMoves += 1 }
+    }
+    itemMoves += keys.count - lisLength(keys)
+  }
+  return (sectionMoves, itemMoves)
+}
