@@ -1,0 +1,70 @@
+// Fences Changeset's linear time: it counts the `==` and `hash(into:)` calls made on ids and items.
+
+import Foundation
+import SimpleSource
+import Testing
+
+/// Counts calls made from one test; each test owns its counter, so parallel tests do not interfere.
+final class CallCounter: Sendable {
+  private let state = NSLock()
+  // Safe: `counts` is only read and written while `state` is locked.
+  private nonisolated(unsafe) var counts = (hashes: 0, equalities: 0)
+
+  func countHash() { state.withLock { counts.hashes += 1 } }
+  func countEquality() { state.withLock { counts.equalities += 1 } }
+  var hashes: Int { state.withLock { counts.hashes } }
+  var equalities: Int { state.withLock { counts.equalities } }
+  func reset() { state.withLock { counts = (0, 0) } }
+}
+
+struct CountingID: Hashable, Sendable {
+  let value: Int
+  let counter: CallCounter
+  static func == (lhs: CountingID, rhs: CountingID) -> Bool {
+    lhs.counter.countEquality()
+    return lhs.value == rhs.value
+  }
+  func hash(into hasher: inout Hasher) {
+    counter.countHash()
+    hasher.combine(value)
+  }
+}
+
+struct CountingItem: Identifiable, Equatable, Sendable {
+  let id: CountingID
+  let version: Int
+  static func == (lhs: CountingItem, rhs: CountingItem) -> Bool {
+    lhs.id.counter.countEquality()
+    return lhs.id.value == rhs.id.value && lhs.version == rhs.version
+  }
+}
+
+@Suite("Changeset complexity")
+struct ChangesetComplexityTests {
+  @Test("hashes each old id once and compares each surviving item once", arguments: [1_000, 20_000])
+  func linearCalls(count: Int) throws {
+    let counter = CallCounter()
+    var random = SystemRandomNumberGenerator()
+    let ids = (0..<count).map { CountingID(value: $0, counter: counter) }
+    var newIDs = ids.filter { $0.value % 10 != 0 } + (count..<(count + count / 10)).map { CountingID(value: $0, counter: counter) }
+    newIDs.shuffle(using: &random)
+    let sectionSize = 100
+    func sections(_ ids: [CountingID], version: Int) -> [Section<Int, CountingItem>] {
+      stride(from: 0, to: ids.count, by: sectionSize).map { start in
+        Section(id: start / sectionSize, items: ids[start..<min(start + sectionSize, ids.count)].map {
+          CountingItem(id: $0, version: $0.value % 7 == 0 ? version : 0)
+        })
+      }
+    }
+    let old = try Snapshot(sections(ids, version: 0))
+    let new = try Snapshot(sections(newIDs, version: 1))
+    counter.reset()
+    let changeset = Changeset(from: old, to: new)
+    let n = count
+    let bound = Int(Double(n) * log2(Double(n)))
+    #expect(counter.hashes <= n, "hashes: \(counter.hashes) for \(n) items")
+    #expect(counter.equalities <= 3 * n, "equalities: \(counter.equalities) for \(n) items")
+    #expect(counter.hashes + counter.equalities < bound)
+    #expect(!changeset.isEmpty)
+  }
+}
