@@ -1,1 +1,304 @@
-print("bench")
+// simplesource-bench: times snapshots and changesets against a Dictionary floor measured in the same run.
+//
+//   swift run -c release simplesource-bench                       all cases, a table
+//   swift run -c release simplesource-bench --json                all cases, one JSON object
+//   swift run -c release simplesource-bench --case flat-100k-int --iterations 50   one case (profilers)
+
+import Foundation
+import SimpleSource
+
+// MARK: - Command line
+
+struct Options {
+  var json = false
+  var caseName: String?
+  var iterations = 15
+
+  init(_ arguments: [String]) {
+    var rest = arguments.makeIterator()
+    while let argument = rest.next() {
+      switch argument {
+      case "--json": json = true
+      case "--case": caseName = rest.next()
+      case "--iterations": iterations = rest.next().flatMap(Int.init) ?? iterations
+      case "--help", "-h":
+        print("usage: simplesource-bench [--json] [--case NAME] [--iterations K]")
+        print("cases: \(diffCaseNames.joined(separator: ", "))")
+        exit(0)
+      default:
+        FileHandle.standardError.write(Data("unknown argument \(argument); try --help\n".utf8))
+        exit(2)
+      }
+    }
+  }
+}
+
+// MARK: - Measurement
+
+/// Keeps a value alive so the optimizer cannot drop the work that produced it.
+@inline(never)
+func consume<T>(_ value: T) {
+  withExtendedLifetime(value) {}
+}
+
+struct Timing {
+  var samples: [Double] = []  // milliseconds
+  var median: Double {
+    let sorted = samples.sorted()
+    return sorted.isEmpty ? .nan : sorted[sorted.count / 2]
+  }
+  var minimum: Double { samples.min() ?? .nan }
+}
+
+func measure(_ iterations: Int, _ body: () -> Void) -> Timing {
+  let clock = ContinuousClock()
+  body()  // warm up
+  var timing = Timing()
+  for _ in 0..<iterations {
+    let elapsed = clock.measure(body)
+    timing.samples.append(
+      Double(elapsed.components.seconds) * 1e3 + Double(elapsed.components.attoseconds) / 1e15)
+  }
+  return timing
+}
+
+// MARK: - Data, built the way the standard Swift diff benchmark builds it
+
+struct SplitMix64: RandomNumberGenerator {
+  var state: UInt64
+  mutating func next() -> UInt64 {
+    state &+= 0x9E37_79B9_7F4A_7C15
+    var z = state
+    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+    return z ^ (z >> 31)
+  }
+}
+
+struct Item<ID: Hashable & Sendable>: Identifiable, Equatable, Sendable {
+  let id: ID
+  var version = 0
+}
+
+/// Source ids 0..<count; target = source minus `deleted`, `inserted` new ids at `deleted.lowerBound`'s
+/// insert point, then `shuffled` shuffled with a fixed seed.
+func flatIDs(count: Int, deleted: Range<Int>, inserted: Int, insertAt: Int, shuffled: Range<Int>)
+  -> (source: [Int], target: [Int])
+{
+  let source = Array(0..<count)
+  var target = source
+  target.removeSubrange(deleted)
+  target.insert(contentsOf: count..<(count + inserted), at: insertAt)
+  var random = SplitMix64(state: 42)
+  target[shuffled].shuffle(using: &random)
+  return (source, target)
+}
+
+/// Minimal moves, computed here independently: items outside one longest increasing subsequence of
+/// old positions, plus items that change section.
+func minimalMoves<ID: Hashable>(_ old: [[ID]], _ new: [[ID]], oldSections: [Int], newSections: [Int]) -> Int {
+  var where_ = [ID: (Int, Int)]()
+  for (s, items) in old.enumerated() { for (i, id) in items.enumerated() { where_[id] = (oldSections[s], i) } }
+  var moves = 0
+  for (index, items) in new.enumerated() {
+    let s = newSections[index]
+    var tails: [Int] = []
+    var same = 0
+    for id in items {
+      guard let (os, oi) = where_[id] else { continue }
+      if os != s {
+        moves += 1
+        continue
+      }
+      same += 1
+      var low = 0
+      var high = tails.count
+      while low < high {
+        let mid = (low + high) / 2
+        if tails[mid] < oi { low = mid + 1 } else { high = mid }
+      }
+      if low == tails.count { tails.append(oi) } else { tails[low] = oi }
+    }
+    moves += same - tails.count
+  }
+  return moves
+}
+
+func minimalSectionMoves<ID: Hashable>(_ old: [ID], _ new: [ID]) -> Int {
+  minimalMoves([old], [new.filter(Set(old).contains)], oldSections: [0], newSections: [0])
+}
+
+// MARK: - Cases
+
+struct DiffResult {
+  var name: String
+  var snapshot: Timing
+  var changeset: Timing
+  var floor: Timing
+  var standardLibrary: Timing?
+  var itemMoves: Int
+  var minimalItemMoves: Int
+  var sectionMoves: Int
+  var minimalSectionMoves: Int
+  var stages: Int
+}
+
+func runDiffCase<ID: Hashable & Sendable>(
+  name: String, old: [[ID]], new: [[ID]], oldVersion: (ID) -> Int = { _ in 0 },
+  newVersion: (ID) -> Int = { _ in 0 }, sectionIDs: (old: [Int], new: [Int])? = nil,
+  standardLibrary: Bool, iterations: Int
+) -> DiffResult {
+  typealias S = Section<Int, Item<ID>>
+  let oldSectionIDs = sectionIDs?.old ?? Array(old.indices)
+  let newSectionIDs = sectionIDs?.new ?? Array(new.indices)
+  let oldSections = zip(oldSectionIDs, old).map { S(id: $0, items: $1.map { Item(id: $0, version: oldVersion($0)) }) }
+  let newSections = zip(newSectionIDs, new).map { S(id: $0, items: $1.map { Item(id: $0, version: newVersion($0)) }) }
+  let sourceIDs = old.flatMap { $0 }
+  let targetIDs = new.flatMap { $0 }
+
+  func build(_ sections: [S]) -> Snapshot<S> {
+    do { return try Snapshot(sections) } catch { fatalError("benchmark data is invalid: \(error)") }
+  }
+  let source = build(oldSections)
+  let target = build(newSections)
+
+  let floor = measure(iterations) {
+    var index = [ID: Int](minimumCapacity: sourceIDs.count)
+    for (offset, id) in sourceIDs.enumerated() { index[id] = offset }
+    var found = 0
+    for id in targetIDs where index[id] != nil { found += 1 }
+    consume(found)
+  }
+  var snapshot = measure(iterations) { consume(build(oldSections)) }
+  let snapshotTarget = measure(iterations) { consume(build(newSections)) }
+  snapshot.samples = zip(snapshot.samples, snapshotTarget.samples).map { ($0 + $1) / 2 }
+  let changeset = measure(iterations) { consume(Changeset(from: source, to: target)) }
+  let standard: Timing? =
+    standardLibrary
+    ? measure(iterations) { consume(targetIDs.difference(from: sourceIDs).inferringMoves()) } : nil
+
+  let result = Changeset(from: source, to: target)
+  return DiffResult(
+    name: name, snapshot: snapshot, changeset: changeset, floor: floor, standardLibrary: standard,
+    itemMoves: result.stages.reduce(0) { $0 + $1.itemChanges.moves.count },
+    minimalItemMoves: minimalMoves(old, new, oldSections: oldSectionIDs, newSections: newSectionIDs),
+    sectionMoves: result.stages.reduce(0) { $0 + $1.sectionChanges.moves.count },
+    minimalSectionMoves: minimalSectionMoves(oldSectionIDs, newSectionIDs), stages: result.stages.count)
+}
+
+func flatCase(_ size: String, stringIDs: Bool, iterations: Int) -> DiffResult {
+  let (source, target) =
+    size == "5k"
+    ? flatIDs(count: 5_000, deleted: 2_000..<3_000, inserted: 1_000, insertAt: 3_000, shuffled: 0..<200)
+    : flatIDs(count: 100_000, deleted: 20_000..<30_000, inserted: 10_000, insertAt: 30_000, shuffled: 0..<2_000)
+  let name = "flat-\(size)-\(stringIDs ? "string" : "int")"
+  if stringIDs {
+    let text = { (id: Int) in "item-\(id)-\(id &* 2_654_435_761 % 1_000_003)" }
+    return runDiffCase(
+      name: name, old: [source.map(text)], new: [target.map(text)], standardLibrary: size == "5k",
+      iterations: iterations)
+  }
+  return runDiffCase(name: name, old: [source], new: [target], standardLibrary: size == "5k", iterations: iterations)
+}
+
+/// 100 sections × 1,000 items: 2,500 deleted, 2,500 inserted, 2,500 moved across sections, 2,500 changed
+/// in content, 5 sections moved.
+func sectionedCase(iterations: Int) -> DiffResult {
+  var random = SplitMix64(state: 7)
+  let old: [[Int]] = (0..<100).map { s in Array((s * 1_000)..<((s + 1) * 1_000)) }
+  var all = old.flatMap { $0 }
+  all.shuffle(using: &random)
+  let deleted = Set(all[0..<2_500])
+  let moved = Array(all[2_500..<5_000])
+  let changed = Set(all[5_000..<7_500])
+  var new = old.map { $0.filter { !deleted.contains($0) && !Set(moved).contains($0) } }
+  for id in moved {
+    var section = Int.random(in: 0..<100, using: &random)
+    if section == id / 1_000 { section = (section + 1) % 100 }
+    new[section].insert(id, at: Int.random(in: 0...new[section].count, using: &random))
+  }
+  for id in 100_000..<102_500 {
+    let section = Int.random(in: 0..<100, using: &random)
+    new[section].insert(id, at: Int.random(in: 0...new[section].count, using: &random))
+  }
+  var order = Array(0..<100)
+  for _ in 0..<5 {
+    let section = order.remove(at: Int.random(in: 0..<order.count, using: &random))
+    order.insert(section, at: Int.random(in: 0...order.count, using: &random))
+  }
+  let reordered = order.map { new[$0] }
+  return runDiffCase(
+    name: "sectioned", old: old, new: reordered, newVersion: { changed.contains($0) ? 1 : 0 },
+    sectionIDs: (Array(0..<100), order), standardLibrary: false, iterations: iterations)
+}
+
+let diffCaseNames = ["flat-5k-int", "flat-5k-string", "flat-100k-int", "flat-100k-string", "sectioned"]
+
+func runDiffCase(named name: String, iterations: Int) -> DiffResult {
+  switch name {
+  case "flat-5k-int": flatCase("5k", stringIDs: false, iterations: iterations)
+  case "flat-5k-string": flatCase("5k", stringIDs: true, iterations: iterations)
+  case "flat-100k-int": flatCase("100k", stringIDs: false, iterations: iterations)
+  case "flat-100k-string": flatCase("100k", stringIDs: true, iterations: iterations)
+  default: sectionedCase(iterations: iterations)
+  }
+}
+
+// MARK: - Output
+
+func format(_ value: Double, _ digits: Int = 3) -> String { String(format: "%.\(digits)f", value) }
+
+func printTable(_ results: [DiffResult]) {
+  let header = [
+    "case", "snapshot ms", "changeset ms (min)", "floor ms (min)", "stdlib ms", "snap/floor", "diff/floor",
+    "item moves/min", "section moves/min", "stages",
+  ]
+  var rows = [header]
+  for r in results {
+    rows.append([
+      r.name, format(r.snapshot.median), "\(format(r.changeset.median)) (\(format(r.changeset.minimum)))",
+      "\(format(r.floor.median)) (\(format(r.floor.minimum)))", r.standardLibrary.map { format($0.median) } ?? "-",
+      format(r.snapshot.median / r.floor.median, 2) + "x", format(r.changeset.median / r.floor.median, 2) + "x",
+      "\(r.itemMoves)/\(r.minimalItemMoves)", "\(r.sectionMoves)/\(r.minimalSectionMoves)", "\(r.stages)",
+    ])
+  }
+  let widths = header.indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
+  for (index, row) in rows.enumerated() {
+    print(zip(row, widths).map { $0.padding(toLength: $1, withPad: " ", startingAt: 0) }.joined(separator: "  "))
+    if index == 0 { print(widths.map { String(repeating: "-", count: $0) }.joined(separator: "  ")) }
+  }
+  print("medians of the iterations; ratios are against the floor (Dictionary build + one lookup pass) in this run")
+}
+
+func json(_ results: [DiffResult]) -> String {
+  let cases = results.map { r -> String in
+    var fields = [
+      "\"case\": \"\(r.name)\"", "\"snapshot_ms\": \(r.snapshot.median)", "\"changeset_ms\": \(r.changeset.median)",
+      "\"changeset_min_ms\": \(r.changeset.minimum)", "\"floor_ms\": \(r.floor.median)",
+      "\"snapshot_vs_floor\": \(r.snapshot.median / r.floor.median)",
+      "\"changeset_vs_floor\": \(r.changeset.median / r.floor.median)", "\"item_moves\": \(r.itemMoves)",
+      "\"minimal_item_moves\": \(r.minimalItemMoves)", "\"section_moves\": \(r.sectionMoves)",
+      "\"minimal_section_moves\": \(r.minimalSectionMoves)", "\"stages\": \(r.stages)",
+    ]
+    if let standard = r.standardLibrary {
+      fields.append("\"stdlib_ms\": \(standard.median)")
+      fields.append("\"stdlib_vs_changeset\": \(standard.median / r.changeset.median)")
+    }
+    return "{" + fields.joined(separator: ", ") + "}"
+  }
+  return "{\"cases\": [" + cases.joined(separator: ", ") + "]}"
+}
+
+// MARK: - Main
+
+let options = Options(Array(CommandLine.arguments.dropFirst()))
+let names = options.caseName.map { [$0] } ?? diffCaseNames
+if let unknown = names.first(where: { !diffCaseNames.contains($0) }) {
+  FileHandle.standardError.write(Data("unknown case \(unknown); cases: \(diffCaseNames)\n".utf8))
+  exit(2)
+}
+#if DEBUG
+  if !options.json { print("note: a debug build; run with -c release for meaningful timings") }
+#endif
+let results = names.map { runDiffCase(named: $0, iterations: options.iterations) }
+if options.json { print(json(results)) } else { printTable(results) }
