@@ -14,8 +14,8 @@ public struct ChangeStage<Section: SectionType>: Sendable {
     /// Refreshes changed items and sections in place: only ``ChangeList/updates``, at positions that
     /// are the same before and after the stage. The shape does not change (S1 stage 1).
     case refresh
-    /// Deletes, inserts and moves of sections and items in one batch, used when no moved section has
-    /// item changes of its own (R28 cannot arise).
+    /// Deletes, inserts and moves of sections and items that can share one batch: all of them when no
+    /// moved section has item changes of its own (R28), or two of the three groups below.
     case structure
     /// Deletes of sections and of items in surviving sections (S1 stage 2).
     case deletes

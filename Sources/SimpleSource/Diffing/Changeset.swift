@@ -22,9 +22,10 @@
 ///   shape, so that a reload or a reconfigure is legal even when the item also moves (R4, R5, R29). A
 ///   section whose ``SectionType/isContentEqual(to:)`` is `false` is refreshed there too.
 /// - **As few stages as UIKit allows.** One ``ChangeStage/Kind/structure`` stage carries all deletes,
-///   inserts and moves, unless a moved section also has item changes (R28): then they are split into
-///   ``ChangeStage/Kind/deletes``, ``ChangeStage/Kind/sectionInsertsAndMoves`` and
-///   ``ChangeStage/Kind/itemInsertsAndMoves`` (S1, S4). Empty stages are left out.
+///   inserts and moves, unless a moved section also has item changes (R28). Then the deletes, the
+///   section inserts and moves, and the item inserts and moves go in separate stages (S1, S4), except
+///   that two of these groups share a ``ChangeStage/Kind/structure`` stage when the moved sections do
+///   not make them conflict. Empty stages are left out.
 /// - **Empty when nothing changed.** ``isEmpty`` is `true` and there are no stages.
 ///
 /// The summary lists every element: items inside deleted sections appear in `itemChanges.deletes`, items

@@ -29,10 +29,12 @@ struct ChangesetPlanner<Section: SectionType> {
   @usableFromInline var stageItemDeletes: [ItemChange<Item.ID>] = []
   /// Item inserts inside surviving sections, at new positions (what a stage inserts).
   @usableFromInline var stageItemInserts: [ItemChange<Item.ID>] = []
-  /// Whether an old section has item deletes or is the source of an item move (R28).
-  @usableFromInline var oldSectionHasItemChanges: [Bool] = []
+  /// Whether an old section has item deletes in a stage (R28).
+  @usableFromInline var oldSectionHasItemDeletes: [Bool] = []
+  /// Whether an old section is the source of an item move (R28).
+  @usableFromInline var oldSectionHasMovesOut: [Bool] = []
   /// Whether a new section has item inserts or is the destination of an item move (R28).
-  @usableFromInline var newSectionHasItemChanges: [Bool] = []
+  @usableFromInline var newSectionHasInsertsOrMovesIn: [Bool] = []
 
   @inlinable
   init(source: Snapshot<Section>, target: Snapshot<Section>) {
@@ -47,8 +49,9 @@ struct ChangesetPlanner<Section: SectionType> {
     let new = target.sections
     oldToNewSection = [Int](repeating: -1, count: old.count)
     newToOldSection = [Int](repeating: -1, count: new.count)
-    oldSectionHasItemChanges = [Bool](repeating: false, count: old.count)
-    newSectionHasItemChanges = [Bool](repeating: false, count: new.count)
+    oldSectionHasItemDeletes = [Bool](repeating: false, count: old.count)
+    oldSectionHasMovesOut = [Bool](repeating: false, count: old.count)
+    newSectionHasInsertsOrMovesIn = [Bool](repeating: false, count: new.count)
     for oldIndex in old.indices {
       let id = old[oldIndex].id
       guard let newIndex = target.sectionIndexByID[id] else {
@@ -98,7 +101,7 @@ struct ChangesetPlanner<Section: SectionType> {
         itemSummary.deletes.append(change)
         if oldSectionSurvives {
           stageItemDeletes.append(change)
-          oldSectionHasItemChanges[oldSection] = true
+          oldSectionHasItemDeletes[oldSection] = true
         }
       }
     }
@@ -111,7 +114,7 @@ struct ChangesetPlanner<Section: SectionType> {
         itemSummary.inserts.append(change)
         if newSectionSurvives {
           stageItemInserts.append(change)
-          newSectionHasItemChanges[newSection] = true
+          newSectionHasInsertsOrMovesIn[newSection] = true
         }
       }
     }
@@ -159,13 +162,18 @@ struct ChangesetPlanner<Section: SectionType> {
         itemSummary.moves.append(
           ItemChange(
             id: items[newItem].id, from: from.position, to: ItemPosition(section: newSection, item: newItem)))
-        oldSectionHasItemChanges[from.section] = true
-        newSectionHasItemChanges[newSection] = true
+        oldSectionHasMovesOut[from.section] = true
+        newSectionHasInsertsOrMovesIn[newSection] = true
       }
     }
   }
 
-  /// Builds the stages: a refresh stage, then one structure stage, or three when R28 forbids one.
+  /// Builds the stages: a refresh stage, then the structural changes in as few batches as R28 allows.
+  ///
+  /// Structural changes fall in three groups: deletes (D), section inserts and moves (S), item inserts
+  /// and moves (I). Only a moved section makes two groups conflict (R28): D and S when it has item
+  /// deletes, S and I when it has item inserts or moves. Groups that do not conflict share a batch, so
+  /// there are one, two ([D][SI] or [DS][I]) or three structural stages.
   @inlinable
   func makeStages() -> [ChangeStage<Section>] {
     var stages: [ChangeStage<Section>] = []
@@ -176,11 +184,11 @@ struct ChangesetPlanner<Section: SectionType> {
       !sectionSummary.deletes.isEmpty || !sectionSummary.inserts.isEmpty || !sectionSummary.moves.isEmpty
       || !stageItemDeletes.isEmpty || !stageItemInserts.isEmpty || !itemSummary.moves.isEmpty
     guard hasStructure else { return stages }
-    // R28: a section that moves must not have item changes in the same batch.
-    let movedSectionHasItemChanges = sectionSummary.moves.contains { move in
-      oldSectionHasItemChanges[move.from!] || newSectionHasItemChanges[move.to!]
+    let deletesConflict = sectionSummary.moves.contains { oldSectionHasItemDeletes[$0.from!] }
+    let itemsConflict = sectionSummary.moves.contains { move in
+      oldSectionHasMovesOut[move.from!] || newSectionHasInsertsOrMovesIn[move.to!]
     }
-    if !movedSectionHasItemChanges {
+    if !deletesConflict && !itemsConflict {
       stages.append(
         ChangeStage(
           kind: .structure,
@@ -189,7 +197,7 @@ struct ChangesetPlanner<Section: SectionType> {
           itemChanges: ChangeList(deletes: stageItemDeletes, inserts: stageItemInserts, moves: itemSummary.moves),
           data: target.sections))
     } else {
-      stages.append(contentsOf: makeSplitStages())
+      stages.append(contentsOf: makeSplitStages(mergeDeletes: !deletesConflict, mergeItems: !itemsConflict))
     }
     return stages
   }
@@ -214,9 +222,10 @@ struct ChangesetPlanner<Section: SectionType> {
       data: data)
   }
 
-  /// Deletes, then section inserts and moves, then item inserts and moves (S1 stages 2–4, S4).
+  /// Deletes, section inserts and moves, and item inserts and moves in separate batches (S1 stages
+  /// 2–4, S4), sharing a batch where `mergeDeletes` (D with S) or `mergeItems` (S with I) allows.
   @inlinable
-  func makeSplitStages() -> [ChangeStage<Section>] {
+  func makeSplitStages(mergeDeletes: Bool, mergeItems: Bool) -> [ChangeStage<Section>] {
     let old = source.sections
     let new = target.sections
     let sourceOffsets = source.itemOffsets
@@ -233,8 +242,7 @@ struct ChangesetPlanner<Section: SectionType> {
       }
       carriedItems[oldSection] = items
     }
-
-    var stages: [ChangeStage<Section>] = []
+    // Section indices once deletes are done: the survivors in old order.
     var afterDeletesIndex = [Int](repeating: -1, count: old.count)
     var afterDeletes = [Section]()
     for oldSection in old.indices where oldToNewSection[oldSection] >= 0 {
@@ -243,41 +251,49 @@ struct ChangesetPlanner<Section: SectionType> {
       section.items = carriedItems[oldSection]
       afterDeletes.append(section)
     }
-    if !sectionSummary.deletes.isEmpty || !stageItemDeletes.isEmpty {
-      stages.append(
-        ChangeStage(
-          kind: .deletes, sectionChanges: ChangeList(deletes: sectionSummary.deletes),
-          itemChanges: ChangeList(deletes: stageItemDeletes), data: afterDeletes))
-    }
-
+    // Sections in final order once section inserts and moves are done; survivors hold carried items.
     var afterSections = new
     for newSection in new.indices where newToOldSection[newSection] >= 0 {
       afterSections[newSection].items = carriedItems[newToOldSection[newSection]]
     }
-    let sectionMoves = sectionSummary.moves.map { move in
-      SectionChange(id: move.id, from: afterDeletesIndex[move.from!], to: move.to)
-    }
-    if !sectionSummary.inserts.isEmpty || !sectionMoves.isEmpty {
-      stages.append(
-        ChangeStage(
-          kind: .sectionInsertsAndMoves,
-          sectionChanges: ChangeList(inserts: sectionSummary.inserts, moves: sectionMoves),
-          itemChanges: ChangeList(), data: afterSections))
-    }
 
+    let deletes = (sections: sectionSummary.deletes, items: stageItemDeletes)
+    // Section moves start after the deletes, unless they share the deletes' batch.
+    let sectionMoves =
+      mergeDeletes
+      ? sectionSummary.moves
+      : sectionSummary.moves.map { SectionChange(id: $0.id, from: afterDeletesIndex[$0.from!], to: $0.to) }
+    // Item moves start after the section changes, or after the deletes when they share that batch.
     let itemMoves = itemSummary.moves.map { move in
       let from = move.from!
+      let section = mergeItems ? afterDeletesIndex[from.section] : oldToNewSection[from.section]
       return ItemChange(
         id: move.id,
-        from: ItemPosition(
-          section: oldToNewSection[from.section], item: carriedRank[sourceOffsets[from.section] + from.item]),
+        from: ItemPosition(section: section, item: carriedRank[sourceOffsets[from.section] + from.item]),
         to: move.to)
     }
-    if !stageItemInserts.isEmpty || !itemMoves.isEmpty {
-      stages.append(
-        ChangeStage(
-          kind: .itemInsertsAndMoves, sectionChanges: ChangeList(),
-          itemChanges: ChangeList(inserts: stageItemInserts, moves: itemMoves), data: new))
+
+    var stages: [ChangeStage<Section>] = []
+    func append(_ kind: ChangeStage<Section>.Kind, _ sections: ChangeList<Section.ID, Int>,
+                _ items: ChangeList<Item.ID, ItemPosition>, _ data: [Section]) {
+      if !sections.isEmpty || !items.isEmpty {
+        stages.append(ChangeStage(kind: kind, sectionChanges: sections, itemChanges: items, data: data))
+      }
+    }
+    if mergeDeletes {
+      append(
+        .structure, ChangeList(deletes: deletes.sections, inserts: sectionSummary.inserts, moves: sectionMoves),
+        ChangeList(deletes: deletes.items), afterSections)
+      append(.itemInsertsAndMoves, ChangeList(), ChangeList(inserts: stageItemInserts, moves: itemMoves), new)
+    } else if mergeItems {
+      append(.deletes, ChangeList(deletes: deletes.sections), ChangeList(deletes: deletes.items), afterDeletes)
+      append(
+        .structure, ChangeList(inserts: sectionSummary.inserts, moves: sectionMoves),
+        ChangeList(inserts: stageItemInserts, moves: itemMoves), new)
+    } else {
+      append(.deletes, ChangeList(deletes: deletes.sections), ChangeList(deletes: deletes.items), afterDeletes)
+      append(.sectionInsertsAndMoves, ChangeList(inserts: sectionSummary.inserts, moves: sectionMoves), ChangeList(), afterSections)
+      append(.itemInsertsAndMoves, ChangeList(), ChangeList(inserts: stageItemInserts, moves: itemMoves), new)
     }
     return stages
   }
