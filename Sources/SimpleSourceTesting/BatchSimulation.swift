@@ -43,6 +43,11 @@ struct BatchSimulation<Section: SectionType> {
   private var reloadDeleteHalves: Set<ItemPosition> = []
   private var reloadInsertHalves: Set<ItemPosition> = []
   private var itemMoves: [BatchUpdate.Move<ItemPosition>] = []
+  /// The requested item moves by source and by destination (before duplicates are resolved).
+  private var requestedMoveSources: Set<ItemPosition> = []
+  private var requestedMoveDestinations: Set<ItemPosition> = []
+  private var requestedMoveSourceSections: [Int: ItemPosition] = [:]
+  private var requestedMoveDestinationSections: [Int: ItemPosition] = [:]
 
   init(before: [View.SectionView], batch: BatchUpdate, after: [Section], nextSerial: Int) {
     self.before = before
@@ -59,6 +64,12 @@ struct BatchSimulation<Section: SectionType> {
   }
 
   mutating func run() throws(ListViewError) {
+    for move in batch.moveItems {
+      requestedMoveSources.insert(move.from)
+      requestedMoveDestinations.insert(move.to)
+      if requestedMoveSourceSections[move.from.section] == nil { requestedMoveSourceSections[move.from.section] = move.from }
+      if requestedMoveDestinationSections[move.to.section] == nil { requestedMoveDestinationSections[move.to.section] = move.to }
+    }
     try checkDuplicates()
     try checkSectionMoves()
     try decomposeReloads()
@@ -208,10 +219,9 @@ struct BatchSimulation<Section: SectionType> {
         throw ListViewError(
           .r19, "attempt to perform a delete and a move from the same section (\(section))", sections: [section])
       }
-      if let move = batch.moveItems.first(where: { $0.from.section == section }) {
+      if let from = requestedMoveSourceSections[section] {
         throw ListViewError(
-          .r21, "cannot move an item from a deleted section (\(section))", sections: [section],
-          positions: [move.from])
+          .r21, "cannot move an item from a deleted section (\(section))", sections: [section], positions: [from])
       }
     }
     for position in itemDeletes.sorted(by: >) {
@@ -227,7 +237,7 @@ struct BatchSimulation<Section: SectionType> {
           "attempt to delete item \(position.item) from section \(position.section) which only contains \(before[position.section].cells.count) items before the update",
           positions: [position])
       }
-      if batch.moveItems.contains(where: { $0.from == position }) {
+      if requestedMoveSources.contains(position) {
         throw ListViewError(
           .r19, "attempt to perform a delete and a move from the same index path (\(position))",
           positions: [position], hint: reloadDeleteHalves.contains(position) ? .r29 : nil)
@@ -252,10 +262,9 @@ struct BatchSimulation<Section: SectionType> {
         throw ListViewError(
           .r20, "attempt to perform an insert and a move to the same section (\(section))", sections: [section])
       }
-      if let move = batch.moveItems.first(where: { $0.to.section == section }) {
+      if let to = requestedMoveDestinationSections[section] {
         throw ListViewError(
-          .r22, "cannot move an item into a newly inserted section (\(section))", sections: [section],
-          positions: [move.to])
+          .r22, "cannot move an item into a newly inserted section (\(section))", sections: [section], positions: [to])
       }
     }
     for position in itemInserts.sorted() {
@@ -271,7 +280,7 @@ struct BatchSimulation<Section: SectionType> {
           "attempt to insert item \(position.item) into section \(position.section), but there are only \(after[position.section].items.count) items in section \(position.section) after the update",
           positions: [position])
       }
-      if batch.moveItems.contains(where: { $0.to == position }) {
+      if requestedMoveDestinations.contains(position) {
         throw ListViewError(
           .r20, "attempt to perform an insert and a move to the same index path (\(position))",
           positions: [position], hint: reloadInsertHalves.contains(position) ? .r29 : nil)
@@ -381,12 +390,19 @@ struct BatchSimulation<Section: SectionType> {
   private func checkItemCounts(_ origins: [Int?]) throws(ListViewError) {
     var newIndexOf = [Int: Int]()
     for (new, old) in origins.enumerated() { if let old { newIndexOf[old] = new } }
+    var insertedInto = [Int: Int](), deletedFrom = [Int: Int](), movedInto = [Int: Int](), movedOutOf = [Int: Int]()
+    for position in itemInserts { insertedInto[position.section, default: 0] += 1 }
+    for position in itemDeletes { deletedFrom[position.section, default: 0] += 1 }
+    for move in itemMoves where newIndexOf[move.from.section] != move.to.section {
+      movedInto[move.to.section, default: 0] += 1
+      movedOutOf[move.from.section, default: 0] += 1
+    }
     for (new, origin) in origins.enumerated() {
       guard let old = origin else { continue }
-      let inserted = itemInserts.count { $0.section == new }
-      let deleted = itemDeletes.count { $0.section == old }
-      let movedIn = itemMoves.count { $0.to.section == new && newIndexOf[$0.from.section] != new }
-      let movedOut = itemMoves.count { $0.from.section == old && $0.to.section != new }
+      let inserted = insertedInto[new] ?? 0
+      let deleted = deletedFrom[old] ?? 0
+      let movedIn = movedInto[new] ?? 0
+      let movedOut = movedOutOf[old] ?? 0
       let expected = before[old].cells.count + inserted - deleted + movedIn - movedOut
       if expected < 0 {
         throw ListViewError(
@@ -460,6 +476,8 @@ struct BatchSimulation<Section: SectionType> {
       movesInto[move.to.section, default: []].append(move)
       movedFrom.insert(move.from)
     }
+    var insertsInto = [Int: [Int]]()
+    for position in itemInserts { insertsInto[position.section, default: []].append(position.item) }
     let misMapped: BatchRule? = hasReloads && hasMoves ? .r29 : nil
     var sections: [View.SectionView] = []
     sections.reserveCapacity(after.count)
@@ -476,8 +494,8 @@ struct BatchSimulation<Section: SectionType> {
           sections: [new], hint: misMapped)
       }
       var slots = [View.Cell?](repeating: nil, count: data.items.count)
-      for position in itemInserts where position.section == new {
-        slots[position.item] = makeCell(data.items[position.item])
+      for item in insertsInto[new] ?? [] {
+        slots[item] = makeCell(data.items[item])
       }
       for move in movesInto[new] ?? [] {
         slots[move.to.item] = cells[move.from.section][move.from.item]
