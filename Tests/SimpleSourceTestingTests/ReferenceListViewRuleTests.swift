@@ -88,7 +88,9 @@ struct ReferenceListViewRuleTests {
     // Rejected: counts.
     .init("R8 section count", "A: a", "A: a | B: b", BatchUpdate(), .rejected(.r8)),
     .init("R9 item count", "A: a b", "A: a", BatchUpdate(), .rejected(.r9)),
-    .init("R9 sequential delete indices", "A: a b c", "A: c",
+    .init("R31 sequential delete indices instead of before-state ones", "A: a b c", "A: b",
+          BatchUpdate(deleteItems: [at(0, 0), at(0, 1)]), .rejected(.r31)),
+    .init("R25 one item deleted twice", "A: a b c", "A: c",
           BatchUpdate(deleteItems: [at(0, 0), at(0, 0)]), .rejected(.r25)),
     // Rejected: ranges.
     .init("R11 delete of a missing section", "A: a", "A: a", BatchUpdate(deleteSections: [3]), .rejected(.r11)),

@@ -15,9 +15,13 @@ struct ChangesetRandomTests {
     var random = SeededGenerator(seed: settings.seed(forShard: shard))
     let cases = settings.cases / Self.shards.count + (shard < settings.cases % Self.shards.count ? 1 : 0)
     let pairs = RandomSnapshotPairs()
+    var patterns: [String: Int] = [:]
     for index in 0..<cases {
       let (oldSections, newSections) = pairs.next(using: &random)
-      let failure = check(try Snapshot(oldSections), try Snapshot(newSections))
+      let old = try Snapshot(oldSections)
+      let new = try Snapshot(newSections)
+      patterns[Changeset(from: old, to: new).stages.map { "\($0.kind)" }.joined(separator: "+"), default: 0] += 1
+      let failure = check(old, new)
       if let failure {
         Issue.record(
           "shard \(shard) case \(index): \(failure)\nold: \(try Snapshot(oldSections))\nnew: \(try Snapshot(newSections))\n\(settings.replay)"
@@ -25,13 +29,15 @@ struct ChangesetRandomTests {
         return
       }
     }
-    print("Changeset random shard \(shard): \(cases) cases passed; \(settings.replay)")
+    let seen = patterns.sorted { $0.value > $1.value }.map { "\($0.key.isEmpty ? "empty" : $0.key) \($0.value)" }
+    print("Changeset random shard \(shard): \(cases) cases passed (\(seen.joined(separator: ", "))); \(settings.replay)")
   }
 }
 
 /// Checks one pair; returns what is wrong, or `nil`.
 func check(_ old: Snapshot<TestSection>, _ new: Snapshot<TestSection>) -> String? {
   let changeset = Changeset(from: old, to: new)
+  let carried = carriedItemIDs(old, new)
 
   // Exact replay through the reference view, both refresh styles, stage by stage.
   for style in [RefreshStyle.reload, .reconfigure] {
@@ -49,10 +55,9 @@ func check(_ old: Snapshot<TestSection>, _ new: Snapshot<TestSection>) -> String
     if !view.warnings.isEmpty { return "needless or fragile updates with \(style): \(view.warnings)" }
     // Carried items keep their cells with reconfigure: moves stayed moves, nothing was recreated.
     if style == .reconfigure {
-      let initial = ReferenceListView(old)
-      if let lost = carriedItemIDs(old, new).first(where: { id in
-        cellSerial(of: id, in: initial) != cellSerial(of: id, in: view)
-      }) {
+      let initial = cellSerials(ReferenceListView(old))
+      let final = cellSerials(view)
+      if let lost = carried.first(where: { initial[$0] != final[$0] }) {
         return "carried item \(lost) lost its cell"
       }
     }
@@ -63,7 +68,7 @@ func check(_ old: Snapshot<TestSection>, _ new: Snapshot<TestSection>) -> String
   if identical != changeset.isEmpty { return "isEmpty is \(changeset.isEmpty) but snapshots identical: \(identical)" }
 
   // Minimal moves, computed independently.
-  let expected = minimalMoves(old, new)
+  let expected = minimalMoves(old, new, carried: carried)
   let itemMoves = changeset.stages.reduce(0) { $0 + $1.itemChanges.moves.count }
   let sectionMoves = changeset.stages.reduce(0) { $0 + $1.sectionChanges.moves.count }
   if itemMoves != expected.items || changeset.itemChanges.moves.count != expected.items {
@@ -74,7 +79,6 @@ func check(_ old: Snapshot<TestSection>, _ new: Snapshot<TestSection>) -> String
   }
 
   // Every changed carried item refreshed exactly once; nothing else.
-  let carried = carriedItemIDs(old, new)
   let changed = Set(carried.filter { old.item(withID: $0) != new.item(withID: $0) })
   let refreshed = changeset.stages.flatMap { $0.itemChanges.updates.map(\.id) }
   if refreshed.count != Set(refreshed).count { return "an item is refreshed twice: \(refreshed)" }
@@ -89,12 +93,13 @@ func check(_ old: Snapshot<TestSection>, _ new: Snapshot<TestSection>) -> String
   }
 
   // The summary addresses every change by id and by old and new position.
-  return checkSummary(changeset, old, new)
+  return checkSummary(changeset, old, new, carried: carried)
 }
 
-func checkSummary(_ changeset: Changeset<TestSection>, _ old: Snapshot<TestSection>, _ new: Snapshot<TestSection>)
-  -> String?
-{
+func checkSummary(
+  _ changeset: Changeset<TestSection>, _ old: Snapshot<TestSection>, _ new: Snapshot<TestSection>,
+  carried: [String]
+) -> String? {
   let items = changeset.itemChanges
   for change in items.deletes + items.moves + items.updates {
     guard let from = change.from, old.contains(from), old[from].id == change.id else {
@@ -106,7 +111,6 @@ func checkSummary(_ changeset: Changeset<TestSection>, _ old: Snapshot<TestSecti
       return "summary change \(change) does not name its new position"
     }
   }
-  let carried = carriedItemIDs(old, new)
   let oldIDs = Set(old.sections.flatMap { $0.items.map(\.id) })
   let newIDs = Set(new.sections.flatMap { $0.items.map(\.id) })
   if Set(items.deletes.map(\.id)) != oldIDs.subtracting(carried) { return "summary deletes are wrong" }
@@ -132,15 +136,16 @@ func carriedItemIDs(_ old: Snapshot<TestSection>, _ new: Snapshot<TestSection>) 
   }
 }
 
-func cellSerial(of id: String, in view: ReferenceListView<TestSection>) -> Int? {
-  for section in view.sections {
-    if let cell = section.cells.first(where: { $0.itemID == id }) { return cell.serial }
-  }
-  return nil
+func cellSerials(_ view: ReferenceListView<TestSection>) -> [String: Int] {
+  var serials: [String: Int] = [:]
+  for section in view.sections { for cell in section.cells { serials[cell.itemID] = cell.serial } }
+  return serials
 }
 
 /// The minimal number of moves, by a deliberately simple quadratic longest-increasing-subsequence.
-func minimalMoves(_ old: Snapshot<TestSection>, _ new: Snapshot<TestSection>) -> (sections: Int, items: Int) {
+func minimalMoves(_ old: Snapshot<TestSection>, _ new: Snapshot<TestSection>, carried: [String])
+  -> (sections: Int, items: Int)
+{
   func lisLength(_ keys: [Int]) -> Int {
     var best = [Int](repeating: 1, count: keys.count)
     for i in keys.indices {
@@ -150,7 +155,7 @@ func minimalMoves(_ old: Snapshot<TestSection>, _ new: Snapshot<TestSection>) ->
   }
   let survivingKeys = new.sections.compactMap { old.index(ofSection: $0.id) }
   let sectionMoves = survivingKeys.count - lisLength(survivingKeys)
-  let carried = Set(carriedItemIDs(old, new))
+  let carried = Set(carried)
   var itemMoves = 0
   for section in new.sections {
     guard let oldSection = old.index(ofSection: section.id) else { continue }
