@@ -66,10 +66,14 @@ public struct Changeset<Section: SectionType>: Sendable {
   /// - Parameters:
   ///   - source: The snapshot before.
   ///   - target: The snapshot after.
-  /// - Complexity: O(*n* + *m* log *m*); see ``Changeset``.
+  ///   - refreshing: Items to refresh even though `==` says their content is unchanged (the role of
+  ///     `reconfigureItems` for content that `==` does not see). Ids that are not carried from `source`
+  ///     to `target` are ignored.
+  /// - Complexity: O(*n* + *m* log *m*); see ``Changeset``. A non-empty `refreshing` adds one hash per
+  ///   surviving item.
   @inlinable
-  public init(from source: Snapshot<Section>, to target: Snapshot<Section>) {
-    var planner = ChangesetPlanner(source: source, target: target)
+  public init(from source: Snapshot<Section>, to target: Snapshot<Section>, refreshing: Set<Item.ID> = []) {
+    var planner = ChangesetPlanner(source: source, target: target, refreshing: refreshing)
     planner.matchSections()
     planner.matchItems()
     planner.findMoves()

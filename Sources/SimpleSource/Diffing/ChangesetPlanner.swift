@@ -36,10 +36,14 @@ struct ChangesetPlanner<Section: SectionType> {
   /// Whether a new section has item inserts or is the destination of an item move (R28).
   @usableFromInline var newSectionHasInsertsOrMovesIn: [Bool] = []
 
+  /// Items to refresh although `==` reports no change.
+  @usableFromInline let refreshing: Set<Item.ID>
+
   @inlinable
-  init(source: Snapshot<Section>, target: Snapshot<Section>) {
+  init(source: Snapshot<Section>, target: Snapshot<Section>, refreshing: Set<Item.ID> = []) {
     self.source = source
     self.target = target
+    self.refreshing = refreshing
   }
 
   /// Pairs sections by id; records section deletes, inserts and content updates.
@@ -90,7 +94,7 @@ struct ChangesetPlanner<Section: SectionType> {
           oldMatch[base + oldItem] = packed.raw
           newMatch[targetOffsets[packed.section] + packed.item] =
             PackedPosition(section: oldSection, item: oldItem).raw
-          if item != new[packed.section].items[packed.item] {
+          if item != new[packed.section].items[packed.item] || (!refreshing.isEmpty && refreshing.contains(item.id)) {
             itemSummary.updates.append(
               ItemChange(
                 id: item.id, from: ItemPosition(section: oldSection, item: oldItem), to: packed.position))
