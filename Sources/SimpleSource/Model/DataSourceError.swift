@@ -60,6 +60,13 @@ extension DataSourceError {
     Self(code: .duplicateSectionID, sectionID: id, sectionIndices: [first, second])
   }
 
+  static func unknownSection(_ id: SectionID) -> Self { Self(code: .unknownSectionID, sectionID: id) }
+  static func unknownItem(_ id: ItemID) -> Self { Self(code: .unknownItemID, itemID: id) }
+  static func sectionOutOfRange(_ index: Int) -> Self { Self(code: .sectionIndexOutOfRange, sectionIndices: [index]) }
+  static func itemOutOfRange(_ position: ItemPosition) -> Self {
+    Self(code: .itemIndexOutOfRange, positions: [position])
+  }
+
   @usableFromInline
   static func duplicateItem(_ id: ItemID, first: ItemPosition, second: ItemPosition) -> Self {
     Self(code: .duplicateItemID, itemID: id, positions: [first, second])
@@ -78,6 +85,17 @@ public struct DataSourceErrorCode: Hashable, Sendable, CustomStringConvertible {
   public static let duplicateSectionID = DataSourceErrorCode(rawValue: "duplicateSectionID")
   /// Two items share one id; ``DataSourceError/positions`` holds both positions.
   public static let duplicateItemID = DataSourceErrorCode(rawValue: "duplicateItemID")
+
+  /// No section has this id; ``DataSourceError/sectionID`` names it.
+  public static let unknownSectionID = DataSourceErrorCode(rawValue: "unknownSectionID")
+  /// No item has this id; ``DataSourceError/itemID`` names it.
+  public static let unknownItemID = DataSourceErrorCode(rawValue: "unknownItemID")
+  /// A section index is out of range; ``DataSourceError/sectionIndices`` holds it.
+  public static let sectionIndexOutOfRange = DataSourceErrorCode(rawValue: "sectionIndexOutOfRange")
+  /// An item position is out of range; ``DataSourceError/positions`` holds it.
+  public static let itemIndexOutOfRange = DataSourceErrorCode(rawValue: "itemIndexOutOfRange")
+  /// A move relative to the moved element itself, such as moving an item before itself.
+  public static let moveRelativeToItself = DataSourceErrorCode(rawValue: "moveRelativeToItself")
 
   /// The code's name.
   public var description: String { rawValue }
