@@ -1,0 +1,69 @@
+// What subscribing returns: the current snapshot and the stream of batches that starts right after it.
+
+/// A subscription to a data source: its snapshot at subscription time and every change after it.
+///
+/// What is promised, in the manner of GRDB's `ValueObservation`:
+///
+/// - **Initial value.** ``snapshot`` is the source's state at ``version``, and ``batches`` begins
+///   exactly after it: no change is missed and none is repeated, whatever writers do meanwhile (G5).
+/// - **Order.** Batches arrive in version order; each batch's `from` is the previous batch's `to`, the
+///   first one's is ``version`` (G1). Applying a batch to the previous state gives its snapshot (G2).
+/// - **Coalescing.** Mutations made while a batch is prepared are composed into the next one; a
+///   subscriber that does not keep up holds at most one pending batch, composed from what it last
+///   received to the newest state when it asks (G6). A batch is never empty (G4).
+/// - **Actor.** Batches are produced off the main actor (G9); the consumer receives them on whatever
+///   actor iterates the stream.
+/// - **Ending.** The stream finishes when the consuming task is cancelled, when the stream and its
+///   iterator are dropped (for example after `break`), or when the source is deallocated. Ending
+///   releases everything the subscription held, and changes nothing for other subscribers or writers
+///   (G7).
+///
+/// One task consumes ``batches``: it is an `AsyncStream`, which supports a single iterator.
+public struct Subscription<Section: SectionType>: Sendable {
+  /// The source's state when subscribing.
+  public let snapshot: Snapshot<Section>
+  /// The version of ``snapshot``: the `from` of the first batch.
+  public let version: Int
+  /// The batches after ``snapshot``.
+  public let batches: AsyncStream<UpdateBatch<Section>>
+
+  /// Creates a subscription from its parts (for custom ``DataSourceType`` conformances).
+  public init(snapshot: Snapshot<Section>, version: Int, batches: AsyncStream<UpdateBatch<Section>>) {
+    self.snapshot = snapshot
+    self.version = version
+    self.batches = batches
+  }
+}
+
+/// Ends a subscription when its stream is dropped: the stream's closures own the token.
+final class SubscriptionToken<Section: SectionType>: Sendable {
+  let hub: SubscriptionHub<Section>
+  let id: Int
+
+  init(hub: SubscriptionHub<Section>, id: Int) {
+    self.hub = hub
+    self.id = id
+  }
+
+  deinit { hub.cancel(id) }
+}
+
+extension SubscriptionHub {
+  /// Registers a subscriber at `version` and returns its subscription.
+  func subscribe(snapshot: Snapshot<Section>, version: Int, pacing: Pacing) -> Subscription<Section> {
+    guard let id = register(version: version, snapshot: snapshot) else {
+      return Subscription(snapshot: snapshot, version: version, batches: AsyncStream { $0.finish() })
+    }
+    let token = SubscriptionToken(hub: self, id: id)
+    let gate = pacing.makeGate?()
+    let batches = AsyncStream<UpdateBatch<Section>>(
+      unfolding: {
+        await gate?.wait()
+        let batch = await token.hub.next(token.id)
+        if batch != nil { gate?.delivered() }
+        return batch
+      },
+      onCancel: { token.hub.cancel(token.id) })
+    return Subscription(snapshot: snapshot, version: version, batches: batches)
+  }
+}
