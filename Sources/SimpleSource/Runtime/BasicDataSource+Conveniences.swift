@@ -1,0 +1,158 @@
+// The mutations a SimpleSource or diffable-data-source user expects, each atomic with typed errors.
+
+extension BasicDataSource {
+  // Every method here is atomic: it validates all its input first and, if it throws, leaves the source
+  // exactly as it was (G8). Each returns the version after it: unchanged when it changed nothing (G4).
+
+  // MARK: - Sections
+
+  /// Replaces every section.
+  /// - Throws: ``DataSourceError`` for duplicate section or item ids.
+  /// - Complexity: O(*n*).
+  @discardableResult
+  public func setSections(_ sections: [Section]) throws(Error) -> Int {
+    try edit { (store: inout SectionStore<Section>) throws(Error) in try store.replaceAll(sections) }
+  }
+
+  /// Appends sections at the end.
+  /// - Throws: ``DataSourceError`` when a section or item id already exists or repeats.
+  @discardableResult
+  public func appendSections(_ sections: [Section]) throws(Error) -> Int {
+    try edit { (store: inout SectionStore<Section>) throws(Error) in
+      try store.insertSections(sections, at: store.sections.count)
+    }
+  }
+
+  /// Inserts sections before the section with id `anchor`.
+  /// - Throws: ``DataSourceError`` for an unknown `anchor`, or ids that exist or repeat.
+  @discardableResult
+  public func insertSections(_ sections: [Section], before anchor: Section.ID) throws(Error) -> Int {
+    try edit { (store: inout SectionStore<Section>) throws(Error) in
+      try store.insertSections(sections, at: store.index(ofSection: anchor))
+    }
+  }
+
+  /// Inserts sections after the section with id `anchor`.
+  /// - Throws: ``DataSourceError`` for an unknown `anchor`, or ids that exist or repeat.
+  @discardableResult
+  public func insertSections(_ sections: [Section], after anchor: Section.ID) throws(Error) -> Int {
+    try edit { (store: inout SectionStore<Section>) throws(Error) in
+      try store.insertSections(sections, at: store.index(ofSection: anchor) + 1)
+    }
+  }
+
+  /// Deletes the sections with the given ids, and their items. An id listed twice is deleted once.
+  /// - Throws: ``DataSourceError/Code/unknownSectionID`` for the first unknown id.
+  @discardableResult
+  public func deleteSections(_ ids: [Section.ID]) throws(Error) -> Int {
+    try edit { (store: inout SectionStore<Section>) throws(Error) in try store.deleteSections(ids) }
+  }
+
+  /// Moves a section to just before another.
+  /// - Throws: ``DataSourceError`` for unknown ids, or ``DataSourceError/Code/moveRelativeToItself``.
+  @discardableResult
+  public func moveSection(_ id: Section.ID, before anchor: Section.ID) throws(Error) -> Int {
+    try edit { (store: inout SectionStore<Section>) throws(Error) in
+      try store.moveSection(id, relativeTo: anchor, after: false)
+    }
+  }
+
+  /// Moves a section to just after another.
+  /// - Throws: ``DataSourceError`` for unknown ids, or ``DataSourceError/Code/moveRelativeToItself``.
+  @discardableResult
+  public func moveSection(_ id: Section.ID, after anchor: Section.ID) throws(Error) -> Int {
+    try edit { (store: inout SectionStore<Section>) throws(Error) in
+      try store.moveSection(id, relativeTo: anchor, after: true)
+    }
+  }
+
+  /// Moves a section so that it ends at `index`.
+  /// - Throws: ``DataSourceError`` for an unknown id or an index out of range.
+  @discardableResult
+  public func moveSection(_ id: Section.ID, to index: Int) throws(Error) -> Int {
+    try edit { (store: inout SectionStore<Section>) throws(Error) in try store.moveSection(id, to: index) }
+  }
+
+  /// Replaces a section's own content (its header and footer), keeping its items.
+  /// - Throws: ``DataSourceError/Code/unknownSectionID`` when no section has `section.id`.
+  @discardableResult
+  public func updateSection(_ section: Section) throws(Error) -> Int {
+    try edit { (store: inout SectionStore<Section>) throws(Error) in try store.replaceSectionContent(section) }
+  }
+
+  // MARK: - Items
+
+  /// Appends items at the end of a section.
+  /// - Throws: ``DataSourceError`` for an unknown section, or item ids that exist or repeat.
+  @discardableResult
+  public func appendItems(_ items: [Item], toSection id: Section.ID) throws(Error) -> Int {
+    try edit { (store: inout SectionStore<Section>) throws(Error) in
+      let section = try store.index(ofSection: id)
+      return try store.insertItems(items, at: ItemPosition(section: section, item: store.sections[section].items.count))
+    }
+  }
+
+  /// Inserts items just before the item with id `anchor`, in its section.
+  /// - Throws: ``DataSourceError`` for an unknown `anchor`, or item ids that exist or repeat.
+  @discardableResult
+  public func insertItems(_ items: [Item], before anchor: Item.ID) throws(Error) -> Int {
+    try edit { (store: inout SectionStore<Section>) throws(Error) in
+      try store.insertItems(items, at: store.position(ofItem: anchor))
+    }
+  }
+
+  /// Inserts items just after the item with id `anchor`, in its section.
+  /// - Throws: ``DataSourceError`` for an unknown `anchor`, or item ids that exist or repeat.
+  @discardableResult
+  public func insertItems(_ items: [Item], after anchor: Item.ID) throws(Error) -> Int {
+    try edit { (store: inout SectionStore<Section>) throws(Error) in
+      var position = try store.position(ofItem: anchor)
+      position.item += 1
+      return try store.insertItems(items, at: position)
+    }
+  }
+
+  /// Deletes the items with the given ids. An id listed twice is deleted once.
+  /// - Throws: ``DataSourceError/Code/unknownItemID`` for the first unknown id.
+  @discardableResult
+  public func deleteItems(_ ids: [Item.ID]) throws(Error) -> Int {
+    try edit { (store: inout SectionStore<Section>) throws(Error) in try store.deleteItems(ids) }
+  }
+
+  /// Replaces the item that has the same id.
+  /// - Throws: ``DataSourceError/Code/unknownItemID`` when no item has `item.id`.
+  @discardableResult
+  public func replaceItem(_ item: Item) throws(Error) -> Int {
+    try edit { (store: inout SectionStore<Section>) throws(Error) in try store.replaceItem(item) }
+  }
+
+  /// Moves an item to just before another, in that item's section.
+  /// - Throws: ``DataSourceError`` for unknown ids, or ``DataSourceError/Code/moveRelativeToItself``.
+  @discardableResult
+  public func moveItem(_ id: Item.ID, before anchor: Item.ID) throws(Error) -> Int {
+    try edit { (store: inout SectionStore<Section>) throws(Error) in try store.moveItem(id, relativeTo: anchor, after: false) }
+  }
+
+  /// Moves an item to just after another, in that item's section.
+  /// - Throws: ``DataSourceError`` for unknown ids, or ``DataSourceError/Code/moveRelativeToItself``.
+  @discardableResult
+  public func moveItem(_ id: Item.ID, after anchor: Item.ID) throws(Error) -> Int {
+    try edit { (store: inout SectionStore<Section>) throws(Error) in try store.moveItem(id, relativeTo: anchor, after: true) }
+  }
+
+  /// Moves an item to the end of a section.
+  /// - Throws: ``DataSourceError`` for an unknown item or section.
+  @discardableResult
+  public func moveItem(_ id: Item.ID, toSection section: Section.ID) throws(Error) -> Int {
+    try edit { (store: inout SectionStore<Section>) throws(Error) in try store.moveItem(id, toSection: section) }
+  }
+
+  /// Moves the item at `source` so that it ends at `destination`, as interactive reordering reports it:
+  /// `destination` is a position in the list after the move.
+  /// - Throws: ``DataSourceError/Code/sectionIndexOutOfRange`` or
+  ///   ``DataSourceError/Code/itemIndexOutOfRange`` naming the bad index.
+  @discardableResult
+  public func moveItem(at source: ItemPosition, to destination: ItemPosition) throws(Error) -> Int {
+    try edit { (store: inout SectionStore<Section>) throws(Error) in try store.moveItem(at: source, to: destination) }
+  }
+}
