@@ -1,0 +1,118 @@
+// Consumes a subscription, checks every batch against the contract, and replays it on a reference view.
+
+public import SimpleSource
+
+/// Consumes a ``Subscription`` and checks each batch as it arrives:
+///
+/// - **G1**: its `from` is the previous batch's `to` (the subscription's version for the first);
+/// - **G4**: it is not empty;
+/// - **G2, G3**: its stages, applied to a ``ReferenceListView`` showing the previous state, pass UIKit's
+///   rules without warnings and show the batch's snapshot exactly.
+///
+/// Violations are collected in ``violations``. Await ``waitUntilShowing(_:)`` instead of sleeping.
+/// ``pause()`` stops consuming (the subscription's batches then compose, G6) until ``resume()``.
+public actor BatchRecorder<Section: SectionType> {
+  /// Every batch received, in order.
+  public private(set) var batches: [UpdateBatch<Section>] = []
+  /// The reference view, showing the replayed state.
+  public private(set) var view: ReferenceListView<Section>
+  /// The `to` of the last batch (or the subscription's version).
+  public private(set) var version: Int
+  /// Every broken promise, described.
+  public private(set) var violations: [String] = []
+  /// Whether the stream has finished.
+  public private(set) var isFinished = false
+
+  private let refreshStyle: RefreshStyle
+  private var isPaused = false
+  private var resumeWaiters: [CheckedContinuation<Void, Never>] = []
+  private var showingWaiters: [(snapshot: Snapshot<Section>, continuation: CheckedContinuation<Void, Never>)] = []
+  private var finishWaiters: [CheckedContinuation<Void, Never>] = []
+  private var consumer: Task<Void, Never>?
+
+  /// Starts consuming `subscription`.
+  /// - Parameters:
+  ///   - subscription: The subscription to consume.
+  ///   - refreshStyle: How the reference view refreshes changed items.
+  ///   - paused: Whether to start paused: the subscription is held but not consumed.
+  public init(_ subscription: Subscription<Section>, refreshStyle: RefreshStyle = .reload, paused: Bool = false)
+    async
+  {
+    view = ReferenceListView(subscription.snapshot)
+    version = subscription.version
+    self.refreshStyle = refreshStyle
+    isPaused = paused
+    let batches = subscription.batches
+    consumer = Task { await self.consume(batches) }
+  }
+
+  deinit { consumer?.cancel() }
+
+  /// Stops consuming after the current batch.
+  public func pause() { isPaused = true }
+
+  /// Consumes again.
+  public func resume() {
+    isPaused = false
+    for waiter in resumeWaiters { waiter.resume() }
+    resumeWaiters = []
+  }
+
+  /// Cancels the consuming task: the subscription ends, paused or not.
+  public func cancel() {
+    consumer?.cancel()
+    resume()
+  }
+
+  /// Returns once the replayed state shows `snapshot` exactly, or the stream has finished.
+  public func waitUntilShowing(_ snapshot: Snapshot<Section>) async {
+    if isFinished || view.shows(snapshot.sections) { return }
+    await withCheckedContinuation { showingWaiters.append((snapshot, $0)) }
+  }
+
+  /// Returns once the stream has finished.
+  public func waitUntilFinished() async {
+    if isFinished { return }
+    await withCheckedContinuation { finishWaiters.append($0) }
+  }
+
+  private func consume(_ batches: AsyncStream<UpdateBatch<Section>>) async {
+    var iterator = batches.makeAsyncIterator()
+    while true {
+      if isPaused { await withCheckedContinuation { resumeWaiters.append($0) } }
+      guard let batch = await iterator.next() else { break }
+      receive(batch)
+    }
+    isFinished = true
+    for waiter in showingWaiters { waiter.continuation.resume() }
+    for waiter in finishWaiters { waiter.resume() }
+    showingWaiters = []
+    finishWaiters = []
+  }
+
+  private func receive(_ batch: UpdateBatch<Section>) {
+    let number = batches.count
+    batches.append(batch)
+    if batch.from != version { violations.append("G1: batch \(number) starts at \(batch.from), expected \(version)") }
+    if batch.to <= batch.from { violations.append("G1: batch \(number) goes from \(batch.from) to \(batch.to)") }
+    if batch.changeset.isEmpty { violations.append("G4: batch \(number) is empty") }
+    version = batch.to
+    let warningsBefore = view.warnings.count
+    do {
+      try view.apply(batch.changeset, refreshing: refreshStyle)
+    } catch {
+      violations.append("G3: batch \(number) \(batch.from)→\(batch.to) rejected: \(error)")
+      view.reloadData(batch.snapshot.sections)
+    }
+    if view.warnings.count > warningsBefore {
+      violations.append("G3: batch \(number) warnings: \(view.warnings[warningsBefore...])")
+    }
+    if !view.shows(batch.snapshot.sections) {
+      violations.append("G2: batch \(number) does not replay to its snapshot")
+      view.reloadData(batch.snapshot.sections)
+    }
+    let shown = showingWaiters.filter { view.shows($0.snapshot.sections) }
+    showingWaiters.removeAll { view.shows($0.snapshot.sections) }
+    for waiter in shown { waiter.continuation.resume() }
+  }
+}

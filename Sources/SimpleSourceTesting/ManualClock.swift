@@ -1,0 +1,115 @@
+// A clock that only moves when a test says so, for deterministic tests of pacing.
+
+@_spi(SimpleSourceTesting) import SimpleSource
+
+/// A `Clock` whose time moves only when ``advance(by:)`` is called.
+///
+/// ```swift
+/// let clock = ManualClock()
+/// let subscription = await source.subscribe(pacing: .interval(.milliseconds(16), clock: clock))
+/// await clock.sleepers(atLeast: 1)      // the subscriber waits out its interval
+/// clock.advance(by: .milliseconds(16))   // …and may go on
+/// ```
+public final class ManualClock: Clock, Sendable {
+  /// A point in manual time: the duration since the clock was made.
+  public struct Instant: InstantProtocol, CustomStringConvertible {
+    /// Time since the clock started.
+    public var offset: Duration
+
+    /// Creates an instant.
+    public init(offset: Duration) { self.offset = offset }
+    /// The instant `duration` later.
+    public func advanced(by duration: Duration) -> Instant { Instant(offset: offset + duration) }
+    /// The duration from this instant to `other`.
+    public func duration(to other: Instant) -> Duration { other.offset - offset }
+    /// Earlier instants are smaller.
+    public static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.offset < rhs.offset }
+    /// The offset, as a duration prints.
+    public var description: String { "\(offset)" }
+  }
+
+  private struct Sleeper: Sendable {
+    let id: Int
+    let deadline: Instant
+    let continuation: CheckedContinuation<Void, any Error>
+  }
+
+  private struct State: Sendable {
+    var now = Instant(offset: .zero)
+    var nextID = 0
+    var sleepers: [Sleeper] = []
+    var watchers: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+  }
+
+  private let state = Locked(State())
+
+  /// Creates a clock at time zero.
+  public init() {}
+
+  /// The current manual time.
+  public var now: Instant { state.withLock { $0.now } }
+
+  /// Zero: manual time has no resolution limit.
+  public var minimumResolution: Duration { .zero }
+
+  /// Suspends until the clock is advanced to `deadline`, or throws `CancellationError` when cancelled.
+  public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
+    let id = state.withLock { state in
+      defer { state.nextID += 1 }
+      return state.nextID
+    }
+    try await withTaskCancellationHandler {
+      try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+        let (resumeNow, watchers) = state.withLock { state -> (Bool, [CheckedContinuation<Void, Never>]) in
+          if deadline <= state.now || Task.isCancelled { return (true, []) }
+          state.sleepers.append(Sleeper(id: id, deadline: deadline, continuation: continuation))
+          return (false, Self.takeSatisfiedWatchers(&state))
+        }
+        for watcher in watchers { watcher.resume() }
+        if resumeNow {
+          if Task.isCancelled { continuation.resume(throwing: CancellationError()) } else { continuation.resume() }
+        }
+      }
+    } onCancel: {
+      let sleeper = state.withLock { state -> Sleeper? in
+        guard let index = state.sleepers.firstIndex(where: { $0.id == id }) else { return nil }
+        return state.sleepers.remove(at: index)
+      }
+      sleeper?.continuation.resume(throwing: CancellationError())
+    }
+  }
+
+  /// Moves time forward and wakes every sleeper whose deadline has passed.
+  public func advance(by duration: Duration) {
+    let woken = state.withLock { state -> [Sleeper] in
+      state.now = state.now.advanced(by: duration)
+      let now = state.now
+      let woken = state.sleepers.filter { $0.deadline <= now }
+      state.sleepers.removeAll { $0.deadline <= now }
+      return woken
+    }
+    for sleeper in woken { sleeper.continuation.resume() }
+  }
+
+  /// The number of tasks sleeping on this clock.
+  public var sleeperCount: Int { state.withLock { $0.sleepers.count } }
+
+  /// Returns once at least `count` tasks are sleeping on this clock.
+  public func sleepers(atLeast count: Int) async {
+    await withCheckedContinuation { continuation in
+      let ready = state.withLock { state -> Bool in
+        if state.sleepers.count >= count { return true }
+        state.watchers.append((count, continuation))
+        return false
+      }
+      if ready { continuation.resume() }
+    }
+  }
+
+  private static func takeSatisfiedWatchers(_ state: inout State) -> [CheckedContinuation<Void, Never>] {
+    let count = state.sleepers.count
+    let satisfied = state.watchers.filter { $0.count <= count }.map(\.continuation)
+    state.watchers.removeAll { $0.count <= count }
+    return satisfied
+  }
+}
