@@ -1,0 +1,212 @@
+// One test per guarantee of DESIGN.md's contract (G1–G10), on BasicDataSource, awaiting events only.
+
+import Foundation
+import SimpleSource
+import SimpleSourceTesting
+import Testing
+
+typealias TestSource = BasicDataSource<TestSection>
+
+func item(_ id: String, _ version: Int = 0) -> TestItem { TestItem(id, version: version) }
+
+@Suite("BasicDataSource keeps the contract", .timeLimit(.minutes(2)))
+struct DataSourceContractTests {
+  @Test("G1 order and G2 exactness: batches chain by version and replay to the source's state")
+  func orderAndExactness() async throws {
+    let source = try TestSource(sections: layout("A: a | B: b"))
+    let subscription = await source.subscribe()
+    let recorder = await BatchRecorder(subscription)
+    await withTaskGroup(of: Void.self) { group in
+      for writer in 0..<4 {
+        group.addTask {
+          for index in 0..<50 {
+            try? await source.appendItems([item("w\(writer)-\(index)")], toSection: index % 2 == 0 ? "A" : "B")
+            if index % 7 == 0 { try? await source.moveItem("w\(writer)-\(index)", toSection: "A") }
+          }
+        }
+      }
+    }
+    await source.settled()
+    let final = await source.snapshot
+    await recorder.waitUntilShowing(final)
+    #expect(await recorder.violations == [])
+    let batches = await recorder.batches
+    #expect(batches.first?.from == subscription.version)
+    #expect(zip(batches, batches.dropFirst()).allSatisfy { $0.to == $1.from })
+    #expect(batches.last?.to == (await source.version))
+  }
+
+  @Test("G3 UIKit-valid: every batch passes the reference view, moves stay moves, with both refresh styles")
+  func uikitValid() async throws {
+    let source = try TestSource(sections: layout("A: a b c | B: d e | C: f"))
+    let reload = await BatchRecorder(await source.subscribe(), refreshStyle: .reload)
+    let reconfigure = await BatchRecorder(await source.subscribe(), refreshStyle: .reconfigure)
+    try await source.moveItem("a", after: "c")
+    try await source.replaceItem(item("d", 1))
+    try await source.moveSection("C", before: "A")
+    try await source.moveItem("e", toSection: "C")
+    try await source.update { sections in
+      sections[1].items.removeFirst()
+      sections[2].header = "B v1"
+    }
+    await source.settled()
+    let final = await source.snapshot
+    for recorder in [reload, reconfigure] {
+      await recorder.waitUntilShowing(final)
+      #expect(await recorder.violations == [])
+    }
+  }
+
+  @Test("G4 nothing empty: a mutation that changes nothing makes no version; cancelling mutations make no batch")
+  func nothingEmpty() async throws {
+    let source = try TestSource(sections: layout("A: a b | B: c"))
+    let recorder = await BatchRecorder(await source.subscribe())
+    #expect(try await source.replaceItem(item("a")) == 0)
+    #expect(try await source.moveItem(at: ItemPosition(section: 0, item: 1), to: ItemPosition(section: 0, item: 1)) == 0)
+    #expect(try await source.moveItem("a", before: "b") == 0)
+    #expect(try await source.setSections(layout("A: a b | B: c")) == 0)
+    #expect(try await source.update { _ in } == ())
+    #expect(try await source.deleteItems([]) == 0)
+    #expect(await source.version == 0)
+    // An insert and its delete, then one real change: no batch may show the intermediate state alone.
+    try await source.appendItems([item("x")], toSection: "B")
+    try await source.deleteItems(["x"])
+    await source.settled()
+    try await source.appendItems([item("y")], toSection: "A")
+    await source.settled()
+    await recorder.waitUntilShowing(await source.snapshot)
+    let batches = await recorder.batches
+    #expect(await recorder.violations == [])
+    #expect(batches.allSatisfy { !$0.changeset.isEmpty })
+    #expect(batches.last?.to == 3)
+  }
+
+  @Test("G5 atomic start: subscribing while writers run gives no gap and no overlap")
+  func atomicStart() async throws {
+    let source = try TestSource(sections: layout("A: | B:"))
+    let recorders = await withTaskGroup(of: BatchRecorder<TestSection>?.self) { group in
+      group.addTask {
+        for index in 0..<300 { try? await source.appendItems([item("i\(index)")], toSection: index % 3 == 0 ? "A" : "B") }
+        return nil
+      }
+      for _ in 0..<20 { group.addTask { await BatchRecorder(await source.subscribe()) } }
+      var recorders: [BatchRecorder<TestSection>] = []
+      for await recorder in group { if let recorder { recorders.append(recorder) } }
+      return recorders
+    }
+    await source.settled()
+    let final = await source.snapshot
+    for recorder in recorders {
+      await recorder.waitUntilShowing(final)
+      #expect(await recorder.violations == [])
+    }
+  }
+
+  @Test("G6 bounded backlog: a stalled subscriber gets one composed batch; writers never wait for it")
+  func boundedBacklog() async throws {
+    let source = try TestSource(sections: layout("A: a"))
+    let subscription = await source.subscribe()
+    let stalled = await BatchRecorder(subscription, paused: true)
+    for index in 0..<1_000 {
+      try await source.appendItems([item("n\(index)")], toSection: "A")
+      if index % 3 == 0 { try await source.deleteItems(["n\(index)"]) }
+    }
+    await source.settled()
+    await stalled.resume()
+    await stalled.waitUntilShowing(await source.snapshot)
+    let batches = await stalled.batches
+    #expect(batches.count == 1)
+    #expect(batches.first?.from == subscription.version)
+    #expect(batches.first?.to == (await source.version))
+    #expect(batches.first?.isComposed == true)
+    #expect(await stalled.violations == [])
+  }
+
+  @Test("G7 isolation: a stalled subscriber changes nothing for others; every way of ending releases it")
+  func isolationAndRelease() async throws {
+    let source = try TestSource(sections: layout("A: a"))
+    let stalled = await BatchRecorder(await source.subscribe(), paused: true)
+    let active = await BatchRecorder(await source.subscribe())
+    for index in 0..<100 { try await source.appendItems([item("n\(index)")], toSection: "A") }
+    await source.settled()
+    await active.waitUntilShowing(await source.snapshot)
+    #expect(await active.violations == [])
+    #expect(source.subscriberCount == 2)
+
+    await stalled.cancel()
+    await stalled.waitUntilFinished()
+    #expect(source.subscriberCount == 1, "cancelling the consuming task ends the subscription")
+
+    do {
+      let dropped = await source.subscribe()
+      #expect(source.subscriberCount == 2)
+      _ = dropped.version
+    }
+    #expect(source.subscriberCount == 1, "dropping the stream ends the subscription")
+
+    let (subscribed, signal) = AsyncStream.makeStream(of: Void.self)
+    let broken = Task {
+      let batches = await source.subscribe().batches
+      signal.finish()
+      for await _ in batches { break }
+    }
+    for await _ in subscribed {}
+    try await source.appendItems([item("last")], toSection: "A")
+    await broken.value
+    #expect(source.subscriberCount == 1, "breaking out of the loop ends the subscription")
+
+    await active.cancel()
+    await active.waitUntilFinished()
+    #expect(source.subscriberCount == 0)
+  }
+
+  @Test("G8 atomic mutations: a throwing transaction leaves everything as it was")
+  func atomicMutations() async throws {
+    struct Refused: Error {}
+    let source = try TestSource(sections: layout("A: a b"))
+    let before = await source.snapshot
+    await #expect(throws: Refused.self) {
+      try await source.update { sections in
+        sections[0].items.removeAll()
+        throw Refused()
+      }
+    }
+    await #expect(throws: DataSourceError<String, String>.self) {
+      try await source.update { sections in sections.append(TestSection(id: "B", items: [item("a")])) }
+    }
+    #expect(await source.snapshot.sections == before.sections)
+    #expect(await source.version == 0)
+  }
+
+  @Test("G10 settling: after settled(), a waiting subscriber's first batch holds every earlier mutation")
+  func settling() async throws {
+    let source = try TestSource(sections: layout("A:"))
+    let subscription = await source.subscribe()
+    let recorder = await BatchRecorder(subscription, paused: true)
+    for index in 0..<200 { try await source.appendItems([item("n\(index)")], toSection: "A") }
+    let version = await source.version
+    await source.settled()
+    await recorder.resume()
+    await recorder.waitUntilShowing(await source.snapshot)
+    #expect(await recorder.batches.first?.to == version)
+
+    // settled(through:) waits for a version that does not exist yet.
+    let waiter = Task { await source.settled(through: version + 1) }
+    try await source.appendItems([item("late")], toSection: "A")
+    await waiter.value
+    #expect(await source.version == version + 1)
+  }
+
+  @Test("refreshItems refreshes an item whose == did not change")
+  func forcedRefresh() async throws {
+    let source = try TestSource(sections: layout("A: a b"))
+    let recorder = await BatchRecorder(await source.subscribe())
+    #expect(try await source.refreshItems(["b"]) == 1)
+    await source.settled()
+    try await source.appendItems([item("c")], toSection: "A")
+    await source.settled()
+    await recorder.waitUntilShowing(await source.snapshot)
+    let refreshed = await recorder.batches.flatMap { $0.changeset.itemChanges.updates.map(\.id) }
+    #expect(refreshed == ["b"])
+  }
+}
