@@ -1,0 +1,113 @@
+// Every convenience mutation does what it says, and subscriptions are released under churn.
+
+import SimpleSource
+import SimpleSourceTesting
+import Testing
+
+/// One valid mutation on a source holding `A: a b c | B: d e | C:`, and the layout it must leave.
+struct GoodMutation: Sendable, CustomTestStringConvertible {
+  let name: String
+  let expected: String
+  let mutation: @Sendable (TestSource) async throws -> Void
+  init(_ name: String, _ expected: String, _ mutation: @escaping @Sendable (TestSource) async throws -> Void) {
+    self.name = name
+    self.expected = expected
+    self.mutation = mutation
+  }
+  var testDescription: String { name }
+}
+
+private func at(_ section: Int, _ item: Int) -> ItemPosition { ItemPosition(section: section, item: item) }
+
+@Suite("BasicDataSource mutations", .timeLimit(.minutes(2)))
+struct DataSourceMutationTests {
+  static let cases: [GoodMutation] = [
+    .init("replace all sections", "X: x") { try await $0.setSections(layout("X: x")) },
+    .init("append sections", "A: a b c | B: d e | C: | X: x") { try await $0.appendSections(layout("X: x")) },
+    .init("insert sections before", "A: a b c | X: x | B: d e | C:") { try await $0.insertSections(layout("X: x"), before: "B") },
+    .init("insert sections after", "A: a b c | B: d e | C: | X: x") { try await $0.insertSections(layout("X: x"), after: "C") },
+    .init("delete sections", "B: d e") { try await $0.deleteSections(["A", "C", "A"]) },
+    .init("move a section before another", "C: | A: a b c | B: d e") { try await $0.moveSection("C", before: "A") },
+    .init("move a section after another", "B: d e | A: a b c | C:") { try await $0.moveSection("A", after: "B") },
+    .init("move a section to an index", "B: d e | C: | A: a b c") { try await $0.moveSection("A", to: 2) },
+    .init("update a section's header", "A': a b c | B: d e | C:") { try await $0.updateSection(TestSection(id: "A", header: "A v1")) },
+    .init("append items", "A: a b c | B: d e | C: x y") { try await $0.appendItems([item("x"), item("y")], toSection: "C") },
+    .init("insert items before", "A: a x b c | B: d e | C:") { try await $0.insertItems([item("x")], before: "b") },
+    .init("insert items after", "A: a b c x | B: d e | C:") { try await $0.insertItems([item("x")], after: "c") },
+    .init("delete items", "A: b | B: e | C:") { try await $0.deleteItems(["a", "c", "d"]) },
+    .init("replace an item", "A: a b' c | B: d e | C:") { try await $0.replaceItem(item("b", 1)) },
+    .init("move an item before another, later in its section", "A: b a c | B: d e | C:") { try await $0.moveItem("a", before: "c") },
+    .init("move an item before another, earlier in its section", "A: c a b | B: d e | C:") { try await $0.moveItem("c", before: "a") },
+    .init("move an item after another section's item", "A: b c | B: d a e | C:") { try await $0.moveItem("a", after: "d") },
+    .init("move an item to a section", "A: b c | B: d e | C: a") { try await $0.moveItem("a", toSection: "C") },
+    .init("move an item to the end of its own section", "A: b c a | B: d e | C:") { try await $0.moveItem("a", toSection: "A") },
+    .init("move by index path within a section", "A: b c a | B: d e | C:") { try await $0.moveItem(at: at(0, 0), to: at(0, 2)) },
+    .init("move by index path across sections", "A: a c | B: d e b | C:") { try await $0.moveItem(at: at(0, 1), to: at(1, 2)) },
+    .init("move by index path into an empty section", "A: a b c | B: e | C: d") { try await $0.moveItem(at: at(1, 0), to: at(2, 0)) },
+    .init("a transaction", "B: e d | A: a c x") {
+      try await $0.update { sections in
+        sections.removeLast()
+        sections[0].items.remove(at: 1)
+        sections[0].items.append(item("x"))
+        sections[1].items.reverse()
+        sections.swapAt(0, 1)
+      }
+    },
+  ]
+
+  @Test("a mutation leaves the expected layout, one version and one valid batch", arguments: cases)
+  func mutation(_ example: GoodMutation) async throws {
+    let source = try TestSource(sections: layout("A: a b c | B: d e | C:"))
+    let recorder = await BatchRecorder(await source.subscribe())
+    try await example.mutation(source)
+    #expect(await source.snapshot.sections == layout(example.expected))
+    #expect(await source.version == 1)
+    await source.settled()
+    await recorder.waitUntilShowing(await source.snapshot)
+    #expect(await recorder.batches.count == 1)
+    #expect(await recorder.violations == [])
+  }
+
+  @Test("the transaction returns its body's result")
+  func transactionResult() async throws {
+    let source = try TestSource(sections: layout("A: a b"))
+    let removed = try await source.update { sections in sections[0].items.removeFirst().id }
+    #expect(removed == "a")
+  }
+
+  @Test("10,000 subscribe and cancel cycles while writers run leave no subscriber behind")
+  func subscribeCancelChurn() async throws {
+    let source = try TestSource(sections: layout("A: | B:"))
+    let writers = Task {
+      var index = 0
+      while !Task.isCancelled {
+        // The list stays small: each item lives until the next one arrives.
+        try? await source.appendItems([item("n\(index)")], toSection: index % 2 == 0 ? "A" : "B")
+        if index > 0 { try? await source.deleteItems(["n\(index - 1)"]) }
+        index += 1
+      }
+    }
+    for cycle in 0..<10_000 {
+      let subscription = await source.subscribe()
+      switch cycle % 3 {
+      case 0:
+        continue  // dropped at the end of the iteration
+      case 1:
+        let consumer = Task {
+          for await _ in subscription.batches {}
+        }
+        consumer.cancel()
+        await consumer.value
+      default:
+        let consumer = Task {
+          for await _ in subscription.batches { break }
+        }
+        await consumer.value
+      }
+    }
+    writers.cancel()
+    await writers.value
+    await source.settled()
+    #expect(source.subscriberCount == 0)
+  }
+}
