@@ -28,6 +28,8 @@ struct BatchSimulation<Section: SectionType> {
   let before: [View.SectionView]
   let batch: BatchUpdate
   let after: [Section]
+  /// Items whose refresh was asked for although their content is equal: not needless (R33).
+  let requestedRefreshes: Set<Item.ID>
   var nextSerial: Int
   var warnings: [ListViewWarning] = []
   var result: [View.SectionView] = []
@@ -49,11 +51,15 @@ struct BatchSimulation<Section: SectionType> {
   private var requestedMoveSourceSections: [Int: ItemPosition] = [:]
   private var requestedMoveDestinationSections: [Int: ItemPosition] = [:]
 
-  init(before: [View.SectionView], batch: BatchUpdate, after: [Section], nextSerial: Int) {
+  init(
+    before: [View.SectionView], batch: BatchUpdate, after: [Section], nextSerial: Int,
+    requestedRefreshes: Set<Item.ID> = []
+  ) {
     self.before = before
     self.batch = batch
     self.after = after
     self.nextSerial = nextSerial
+    self.requestedRefreshes = requestedRefreshes
   }
 
   private var hasMoves: Bool { !batch.moveItems.isEmpty || !batch.moveSections.isEmpty }
@@ -458,7 +464,7 @@ struct BatchSimulation<Section: SectionType> {
       if itemDeletes.contains(position) || sectionDeletes.contains(position.section) {
         warnings.append(ListViewWarning(.r5, "reconfigure of \(position), which is also deleted or reloaded"))
       }
-      if cell.item == item {
+      if cell.item == item && !requestedRefreshes.contains(item.id) {
         warnings.append(ListViewWarning(.r33, "reconfigure of unchanged item \(item.id) at \(position)"))
       }
       cells[position.section][position.item].item = item
@@ -550,7 +556,7 @@ struct BatchSimulation<Section: SectionType> {
     for section in after { for item in section.items { newItems[item.id] = item } }
     for position in batch.reloadItems where !reloadedSections.contains(position.section) {
       let cell = before[position.section].cells[position.item]
-      if let item = newItems[cell.itemID], item == cell.item {
+      if let item = newItems[cell.itemID], item == cell.item, !requestedRefreshes.contains(cell.itemID) {
         warnings.append(ListViewWarning(.r33, "reload of unchanged item \(cell.itemID) at \(position)"))
       }
     }

@@ -96,7 +96,10 @@ public struct ReferenceListView<Section: SectionType>: Sendable {
   public mutating func apply(_ changeset: Changeset<Section>, refreshing style: RefreshStyle = .reload)
     throws(ListViewError)
   {
-    for stage in changeset.stages { try apply(stage, refreshing: style) }
+    for stage in changeset.stages {
+      try performBatchUpdates(
+        stage.batchUpdate(refreshing: style), data: stage.data, requestedRefreshes: changeset.forcedRefreshes)
+    }
   }
 
   /// Performs one stage as one batch with its data.
@@ -108,10 +111,18 @@ public struct ReferenceListView<Section: SectionType>: Sendable {
 
   /// Performs one batch: `data` is what the data source holds once the update block has run (R10).
   ///
+  /// - Parameters:
+  ///   - batch: The UIKit calls.
+  ///   - data: The data source's state after the batch.
+  ///   - requestedRefreshes: Items whose refresh was asked for although their content is equal (a
+  ///     ``Changeset/forcedRefreshes``); refreshing them is not reported as needless (R33).
   /// - Throws: ``ListViewError`` naming the first rule broken, in UIKit's validation order; the view is
   ///   left unchanged.
-  public mutating func performBatchUpdates(_ batch: BatchUpdate, data: [Section]) throws(ListViewError) {
-    var simulation = BatchSimulation(before: sections, batch: batch, after: data, nextSerial: nextSerial)
+  public mutating func performBatchUpdates(
+    _ batch: BatchUpdate, data: [Section], requestedRefreshes: Set<Item.ID> = []
+  ) throws(ListViewError) {
+    var simulation = BatchSimulation(
+      before: sections, batch: batch, after: data, nextSerial: nextSerial, requestedRefreshes: requestedRefreshes)
     try simulation.run()
     sections = simulation.result
     nextSerial = simulation.nextSerial

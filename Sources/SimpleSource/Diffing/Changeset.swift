@@ -60,6 +60,8 @@ public struct Changeset<Section: SectionType>: Sendable {
   public let sectionChanges: ChangeList<Section.ID, Int>
   /// Every item change, positioned in ``source`` (`from`) and ``target`` (`to`).
   public let itemChanges: ChangeList<Item.ID, ItemPosition>
+  /// The ids the caller asked to refresh although `==` saw no change (see ``init(from:to:refreshing:)``).
+  public let forcedRefreshes: Set<Item.ID>
 
   /// Computes the changes from `source` to `target`.
   ///
@@ -81,6 +83,7 @@ public struct Changeset<Section: SectionType>: Sendable {
     self.target = target
     self.sectionChanges = planner.sectionSummary
     self.itemChanges = planner.itemSummary
+    self.forcedRefreshes = refreshing
     self.stages = planner.makeStages()
   }
 

@@ -7,17 +7,21 @@ import Foundation
 struct RandomTestSettings {
   let seed: UInt64
   let cases: Int
+  /// The environment variable that sets ``cases``.
+  let casesVariable: String
 
-  static func current(defaultCases: Int) -> RandomTestSettings {
-    let environment = ProcessInfo.processInfo.environment
-    let seed = environment["SIMPLESOURCE_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 1..<UInt64.max)
-    let cases = environment["SIMPLESOURCE_RANDOM_CASES"].flatMap(Int.init) ?? defaultCases
-    return RandomTestSettings(seed: seed, cases: cases)
+  /// The seed is shared by every randomised test of one run, so one printed seed replays them all.
+  static let runSeed = ProcessInfo.processInfo.environment["SIMPLESOURCE_SEED"].flatMap(UInt64.init)
+    ?? UInt64.random(in: 1..<UInt64.max)
+
+  static func current(defaultCases: Int, casesVariable: String = "SIMPLESOURCE_RANDOM_CASES") -> RandomTestSettings {
+    let cases = ProcessInfo.processInfo.environment[casesVariable].flatMap(Int.init) ?? defaultCases
+    return RandomTestSettings(seed: runSeed, cases: cases, casesVariable: casesVariable)
   }
 
   /// The seed of one shard, derived from the run's seed so that one printed seed replays every shard.
   func seed(forShard shard: Int) -> UInt64 { seed &+ UInt64(shard) &* 0x9E37_79B9_7F4A_7C15 }
 
   /// How to replay: printed with every failure.
-  var replay: String { "replay with SIMPLESOURCE_SEED=\(seed) SIMPLESOURCE_RANDOM_CASES=\(cases)" }
+  var replay: String { "replay with SIMPLESOURCE_SEED=\(seed) \(casesVariable)=\(cases)" }
 }
