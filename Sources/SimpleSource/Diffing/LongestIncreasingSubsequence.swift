@@ -26,6 +26,13 @@ func longestIncreasingSubsequence(_ keys: [Int]) -> [Bool] {
   var predecessor = [Int](repeating: -1, count: count)
   for index in 0..<count {
     let key = keys[index]
+    // Fast path: a key above every tail extends the longest run (the common case in long, mostly
+    // ordered lists), with no search.
+    if let last = tails.last, keys[last] < key {
+      predecessor[index] = last
+      tails.append(index)
+      continue
+    }
     var low = 0
     var high = tails.count
     while low < high {
