@@ -1,7 +1,12 @@
 // The editable state of a data source: sections plus an incremental id index, edited atomically.
 
-/// Sections and an id index that single-item edits keep up to date in O(1) or O(section size), so a
-/// mutation never rebuilds a whole ``Snapshot``.
+/// Sections and an id index that single-item edits keep up to date, so a mutation never rebuilds a
+/// whole ``Snapshot``.
+///
+/// Each item's location (its section's id and its index there) is cached. Appends and replacements
+/// keep the cache exact; an edit that shifts indices inside a section (a delete, a move, an insert in
+/// the middle) marks only that section stale, and its next lookup re-indexes it. So lookups are O(1)
+/// for append-and-update workloads and O(section size) at worst.
 ///
 /// Every edit validates all its input before it changes anything, so a thrown error leaves the store
 /// exactly as it was (G8). Every edit returns whether it changed anything (G4).
@@ -9,10 +14,17 @@ struct SectionStore<Section: SectionType>: Sendable {
   typealias Item = Section.Item
   typealias Error = DataSourceError<Section.ID, Item.ID>
 
+  /// Where an item is: its section's id, and its index there unless the section is stale.
+  struct Location: Sendable {
+    var section: Section.ID
+    var index: Int
+  }
+
   private(set) var sections: [Section]
   private var sectionIndex: [Section.ID: Int]
-  /// The id of the section holding each item.
-  private var itemSection: [Item.ID: Section.ID]
+  private var itemLocation: [Item.ID: Location]
+  /// Sections whose item indices in ``itemLocation`` may be out of date.
+  private var staleSections: Set<Section.ID> = []
 
   init(_ sections: [Section]) throws(Error) {
     let snapshot = try Snapshot(sections)
@@ -23,11 +35,13 @@ struct SectionStore<Section: SectionType>: Sendable {
     sections = snapshot.sections
     sectionIndex = [:]
     sectionIndex.reserveCapacity(sections.count)
-    itemSection = [:]
-    itemSection.reserveCapacity(snapshot.itemCount)
+    itemLocation = [:]
+    itemLocation.reserveCapacity(snapshot.itemCount)
     for (index, section) in sections.enumerated() {
       sectionIndex[section.id] = index
-      for item in section.items { itemSection[item.id] = section.id }
+      for (itemIndex, item) in section.items.enumerated() {
+        itemLocation[item.id] = Location(section: section.id, index: itemIndex)
+      }
     }
   }
 
@@ -38,12 +52,28 @@ struct SectionStore<Section: SectionType>: Sendable {
     return index
   }
 
-  func position(ofItem id: Item.ID) throws(Error) -> ItemPosition {
-    guard let sectionID = itemSection[id], let section = sectionIndex[sectionID],
-      let item = sections[section].items.firstIndex(where: { $0.id == id })
-    else { throw .unknownItem(id) }
-    return ItemPosition(section: section, item: item)
+  /// The item's position; re-indexes its section first if it is stale.
+  mutating func position(ofItem id: Item.ID) throws(Error) -> ItemPosition {
+    guard let location = itemLocation[id], let section = sectionIndex[location.section] else {
+      throw .unknownItem(id)
+    }
+    if staleSections.remove(location.section) != nil {
+      for (index, item) in sections[section].items.enumerated() {
+        itemLocation[item.id] = Location(section: location.section, index: index)
+      }
+      return try position(ofItem: id)
+    }
+    return ItemPosition(section: section, item: location.index)
   }
+
+  /// The position of an existing item, without re-indexing (for error reports).
+  private func currentPosition(ofItem id: Item.ID) -> ItemPosition? {
+    guard let location = itemLocation[id], let section = sectionIndex[location.section] else { return nil }
+    if !staleSections.contains(location.section) { return ItemPosition(section: section, item: location.index) }
+    return sections[section].items.firstIndex { $0.id == id }.map { ItemPosition(section: section, item: $0) }
+  }
+
+  private mutating func markStale(_ section: Int) { staleSections.insert(sections[section].id) }
 
   /// Rejects `items` if an id repeats among them or already exists.
   /// `firstPosition` is where the first new item would land, for the error.
@@ -56,8 +86,8 @@ struct SectionStore<Section: SectionType>: Sendable {
           item.id, first: ItemPosition(section: firstPosition.section, item: firstPosition.item + earlier),
           second: landing)
       }
-      if itemSection[item.id] != nil {
-        throw .duplicateItem(item.id, first: try position(ofItem: item.id), second: landing)
+      if let existing = currentPosition(ofItem: item.id) {
+        throw .duplicateItem(item.id, first: existing, second: landing)
       }
     }
   }
@@ -100,12 +130,18 @@ struct SectionStore<Section: SectionType>: Sendable {
         if let earlier = seenItems.updateValue(landing, forKey: item.id) {
           throw .duplicateItem(item.id, first: earlier, second: landing)
         }
-        if itemSection[item.id] != nil { throw .duplicateItem(item.id, first: try position(ofItem: item.id), second: landing) }
+        if let existing = currentPosition(ofItem: item.id) {
+          throw .duplicateItem(item.id, first: existing, second: landing)
+        }
       }
     }
     if newSections.isEmpty { return false }
     sections.insert(contentsOf: newSections, at: index)
-    for section in newSections { for item in section.items { itemSection[item.id] = section.id } }
+    for section in newSections {
+      for (itemIndex, item) in section.items.enumerated() {
+        itemLocation[item.id] = Location(section: section.id, index: itemIndex)
+      }
+    }
     reindexSections(from: index)
     return true
   }
@@ -117,7 +153,8 @@ struct SectionStore<Section: SectionType>: Sendable {
     for index in indices.sorted(by: >) {
       let section = sections.remove(at: index)
       sectionIndex[section.id] = nil
-      for item in section.items { itemSection[item.id] = nil }
+      staleSections.remove(section.id)
+      for item in section.items { itemLocation[item.id] = nil }
     }
     reindexSections(from: indices.min() ?? 0)
     return true
@@ -159,9 +196,13 @@ struct SectionStore<Section: SectionType>: Sendable {
     }
     try checkNew(items, at: position)
     if items.isEmpty { return false }
+    let isAppend = position.item == sections[position.section].items.count
     sections[position.section].items.insert(contentsOf: items, at: position.item)
     let sectionID = sections[position.section].id
-    for item in items { itemSection[item.id] = sectionID }
+    for (offset, item) in items.enumerated() {
+      itemLocation[item.id] = Location(section: sectionID, index: position.item + offset)
+    }
+    if !isAppend { markStale(position.section) }
     return true
   }
 
@@ -171,7 +212,8 @@ struct SectionStore<Section: SectionType>: Sendable {
     if positions.isEmpty { return false }
     for position in positions.sorted(by: >) {
       let item = sections[position.section].items.remove(at: position.item)
-      itemSection[item.id] = nil
+      itemLocation[item.id] = nil
+      markStale(position.section)
     }
     return true
   }
@@ -187,7 +229,9 @@ struct SectionStore<Section: SectionType>: Sendable {
     if source == destination { return false }
     let item = sections[source.section].items.remove(at: source.item)
     sections[destination.section].items.insert(item, at: destination.item)
-    itemSection[item.id] = sections[destination.section].id
+    itemLocation[item.id] = Location(section: sections[destination.section].id, index: destination.item)
+    markStale(source.section)
+    markStale(destination.section)
     return true
   }
 
@@ -231,7 +275,7 @@ struct SectionStore<Section: SectionType>: Sendable {
   func checkExisting(_ ids: some Sequence<Item.ID>) throws(Error) -> Set<Item.ID> {
     var result = Set<Item.ID>()
     for id in ids {
-      guard itemSection[id] != nil else { throw .unknownItem(id) }
+      guard itemLocation[id] != nil else { throw .unknownItem(id) }
       result.insert(id)
     }
     return result
