@@ -23,7 +23,7 @@ struct Options {
       case "--iterations": iterations = rest.next().flatMap(Int.init) ?? iterations
       case "--help", "-h":
         print("usage: simplesource-bench [--json] [--case NAME] [--iterations K]")
-        print("cases: \(diffCaseNames.joined(separator: ", "))")
+        print("cases: \((diffCaseNames + runtimeCaseNames).joined(separator: ", "))")
         exit(0)
       default:
         FileHandle.standardError.write(Data("unknown argument \(argument); try --help\n".utf8))
@@ -270,7 +270,28 @@ func printTable(_ results: [DiffResult]) {
   print("medians of the iterations; ratios are against the floor (Dictionary build + one lookup pass) in this run")
 }
 
-func json(_ results: [DiffResult]) -> String {
+func printRuntimeTable(_ results: [RuntimeResult]) {
+  guard !results.isEmpty else { return }
+  print("")
+  let header = ["case", "ours ms", "floor ms", "ours/floor", "notes"]
+  var rows = [header]
+  for r in results {
+    rows.append([
+      r.name, format(r.ms), r.floorMS.isNaN ? "-" : format(r.floorMS), r.floorMS.isNaN ? "-" : format(r.vsFloor, 2) + "x",
+      r.note,
+    ])
+  }
+  let widths = header.indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
+  for (index, row) in rows.enumerated() {
+    print(zip(row, widths).map { $0.padding(toLength: $1, withPad: " ", startingAt: 0) }.joined(separator: "  "))
+    if index == 0 { print(widths.map { String(repeating: "-", count: $0) }.joined(separator: "  ")) }
+  }
+  print("throughput: time for 100,000 mutations from 8 tasks with 10 subscribers, floor: a bare actor append;")
+  print("fanout-N: one batch to N waiting subscribers, floor: N AsyncStream yields; latency: mutation to delivery,")
+  print("floor: an actor method yielding into a stream (medians)")
+}
+
+func json(_ results: [DiffResult], _ runtime: [RuntimeResult]) -> String {
   let cases = results.map { r -> String in
     var fields = [
       "\"case\": \"\(r.name)\"", "\"snapshot_ms\": \(r.snapshot.median)", "\"changeset_ms\": \(r.changeset.median)",
@@ -286,19 +307,34 @@ func json(_ results: [DiffResult]) -> String {
     }
     return "{" + fields.joined(separator: ", ") + "}"
   }
-  return "{\"cases\": [" + cases.joined(separator: ", ") + "]}"
+  let runtimeCases = runtime.map { r -> String in
+    var fields = ["\"case\": \"\(r.name)\"", "\"ms\": \(r.ms)"]
+    if !r.floorMS.isNaN { fields += ["\"floor_ms\": \(r.floorMS)", "\"vs_floor\": \(r.vsFloor)"] }
+    for (key, value) in r.extra.sorted(by: { $0.key < $1.key }) { fields.append("\"\(key)\": \(value)") }
+    return "{" + fields.joined(separator: ", ") + "}"
+  }
+  return "{\"cases\": [" + (cases + runtimeCases).joined(separator: ", ") + "]}"
 }
 
 // MARK: - Main
 
 let options = Options(Array(CommandLine.arguments.dropFirst()))
-let names = options.caseName.map { [$0] } ?? diffCaseNames
-if let unknown = names.first(where: { !diffCaseNames.contains($0) }) {
-  FileHandle.standardError.write(Data("unknown case \(unknown); cases: \(diffCaseNames)\n".utf8))
+let names = options.caseName.map { [$0] } ?? (diffCaseNames + runtimeCaseNames)
+if let unknown = names.first(where: { !diffCaseNames.contains($0) && !runtimeCaseNames.contains($0) }) {
+  FileHandle.standardError.write(Data("unknown case \(unknown); cases: \(diffCaseNames + runtimeCaseNames)\n".utf8))
   exit(2)
 }
 #if DEBUG
   if !options.json { print("note: a debug build; run with -c release for meaningful timings") }
 #endif
-let results = names.map { runDiffCase(named: $0, iterations: options.iterations) }
-if options.json { print(json(results)) } else { printTable(results) }
+let results = names.filter(diffCaseNames.contains).map { runDiffCase(named: $0, iterations: options.iterations) }
+var runtimeResults: [RuntimeResult] = []
+for name in names where runtimeCaseNames.contains(name) {
+  runtimeResults.append(await runRuntimeCase(named: name, iterations: options.iterations))
+}
+if options.json {
+  print(json(results, runtimeResults))
+} else {
+  if !results.isEmpty { printTable(results) }
+  printRuntimeTable(runtimeResults)
+}

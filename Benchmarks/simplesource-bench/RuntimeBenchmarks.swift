@@ -1,0 +1,253 @@
+// Runtime benchmarks: throughput, fan-out, a stalled subscriber's memory, latency; each against a floor.
+
+import Foundation
+@_spi(SimpleSourceTesting) import SimpleSource
+
+struct RuntimeResult {
+  var name: String
+  var ms: Double
+  var floorMS: Double
+  var extra: [String: Double] = [:]
+  var note: String = ""
+  var vsFloor: Double { ms / floorMS }
+}
+
+typealias BenchSection = Section<Int, Item<Int>>
+
+func elapsedMS(since start: ContinuousClock.Instant) -> Double {
+  let duration = ContinuousClock.now - start
+  return Double(duration.components.seconds) * 1e3 + Double(duration.components.attoseconds) / 1e15
+}
+
+func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+
+/// Resumes one waiter once `count` arrivals have been counted.
+final class Countdown: Sendable {
+  private let state: Locked<(remaining: Int, waiter: CheckedContinuation<Void, Never>?)>
+  init(_ count: Int) { state = Locked((count, nil)) }
+  func arrive() {
+    let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+      state.remaining -= 1
+      guard state.remaining == 0 else { return nil }
+      defer { state.waiter = nil }
+      return state.waiter
+    }
+    waiter?.resume()
+  }
+  func wait() async {
+    await withCheckedContinuation { continuation in
+      let done = state.withLock { state -> Bool in
+        if state.remaining <= 0 { return true }
+        state.waiter = continuation
+        return false
+      }
+      if done { continuation.resume() }
+    }
+  }
+}
+
+actor BareAppender {
+  var values: [Int] = []
+  func append(_ value: Int) { values.append(value) }
+}
+
+func tenThousandItems() -> [BenchSection] {
+  (0..<10).map { section in Section(id: section, items: (0..<1_000).map { Item(id: section * 1_000 + $0) }) }
+}
+
+// MARK: - Throughput
+
+/// 100,000 single-item mutations from 8 tasks on a 10,000-item source with 10 subscribers, against 8
+/// tasks appending 100,000 integers to a bare actor.
+func throughput(iterations: Int) async -> RuntimeResult {
+  let tasks = 8
+  let perTask = 100_000 / tasks
+  var ours: [Double] = []
+  var floors: [Double] = []
+  var batchCounts: [Double] = []
+  for _ in 0..<iterations {
+    let bare = BareAppender()
+    var start = ContinuousClock.now
+    await withTaskGroup(of: Void.self) { group in
+      for task in 0..<tasks {
+        group.addTask { for index in 0..<perTask { await bare.append(task * perTask + index) } }
+      }
+    }
+    floors.append(elapsedMS(since: start))
+
+    guard let source = try? BasicDataSource(sections: tenThousandItems()) else { fatalError("invalid data") }
+    let counted = Locked(0)
+    var consumers: [Task<Void, Never>] = []
+    for _ in 0..<10 {
+      let batches = await source.subscribe().batches
+      consumers.append(Task { for await _ in batches { counted.withLock { $0 += 1 } } })
+    }
+    start = ContinuousClock.now
+    await withTaskGroup(of: Void.self) { group in
+      for task in 0..<tasks {
+        group.addTask {
+          // Each task appends its own items and replaces existing ones: half and half.
+          for index in 0..<perTask {
+            let id = 100_000 + task * perTask + index
+            if index % 2 == 0 {
+              _ = try? await source.appendItems([Item(id: id)], toSection: (task + index) % 10)
+            } else {
+              _ = try? await source.replaceItem(Item(id: (task * 1_249 + index * 7) % 10_000, version: index))
+            }
+          }
+        }
+      }
+    }
+    await source.settled()
+    ours.append(elapsedMS(since: start))
+    for consumer in consumers { consumer.cancel() }
+    for consumer in consumers { await consumer.value }
+    batchCounts.append(Double(counted.withLock { $0 }) / 10)
+  }
+  return RuntimeResult(
+    name: "throughput", ms: median(ours), floorMS: median(floors),
+    extra: ["batches_per_subscriber": median(batchCounts), "mutations": 100_000],
+    note: "batches per subscriber: \(Int(median(batchCounts))) for 100,000 mutations")
+}
+
+// MARK: - Fan-out
+
+/// One batch delivered to `count` waiting subscribers, against `count` bare AsyncStream yields of a
+/// shared reference to waiting consumers.
+func fanout(_ count: Int, iterations: Int) async -> RuntimeResult {
+  final class Payload: Sendable {}
+  var ours: [Double] = []
+  var floors: [Double] = []
+
+  // Floor.
+  let payload = Payload()
+  var continuations: [AsyncStream<Payload>.Continuation] = []
+  var rounds: [Countdown] = []
+  let roundsLock = Locked([Countdown]())
+  var floorConsumers: [Task<Void, Never>] = []
+  for _ in 0..<count {
+    let (stream, continuation) = AsyncStream.makeStream(of: Payload.self)
+    continuations.append(continuation)
+    floorConsumers.append(Task {
+      var round = 0
+      for await _ in stream {
+        roundsLock.withLock { $0[round] }.arrive()
+        round += 1
+      }
+    })
+  }
+  for _ in 0..<(iterations + 1) { rounds.append(Countdown(count)) }
+  roundsLock.withLock { $0 = rounds }
+  for round in 0..<(iterations + 1) {
+    let start = ContinuousClock.now
+    for continuation in continuations { continuation.yield(payload) }
+    await rounds[round].wait()
+    if round > 0 { floors.append(elapsedMS(since: start)) }
+  }
+  for continuation in continuations { continuation.finish() }
+  for consumer in floorConsumers { await consumer.value }
+
+  // Ours.
+  guard let source = try? BasicDataSource(sections: [BenchSection(id: 0, items: [Item(id: 0)])]) else {
+    fatalError("invalid data")
+  }
+  var ourRounds: [Countdown] = []
+  for _ in 0..<(iterations + 1) { ourRounds.append(Countdown(count)) }
+  let ourRoundsLock = Locked(ourRounds)
+  var consumers: [Task<Void, Never>] = []
+  for _ in 0..<count {
+    let batches = await source.subscribe().batches
+    consumers.append(Task {
+      var round = 0
+      for await _ in batches {
+        ourRoundsLock.withLock { $0[round] }.arrive()
+        round += 1
+      }
+    })
+  }
+  for round in 0..<(iterations + 1) {
+    let start = ContinuousClock.now
+    _ = try? await source.replaceItem(Item(id: 0, version: round + 1))
+    await ourRounds[round].wait()
+    if round > 0 { ours.append(elapsedMS(since: start)) }
+  }
+  for consumer in consumers { consumer.cancel() }
+  for consumer in consumers { await consumer.value }
+  return RuntimeResult(name: "fanout-\(count)", ms: median(ours), floorMS: median(floors))
+}
+
+// MARK: - Stalled subscriber
+
+func residentBytes() -> Double {
+  guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return .nan }
+  let fields = text.split(separator: " ")
+  return fields.count > 1 ? (Double(fields[1]) ?? .nan) * 4_096 : .nan
+}
+
+/// One subscriber never consumes while 1,000,000 mutations run: resident memory at 10k and at 1M.
+func stalled() async -> RuntimeResult {
+  guard let source = try? BasicDataSource(sections: tenThousandItems()) else { fatalError("invalid data") }
+  let subscription = await source.subscribe()
+  let start = ContinuousClock.now
+  var at10k = 0.0
+  for index in 0..<1_000_000 {
+    _ = try? await source.replaceItem(Item(id: index % 10_000, version: index))
+    if index == 9_999 {
+      await source.settled()
+      at10k = residentBytes()
+    }
+  }
+  await source.settled()
+  let at1m = residentBytes()
+  let ms = elapsedMS(since: start)
+  withExtendedLifetime(subscription) {}
+  return RuntimeResult(
+    name: "stalled", ms: ms, floorMS: .nan, extra: ["bytes_10k": at10k, "bytes_1m": at1m],
+    note: String(format: "resident %.1f MB at 10k, %.1f MB at 1M mutations", at10k / 1e6, at1m / 1e6))
+}
+
+// MARK: - Latency
+
+actor BareHop {
+  let continuation: AsyncStream<Int>.Continuation
+  init(_ continuation: AsyncStream<Int>.Continuation) { self.continuation = continuation }
+  func send(_ value: Int) { continuation.yield(value) }
+}
+
+/// Mutation to delivery on an idle source, against an actor method yielding into a stream.
+func latency(iterations: Int) async -> RuntimeResult {
+  let rounds = max(200, iterations * 20)
+  let (stream, continuation) = AsyncStream.makeStream(of: Int.self)
+  let hop = BareHop(continuation)
+  var iterator = stream.makeAsyncIterator()
+  var floors: [Double] = []
+  for round in 0..<rounds {
+    let start = ContinuousClock.now
+    await hop.send(round)
+    _ = await iterator.next()
+    floors.append(elapsedMS(since: start))
+  }
+  guard let source = try? BasicDataSource(sections: [BenchSection(id: 0, items: [Item(id: 0)])]) else {
+    fatalError("invalid data")
+  }
+  var batches = await source.subscribe().batches.makeAsyncIterator()
+  var ours: [Double] = []
+  for round in 0..<rounds {
+    let start = ContinuousClock.now
+    _ = try? await source.replaceItem(Item(id: 0, version: round + 1))
+    _ = await batches.next()
+    ours.append(elapsedMS(since: start))
+  }
+  return RuntimeResult(name: "latency", ms: median(ours), floorMS: median(floors))
+}
+
+let runtimeCaseNames = ["throughput", "fanout-1", "fanout-10", "fanout-100", "fanout-1000", "stalled", "latency"]
+
+func runRuntimeCase(named name: String, iterations: Int) async -> RuntimeResult {
+  switch name {
+  case "throughput": await throughput(iterations: max(3, iterations / 3))
+  case "stalled": await stalled()
+  case "latency": await latency(iterations: iterations)
+  default: await fanout(Int(name.dropFirst("fanout-".count)) ?? 1, iterations: max(20, iterations * 4))
+  }
+}
