@@ -60,9 +60,13 @@ extension DataSourceError {
     Self(code: .duplicateSectionID, sectionID: id, sectionIndices: [first, second])
   }
 
+  @usableFromInline
   static func unknownSection(_ id: SectionID) -> Self { Self(code: .unknownSectionID, sectionID: id) }
+  @usableFromInline
   static func unknownItem(_ id: ItemID) -> Self { Self(code: .unknownItemID, itemID: id) }
+  @usableFromInline
   static func sectionOutOfRange(_ index: Int) -> Self { Self(code: .sectionIndexOutOfRange, sectionIndices: [index]) }
+  @usableFromInline
   static func itemOutOfRange(_ position: ItemPosition) -> Self {
     Self(code: .itemIndexOutOfRange, positions: [position])
   }

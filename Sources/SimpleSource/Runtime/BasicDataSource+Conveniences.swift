@@ -9,6 +9,7 @@ extension BasicDataSource {
   /// Replaces every section.
   /// - Throws: ``DataSourceError`` for duplicate section or item ids.
   /// - Complexity: O(*n*).
+  @inlinable
   @discardableResult
   public func setSections(_ sections: [Section]) throws(Error) -> Int {
     try edit { (store: inout SectionStore<Section>) throws(Error) in try store.replaceAll(sections) }
@@ -16,6 +17,7 @@ extension BasicDataSource {
 
   /// Appends sections at the end.
   /// - Throws: ``DataSourceError`` when a section or item id already exists or repeats.
+  @inlinable
   @discardableResult
   public func appendSections(_ sections: [Section]) throws(Error) -> Int {
     try edit { (store: inout SectionStore<Section>) throws(Error) in
@@ -25,6 +27,7 @@ extension BasicDataSource {
 
   /// Inserts sections before the section with id `anchor`.
   /// - Throws: ``DataSourceError`` for an unknown `anchor`, or ids that exist or repeat.
+  @inlinable
   @discardableResult
   public func insertSections(_ sections: [Section], before anchor: Section.ID) throws(Error) -> Int {
     try edit { (store: inout SectionStore<Section>) throws(Error) in
@@ -34,6 +37,7 @@ extension BasicDataSource {
 
   /// Inserts sections after the section with id `anchor`.
   /// - Throws: ``DataSourceError`` for an unknown `anchor`, or ids that exist or repeat.
+  @inlinable
   @discardableResult
   public func insertSections(_ sections: [Section], after anchor: Section.ID) throws(Error) -> Int {
     try edit { (store: inout SectionStore<Section>) throws(Error) in
@@ -43,6 +47,7 @@ extension BasicDataSource {
 
   /// Deletes the sections with the given ids, and their items. An id listed twice is deleted once.
   /// - Throws: ``DataSourceError/Code/unknownSectionID`` for the first unknown id.
+  @inlinable
   @discardableResult
   public func deleteSections(_ ids: [Section.ID]) throws(Error) -> Int {
     try edit { (store: inout SectionStore<Section>) throws(Error) in try store.deleteSections(ids) }
@@ -50,6 +55,7 @@ extension BasicDataSource {
 
   /// Moves a section to just before another.
   /// - Throws: ``DataSourceError`` for unknown ids, or ``DataSourceError/Code/moveRelativeToItself``.
+  @inlinable
   @discardableResult
   public func moveSection(_ id: Section.ID, before anchor: Section.ID) throws(Error) -> Int {
     try edit { (store: inout SectionStore<Section>) throws(Error) in
@@ -59,6 +65,7 @@ extension BasicDataSource {
 
   /// Moves a section to just after another.
   /// - Throws: ``DataSourceError`` for unknown ids, or ``DataSourceError/Code/moveRelativeToItself``.
+  @inlinable
   @discardableResult
   public func moveSection(_ id: Section.ID, after anchor: Section.ID) throws(Error) -> Int {
     try edit { (store: inout SectionStore<Section>) throws(Error) in
@@ -68,6 +75,7 @@ extension BasicDataSource {
 
   /// Moves a section so that it ends at `index`.
   /// - Throws: ``DataSourceError`` for an unknown id or an index out of range.
+  @inlinable
   @discardableResult
   public func moveSection(_ id: Section.ID, to index: Int) throws(Error) -> Int {
     try edit { (store: inout SectionStore<Section>) throws(Error) in try store.moveSection(id, to: index) }
@@ -75,6 +83,7 @@ extension BasicDataSource {
 
   /// Replaces a section's own content (its header and footer), keeping its items.
   /// - Throws: ``DataSourceError/Code/unknownSectionID`` when no section has `section.id`.
+  @inlinable
   @discardableResult
   public func updateSection(_ section: Section) throws(Error) -> Int {
     try edit { (store: inout SectionStore<Section>) throws(Error) in try store.replaceSectionContent(section) }
@@ -84,6 +93,7 @@ extension BasicDataSource {
 
   /// Appends items at the end of a section.
   /// - Throws: ``DataSourceError`` for an unknown section, or item ids that exist or repeat.
+  @inlinable
   @discardableResult
   public func appendItems(_ items: [Item], toSection id: Section.ID) throws(Error) -> Int {
     try edit { (store: inout SectionStore<Section>) throws(Error) in
@@ -94,6 +104,7 @@ extension BasicDataSource {
 
   /// Inserts items just before the item with id `anchor`, in its section.
   /// - Throws: ``DataSourceError`` for an unknown `anchor`, or item ids that exist or repeat.
+  @inlinable
   @discardableResult
   public func insertItems(_ items: [Item], before anchor: Item.ID) throws(Error) -> Int {
     try edit { (store: inout SectionStore<Section>) throws(Error) in
@@ -103,6 +114,7 @@ extension BasicDataSource {
 
   /// Inserts items just after the item with id `anchor`, in its section.
   /// - Throws: ``DataSourceError`` for an unknown `anchor`, or item ids that exist or repeat.
+  @inlinable
   @discardableResult
   public func insertItems(_ items: [Item], after anchor: Item.ID) throws(Error) -> Int {
     try edit { (store: inout SectionStore<Section>) throws(Error) in
@@ -114,6 +126,7 @@ extension BasicDataSource {
 
   /// Deletes the items with the given ids. An id listed twice is deleted once.
   /// - Throws: ``DataSourceError/Code/unknownItemID`` for the first unknown id.
+  @inlinable
   @discardableResult
   public func deleteItems(_ ids: [Item.ID]) throws(Error) -> Int {
     try edit { (store: inout SectionStore<Section>) throws(Error) in try store.deleteItems(ids) }
@@ -121,6 +134,7 @@ extension BasicDataSource {
 
   /// Replaces the item that has the same id.
   /// - Throws: ``DataSourceError/Code/unknownItemID`` when no item has `item.id`.
+  @inlinable
   @discardableResult
   public func replaceItem(_ item: Item) throws(Error) -> Int {
     try edit { (store: inout SectionStore<Section>) throws(Error) in try store.replaceItem(item) }
@@ -128,6 +142,7 @@ extension BasicDataSource {
 
   /// Moves an item to just before another, in that item's section.
   /// - Throws: ``DataSourceError`` for unknown ids, or ``DataSourceError/Code/moveRelativeToItself``.
+  @inlinable
   @discardableResult
   public func moveItem(_ id: Item.ID, before anchor: Item.ID) throws(Error) -> Int {
     try edit { (store: inout SectionStore<Section>) throws(Error) in try store.moveItem(id, relativeTo: anchor, after: false) }
@@ -135,6 +150,7 @@ extension BasicDataSource {
 
   /// Moves an item to just after another, in that item's section.
   /// - Throws: ``DataSourceError`` for unknown ids, or ``DataSourceError/Code/moveRelativeToItself``.
+  @inlinable
   @discardableResult
   public func moveItem(_ id: Item.ID, after anchor: Item.ID) throws(Error) -> Int {
     try edit { (store: inout SectionStore<Section>) throws(Error) in try store.moveItem(id, relativeTo: anchor, after: true) }
@@ -142,6 +158,7 @@ extension BasicDataSource {
 
   /// Moves an item to the end of a section.
   /// - Throws: ``DataSourceError`` for an unknown item or section.
+  @inlinable
   @discardableResult
   public func moveItem(_ id: Item.ID, toSection section: Section.ID) throws(Error) -> Int {
     try edit { (store: inout SectionStore<Section>) throws(Error) in try store.moveItem(id, toSection: section) }
@@ -151,6 +168,7 @@ extension BasicDataSource {
   /// `destination` is a position in the list after the move.
   /// - Throws: ``DataSourceError/Code/sectionIndexOutOfRange`` or
   ///   ``DataSourceError/Code/itemIndexOutOfRange`` naming the bad index.
+  @inlinable
   @discardableResult
   public func moveItem(at source: ItemPosition, to destination: ItemPosition) throws(Error) -> Int {
     try edit { (store: inout SectionStore<Section>) throws(Error) in try store.moveItem(at: source, to: destination) }

@@ -34,20 +34,23 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   /// The error every mutation throws for bad input.
   public typealias Error = DataSourceError<Section.ID, Item.ID>
 
-  private var store: SectionStore<Section>
-  /// The version of the newest state; every mutation that changes something adds one.
-  public private(set) var version = 0
-  private var cachedSnapshot: Snapshot<Section>?
+  // The hot paths are @inlinable so that clients' builds specialise them for their section types.
+  @usableFromInline var store: SectionStore<Section>
+  @usableFromInline var storedVersion = 0
+  @usableFromInline var cachedSnapshot: Snapshot<Section>?
 
   /// Mutations up to this version have been diffed (and, unless they cancelled out, published).
-  private var cutVersion = 0
+  @usableFromInline var cutVersion = 0
   /// The `to` of the newest published batch, and its snapshot.
-  private var publishedVersion = 0
-  private var publishedSnapshot: Snapshot<Section>
-  private var pendingRefresh = Set<Item.ID>()
-  private var publishing: Task<Void, Never>?
-  private var settleWaiters: [(version: Int, continuation: CheckedContinuation<Void, Never>)] = []
-  private let hub: SubscriptionHub<Section>
+  @usableFromInline var publishedVersion = 0
+  @usableFromInline var publishedSnapshot: Snapshot<Section>
+  @usableFromInline var pendingRefresh = Set<Item.ID>()
+  @usableFromInline var publishing: Task<Void, Never>?
+  @usableFromInline var settleWaiters: [(version: Int, continuation: CheckedContinuation<Void, Never>)] = []
+  @usableFromInline let hub: SubscriptionHub<Section>
+
+  /// The version of the newest state; every mutation that changes something adds one.
+  public var version: Int { storedVersion }
 
   /// Creates a source holding `sections` at version 0.
   /// - Throws: ``DataSourceError`` for duplicate section or item ids.
@@ -76,13 +79,13 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   /// Returns the current snapshot and the batches that follow it; see ``Subscription`` for the promises.
   /// - Parameter pacing: How often this subscriber receives batches; ``Pacing/immediate`` by default.
   public func subscribe(pacing: Pacing = .immediate) -> Subscription<Section> {
-    hub.subscribe(snapshot: currentSnapshot(), version: version, pacing: pacing)
+    hub.subscribe(snapshot: currentSnapshot(), version: storedVersion, pacing: pacing)
   }
 
   /// Returns once every mutation made before the call has been diffed and offered to every subscriber.
   ///
   /// Tests await this instead of sleeping. It does not wait for subscribers to consume.
-  public func settled() async { await settled(through: version) }
+  public func settled() async { await settled(through: storedVersion) }
 
   /// Returns once `version` exists and every mutation up to it has been diffed and offered to every
   /// subscriber. A writer uses it to await the delivery of the version its mutation returned.
@@ -91,7 +94,8 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
     await withCheckedContinuation { settleWaiters.append((version, $0)) }
   }
 
-  private func currentSnapshot() -> Snapshot<Section> {
+  @inlinable
+  func currentSnapshot() -> Snapshot<Section> {
     if let cachedSnapshot { return cachedSnapshot }
     let snapshot = Snapshot(trusted: store.sections)
     cachedSnapshot = snapshot
@@ -114,6 +118,7 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   /// - Throws: What `body` throws, or ``DataSourceError`` when the result has duplicate ids. Either way
   ///   the source is left exactly as it was (G8).
   /// - Complexity: O(*n*): the result is validated and compared as a whole.
+  @inlinable
   @discardableResult
   public func update<Result: Sendable>(_ body: @Sendable (inout [Section]) throws -> Result) throws -> Result {
     var sections = store.sections
@@ -123,21 +128,23 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   }
 
   /// Runs one validated edit; commits a new version if it changed something.
+  @inlinable
   @discardableResult
   func edit(refreshing: Set<Item.ID> = [], _ change: (inout SectionStore<Section>) throws(Error) -> Bool)
     throws(Error) -> Int
   {
-    guard try change(&store) else { return version }
-    version += 1
+    guard try change(&store) else { return storedVersion }
+    storedVersion += 1
     cachedSnapshot = nil
-    pendingRefresh.formUnion(refreshing)
+    if !refreshing.isEmpty { pendingRefresh.formUnion(refreshing) }
     if publishing == nil { publishing = Task { await self.publish() } }
-    return version
+    return storedVersion
   }
 
   /// Forces a refresh of items whose `==` did not change (Apple's `reconfigureItems` role), in the next
   /// batch. Makes a version even though no value changed.
   /// - Throws: ``DataSourceError/Code/unknownItemID`` for an id that does not exist.
+  @inlinable
   @discardableResult
   public func refreshItems(_ ids: some Sequence<Item.ID> & Sendable) throws(Error) -> Int {
     let existing = try store.checkExisting(ids)
@@ -148,16 +155,17 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
 
   /// Cuts and publishes batches until every mutation is diffed. The diff runs off this actor, so
   /// writers keep going meanwhile; what they write joins the next batch.
-  private func publish() async {
-    while cutVersion < version {
-      let toVersion = version
+  @inlinable
+  func publish() async {
+    while cutVersion < storedVersion {
+      let toVersion = storedVersion
       let sections = store.sections
       let cached = cachedSnapshot
       let refreshing = pendingRefresh
       pendingRefresh = []
       let (snapshot, changeset) = await Self.diff(
         from: publishedSnapshot, to: cached, sections: sections, refreshing: refreshing)
-      if cachedSnapshot == nil && version == toVersion { cachedSnapshot = snapshot }
+      if cachedSnapshot == nil && storedVersion == toVersion { cachedSnapshot = snapshot }
       cutVersion = toVersion
       // Mutations that cancel out make no batch (G4); the next batch then starts at the last one's end (G1).
       if !changeset.isEmpty {
@@ -170,7 +178,8 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
     publishing = nil
   }
 
-  private func resumeSettleWaiters() {
+  @inlinable
+  func resumeSettleWaiters() {
     var waiting: [(version: Int, continuation: CheckedContinuation<Void, Never>)] = []
     for waiter in settleWaiters {
       if waiter.version <= cutVersion { waiter.continuation.resume() } else { waiting.append(waiter) }
@@ -179,8 +188,9 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   }
 
   /// Indexes the new state and diffs it, on the global concurrent executor (G9).
+  @inlinable
   @concurrent
-  private static func diff(
+  static func diff(
     from: Snapshot<Section>, to cached: Snapshot<Section>?, sections: [Section], refreshing: Set<Item.ID>
   ) async -> (Snapshot<Section>, Changeset<Section>) {
     let target = cached ?? Snapshot(trusted: sections)

@@ -10,27 +10,35 @@
 ///
 /// Every edit validates all its input before it changes anything, so a thrown error leaves the store
 /// exactly as it was (G8). Every edit returns whether it changed anything (G4).
+@usableFromInline
 struct SectionStore<Section: SectionType>: Sendable {
-  typealias Item = Section.Item
-  typealias Error = DataSourceError<Section.ID, Item.ID>
+  @usableFromInline typealias Item = Section.Item
+  @usableFromInline typealias Error = DataSourceError<Section.ID, Item.ID>
 
   /// Where an item is: its section's id, and its index there unless the section is stale.
+  @usableFromInline
   struct Location: Sendable {
-    var section: Section.ID
-    var index: Int
+    @usableFromInline var section: Section.ID
+    @usableFromInline var index: Int
+    @inlinable init(section: Section.ID, index: Int) {
+      self.section = section
+      self.index = index
+    }
   }
 
-  private(set) var sections: [Section]
-  private var sectionIndex: [Section.ID: Int]
-  private var itemLocation: [Item.ID: Location]
+  @usableFromInline var sections: [Section]
+  @usableFromInline var sectionIndex: [Section.ID: Int]
+  @usableFromInline var itemLocation: [Item.ID: Location]
   /// Sections whose item indices in ``itemLocation`` may be out of date.
-  private var staleSections: Set<Section.ID> = []
+  @usableFromInline var staleSections: Set<Section.ID> = []
 
+  @inlinable
   init(_ sections: [Section]) throws(Error) {
     let snapshot = try Snapshot(sections)
     self.init(trusted: snapshot)
   }
 
+  @inlinable
   init(trusted snapshot: Snapshot<Section>) {
     sections = snapshot.sections
     sectionIndex = [:]
@@ -47,12 +55,14 @@ struct SectionStore<Section: SectionType>: Sendable {
 
   // MARK: - Lookups
 
+  @inlinable
   func index(ofSection id: Section.ID) throws(Error) -> Int {
     guard let index = sectionIndex[id] else { throw .unknownSection(id) }
     return index
   }
 
   /// The item's position; re-indexes its section first if it is stale.
+  @inlinable
   mutating func position(ofItem id: Item.ID) throws(Error) -> ItemPosition {
     guard let location = itemLocation[id], let section = sectionIndex[location.section] else {
       throw .unknownItem(id)
@@ -67,17 +77,20 @@ struct SectionStore<Section: SectionType>: Sendable {
   }
 
   /// The position of an existing item, without re-indexing (for error reports).
-  private func currentPosition(ofItem id: Item.ID) -> ItemPosition? {
+  @inlinable
+  func currentPosition(ofItem id: Item.ID) -> ItemPosition? {
     guard let location = itemLocation[id], let section = sectionIndex[location.section] else { return nil }
     if !staleSections.contains(location.section) { return ItemPosition(section: section, item: location.index) }
     return sections[section].items.firstIndex { $0.id == id }.map { ItemPosition(section: section, item: $0) }
   }
 
-  private mutating func markStale(_ section: Int) { staleSections.insert(sections[section].id) }
+  @inlinable
+  mutating func markStale(_ section: Int) { staleSections.insert(sections[section].id) }
 
   /// Rejects `items` if an id repeats among them or already exists.
   /// `firstPosition` is where the first new item would land, for the error.
-  private func checkNew(_ items: [Item], at firstPosition: ItemPosition) throws(Error) {
+  @inlinable
+  func checkNew(_ items: [Item], at firstPosition: ItemPosition) throws(Error) {
     var seen = [Item.ID: Int]()
     for (offset, item) in items.enumerated() {
       let landing = ItemPosition(section: firstPosition.section, item: firstPosition.item + offset)
@@ -95,6 +108,7 @@ struct SectionStore<Section: SectionType>: Sendable {
   // MARK: - Whole state
 
   /// Replaces everything; validated as a whole. Returns whether anything changed.
+  @inlinable
   mutating func replaceAll(_ newSections: [Section]) throws(Error) -> Bool {
     let snapshot = try Snapshot(newSections)
     if Self.same(sections, newSections) { return false }
@@ -103,6 +117,7 @@ struct SectionStore<Section: SectionType>: Sendable {
   }
 
   /// Whether two lists are equal: same ids in the same order, same section content, same items.
+  @inlinable
   static func same(_ lhs: [Section], _ rhs: [Section]) -> Bool {
     guard lhs.count == rhs.count else { return false }
     for (left, right) in zip(lhs, rhs) {
@@ -114,6 +129,7 @@ struct SectionStore<Section: SectionType>: Sendable {
   // MARK: - Sections
 
   /// Inserts sections at `index` (0...count). Their ids and their items' ids must be new.
+  @inlinable
   mutating func insertSections(_ newSections: [Section], at index: Int) throws(Error) -> Bool {
     guard (0...sections.count).contains(index) else { throw .sectionOutOfRange(index) }
     var seenSections = [Section.ID: Int]()
@@ -146,6 +162,7 @@ struct SectionStore<Section: SectionType>: Sendable {
     return true
   }
 
+  @inlinable
   mutating func deleteSections(_ ids: [Section.ID]) throws(Error) -> Bool {
     var indices = Set<Int>()
     for id in ids { indices.insert(try index(ofSection: id)) }
@@ -161,6 +178,7 @@ struct SectionStore<Section: SectionType>: Sendable {
   }
 
   /// Moves a section so that it ends at `destination` (an index in the final list).
+  @inlinable
   mutating func moveSection(_ id: Section.ID, to destination: Int) throws(Error) -> Bool {
     let source = try index(ofSection: id)
     guard sections.indices.contains(destination) else { throw .sectionOutOfRange(destination) }
@@ -171,6 +189,7 @@ struct SectionStore<Section: SectionType>: Sendable {
   }
 
   /// Moves a section before or after another one.
+  @inlinable
   mutating func moveSection(_ id: Section.ID, relativeTo other: Section.ID, after: Bool) throws(Error) -> Bool {
     let source = try index(ofSection: id)
     let anchor = try index(ofSection: other)
@@ -182,13 +201,15 @@ struct SectionStore<Section: SectionType>: Sendable {
     return try moveSection(id, to: anchorAfterRemoval + (after ? 1 : 0))
   }
 
-  private mutating func reindexSections(from start: Int) {
+  @inlinable
+  mutating func reindexSections(from start: Int) {
     for index in start..<sections.count { sectionIndex[sections[index].id] = index }
   }
 
   // MARK: - Items
 
   /// Inserts items at `position` (item in 0...count of that section).
+  @inlinable
   mutating func insertItems(_ items: [Item], at position: ItemPosition) throws(Error) -> Bool {
     guard sections.indices.contains(position.section) else { throw .sectionOutOfRange(position.section) }
     guard (0...sections[position.section].items.count).contains(position.item) else {
@@ -206,6 +227,7 @@ struct SectionStore<Section: SectionType>: Sendable {
     return true
   }
 
+  @inlinable
   mutating func deleteItems(_ ids: [Item.ID]) throws(Error) -> Bool {
     var positions = Set<ItemPosition>()
     for id in ids { positions.insert(try position(ofItem: id)) }
@@ -220,6 +242,7 @@ struct SectionStore<Section: SectionType>: Sendable {
 
   /// Moves the item at `source` so that it ends at `destination` (a position in the final list), as a
   /// table view's interactive reordering reports it.
+  @inlinable
   mutating func moveItem(at source: ItemPosition, to destination: ItemPosition) throws(Error) -> Bool {
     guard sections.indices.contains(source.section) else { throw .sectionOutOfRange(source.section) }
     guard sections[source.section].items.indices.contains(source.item) else { throw .itemOutOfRange(source) }
@@ -236,6 +259,7 @@ struct SectionStore<Section: SectionType>: Sendable {
   }
 
   /// Moves an item before or after another item.
+  @inlinable
   mutating func moveItem(_ id: Item.ID, relativeTo other: Item.ID, after: Bool) throws(Error) -> Bool {
     let source = try position(ofItem: id)
     var anchor = try position(ofItem: other)
@@ -246,6 +270,7 @@ struct SectionStore<Section: SectionType>: Sendable {
   }
 
   /// Moves an item to the end of a section.
+  @inlinable
   mutating func moveItem(_ id: Item.ID, toSection sectionID: Section.ID) throws(Error) -> Bool {
     let source = try position(ofItem: id)
     let section = try index(ofSection: sectionID)
@@ -254,6 +279,7 @@ struct SectionStore<Section: SectionType>: Sendable {
   }
 
   /// Replaces the item with the same id. Returns `false` when the new value is equal.
+  @inlinable
   mutating func replaceItem(_ item: Item) throws(Error) -> Bool {
     let position = try position(ofItem: item.id)
     if sections[position.section].items[position.item] == item { return false }
@@ -262,6 +288,7 @@ struct SectionStore<Section: SectionType>: Sendable {
   }
 
   /// Replaces a section's own content (header, footer), keeping its items. Returns whether it changed.
+  @inlinable
   mutating func replaceSectionContent(_ section: Section) throws(Error) -> Bool {
     let index = try index(ofSection: section.id)
     if sections[index].isContentEqual(to: section) { return false }
@@ -272,6 +299,7 @@ struct SectionStore<Section: SectionType>: Sendable {
   }
 
   /// The ids among `ids` that exist; throws for the first unknown one.
+  @inlinable
   func checkExisting(_ ids: some Sequence<Item.ID>) throws(Error) -> Set<Item.ID> {
     var result = Set<Item.ID>()
     for id in ids {

@@ -50,6 +50,7 @@ final class SubscriptionToken<Section: SectionType>: Sendable {
 
 extension SubscriptionHub {
   /// Registers a subscriber at `version` and returns its subscription.
+  @usableFromInline
   func subscribe(snapshot: Snapshot<Section>, version: Int, pacing: Pacing) -> Subscription<Section> {
     guard let id = register(version: version, snapshot: snapshot) else {
       return Subscription(snapshot: snapshot, version: version, batches: AsyncStream { $0.finish() })

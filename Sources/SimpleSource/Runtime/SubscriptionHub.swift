@@ -5,9 +5,10 @@
 /// Publishing never waits for a consumer: it updates the state machine and resumes the consumers that
 /// are already waiting. A consumer that fell behind composes its own catch-up batch in its own task,
 /// off the main actor (G6, G7, G9).
+@usableFromInline
 final class SubscriptionHub<Section: SectionType>: Sendable {
   typealias Machine = SubscriptionStateMachine<Section, CheckedContinuation<SubscriptionDelivery<Section>, Never>>
-  typealias ItemID = Section.Item.ID
+  @usableFromInline typealias ItemID = Section.Item.ID
 
   private let state: Locked<Machine>
 
@@ -21,6 +22,7 @@ final class SubscriptionHub<Section: SectionType>: Sendable {
     state.withLock { $0.register(version: version, snapshot: snapshot) }
   }
 
+  @usableFromInline
   func publish(_ batch: UpdateBatch<Section>, refreshing: Set<ItemID>) {
     let resumes = state.withLock { $0.publish(batch, refreshing: refreshing) }
     for (waiter, delivery) in resumes { waiter.resume(returning: delivery) }
