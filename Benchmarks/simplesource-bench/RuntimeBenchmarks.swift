@@ -1,7 +1,7 @@
 // Runtime benchmarks: throughput, fan-out, a stalled subscriber's memory, latency; each against a floor.
 
 import Foundation
-@_spi(SimpleSourceTesting) import SimpleSource
+import SimpleSource
 
 struct RuntimeResult {
   var name: String

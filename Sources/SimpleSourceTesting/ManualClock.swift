@@ -1,6 +1,6 @@
 // A clock that only moves when a test says so, for deterministic tests of pacing.
 
-@_spi(SimpleSourceTesting) import SimpleSource
+public import SimpleSource
 
 /// A `Clock` whose time moves only when ``advance(by:)`` is called.
 ///

@@ -1,23 +1,24 @@
 // A lock and the state it guards, inseparable: the one place the package needs a lock.
 
-import Foundation
+public import Foundation
 
 /// State that is only reachable while its lock is held.
 ///
-/// `Synchronization.Mutex` would do, but needs iOS 18 / macOS 15; `NSLock` exists on every platform the
-/// package supports. Decide under the lock, act outside it: `withLock` returns what to do, and the
-/// caller resumes continuations after it returns.
-@_spi(SimpleSourceTesting)
+/// SimpleSource's one lock, public so that its inlined code and `SimpleSourceTesting` share it (as
+/// swift-nio shares `NIOLockedValueBox`). `Synchronization.Mutex` would do, but needs iOS 18 / macOS 15;
+/// `NSLock` exists on every platform the package supports. Decide under the lock, act outside it:
+/// `withLock` returns what to do, and the caller resumes continuations after it returns.
 public final class Locked<State: Sendable>: @unchecked Sendable {
   // Safe: `state` is only read or written inside `withLock`, which holds `lock` for the whole access;
   // `State` is Sendable, so nothing read out of it is tied to this thread.
-  private var state: State
-  private let lock = NSLock()
+  @usableFromInline var state: State
+  @usableFromInline let lock = NSLock()
 
   /// Creates the lock around `state`.
   public init(_ state: State) { self.state = state }
 
   /// Runs `body` with the state while holding the lock.
+  @inlinable
   public func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
     lock.lock()
     defer { lock.unlock() }

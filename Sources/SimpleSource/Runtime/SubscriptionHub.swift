@@ -7,47 +7,54 @@
 /// off the main actor (G6, G7, G9).
 @usableFromInline
 final class SubscriptionHub<Section: SectionType>: Sendable {
-  typealias Machine = SubscriptionStateMachine<Section, CheckedContinuation<SubscriptionDelivery<Section>, Never>>
+  @usableFromInline typealias Machine = SubscriptionStateMachine<Section, UnsafeContinuation<SubscriptionDelivery<Section>, Never>>
   @usableFromInline typealias ItemID = Section.Item.ID
 
-  private let state: Locked<Machine>
+  @usableFromInline let state: Locked<Machine>
 
+  @inlinable
   init(version: Int, snapshot: Snapshot<Section>) {
     state = Locked(Machine(version: version, snapshot: snapshot))
   }
 
+  @inlinable
   var count: Int { state.withLock { $0.count } }
 
+  @inlinable
   func register(version: Int, snapshot: Snapshot<Section>) -> Int? {
     state.withLock { $0.register(version: version, snapshot: snapshot) }
   }
 
-  @usableFromInline
+  @inlinable
   func publish(_ batch: UpdateBatch<Section>, refreshing: Set<ItemID>) {
     let resumes = state.withLock { $0.publish(batch, refreshing: refreshing) }
     for (waiter, delivery) in resumes { waiter.resume(returning: delivery) }
   }
 
   /// Ends a subscription; idempotent, and safe before, during or after a wait.
+  @inlinable
   func cancel(_ id: Int) {
     state.withLock { $0.cancel(id) }?.resume(returning: .end)
   }
 
+  @inlinable
   func finish() {
     for waiter in state.withLock({ $0.finish() }) { waiter.resume(returning: .end) }
   }
 
   /// The next non-empty batch for subscriber `id`, or `nil` when the subscription has ended.
+  ///
+  /// Cancellation is handled by the caller: the subscription's stream cancels `id` when its consuming
+  /// task is cancelled, which resumes this wait with `.end`. The state machine resumes every waiter
+  /// exactly once (it hands each waiter out of its state exactly once), so an unsafe continuation is
+  /// sound here and spares an allocation per delivery.
+  @inlinable
   func next(_ id: Int) async -> UpdateBatch<Section>? {
     while true {
-      let delivery = await withTaskCancellationHandler {
-        await withCheckedContinuation { continuation in
-          if let delivery = state.withLock({ $0.next(id, waiter: continuation) }) {
-            continuation.resume(returning: delivery)
-          }
+      let delivery = await withUnsafeContinuation { continuation in
+        if let delivery = state.withLock({ $0.next(id, waiter: continuation) }) {
+          continuation.resume(returning: delivery)
         }
-      } onCancel: {
-        cancel(id)
       }
       switch delivery {
       case .end:
@@ -65,8 +72,9 @@ final class SubscriptionHub<Section: SectionType>: Sendable {
   }
 
   /// Diffs on the global concurrent executor, never on the caller's actor (G9).
+  @inlinable
   @concurrent
-  private static func compose(from: Snapshot<Section>, to: Snapshot<Section>, refreshing: Set<ItemID>) async
+  static func compose(from: Snapshot<Section>, to: Snapshot<Section>, refreshing: Set<ItemID>) async
     -> Changeset<Section>
   {
     Changeset(from: from, to: to, refreshing: refreshing)

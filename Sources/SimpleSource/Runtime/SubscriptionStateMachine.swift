@@ -8,40 +8,69 @@
 ///
 /// Memory is bounded per subscriber (G6): the machine keeps the newest published batch and, per
 /// subscriber, the snapshot it last received and the ids it must still refresh; never a queue.
+@usableFromInline
 struct SubscriptionStateMachine<Section: SectionType, Waiter: Sendable>: Sendable {
-  typealias ItemID = Section.Item.ID
+  @usableFromInline typealias ItemID = Section.Item.ID
 
-  typealias Delivery = SubscriptionDelivery<Section>
+  @usableFromInline typealias Delivery = SubscriptionDelivery<Section>
 
+  @usableFromInline
   struct Subscriber: Sendable {
     /// The `to` of the last batch received (or the subscription's version): the next batch's `from`.
-    var version: Int
-    /// The snapshot at ``version``.
-    var snapshot: Snapshot<Section>
+    @usableFromInline var version: Int
+    /// The state at ``version``: the subscription's snapshot, or the last batch received (one reference
+    /// to retain, where a snapshot is several).
+    @usableFromInline var held: Held
     /// The newest version known to hold the same content as ``snapshot`` (≥ ``version``): a composed
     /// batch that turned out empty advances this, not ``version`` (G1, G4).
-    var seen: Int
+    @usableFromInline var seen: Int
     /// Ids force-refreshed in published batches this subscriber has not received yet.
-    var refreshing: Set<ItemID> = []
-    var waiter: Waiter?
+    @usableFromInline var refreshing: Set<ItemID> = []
+    @usableFromInline var waiter: Waiter?
+
+    @inlinable
+    init(version: Int, snapshot: Snapshot<Section>, seen: Int) {
+      self.version = version
+      self.held = .snapshot(snapshot)
+      self.seen = seen
+    }
+
+    /// The snapshot at ``version``.
+    @inlinable
+    var snapshot: Snapshot<Section> {
+      switch held {
+      case .snapshot(let snapshot): snapshot
+      case .batch(let batch): batch.snapshot
+      }
+    }
   }
 
-  private(set) var subscribers: [Int: Subscriber] = [:]
-  private var nextID = 0
-  private var newest: UpdateBatch<Section>?
-  private var newestVersion: Int
-  private var newestSnapshot: Snapshot<Section>
-  private(set) var isFinished = false
+  /// What a subscriber holds of its state.
+  @usableFromInline
+  enum Held: Sendable {
+    case snapshot(Snapshot<Section>)
+    case batch(UpdateBatch<Section>)
+  }
 
+  @usableFromInline var subscribers: [Int: Subscriber] = [:]
+  @usableFromInline var nextID = 0
+  @usableFromInline var newest: UpdateBatch<Section>?
+  @usableFromInline var newestVersion: Int
+  @usableFromInline var newestSnapshot: Snapshot<Section>
+  @usableFromInline var isFinished = false
+
+  @inlinable
   init(version: Int, snapshot: Snapshot<Section>) {
     newestVersion = version
     newestSnapshot = snapshot
   }
 
+  @inlinable
   var count: Int { subscribers.count }
 
   /// Registers a subscriber that holds `snapshot` at `version`, which may be newer than the newest
   /// published batch when the source has mutations still being diffed. `nil` once finished.
+  @inlinable
   mutating func register(version: Int, snapshot: Snapshot<Section>) -> Int? {
     if isFinished { return nil }
     defer { nextID += 1 }
@@ -51,6 +80,7 @@ struct SubscriptionStateMachine<Section: SectionType, Waiter: Sendable>: Sendabl
 
   /// A consumer asks for its next batch. Returns the delivery to hand over now, or `nil` after storing
   /// `waiter` to be resumed by a later ``publish(_:refreshing:)``, ``cancel(_:)`` or ``finish()``.
+  @inlinable
   mutating func next(_ id: Int, waiter: Waiter) -> Delivery? {
     guard var subscriber = subscribers[id] else { return .end }
     precondition(subscriber.waiter == nil, "SimpleSource: a subscription's stream has one consumer at a time")
@@ -61,39 +91,48 @@ struct SubscriptionStateMachine<Section: SectionType, Waiter: Sendable>: Sendabl
   }
 
   /// A consumer delivered a batch it composed; it now holds `snapshot` at `version`.
+  @inlinable
   mutating func delivered(_ id: Int, version: Int, snapshot: Snapshot<Section>) {
     guard var subscriber = subscribers[id], version > subscriber.version else { return }
     subscriber.version = version
-    subscriber.snapshot = snapshot
+    subscriber.held = .snapshot(snapshot)
     subscriber.seen = max(subscriber.seen, version)
     subscribers[id] = subscriber
   }
 
   /// A batch was published. Returns the waiters to resume, each with its delivery.
+  @inlinable
   mutating func publish(_ batch: UpdateBatch<Section>, refreshing: Set<ItemID>) -> [(Waiter, Delivery)] {
     newest = batch
     newestVersion = batch.to
     newestSnapshot = batch.snapshot
+    let (newest, newestVersion, newestSnapshot) = (batch, batch.to, batch.snapshot)
     var resumes: [(Waiter, Delivery)] = []
-    for (id, var subscriber) in subscribers where subscriber.seen < batch.to {
+    // Entries are changed in place, never copied out and back: publishing to many subscribers is the
+    // fan-out hot path.
+    for id in Array(subscribers.keys) {
+      guard let seen = subscribers[id]?.seen, seen < batch.to else { continue }
       // Kept in case the subscriber ends up composing (it may miss this batch too); receiving the shared
       // batch clears them, since that batch refreshes them itself.
-      if !refreshing.isEmpty { subscriber.refreshing.formUnion(refreshing) }
-      if let waiter = subscriber.waiter, let delivery = pending(for: &subscriber) {
-        subscriber.waiter = nil
-        resumes.append((waiter, delivery))
-      }
-      subscribers[id] = subscriber
+      if !refreshing.isEmpty { subscribers[id]?.refreshing.formUnion(refreshing) }
+      guard let waiter = subscribers[id]?.waiter,
+        let delivery = Self.pending(
+          for: &subscribers[id]!, newest: newest, newestVersion: newestVersion, newestSnapshot: newestSnapshot)
+      else { continue }
+      subscribers[id]?.waiter = nil
+      resumes.append((waiter, delivery))
     }
     return resumes
   }
 
   /// Ends one subscription; idempotent. Returns its waiter, to be resumed with ``Delivery/end``.
+  @inlinable
   mutating func cancel(_ id: Int) -> Waiter? {
     subscribers.removeValue(forKey: id)?.waiter
   }
 
   /// Ends every subscription: no new ones are accepted. Returns the waiters to resume with `.end`.
+  @inlinable
   mutating func finish() -> [Waiter] {
     isFinished = true
     defer { subscribers = [:] }
@@ -101,11 +140,22 @@ struct SubscriptionStateMachine<Section: SectionType, Waiter: Sendable>: Sendabl
   }
 
   /// What `subscriber` should get now; `nil` if it has seen the newest version.
-  private func pending(for subscriber: inout Subscriber) -> Delivery? {
+  @inlinable
+  func pending(for subscriber: inout Subscriber) -> Delivery? {
+    Self.pending(for: &subscriber, newest: newest, newestVersion: newestVersion, newestSnapshot: newestSnapshot)
+  }
+
+  /// ``pending(for:)`` without access to `self`, so that a subscriber can be updated in place inside
+  /// ``subscribers`` (a method on `self` would make Swift copy the whole machine to keep access exclusive).
+  @inlinable
+  static func pending(
+    for subscriber: inout Subscriber, newest: UpdateBatch<Section>?, newestVersion: Int,
+    newestSnapshot: Snapshot<Section>
+  ) -> Delivery? {
     guard subscriber.seen < newestVersion else { return nil }
     if let newest, newest.from == subscriber.version {
       subscriber.version = newest.to
-      subscriber.snapshot = newest.snapshot
+      subscriber.held = .batch(newest)
       subscriber.seen = newest.to
       subscriber.refreshing = []
       return .batch(newest)
@@ -121,6 +171,7 @@ struct SubscriptionStateMachine<Section: SectionType, Waiter: Sendable>: Sendabl
 }
 
 /// What a consumer gets when it asks for its next batch.
+@usableFromInline
 enum SubscriptionDelivery<Section: SectionType>: Sendable {
   /// The shared, newest batch: the consumer held exactly its `from` version.
   case batch(UpdateBatch<Section>)

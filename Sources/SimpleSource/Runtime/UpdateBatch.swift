@@ -8,24 +8,40 @@
 ///
 /// A batch is shared by every subscriber that receives it, never copied per subscriber.
 public struct UpdateBatch<Section: SectionType>: Sendable {
-  /// The version before the batch.
-  public let from: Int
-  /// The version after the batch.
-  public let to: Int
-  /// The changes from the snapshot at ``from`` to ``snapshot``.
-  public let changeset: Changeset<Section>
+  /// One reference for the whole batch, so that handing it to many subscribers costs one retain each.
+  @usableFromInline
+  final class Storage: Sendable {
+    @usableFromInline let from: Int
+    @usableFromInline let to: Int
+    @usableFromInline let changeset: Changeset<Section>
 
-  /// Creates a batch.
-  public init(from: Int, to: Int, changeset: Changeset<Section>) {
-    self.from = from
-    self.to = to
-    self.changeset = changeset
+    @inlinable
+    init(from: Int, to: Int, changeset: Changeset<Section>) {
+      self.from = from
+      self.to = to
+      self.changeset = changeset
+    }
   }
 
+  @usableFromInline let storage: Storage
+
+  /// Creates a batch.
+  @inlinable
+  public init(from: Int, to: Int, changeset: Changeset<Section>) {
+    storage = Storage(from: from, to: to, changeset: changeset)
+  }
+
+  /// The version before the batch.
+  @inlinable public var from: Int { storage.from }
+  /// The version after the batch.
+  @inlinable public var to: Int { storage.to }
+  /// The changes from the snapshot at ``from`` to ``snapshot``.
+  @inlinable public var changeset: Changeset<Section> { storage.changeset }
+
   /// The snapshot at version ``to``.
-  public var snapshot: Snapshot<Section> { changeset.target }
+  @inlinable public var snapshot: Snapshot<Section> { storage.changeset.target }
 
   /// Whether the batch spans several versions: mutations coalesced while a batch was prepared, or batches
   /// a slow subscriber missed, composed into one.
-  public var isComposed: Bool { to - from > 1 }
+  @inlinable public var isComposed: Bool { to - from > 1 }
 }
