@@ -6,7 +6,7 @@
 /// whatever changes meanwhile is composed into its next batch. Inject a manual clock in tests to make
 /// pacing deterministic.
 public struct Pacing: Sendable {
-  let makeGate: (@Sendable () -> PacingGate)?
+  @usableFromInline let makeGate: (@Sendable () -> PacingGate)?
 
   /// Every batch as soon as it is ready.
   public static let immediate = Pacing(makeGate: nil)
@@ -19,6 +19,7 @@ public struct Pacing: Sendable {
 }
 
 /// One subscriber's pacing: remembers when it last got a batch and waits out the rest of the interval.
+@usableFromInline
 final class PacingGate: Sendable {
   private let waitTurn: @Sendable () async -> Void
   private let markDelivery: @Sendable () -> Void
@@ -33,6 +34,6 @@ final class PacingGate: Sendable {
     markDelivery = { last.withLock { $0 = clock.now } }
   }
 
-  func wait() async { await waitTurn() }
-  func delivered() { markDelivery() }
+  @usableFromInline func wait() async { await waitTurn() }
+  @usableFromInline func delivered() { markDelivery() }
 }

@@ -28,6 +28,7 @@ public struct Subscription<Section: SectionType>: Sendable {
   public let batches: AsyncStream<UpdateBatch<Section>>
 
   /// Creates a subscription from its parts (for custom ``DataSourceType`` conformances).
+  @inlinable
   public init(snapshot: Snapshot<Section>, version: Int, batches: AsyncStream<UpdateBatch<Section>>) {
     self.snapshot = snapshot
     self.version = version
@@ -36,35 +37,37 @@ public struct Subscription<Section: SectionType>: Sendable {
 }
 
 /// Ends a subscription when its stream is dropped: the stream's closures own the token.
+@usableFromInline
 final class SubscriptionToken<Section: SectionType>: Sendable {
-  let hub: SubscriptionHub<Section>
-  let id: Int
+  @usableFromInline let hub: SubscriptionHub<Section>
+  @usableFromInline let mailbox: SubscriberMailbox<Section>
 
-  init(hub: SubscriptionHub<Section>, id: Int) {
+  @inlinable
+  init(hub: SubscriptionHub<Section>, mailbox: SubscriberMailbox<Section>) {
     self.hub = hub
-    self.id = id
+    self.mailbox = mailbox
   }
 
-  deinit { hub.cancel(id) }
+  deinit { hub.cancel(mailbox) }
 }
 
 extension SubscriptionHub {
   /// Registers a subscriber at `version` and returns its subscription.
-  @usableFromInline
+  @inlinable
   func subscribe(snapshot: Snapshot<Section>, version: Int, pacing: Pacing) -> Subscription<Section> {
-    guard let id = register(version: version, snapshot: snapshot) else {
+    guard let mailbox = register(version: version, snapshot: snapshot) else {
       return Subscription(snapshot: snapshot, version: version, batches: AsyncStream { $0.finish() })
     }
-    let token = SubscriptionToken(hub: self, id: id)
+    let token = SubscriptionToken(hub: self, mailbox: mailbox)
     let gate = pacing.makeGate?()
     let batches = AsyncStream<UpdateBatch<Section>>(
       unfolding: {
         await gate?.wait()
-        let batch = await token.hub.next(token.id)
+        let batch = await token.mailbox.next()
         if batch != nil { gate?.delivered() }
         return batch
       },
-      onCancel: { token.hub.cancel(token.id) })
+      onCancel: { token.hub.cancel(token.mailbox) })
     return Subscription(snapshot: snapshot, version: version, batches: batches)
   }
 }

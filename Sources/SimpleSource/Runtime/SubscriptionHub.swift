@@ -1,58 +1,36 @@
-// The storage that performs the subscription state machine's actions: a lock, continuations, composition.
+// The storage behind subscriptions: a registry of per-subscriber mailboxes, each with its own lock.
 
-/// Holds a data source's subscribers behind a lock and hands each consumer its next batch.
-///
-/// Publishing never waits for a consumer: it updates the state machine and resumes the consumers that
-/// are already waiting. A consumer that fell behind composes its own catch-up batch in its own task,
-/// off the main actor (G6, G7, G9).
+/// One subscriber's storage: its state machine behind its own lock, so that consumers never contend with
+/// each other, and a publish touches each subscriber once.
 @usableFromInline
-final class SubscriptionHub<Section: SectionType>: Sendable {
-  @usableFromInline typealias Machine = SubscriptionStateMachine<Section, UnsafeContinuation<SubscriptionDelivery<Section>, Never>>
-  @usableFromInline typealias ItemID = Section.Item.ID
-
+final class SubscriberMailbox<Section: SectionType>: Sendable {
+  @usableFromInline typealias Machine = SubscriberStateMachine<Section, UnsafeContinuation<SubscriptionDelivery<Section>, Never>>
   @usableFromInline let state: Locked<Machine>
 
   @inlinable
-  init(version: Int, snapshot: Snapshot<Section>) {
-    state = Locked(Machine(version: version, snapshot: snapshot))
+  init(_ machine: Machine) { state = Locked(machine) }
+
+  @inlinable
+  func publish(_ batch: UpdateBatch<Section>, refreshing: Set<Section.Item.ID>) {
+    if let (waiter, delivery) = state.withLock({ $0.publish(batch, refreshing: refreshing) }) {
+      waiter.resume(returning: delivery)
+    }
   }
 
   @inlinable
-  var count: Int { state.withLock { $0.count } }
+  func end() { state.withLock { $0.end() }?.resume(returning: .end) }
 
-  @inlinable
-  func register(version: Int, snapshot: Snapshot<Section>) -> Int? {
-    state.withLock { $0.register(version: version, snapshot: snapshot) }
-  }
-
-  @inlinable
-  func publish(_ batch: UpdateBatch<Section>, refreshing: Set<ItemID>) {
-    let resumes = state.withLock { $0.publish(batch, refreshing: refreshing) }
-    for (waiter, delivery) in resumes { waiter.resume(returning: delivery) }
-  }
-
-  /// Ends a subscription; idempotent, and safe before, during or after a wait.
-  @inlinable
-  func cancel(_ id: Int) {
-    state.withLock { $0.cancel(id) }?.resume(returning: .end)
-  }
-
-  @inlinable
-  func finish() {
-    for waiter in state.withLock({ $0.finish() }) { waiter.resume(returning: .end) }
-  }
-
-  /// The next non-empty batch for subscriber `id`, or `nil` when the subscription has ended.
+  /// The next non-empty batch, or `nil` when the subscription has ended.
   ///
-  /// Cancellation is handled by the caller: the subscription's stream cancels `id` when its consuming
-  /// task is cancelled, which resumes this wait with `.end`. The state machine resumes every waiter
-  /// exactly once (it hands each waiter out of its state exactly once), so an unsafe continuation is
-  /// sound here and spares an allocation per delivery.
+  /// Cancellation is handled by the caller: the subscription's stream ends the mailbox when its
+  /// consuming task is cancelled, which resumes this wait with `.end`. The state machine hands each
+  /// waiter out of its state exactly once, so an unsafe continuation is sound here and spares an
+  /// allocation per delivery.
   @inlinable
-  func next(_ id: Int) async -> UpdateBatch<Section>? {
+  func next() async -> UpdateBatch<Section>? {
     while true {
       let delivery = await withUnsafeContinuation { continuation in
-        if let delivery = state.withLock({ $0.next(id, waiter: continuation) }) {
+        if let delivery = state.withLock({ $0.next(waiter: continuation) }) {
           continuation.resume(returning: delivery)
         }
       }
@@ -65,7 +43,7 @@ final class SubscriptionHub<Section: SectionType>: Sendable {
         let changeset = await Self.compose(from: from, to: to, refreshing: refreshing)
         // An empty composition is not delivered (G4); the subscriber keeps its version (G1).
         if changeset.isEmpty { continue }
-        state.withLock { $0.delivered(id, version: toVersion, snapshot: to) }
+        state.withLock { $0.delivered(version: toVersion, snapshot: to) }
         return UpdateBatch(from: fromVersion, to: toVersion, changeset: changeset)
       }
     }
@@ -74,9 +52,85 @@ final class SubscriptionHub<Section: SectionType>: Sendable {
   /// Diffs on the global concurrent executor, never on the caller's actor (G9).
   @inlinable
   @concurrent
-  static func compose(from: Snapshot<Section>, to: Snapshot<Section>, refreshing: Set<ItemID>) async
+  static func compose(from: Snapshot<Section>, to: Snapshot<Section>, refreshing: Set<Section.Item.ID>) async
     -> Changeset<Section>
   {
     Changeset(from: from, to: to, refreshing: refreshing)
+  }
+}
+
+/// Holds a data source's subscribers and publishes batches to them.
+///
+/// Publishing never waits for a consumer: it updates each subscriber's state machine and resumes the
+/// consumers that already wait. A consumer that fell behind composes its own catch-up batch in its own
+/// task, off the main actor (G6, G7, G9).
+@usableFromInline
+final class SubscriptionHub<Section: SectionType>: Sendable {
+  @usableFromInline
+  struct Registry: Sendable {
+    @usableFromInline var mailboxes: [SubscriberMailbox<Section>] = []
+    @usableFromInline var newest: UpdateBatch<Section>?
+    @usableFromInline var newestVersion: Int
+    @usableFromInline var newestSnapshot: Snapshot<Section>
+    @usableFromInline var isFinished = false
+
+    @inlinable
+    init(version: Int, snapshot: Snapshot<Section>) {
+      newestVersion = version
+      newestSnapshot = snapshot
+    }
+  }
+
+  @usableFromInline let registry: Locked<Registry>
+
+  @inlinable
+  init(version: Int, snapshot: Snapshot<Section>) {
+    registry = Locked(Registry(version: version, snapshot: snapshot))
+  }
+
+  @inlinable
+  var count: Int { registry.withLock { $0.mailboxes.count } }
+
+  /// Registers a subscriber holding `snapshot` at `version`; `nil` once the hub has finished.
+  @inlinable
+  func register(version: Int, snapshot: Snapshot<Section>) -> SubscriberMailbox<Section>? {
+    registry.withLock { registry in
+      if registry.isFinished { return nil }
+      let mailbox = SubscriberMailbox(
+        SubscriberMailbox<Section>.Machine(
+          version: version, snapshot: snapshot, newest: registry.newest, newestVersion: registry.newestVersion,
+          newestSnapshot: registry.newestSnapshot))
+      registry.mailboxes.append(mailbox)
+      return mailbox
+    }
+  }
+
+  @inlinable
+  func publish(_ batch: UpdateBatch<Section>, refreshing: Set<Section.Item.ID>) {
+    let mailboxes = registry.withLock { registry in
+      registry.newest = batch
+      registry.newestVersion = batch.to
+      registry.newestSnapshot = batch.snapshot
+      return registry.mailboxes
+    }
+    for mailbox in mailboxes { mailbox.publish(batch, refreshing: refreshing) }
+  }
+
+  /// Ends a subscription and releases it; idempotent, and safe before, during or after a wait.
+  @inlinable
+  func cancel(_ mailbox: SubscriberMailbox<Section>) {
+    registry.withLock { registry in registry.mailboxes.removeAll { $0 === mailbox } }
+    mailbox.end()
+  }
+
+  /// Ends every subscription; no new ones are accepted.
+  @inlinable
+  func finish() {
+    let mailboxes = registry.withLock { registry in
+      registry.isFinished = true
+      defer { registry.mailboxes = [] }
+      return registry.mailboxes
+    }
+    for mailbox in mailboxes { mailbox.end() }
   }
 }

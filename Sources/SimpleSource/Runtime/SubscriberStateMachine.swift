@@ -1,0 +1,137 @@
+// The pure state machine of one subscriber: what it has received, whether it waits, what it gets next.
+
+/// One subscriber's view of its data source: what it received last, whether its consumer waits, and what
+/// to hand over next.
+///
+/// Plain synchronous code: every event returns the action to perform, and the storage
+/// (``SubscriberMailbox``) performs it after releasing its lock. `Waiter` is the suspended consumer
+/// (a continuation in production, anything in tests).
+///
+/// Memory is bounded (G6): the newest published batch and the subscriber's last state; never a queue.
+@usableFromInline
+struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable {
+  @usableFromInline typealias ItemID = Section.Item.ID
+  @usableFromInline typealias Delivery = SubscriptionDelivery<Section>
+
+  /// What the subscriber holds of its state: its initial snapshot, or the last shared batch (one
+  /// reference to retain, where a snapshot is several).
+  @usableFromInline
+  enum Held: Sendable {
+    case snapshot(Snapshot<Section>)
+    case batch(UpdateBatch<Section>)
+  }
+
+  /// The `to` of the last batch received (or the subscription's version): the next batch's `from`.
+  @usableFromInline var version: Int
+  @usableFromInline var held: Held
+  /// The newest version known to hold the same content as ``held`` (≥ ``version``): a composed batch
+  /// that turned out empty advances this, not ``version`` (G1, G4).
+  @usableFromInline var seen: Int
+  /// Ids force-refreshed in published batches this subscriber has not received yet.
+  @usableFromInline var refreshing: Set<ItemID> = []
+  @usableFromInline var waiter: Waiter?
+  @usableFromInline var isEnded = false
+  /// The newest published batch, and the newest version and snapshot of the source.
+  @usableFromInline var newest: UpdateBatch<Section>?
+  @usableFromInline var newestVersion: Int
+  @usableFromInline var newestSnapshot: Snapshot<Section>
+
+  /// A subscriber holding `snapshot` at `version`, which may be newer than the newest published batch
+  /// when the source has mutations still being diffed.
+  @inlinable
+  init(
+    version: Int, snapshot: Snapshot<Section>, newest: UpdateBatch<Section>?, newestVersion: Int,
+    newestSnapshot: Snapshot<Section>
+  ) {
+    self.version = version
+    self.held = .snapshot(snapshot)
+    self.seen = version
+    self.newest = newest
+    self.newestVersion = newestVersion
+    self.newestSnapshot = newestSnapshot
+  }
+
+  /// The snapshot at ``version``.
+  @inlinable
+  var snapshot: Snapshot<Section> {
+    switch held {
+    case .snapshot(let snapshot): snapshot
+    case .batch(let batch): batch.snapshot
+    }
+  }
+
+  /// The consumer asks for its next batch. Returns the delivery to hand over now, or `nil` after storing
+  /// `waiter` to be resumed by a later ``publish(_:refreshing:)`` or ``end()``.
+  @inlinable
+  mutating func next(waiter: Waiter) -> Delivery? {
+    if isEnded { return .end }
+    precondition(self.waiter == nil, "SimpleSource: a subscription's stream has one consumer at a time")
+    let delivery = pending()
+    if delivery == nil { self.waiter = waiter }
+    return delivery
+  }
+
+  /// The consumer delivered a batch it composed; it now holds `snapshot` at `version`.
+  @inlinable
+  mutating func delivered(version: Int, snapshot: Snapshot<Section>) {
+    guard version > self.version else { return }
+    self.version = version
+    held = .snapshot(snapshot)
+    seen = max(seen, version)
+  }
+
+  /// A batch was published. Returns the waiter to resume, with its delivery, if the consumer waits.
+  @inlinable
+  mutating func publish(_ batch: UpdateBatch<Section>, refreshing: Set<ItemID>) -> (Waiter, Delivery)? {
+    newest = batch
+    newestVersion = batch.to
+    newestSnapshot = batch.snapshot
+    guard !isEnded, seen < batch.to else { return nil }
+    // Kept in case the subscriber ends up composing (it may miss this batch too); receiving the shared
+    // batch clears them, since that batch refreshes them itself.
+    if !refreshing.isEmpty { self.refreshing.formUnion(refreshing) }
+    guard let waiter, let delivery = pending() else { return nil }
+    self.waiter = nil
+    return (waiter, delivery)
+  }
+
+  /// Ends the subscription; idempotent. Returns its waiter, to be resumed with ``Delivery/end``.
+  @inlinable
+  mutating func end() -> Waiter? {
+    isEnded = true
+    defer { waiter = nil }
+    return waiter
+  }
+
+  /// What the subscriber should get now; `nil` if it has seen the newest version.
+  @inlinable
+  mutating func pending() -> Delivery? {
+    guard seen < newestVersion else { return nil }
+    if let newest, newest.from == version {
+      version = newest.to
+      held = .batch(newest)
+      seen = newest.to
+      refreshing = []
+      return .batch(newest)
+    }
+    defer {
+      seen = newestVersion
+      refreshing = []
+    }
+    return .compose(
+      from: snapshot, fromVersion: version, to: newestSnapshot, toVersion: newestVersion, refreshing: refreshing)
+  }
+}
+
+/// What a consumer gets when it asks for its next batch.
+@usableFromInline
+enum SubscriptionDelivery<Section: SectionType>: Sendable {
+  /// The shared, newest batch: the consumer held exactly its `from` version.
+  case batch(UpdateBatch<Section>)
+  /// The consumer missed batches: diff its last snapshot against the newest, off the lock, then
+  /// report a non-empty result with ``SubscriberStateMachine/delivered(version:snapshot:)``.
+  case compose(
+    from: Snapshot<Section>, fromVersion: Int, to: Snapshot<Section>, toVersion: Int, refreshing: Set<Section.Item.ID>)
+  /// The subscription ended (cancelled, dropped, or the source finished).
+  case end
+}

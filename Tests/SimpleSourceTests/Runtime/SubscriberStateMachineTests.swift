@@ -1,0 +1,111 @@
+// Synchronous tests of one subscriber's state machine: no async, no tasks, every event and action.
+
+@testable import SimpleSource
+import SimpleSourceTesting
+import Testing
+
+@Suite("Subscriber state machine")
+struct SubscriberStateMachineTests {
+  typealias Machine = SubscriberStateMachine<TestSection, String>
+
+  let v0 = snapshot("A: a")
+  let v1 = snapshot("A: a b")
+  let v2 = snapshot("A: a b c")
+
+  func batch(_ from: Snapshot<TestSection>, _ to: Snapshot<TestSection>, _ fromVersion: Int, _ toVersion: Int)
+    -> UpdateBatch<TestSection>
+  {
+    UpdateBatch(from: fromVersion, to: toVersion, changeset: Changeset(from: from, to: to))
+  }
+
+  func machine(at version: Int, _ snapshot: Snapshot<TestSection>) -> Machine {
+    Machine(version: version, snapshot: snapshot, newest: nil, newestVersion: 0, newestSnapshot: v0)
+  }
+
+  @Test("a waiting subscriber is resumed with the shared batch")
+  func waitingGetsSharedBatch() {
+    var machine = machine(at: 0, v0)
+    #expect(machine.next(waiter: "w") == nil)
+    let resume = machine.publish(batch(v0, v1, 0, 1), refreshing: [])
+    #expect(resume?.0 == "w")
+    guard case .batch(let delivered)? = resume?.1 else {
+      Issue.record("expected the shared batch")
+      return
+    }
+    #expect(delivered.from == 0 && delivered.to == 1)
+    #expect(machine.next(waiter: "again") == nil, "nothing newer: it waits")
+  }
+
+  @Test("a subscriber that missed batches gets one composition from its own version")
+  func laggingSubscriberComposes() {
+    var machine = machine(at: 0, v0)
+    #expect(machine.publish(batch(v0, v1, 0, 1), refreshing: ["a"]) == nil)
+    #expect(machine.publish(batch(v1, v2, 1, 2), refreshing: []) == nil)
+    guard case .compose(let from, let fromVersion, let to, let toVersion, let refreshing)? = machine.next(waiter: "w")
+    else {
+      Issue.record("expected a composition")
+      return
+    }
+    #expect(from.sections == v0.sections && to.sections == v2.sections)
+    #expect(fromVersion == 0 && toVersion == 2)
+    #expect(refreshing == ["a"], "force-refreshes of missed batches are kept")
+    machine.delivered(version: 2, snapshot: v2)
+    let v3 = snapshot("A: a b c d")
+    _ = machine.publish(batch(v2, v3, 2, 3), refreshing: [])
+    guard case .batch(let next)? = machine.next(waiter: "w") else {
+      Issue.record("expected the shared batch after delivery")
+      return
+    }
+    #expect(next.from == 2)
+  }
+
+  @Test("an empty composition keeps the subscriber's version, and it waits for the next version")
+  func emptyCompositionKeepsVersion() {
+    var machine = machine(at: 0, v0)
+    _ = machine.publish(batch(v0, v1, 0, 1), refreshing: [])
+    _ = machine.publish(batch(v1, v0, 1, 2), refreshing: [])
+    guard case .compose? = machine.next(waiter: "w") else {
+      Issue.record("expected a composition")
+      return
+    }
+    // The consumer found it empty and did not report a delivery: it now waits for version 3.
+    #expect(machine.next(waiter: "w") == nil)
+    let resume = machine.publish(batch(v0, v2, 2, 3), refreshing: [])
+    guard case .compose(_, let fromVersion, _, let toVersion, _)? = resume?.1 else {
+      Issue.record("expected a composition from version 0")
+      return
+    }
+    #expect(fromVersion == 0 && toVersion == 3)
+  }
+
+  @Test("a subscriber registered ahead of the published version skips older batches")
+  func registeredAhead() {
+    var machine = machine(at: 2, v2)
+    #expect(machine.publish(batch(v0, v1, 0, 1), refreshing: []) == nil)
+    #expect(machine.next(waiter: "w") == nil)
+  }
+
+  @Test("ending is idempotent, returns the waiter once, and ends later requests")
+  func ending() {
+    var machine = machine(at: 0, v0)
+    #expect(machine.next(waiter: "one") == nil)
+    #expect(machine.end() == "one")
+    #expect(machine.end() == nil)
+    guard case .end? = machine.next(waiter: "late") else {
+      Issue.record("an ended subscriber ends")
+      return
+    }
+    #expect(machine.publish(batch(v0, v1, 0, 1), refreshing: []) == nil)
+  }
+}
+
+extension SubscriptionDelivery: Equatable {
+  static func == (lhs: Self, rhs: Self) -> Bool {
+    switch (lhs, rhs) {
+    case (.end, .end): true
+    case (.batch(let l), .batch(let r)): l.from == r.from && l.to == r.to
+    case (.compose(_, let lf, _, let lt, let lr), .compose(_, let rf, _, let rt, let rr)): lf == rf && lt == rt && lr == rr
+    default: false
+    }
+  }
+}
