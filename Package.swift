@@ -14,12 +14,19 @@ let package = Package(
   products: [
     .library(name: "SimpleSource", targets: ["SimpleSource"]),
     .library(name: "SimpleSourceTesting", targets: ["SimpleSourceTesting"]),
+    .executable(name: "live-roster", targets: ["live-roster"]),
     .executable(name: "quickstart", targets: ["quickstart"]),
     .executable(name: "simplesource-bench", targets: ["simplesource-bench"]),
   ],
   targets: [
     .target(name: "SimpleSource", swiftSettings: strictness),
     .target(name: "SimpleSourceTesting", dependencies: ["SimpleSource"], swiftSettings: strictness),
+    .executableTarget(
+      name: "live-roster",
+      dependencies: ["SimpleSource", "SimpleSourceTesting"],
+      path: "Examples/live-roster",
+      swiftSettings: strictness
+    ),
     .executableTarget(
       name: "quickstart",
       dependencies: ["SimpleSource", "SimpleSourceTesting"],
