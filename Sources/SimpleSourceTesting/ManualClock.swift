@@ -1,6 +1,6 @@
 // A clock that only moves when a test says so, for deterministic tests of pacing.
 
-public import SimpleSource
+import SimpleSource
 
 /// A `Clock` whose time moves only when ``advance(by:)`` is called.
 ///

@@ -20,8 +20,8 @@ struct DataSourceContractTests {
       for writer in 0..<4 {
         group.addTask {
           for index in 0..<50 {
-            try? await source.appendItems([item("w\(writer)-\(index)")], toSection: index % 2 == 0 ? "A" : "B")
-            if index % 7 == 0 { try? await source.moveItem("w\(writer)-\(index)", toSection: "A") }
+            _ = try? await source.appendItems([item("w\(writer)-\(index)")], toSection: index % 2 == 0 ? "A" : "B")
+            if index % 7 == 0 { _ = try? await source.moveItem("w\(writer)-\(index)", toSection: "A") }
           }
         }
       }
@@ -86,7 +86,7 @@ struct DataSourceContractTests {
     let source = try TestSource(sections: layout("A: | B:"))
     let recorders = await withTaskGroup(of: BatchRecorder<TestSection>?.self) { group in
       group.addTask {
-        for index in 0..<300 { try? await source.appendItems([item("i\(index)")], toSection: index % 3 == 0 ? "A" : "B") }
+        for index in 0..<300 { _ = try? await source.appendItems([item("i\(index)")], toSection: index % 3 == 0 ? "A" : "B") }
         return nil
       }
       for _ in 0..<20 { group.addTask { await BatchRecorder(await source.subscribe()) } }

@@ -82,8 +82,8 @@ struct DataSourceMutationTests {
       var index = 0
       while !Task.isCancelled {
         // The list stays small: each item lives until the next one arrives.
-        try? await source.appendItems([item("n\(index)")], toSection: index % 2 == 0 ? "A" : "B")
-        if index > 0 { try? await source.deleteItems(["n\(index - 1)"]) }
+        _ = try? await source.appendItems([item("n\(index)")], toSection: index % 2 == 0 ? "A" : "B")
+        if index > 0 { _ = try? await source.deleteItems(["n\(index - 1)"]) }
         index += 1
       }
     }
