@@ -197,6 +197,34 @@ struct DataSourceContractTests {
     #expect(await source.version == version + 1)
   }
 
+  @Test("coalescing: a burst of single-item mutations from many tasks makes far fewer batches, and ends exact")
+  func coalescing() async throws {
+    let source = try TestSource(sections: layout("A: | B:"))
+    let recorder = await BatchRecorder(await source.subscribe())
+    let writers = 8
+    let perWriter = 250
+    await withTaskGroup(of: Void.self) { group in
+      for writer in 0..<writers {
+        group.addTask {
+          for index in 0..<perWriter {
+            _ = try? await source.appendItems([item("w\(writer)-\(index)")], toSection: writer % 2 == 0 ? "A" : "B")
+          }
+        }
+      }
+    }
+    await source.settled()
+    let final = await source.snapshot
+    await recorder.waitUntilShowing(final)
+    let batches = await recorder.batches
+    #expect(final.itemCount == writers * perWriter)
+    #expect(batches.last?.to == writers * perWriter)
+    // Each batch holds every mutation made while the previous one was diffed.
+    print("coalescing: \(batches.count) batches for \(writers * perWriter) mutations from \(writers) tasks")
+    #expect(batches.count < writers * perWriter / 2, "\(batches.count) batches for \(writers * perWriter) mutations")
+    #expect(batches.contains { $0.isComposed })
+    #expect(await recorder.violations == [])
+  }
+
   @Test("refreshItems refreshes an item whose == did not change")
   func forcedRefresh() async throws {
     let source = try TestSource(sections: layout("A: a b"))
