@@ -68,9 +68,9 @@ struct DataSourceContractTests {
     #expect(try await source.update { _ in } == ())
     #expect(try await source.deleteItems([]) == 0)
     #expect(await source.version == 0)
-    // An insert and its delete, then one real change: no batch may show the intermediate state alone.
-    try await source.appendItems([item("x")], toSection: "B")
-    try await source.deleteItems(["x"])
+    // An insert and its delete in one turn of the actor, so that one cut holds both: it must publish
+    // nothing. Then one real change.
+    try await source.insertThenDelete(item("x"), in: "B")
     await source.settled()
     try await source.appendItems([item("y")], toSection: "A")
     await source.settled()
@@ -236,5 +236,13 @@ struct DataSourceContractTests {
     await recorder.waitUntilShowing(await source.snapshot)
     let refreshed = await recorder.batches.flatMap { $0.changeset.itemChanges.updates.map(\.id) }
     #expect(refreshed == ["b"])
+  }
+}
+
+extension BasicDataSource where Section == TestSection {
+  /// Two mutations in one turn of the actor: no cut can fall between them.
+  func insertThenDelete(_ item: TestItem, in section: String) throws {
+    try appendItems([item], toSection: section)
+    try deleteItems([item.id])
   }
 }
