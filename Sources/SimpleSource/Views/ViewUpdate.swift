@@ -1,0 +1,54 @@
+// How a view data source applies a batch to its view: animated, unanimated, or the user's own way.
+
+/// How a ``ListViewDataSource`` applies each batch to its view.
+///
+/// Whatever the policy, the view falls back to `reloadData()` when it is off screen, and when a batch has
+/// more changes than ``largeBatchThreshold``.
+public struct ViewUpdate<Section: SectionType>: Sendable {
+  /// What a custom policy receives: the view, the batch, and the ways to apply it.
+  @MainActor
+  public struct Context {
+    /// The view to update.
+    public let view: any ListView
+    /// The batch to apply.
+    public let batch: UpdateBatch<Section>
+    let applyStages: @MainActor (RefreshStyle, Bool) -> Void
+    let reload: @MainActor () -> Void
+
+    /// Applies the batch stage by stage, as the animated policy does.
+    public func performStages(refreshing style: RefreshStyle = .reconfigure, animated: Bool = true) {
+      applyStages(style, animated)
+    }
+
+    /// Shows the batch's snapshot with `reloadData()`.
+    public func reloadData() { reload() }
+  }
+
+  enum Kind: Sendable {
+    case animated(RefreshStyle)
+    case unanimated
+    case custom(@MainActor @Sendable (Context) -> Void)
+  }
+
+  let kind: Kind
+  /// Batches with more changes than this are shown with `reloadData()`; `nil` for no limit.
+  public var largeBatchThreshold: Int?
+
+  /// Each stage as one animated batch; changed items are reconfigured (or reloaded).
+  public static func animated(refreshing style: RefreshStyle = .reconfigure, largeBatchThreshold: Int? = 500)
+    -> ViewUpdate
+  {
+    ViewUpdate(kind: .animated(style), largeBatchThreshold: largeBatchThreshold)
+  }
+
+  /// Every batch with `reloadData()`.
+  public static var unanimated: ViewUpdate { ViewUpdate(kind: .unanimated, largeBatchThreshold: nil) }
+
+  /// The user's closure applies each batch through the ``Context``; it must apply it exactly once, by
+  /// ``Context/performStages(refreshing:animated:)`` or ``Context/reloadData()``.
+  public static func custom(
+    largeBatchThreshold: Int? = nil, _ body: @escaping @MainActor @Sendable (Context) -> Void
+  ) -> ViewUpdate {
+    ViewUpdate(kind: .custom(body), largeBatchThreshold: largeBatchThreshold)
+  }
+}
