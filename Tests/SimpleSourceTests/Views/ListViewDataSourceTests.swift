@@ -1,0 +1,151 @@
+// View data sources on Linux: ReferenceListViewHost checks every batch they perform against UIKit's rules.
+
+import SimpleSource
+import SimpleSourceTesting
+import Testing
+
+@MainActor
+func makeView(_ update: ViewUpdate<TestSection> = .animated())
+  -> (ReferenceListViewHost<TestSection>, ListViewDataSource<TestSection, ReferenceListViewHost<TestSection>>)
+{
+  let host = ReferenceListViewHost<TestSection>()
+  let dataSource = ListViewDataSource(view: host, update: update)
+  host.dataSource = { [unowned dataSource] in dataSource.sections }
+  return (host, dataSource)
+}
+
+@Suite("ListViewDataSource", .timeLimit(.minutes(2)))
+@MainActor
+struct ListViewDataSourceTests {
+  @Test("several views on one source with concurrent writers end showing exactly the source, every batch valid")
+  func concurrentWritersSeveralViews() async throws {
+    let source = try TestSource(sections: layout("A: a b c | B: d e | C:"))
+    let views = [
+      makeView(.animated(refreshing: .reconfigure)), makeView(.animated(refreshing: .reload)), makeView(.unanimated),
+    ]
+    for (_, dataSource) in views { await dataSource.follow(source) }
+    await withTaskGroup(of: Void.self) { group in
+      for writer in 0..<4 {
+        group.addTask {
+          for index in 0..<40 {
+            let id = "w\(writer)-\(index)"
+            _ = try? await source.appendItems([item(id)], toSection: ["A", "B", "C"][index % 3])
+            if index % 4 == 0 { _ = try? await source.moveItem(id, before: "a") }
+            if index % 5 == 0 { _ = try? await source.replaceItem(item("d", index)) }
+            if index % 9 == 0 { _ = try? await source.moveSection("C", before: "A") }
+          }
+        }
+      }
+    }
+    await source.settled()
+    let final = await source.snapshot
+    for (host, dataSource) in views {
+      await dataSource.waitUntilShowing(final)
+      #expect(host.errors == [])
+      #expect(host.reference.warnings == [])
+      #expect(host.reference.shows(final.sections))
+      #expect(dataSource.numberOfSections == final.sections.count)
+      for (sectionIndex, section) in final.sections.enumerated() {
+        #expect(dataSource.numberOfItems(inSection: sectionIndex) == section.items.count)
+        for (itemIndex, expected) in section.items.enumerated() {
+          #expect(dataSource.item(at: ItemPosition(section: sectionIndex, item: itemIndex)) == expected)
+        }
+      }
+    }
+    #expect(views[0].0.animatedBatchCount > 0)
+    #expect(views[2].0.batchCount == 0 && views[2].1.reloadCount > 0, "the unanimated policy reloads")
+  }
+
+  @Test("an off-screen view is reloaded instead of animated")
+  func offScreen() async throws {
+    let source = try TestSource(sections: layout("A: a"))
+    let (host, dataSource) = makeView()
+    await dataSource.follow(source)
+    host.isOnScreen = false
+    try await source.appendItems([item("b")], toSection: "A")
+    await source.settled()
+    await dataSource.waitUntilShowing(await source.snapshot)
+    #expect(host.batchCount == 0)
+    #expect(host.reloadCount == 2, "one reload to start, one for the batch")
+    let final = await source.snapshot
+    #expect(host.reference.shows(final.sections))
+  }
+
+  @Test("a batch larger than the threshold is reloaded; a small one is animated")
+  func largeBatchThreshold() async throws {
+    let source = try TestSource(sections: layout("A: a"))
+    let (host, dataSource) = makeView(.animated(largeBatchThreshold: 3))
+    await dataSource.follow(source)
+    try await source.appendItems([item("b")], toSection: "A")
+    await source.settled()
+    await dataSource.waitUntilShowing(await source.snapshot)
+    #expect(host.animatedBatchCount == 1)
+    try await source.appendItems((0..<5).map { item("n\($0)") }, toSection: "A")
+    await source.settled()
+    await dataSource.waitUntilShowing(await source.snapshot)
+    #expect(host.animatedBatchCount == 1 && dataSource.reloadCount == 1)
+    #expect(host.errors == [])
+  }
+
+  @Test("a custom policy gets the view and each batch, and applies it its own way")
+  func customPolicy() async throws {
+    let source = try TestSource(sections: layout("A: a b"))
+    let seen = Counter()
+    let (host, dataSource) = makeView(
+      .custom { context in
+        seen.increment()
+        if context.batch.changeset.itemChanges.inserts.isEmpty {
+          context.reloadData()
+        } else {
+          context.performStages(refreshing: .reload, animated: false)
+        }
+      })
+    await dataSource.follow(source)
+    try await source.appendItems([item("c")], toSection: "A")
+    await source.settled()
+    await dataSource.waitUntilShowing(await source.snapshot)
+    try await source.deleteItems(["a"])
+    await source.settled()
+    await dataSource.waitUntilShowing(await source.snapshot)
+    #expect(seen.value == 2)
+    #expect(host.batchCount == 1 && host.animatedBatchCount == 0)
+    #expect(dataSource.reloadCount == 1)
+    let final = await source.snapshot
+    #expect(host.errors == [] && host.reference.shows(final.sections))
+  }
+
+  @Test("headers follow section moves and renames")
+  func headersFollowSections() async throws {
+    let source = try TestSource(sections: layout("A: a | B: b | C: c"))
+    let (host, dataSource) = makeView(.animated(refreshing: .reconfigure))
+    await dataSource.follow(source)
+    try await source.moveSection("C", before: "A")
+    try await source.updateSection(TestSection(id: "B", header: "Bravo"))
+    await source.settled()
+    await dataSource.waitUntilShowing(await source.snapshot)
+    #expect(dataSource.section(at: 0).header == "C v0")
+    #expect(dataSource.section(at: 2).header == "Bravo")
+    #expect(host.reference.sections.map(\.section.header) == ["C v0", "A v0", "Bravo"])
+    #expect(host.errors == [])
+  }
+
+  @Test("stopping ends the subscription")
+  func stopping() async throws {
+    let source = try TestSource(sections: layout("A: a"))
+    let (_, dataSource) = makeView()
+    await dataSource.follow(source)
+    #expect(source.subscriberCount == 1)
+    dataSource.stop()
+    await source.settled()
+    try await source.appendItems([item("b")], toSection: "A")
+    await source.settled()
+    #expect(dataSource.sections == layout("A: a"))
+  }
+}
+
+/// A main-actor counter for closures in tests.
+@MainActor
+final class Counter: Sendable {
+  private(set) var value = 0
+  func increment() { value += 1 }
+}
