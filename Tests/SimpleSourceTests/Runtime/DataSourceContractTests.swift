@@ -111,6 +111,9 @@ struct DataSourceContractTests {
       try await source.appendItems([item("n\(index)")], toSection: "A")
       if index % 3 == 0 { try await source.deleteItems(["n\(index)"]) }
     }
+    // A last change that cannot cancel out: had the last cut held only an insert and its delete, it
+    // would (rightly) publish nothing, and the newest batch would end before `version` (G4).
+    try await source.appendItems([item("last")], toSection: "A")
     await source.settled()
     await stalled.resume()
     await stalled.waitUntilShowing(await source.snapshot)
