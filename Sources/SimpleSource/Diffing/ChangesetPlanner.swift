@@ -82,6 +82,14 @@ struct ChangesetPlanner<Section: SectionType> {
     let targetOffsets = target.itemOffsets
     oldMatch = [UInt64](repeating: Self.none, count: source.itemCount)
     newMatch = [UInt64](repeating: Self.none, count: target.itemCount)
+    // Without deleted (inserted) sections the stage's deletes (inserts) are exactly the summary's: they
+    // share its storage instead of being built a second time.
+    let anySectionDeleted = !sectionSummary.deletes.isEmpty
+    let anySectionInserted = !sectionSummary.inserts.isEmpty
+    defer {
+      if !anySectionDeleted { stageItemDeletes = itemSummary.deletes }
+      if !anySectionInserted { stageItemInserts = itemSummary.inserts }
+    }
     for oldSection in old.indices {
       let items = old[oldSection].items
       let base = sourceOffsets[oldSection]
@@ -104,7 +112,7 @@ struct ChangesetPlanner<Section: SectionType> {
         let change = ItemChange(id: item.id, from: ItemPosition(section: oldSection, item: oldItem), to: nil)
         itemSummary.deletes.append(change)
         if oldSectionSurvives {
-          stageItemDeletes.append(change)
+          if anySectionDeleted { stageItemDeletes.append(change) }
           oldSectionHasItemDeletes[oldSection] = true
         }
       }
@@ -117,7 +125,7 @@ struct ChangesetPlanner<Section: SectionType> {
         let change = ItemChange(id: items[newItem].id, from: nil, to: ItemPosition(section: newSection, item: newItem))
         itemSummary.inserts.append(change)
         if newSectionSurvives {
-          stageItemInserts.append(change)
+          if anySectionInserted { stageItemInserts.append(change) }
           newSectionHasInsertsOrMovesIn[newSection] = true
         }
       }
