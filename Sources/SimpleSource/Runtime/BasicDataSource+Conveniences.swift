@@ -12,7 +12,7 @@ extension BasicDataSource {
   @inlinable
   @discardableResult
   public func setSections(_ sections: [Section]) throws(Error) -> Int {
-    try edit { (store: inout SectionStore<Section>) throws(Error) in try store.replaceAll(sections) }
+    try replaceAll(sections)
   }
 
   /// Appends sections at the end.

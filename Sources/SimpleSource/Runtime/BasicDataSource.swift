@@ -123,8 +123,19 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   public func update<Result: Sendable>(_ body: @Sendable (inout [Section]) throws -> Result) throws -> Result {
     var sections = store.sections
     let result = try body(&sections)
-    try edit { (store: inout SectionStore<Section>) throws(Error) in try store.replaceAll(sections) }
+    try replaceAll(sections)
     return result
+  }
+
+  /// Replaces everything, validated as a whole. The snapshot built to validate it becomes the cached
+  /// one, so publishing does not index the same sections a second time.
+  @inlinable
+  @discardableResult
+  func replaceAll(_ sections: [Section]) throws(Error) -> Int {
+    let snapshot = try Snapshot(sections)
+    if SectionStore.same(store.sections, sections) { return storedVersion }
+    store = SectionStore(trusted: snapshot)
+    return commit(snapshot: snapshot)
   }
 
   /// Runs one validated edit; commits a new version if it changed something.
@@ -134,8 +145,14 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
     throws(Error) -> Int
   {
     guard try change(&store) else { return storedVersion }
+    return commit(refreshing: refreshing)
+  }
+
+  /// Makes a new version of the current state and makes sure a batch will be cut for it.
+  @inlinable
+  func commit(refreshing: Set<Item.ID> = [], snapshot: Snapshot<Section>? = nil) -> Int {
     storedVersion += 1
-    cachedSnapshot = nil
+    cachedSnapshot = snapshot
     if !refreshing.isEmpty { pendingRefresh.formUnion(refreshing) }
     if publishing == nil { publishing = Task { await self.publish() } }
     return storedVersion

@@ -107,15 +107,6 @@ struct SectionStore<Section: SectionType>: Sendable {
 
   // MARK: - Whole state
 
-  /// Replaces everything; validated as a whole. Returns whether anything changed.
-  @inlinable
-  mutating func replaceAll(_ newSections: [Section]) throws(Error) -> Bool {
-    let snapshot = try Snapshot(newSections)
-    if Self.same(sections, newSections) { return false }
-    self = SectionStore(trusted: snapshot)
-    return true
-  }
-
   /// Whether two lists are equal: same ids in the same order, same section content, same items.
   @inlinable
   static func same(_ lhs: [Section], _ rhs: [Section]) -> Bool {
