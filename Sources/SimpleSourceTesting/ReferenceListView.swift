@@ -138,4 +138,21 @@ public struct ReferenceListView<Section: SectionType>: Sendable {
     defer { nextSerial += 1 }
     return SectionView(serial: nextSerial, id: section.id, section: section, cells: cells)
   }
+
+  /// Moves a cell as the user's drag does (interactive reordering): the view moves it itself, before its
+  /// data source hears of the move. `destination` is the cell's position after the move.
+  /// - Throws: ``ListViewError`` citing R16 when a position is out of range; the view is unchanged.
+  public mutating func moveCellInteractively(from source: ItemPosition, to destination: ItemPosition)
+    throws(ListViewError)
+  {
+    guard sections.indices.contains(source.section), sections[source.section].cells.indices.contains(source.item)
+    else { throw ListViewError(.r16, "attempt to move item \(source), which does not exist", positions: [source]) }
+    var cells = sections[destination.section < sections.count ? destination.section : source.section].cells
+    if source.section == destination.section { cells.remove(at: source.item) }
+    guard sections.indices.contains(destination.section), (0...cells.count).contains(destination.item) else {
+      throw ListViewError(.r16, "attempt to move item to \(destination), which does not exist", positions: [destination])
+    }
+    let cell = sections[source.section].cells.remove(at: source.item)
+    sections[destination.section].cells.insert(cell, at: destination.item)
+  }
 }

@@ -1,57 +1,110 @@
 // The main-actor data source of one view: follows a DataSourceType, keeps its own copy, applies batches.
 
 /// Drives one ``ListView`` from any ``DataSourceType``: it keeps its own main-actor copy of the sections,
-/// answers the view's synchronous questions from it, and applies every batch in order.
+/// answers the view's synchronous questions from it (through a ``ViewFactory`` for cells, headers and
+/// footers), and applies every batch in order through a ``ViewUpdate`` policy.
 ///
 /// ```swift
-/// let dataSource = ListViewDataSource(view: tableView, update: .animated())
-/// await dataSource.follow(employees)
+/// let viewDataSource = ListViewDataSource(view: tableView, factory: factory, update: .animated())
+/// await viewDataSource.follow(employees)
 /// ```
 ///
 /// Several views can follow one source, each through its own `ListViewDataSource`. The subscription is
 /// owned by this object: it ends with ``stop()`` or when the object is deallocated.
+///
+/// **Promises**, for each view:
+/// - The first thing shown is the source's snapshot at ``follow(_:pacing:)``, with `reloadData()`.
+/// - Batches are applied in the source's version order, one at a time; within a batch each
+///   ``ChangeStage`` is one `performBatchUpdates` with that stage's data swapped in inside it (S5).
+/// - Changed items are reconfigured when their reuse identifier stays the same, and reloaded when it
+///   changes (UIKit cannot reconfigure a cell into another class, R5).
+/// - Diffs never run on the main actor (G9); this object only applies them.
+/// - With a ``reorderingDelegate``, a move the user makes is shown at once, is never moved again by the
+///   batch that echoes it, and writes from other tasks made meanwhile arrive after it (see
+///   ``moveItem(at:to:)``).
 @MainActor
 public final class ListViewDataSource<Section: SectionType, View: ListView> {
   /// The item type.
   public typealias Item = Section.Item
 
-  /// The sections the view shows, as of ``version``.
+  /// The sections the view shows.
   public private(set) var sections: [Section] = []
-  /// The version of the source that the view shows.
+  /// The version of the source that the view shows (plus any moves of the user's still on their way).
   public private(set) var version = 0
   /// The view; held weakly, as UIKit views hold their data sources weakly in turn.
   public private(set) weak var view: View?
+  /// Makes and configures the view's cells, headers and footers.
+  public let factory: ViewFactory<Section, View>
   /// How batches are applied.
   public var update: ViewUpdate<Section>
-  /// The number of batches applied, and how many of them fell back to `reloadData()`.
+  /// Applies the moves the user makes in the view; `nil` (the default) disables reordering.
+  public var reorderingDelegate: (any ReorderingDelegate<Section>)?
+  /// Decides which items the user may move, when reordering is enabled; every item by default.
+  public var canMoveItem: (@MainActor (_ item: Item, _ position: ItemPosition) -> Bool)?
+  /// Called on the main actor when the reordering delegate rejects a move; the view then shows the
+  /// source as it is.
+  public var reorderingFailed: (@MainActor (_ move: InteractiveMove<Section>, _ error: any Error) -> Void)?
+  /// The number of batches applied (including reconciliations after the user's moves).
   public private(set) var batchCount = 0
   /// How many batches were shown with `reloadData()` (unanimated policy, off screen, or too large).
   public private(set) var reloadCount = 0
 
+  private struct PendingMove {
+    let serial: Int
+    let move: InteractiveMove<Section>
+    /// The source version that includes the move, once the delegate returned it.
+    var includedIn: Int?
+  }
+
   private var following: Task<Void, Never>?
   private var showingWaiters: [(sections: [Section], continuation: CheckedContinuation<Void, Never>)] = []
+  /// The source's state as of ``version``, as the subscription delivered it.
+  private var sourceSnapshot = Snapshot<Section>()
+  private var pendingMoves: [PendingMove] = []
+  private var moveSerial = 0
+  /// Counts changes to `sections` made here rather than by the source (the user's moves, failed moves).
+  private var localEdits = 0
+  /// `sections` differs from `sourceSnapshot` by the user's moves, so batches must be rebased.
+  private var diverged = false
+  private var interactiveMoves = 0
+  private var isApplying = false
+  private var gateWaiters: [CheckedContinuation<Void, Never>] = []
+  private var landingWaiters: [CheckedContinuation<Void, Never>] = []
 
   /// Creates a data source for `view`.
-  public init(view: View, update: ViewUpdate<Section> = .animated()) {
+  /// - Parameters:
+  ///   - view: The view to drive; held weakly.
+  ///   - factory: Makes the view's cells, headers and footers.
+  ///   - update: How batches are applied; animated by default.
+  public init(view: View, factory: ViewFactory<Section, View>, update: ViewUpdate<Section> = .animated()) {
     self.view = view
+    self.factory = factory
     self.update = update
   }
 
-  isolated deinit { following?.cancel() }
+  isolated deinit {
+    following?.cancel()
+    for waiter in gateWaiters { waiter.resume() }
+    for waiter in landingWaiters { waiter.resume() }
+  }
 
   /// Subscribes to `source`: shows its current snapshot at once, then applies every batch.
   /// Following another source ends the previous subscription.
   public func follow(_ source: some DataSourceType<Section>, pacing: Pacing = .immediate) async {
     following?.cancel()
     let subscription = await source.subscribe(pacing: pacing)
+    sourceSnapshot = subscription.snapshot
     sections = subscription.snapshot.sections
     version = subscription.version
+    pendingMoves = []
+    diverged = false
+    localEdits += 1
     view?.reloadData()
     let batches = subscription.batches
     following = Task { [weak self] in
       for await batch in batches {
         guard let self else { return }
-        self.apply(batch)
+        await self.receive(batch)
       }
     }
   }
@@ -73,22 +126,217 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
   /// The section at an index (for its header and footer).
   public func section(at index: Int) -> Section { sections[index] }
 
+  /// The configured cell for the item at `position`, made by the ``factory``.
+  public func cell(at position: ItemPosition, in view: View) -> View.Cell {
+    factory.cell(for: item(at: position), at: position, in: view)
+  }
+
+  /// The text header of a section, if the factory gives one.
+  public func headerTitle(inSection index: Int) -> String? { factory.headerTitle(for: sections[index], at: index) }
+  /// The text footer of a section, if the factory gives one.
+  public func footerTitle(inSection index: Int) -> String? { factory.footerTitle(for: sections[index], at: index) }
+
+  /// The configured supplementary view of `kind` at `position` (`[section, 0]` for headers and footers),
+  /// or `nil` if the factory has none of that kind.
+  public func supplementaryView(ofKind kind: SupplementaryKind, at position: ItemPosition, in view: View)
+    -> View.SupplementaryView?
+  {
+    factory.supplementaryView(ofKind: kind, for: sections[position.section], at: position, in: view)
+  }
+
   /// Returns once the view shows `snapshot` exactly.
   public func waitUntilShowing(_ snapshot: Snapshot<Section>) async {
     if SectionStore.same(sections, snapshot.sections) { return }
     await withCheckedContinuation { showingWaiters.append((snapshot.sections, $0)) }
   }
 
+  // MARK: - Reordering
+
+  /// Whether the user may move the item at `position`: reordering is enabled and ``canMoveItem`` allows it.
+  public func canMoveItem(at position: ItemPosition) -> Bool {
+    guard reorderingDelegate != nil else { return false }
+    return canMoveItem?(item(at: position), position) ?? true
+  }
+
+  /// Holds batches back while the user drags: the view is not updated under the user's finger. Batches
+  /// are not lost: the source composes what happens meanwhile (G6), and it is applied at
+  /// ``endInteractiveMove()``.
+  ///
+  /// Calls nest; each must be balanced by one ``endInteractiveMove()``.
+  public func beginInteractiveMove() { interactiveMoves += 1 }
+
+  /// Ends a hold begun with ``beginInteractiveMove()``; the batches held back are applied.
+  public func endInteractiveMove() {
+    precondition(interactiveMoves > 0, "SimpleSource: endInteractiveMove() without beginInteractiveMove()")
+    interactiveMoves -= 1
+    openGate()
+  }
+
+  /// Records a move the user made in the view, which has already moved the cell (UIKit's
+  /// `moveItemAt`/`moveRowAt` data source call).
+  ///
+  /// The sections change at once to match the view, and the ``reorderingDelegate`` applies the move to
+  /// the source by ids (``InteractiveMove``). Until the source's batches include it, every batch is
+  /// rebased onto the sections with the move, so:
+  /// - this view never receives the move again (echo suppression), while other views receive it as a move;
+  /// - writes other tasks made meanwhile arrive as they are, diffed against what this view shows;
+  /// - if the delegate throws, the view is brought back to the source's state, and ``reorderingFailed``
+  ///   is called.
+  ///
+  /// - Precondition: Reordering is enabled (``reorderingDelegate`` is set) and the positions are valid,
+  ///   as UIKit guarantees for the moves it reports.
+  public func moveItem(at source: ItemPosition, to destination: ItemPosition) {
+    guard let reorderingDelegate else {
+      preconditionFailure("SimpleSource: moveItem(at:to:) needs a reorderingDelegate")
+    }
+    let move: InteractiveMove<Section>
+    do {
+      move = try InteractiveMove(in: sections, from: source, to: destination)
+      try move.apply(to: &sections)
+    } catch {
+      preconditionFailure("SimpleSource: the view reported an impossible move: \(error)")
+    }
+    if source == destination { return }
+    moveSerial += 1
+    let serial = moveSerial
+    pendingMoves.append(PendingMove(serial: serial, move: move))
+    localEdits += 1
+    diverged = true
+    // The user's write must land even if this object goes away, so the task is not cancelled with it.
+    Task { [weak self] in
+      do {
+        let included = try await reorderingDelegate.reorder(move)
+        self?.moveLanded(serial, in: included)
+      } catch {
+        self?.moveFailed(serial, error)
+      }
+    }
+  }
+
+  /// Returns once every move the user made so far has been applied to the source by the
+  /// ``reorderingDelegate``, or rejected. Then `await source.settled()` covers them too.
+  public func reorderingSettled() async {
+    while pendingMoves.contains(where: { $0.includedIn == nil }) {
+      await withCheckedContinuation { landingWaiters.append($0) }
+    }
+  }
+
+  private func resumeLandingWaiters() {
+    let waiters = landingWaiters
+    landingWaiters = []
+    for waiter in waiters { waiter.resume() }
+  }
+
+  private func moveLanded(_ serial: Int, in includedIn: Int) {
+    defer { resumeLandingWaiters() }
+    guard let index = pendingMoves.firstIndex(where: { $0.serial == serial }) else { return }
+    if includedIn > version {
+      pendingMoves[index].includedIn = includedIn
+      return
+    }
+    // The batch with the move came before the delegate returned; the move may have landed elsewhere
+    // than shown (a neighbour went meanwhile), so reconcile with the source.
+    pendingMoves.remove(at: index)
+    localEdits += 1
+    reconcileSoon()
+  }
+
+  private func moveFailed(_ serial: Int, _ error: any Error) {
+    defer { resumeLandingWaiters() }
+    guard let index = pendingMoves.firstIndex(where: { $0.serial == serial }) else { return }
+    let move = pendingMoves.remove(at: index).move
+    localEdits += 1
+    reconcileSoon()
+    reorderingFailed?(move, error)
+  }
+
+  /// Brings the view to the source's state plus the moves still pending, unless a batch is being applied
+  /// (which does so when it is done).
+  private func reconcileSoon() {
+    diverged = true
+    if isApplying { return }
+    Task { [weak self] in
+      guard let self else { return }
+      await self.waitForGate()
+      guard self.diverged else { return }
+      self.isApplying = true
+      await self.reconcile(through: self.version)
+      self.isApplying = false
+      self.openGate()
+    }
+  }
+
   // MARK: - Applying
+
+  private var isHeld: Bool { interactiveMoves > 0 || isApplying }
+
+  private func waitForGate() async {
+    while isHeld { await withCheckedContinuation { gateWaiters.append($0) } }
+  }
+
+  /// Wakes every waiter; each checks again what it waits for.
+  private func openGate() {
+    let waiters = gateWaiters
+    gateWaiters = []
+    for waiter in waiters { waiter.resume() }
+  }
+
+  private func receive(_ batch: UpdateBatch<Section>) async {
+    await waitForGate()
+    isApplying = true
+    defer {
+      isApplying = false
+      openGate()
+    }
+    sourceSnapshot = batch.snapshot
+    let before = pendingMoves.count
+    pendingMoves.removeAll { $0.includedIn.map { $0 <= batch.to } ?? false }
+    if pendingMoves.count != before { localEdits += 1 }
+    if !diverged {
+      apply(batch)
+      finish(at: batch.to)
+      return
+    }
+    await reconcile(through: batch.to)
+  }
+
+  /// Shows `sourceSnapshot` with the pending moves replayed on it, diffed off the main actor against what
+  /// the view shows. Recomputes if the user moves something while the diff runs.
+  private func reconcile(through newVersion: Int) async {
+    while true {
+      while interactiveMoves > 0 { await withCheckedContinuation { gateWaiters.append($0) } }
+      let edits = localEdits
+      let changeset = await Self.rebase(
+        shown: sections, onto: sourceSnapshot, replaying: pendingMoves.map(\.move))
+      guard edits == localEdits, interactiveMoves == 0 else { continue }
+      if !changeset.isEmpty { apply(UpdateBatch(from: version, to: newVersion, changeset: changeset)) }
+      diverged = !pendingMoves.isEmpty
+      finish(at: newVersion)
+      return
+    }
+  }
+
+  @concurrent
+  private nonisolated static func rebase(
+    shown: [Section], onto source: Snapshot<Section>, replaying moves: [InteractiveMove<Section>]
+  ) async -> Changeset<Section> {
+    var target = source.sections
+    for move in moves {
+      // A move whose item or section is gone by now is dropped; the source rejects it too.
+      _ = try? move.apply(to: &target)
+    }
+    return Changeset(from: Snapshot(trusted: shown), to: Snapshot(trusted: target))
+  }
+
+  private func finish(at newVersion: Int) {
+    version = newVersion
+    let shown = showingWaiters.filter { SectionStore.same(sections, $0.sections) }
+    showingWaiters.removeAll { SectionStore.same(sections, $0.sections) }
+    for waiter in shown { waiter.continuation.resume() }
+  }
 
   private func apply(_ batch: UpdateBatch<Section>) {
     batchCount += 1
-    defer {
-      version = batch.to
-      let shown = showingWaiters.filter { SectionStore.same(sections, $0.sections) }
-      showingWaiters.removeAll { SectionStore.same(sections, $0.sections) }
-      for waiter in shown { waiter.continuation.resume() }
-    }
     guard let view else {
       sections = batch.snapshot.sections
       return
@@ -124,10 +372,36 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
 
   private func performStages(_ batch: UpdateBatch<Section>, in view: View, refreshing style: RefreshStyle, animated: Bool) {
     for stage in batch.changeset.stages {
-      view.performBatchUpdates(stage.batchUpdate(refreshing: style), animated: animated) {
+      let update = batchUpdate(for: stage, refreshing: style, in: view)
+      view.performBatchUpdates(update, animated: animated) {
         self.sections = stage.data
       }
     }
+  }
+
+  /// The stage's calls, with reconfigures that would change a cell's reuse identifier turned into
+  /// reloads: UIKit can only reconfigure a cell into the same class (R5).
+  private func batchUpdate(for stage: ChangeStage<Section>, refreshing style: RefreshStyle, in view: View)
+    -> BatchUpdate
+  {
+    var update = stage.batchUpdate(refreshing: style)
+    guard !update.reconfigureItems.isEmpty else { return update }
+    var reconfigured: [ItemPosition] = []
+    for position in update.reconfigureItems {
+      let old = item(at: position)
+      let data = stage.data
+      let sameSlot =
+        data.indices.contains(position.section) && data[position.section].items.indices.contains(position.item)
+      if sameSlot, case let new = data[position.section].items[position.item], new.id == old.id,
+        factory.reuseIdentifier(for: old, in: view) == factory.reuseIdentifier(for: new, in: view)
+      {
+        reconfigured.append(position)
+      } else {
+        update.reloadItems.append(position)
+      }
+    }
+    update.reconfigureItems = reconfigured
+    return update
   }
 
   private func reload(_ batch: UpdateBatch<Section>, in view: View) {

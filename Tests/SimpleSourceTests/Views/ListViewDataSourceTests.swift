@@ -4,16 +4,6 @@ import SimpleSource
 import SimpleSourceTesting
 import Testing
 
-@MainActor
-func makeView(_ update: ViewUpdate<TestSection> = .animated())
-  -> (ReferenceListViewHost<TestSection>, ListViewDataSource<TestSection, ReferenceListViewHost<TestSection>>)
-{
-  let host = ReferenceListViewHost<TestSection>()
-  let dataSource = ListViewDataSource(view: host, update: update)
-  host.dataSource = { [unowned dataSource] in dataSource.sections }
-  return (host, dataSource)
-}
-
 @Suite("ListViewDataSource", .timeLimit(.minutes(2)))
 @MainActor
 struct ListViewDataSourceTests {
@@ -41,16 +31,7 @@ struct ListViewDataSourceTests {
     let final = await source.snapshot
     for (host, dataSource) in views {
       await dataSource.waitUntilShowing(final)
-      #expect(host.errors == [])
-      #expect(host.reference.warnings == [])
-      #expect(host.reference.shows(final.sections))
-      #expect(dataSource.numberOfSections == final.sections.count)
-      for (sectionIndex, section) in final.sections.enumerated() {
-        #expect(dataSource.numberOfItems(inSection: sectionIndex) == section.items.count)
-        for (itemIndex, expected) in section.items.enumerated() {
-          #expect(dataSource.item(at: ItemPosition(section: sectionIndex, item: itemIndex)) == expected)
-        }
-      }
+      expectShowing(final, host, dataSource)
     }
     #expect(views[0].0.animatedBatchCount > 0)
     #expect(views[2].0.batchCount == 0 && views[2].1.reloadCount > 0, "the unanimated policy reloads")
@@ -66,7 +47,7 @@ struct ListViewDataSourceTests {
     await source.settled()
     await dataSource.waitUntilShowing(await source.snapshot)
     #expect(host.batchCount == 0)
-    #expect(host.reloadCount == 2, "one reload to start, one for the batch")
+    #expect(host.reloadCount == 3, "one when connected, one to start following, one for the batch")
     let final = await source.snapshot
     #expect(host.reference.shows(final.sections))
   }
@@ -141,11 +122,4 @@ struct ListViewDataSourceTests {
     await source.settled()
     #expect(dataSource.sections == layout("A: a"))
   }
-}
-
-/// A main-actor counter for closures in tests.
-@MainActor
-final class Counter: Sendable {
-  private(set) var value = 0
-  func increment() { value += 1 }
 }

@@ -1,0 +1,129 @@
+// A move the user made in a view by dragging, recorded by ids so it lands right however the data changed since.
+
+/// A move the user made in a view (interactive reordering), as the view showed the data when it happened.
+///
+/// The view reports index paths, but by the time the move reaches the data source other tasks may have
+/// changed the data, so those index paths can point at other items. The move is therefore kept by ids:
+/// the item, its destination section, and its neighbours there. ``resolve(in:)`` finds the destination
+/// again in any state of the data:
+/// - after ``predecessor`` if it is still in the destination section;
+/// - otherwise before ``successor`` if it is;
+/// - otherwise at the same index, clamped to the section's end.
+public struct InteractiveMove<Section: SectionType>: Sendable, Hashable {
+  /// The item type.
+  public typealias Item = Section.Item
+
+  /// The item that was moved.
+  public let itemID: Item.ID
+  /// Where the view showed it before the move.
+  public let source: ItemPosition
+  /// Where the view shows it after the move.
+  public let destination: ItemPosition
+  /// The section it was moved into.
+  public let destinationSectionID: Section.ID
+  /// The item just before it at its destination, if any.
+  public let predecessor: Item.ID?
+  /// The item just after it at its destination, if any.
+  public let successor: Item.ID?
+
+  /// Records a move as the view reports it: `source` in `sections`, and `destination` in the list after
+  /// the move, as `UITableView` and `UICollectionView` report interactive moves.
+  ///
+  /// - Throws: ``DataSourceError/Code/sectionIndexOutOfRange`` or
+  ///   ``DataSourceError/Code/itemIndexOutOfRange`` naming the bad index.
+  public init(
+    in sections: [Section], from source: ItemPosition, to destination: ItemPosition
+  ) throws(DataSourceError<Section.ID, Item.ID>) {
+    guard sections.indices.contains(source.section) else { throw .sectionOutOfRange(source.section) }
+    guard sections[source.section].items.indices.contains(source.item) else { throw .itemOutOfRange(source) }
+    guard sections.indices.contains(destination.section) else { throw .sectionOutOfRange(destination.section) }
+    var destinationItems = sections[destination.section].items
+    let item = sections[source.section].items[source.item]
+    if source.section == destination.section { destinationItems.remove(at: source.item) }
+    guard (0...destinationItems.count).contains(destination.item) else { throw .itemOutOfRange(destination) }
+    itemID = item.id
+    self.source = source
+    self.destination = destination
+    destinationSectionID = sections[destination.section].id
+    predecessor = destination.item > 0 ? destinationItems[destination.item - 1].id : nil
+    successor = destination.item < destinationItems.count ? destinationItems[destination.item].id : nil
+  }
+
+  /// Where the move takes the item in `sections`, which may differ from the data the view showed.
+  ///
+  /// - Returns: The item's current position, and its destination in the list after the move (the
+  ///   coordinates of ``BasicDataSource/moveItem(at:to:)``).
+  /// - Throws: ``DataSourceError/Code/unknownItemID`` if the item is gone,
+  ///   ``DataSourceError/Code/unknownSectionID`` if the destination section is gone.
+  /// - Complexity: O(*n*) in the number of items.
+  public func resolve(in sections: [Section]) throws(DataSourceError<Section.ID, Item.ID>)
+    -> (source: ItemPosition, destination: ItemPosition)
+  {
+    var itemPosition: ItemPosition?
+    var sectionIndex: Int?
+    var neighbours: [Item.ID: Int] = [:]
+    for (index, section) in sections.enumerated() {
+      if section.id == destinationSectionID { sectionIndex = index }
+      for (offset, item) in section.items.enumerated() where item.id == itemID {
+        itemPosition = ItemPosition(section: index, item: offset)
+      }
+    }
+    guard let current = itemPosition else { throw .unknownItem(itemID) }
+    guard let section = sectionIndex else { throw .unknownSection(destinationSectionID) }
+    var remaining = sections[section].items
+    if current.section == section { remaining.remove(at: current.item) }
+    for (offset, item) in remaining.enumerated() where item.id == predecessor || item.id == successor {
+      neighbours[item.id] = offset
+    }
+    let index: Int
+    if let predecessor, let offset = neighbours[predecessor] {
+      index = offset + 1
+    } else if let successor, let offset = neighbours[successor] {
+      index = offset
+    } else {
+      index = min(destination.item, remaining.count)
+    }
+    return (current, ItemPosition(section: section, item: index))
+  }
+
+  /// Applies the move to `sections` as ``resolve(in:)`` places it.
+  /// - Throws: What ``resolve(in:)`` throws; `sections` is then unchanged.
+  public func apply(to sections: inout [Section]) throws(DataSourceError<Section.ID, Item.ID>) {
+    let (from, to) = try resolve(in: sections)
+    let item = sections[from.section].items.remove(at: from.item)
+    sections[to.section].items.insert(item, at: to.item)
+  }
+}
+
+/// Applies the moves users make in views to the data: set one as a view data source's
+/// ``ListViewDataSource/reorderingDelegate`` to enable interactive reordering.
+///
+/// `BasicDataSource` is one, so enabling reordering is one line:
+///
+/// ```swift
+/// viewDataSource.reorderingDelegate = employees   // a BasicDataSource
+/// ```
+///
+/// Bring your own for other sources: make the change that puts the item where the move says (use
+/// ``InteractiveMove/resolve(in:)``), and return a version of your source that includes it.
+public protocol ReorderingDelegate<Section>: Sendable {
+  /// The section type of the data.
+  associatedtype Section: SectionType
+
+  /// Applies a move the user made.
+  /// - Returns: A version of the source that includes the move. Until the view receives it, the view
+  ///   keeps showing the move over every batch it applies, so the item does not jump back and forth.
+  /// - Throws: Any error; the view then shows the source as it is, without the move.
+  func reorder(_ move: InteractiveMove<Section>) async throws -> Int
+}
+
+extension BasicDataSource: ReorderingDelegate {
+  /// Moves the item where `move` says, resolved against the current data (``InteractiveMove/resolve(in:)``).
+  /// - Returns: The version that includes the move (the current one if the item is already there).
+  /// - Throws: ``DataSourceError`` if the item or its destination section is gone; nothing changes then.
+  @discardableResult
+  public func reorder(_ move: InteractiveMove<Section>) throws(Error) -> Int {
+    let (from, to) = try move.resolve(in: store.sections)
+    return try moveItem(at: from, to: to)
+  }
+}
