@@ -14,6 +14,7 @@ let package = Package(
   products: [
     .library(name: "SimpleSource", targets: ["SimpleSource"]),
     .library(name: "SimpleSourceTesting", targets: ["SimpleSourceTesting"]),
+    .executable(name: "employees", targets: ["employees"]),
     .executable(name: "live-roster", targets: ["live-roster"]),
     .executable(name: "quickstart", targets: ["quickstart"]),
     .executable(name: "simplesource-bench", targets: ["simplesource-bench"]),
@@ -21,6 +22,12 @@ let package = Package(
   targets: [
     .target(name: "SimpleSource", swiftSettings: strictness),
     .target(name: "SimpleSourceTesting", dependencies: ["SimpleSource"], swiftSettings: strictness),
+    .executableTarget(
+      name: "employees",
+      dependencies: ["SimpleSource", "SimpleSourceTesting"],
+      path: "Examples/employees",
+      swiftSettings: strictness
+    ),
     .executableTarget(
       name: "live-roster",
       dependencies: ["SimpleSource", "SimpleSourceTesting"],
