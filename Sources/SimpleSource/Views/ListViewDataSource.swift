@@ -31,7 +31,8 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
   public private(set) var sections: [Section] = []
   /// The version of the source that the view shows (plus any moves of the user's still on their way).
   public private(set) var version = 0
-  /// The view; held weakly, as UIKit views hold their data sources weakly in turn.
+  /// The view; held weakly, as UIKit views hold their data sources weakly in turn. Set by the
+  /// initialiser or by ``attach(_:)``.
   public private(set) weak var view: View?
   /// Makes and configures the view's cells, headers and footers.
   public let factory: ViewFactory<Section, View>
@@ -80,6 +81,20 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
     self.view = view
     self.factory = factory
     self.update = update
+  }
+
+  /// Creates a data source whose view is attached later, with ``attach(_:)``: the UIKit skin learns its
+  /// view from the first question the view asks.
+  public init(factory: ViewFactory<Section, View>, update: ViewUpdate<Section> = .animated()) {
+    self.factory = factory
+    self.update = update
+  }
+
+  /// Makes `view` the view this data source drives, and reloads it. Does nothing if it already is.
+  public func attach(_ view: View) {
+    guard self.view !== view else { return }
+    self.view = view
+    view.reloadData()
   }
 
   isolated deinit {
@@ -356,10 +371,10 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
       body(
         ViewUpdate.Context(
           view: view, batch: batch,
-          applyStages: { [unowned self] style, animated in
+          applyStages: { [unowned self] style, animated, perform in
             precondition(!applied, "SimpleSource: a custom ViewUpdate applied a batch twice")
             applied = true
-            self.performStages(batch, in: view, refreshing: style, animated: animated)
+            self.performStages(batch, in: view, refreshing: style, animated: animated, with: perform)
           },
           reload: { [unowned self] in
             precondition(!applied, "SimpleSource: a custom ViewUpdate applied a batch twice")
@@ -370,11 +385,23 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
     }
   }
 
-  private func performStages(_ batch: UpdateBatch<Section>, in view: View, refreshing style: RefreshStyle, animated: Bool) {
+  private func performStages(
+    _ batch: UpdateBatch<Section>, in view: View, refreshing style: RefreshStyle, animated: Bool,
+    with perform: ViewUpdate<Section>.Context.StagePerformer? = nil
+  ) {
     for stage in batch.changeset.stages {
       let update = batchUpdate(for: stage, refreshing: style, in: view)
-      view.performBatchUpdates(update, animated: animated) {
-        self.sections = stage.data
+      let swap = { self.sections = stage.data }
+      if let perform {
+        var swapped = false
+        perform(update) {
+          precondition(!swapped, "SimpleSource: a stage performer swapped the data twice")
+          swapped = true
+          swap()
+        }
+        precondition(swapped, "SimpleSource: a stage performer must call updateData inside its update block")
+      } else {
+        view.performBatchUpdates(update, animated: animated, updateData: swap)
       }
     }
   }

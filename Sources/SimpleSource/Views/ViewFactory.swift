@@ -208,6 +208,16 @@ public final class ViewFactory<Section: SectionType, View: ListView> {
     return supplementary
   }
 
+  /// Configures an existing supplementary view of `kind` again for `section`, as a reconfigure does for
+  /// cells: the UIKit skin calls it for the visible headers and footers of a section whose content changed
+  /// (``BatchUpdate/reconfigureSections``). Does nothing when no view of `kind` is registered.
+  public func configureSupplementaryView(
+    _ supplementary: View.SupplementaryView, ofKind kind: SupplementaryKind, for section: Section,
+    at position: ItemPosition
+  ) {
+    supplementaryViews[kind]?.configure(supplementary, section, position.indexPath)
+  }
+
   /// The text header of `section` at `index`, if ``registerHeaderText(_:)`` gave one.
   public func headerTitle(for section: Section, at index: Int) -> String? { headerText?(section, index) }
 

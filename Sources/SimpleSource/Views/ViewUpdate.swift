@@ -12,12 +12,24 @@ public struct ViewUpdate<Section: SectionType>: Sendable {
     public let view: any ListView
     /// The batch to apply.
     public let batch: UpdateBatch<Section>
-    let applyStages: @MainActor (RefreshStyle, Bool) -> Void
+    let applyStages: @MainActor (RefreshStyle, Bool, StagePerformer?) -> Void
     let reload: @MainActor () -> Void
 
-    /// Applies the batch stage by stage, as the animated policy does.
+    /// Performs one stage with the view's own API: call UIKit with `update`, and call `updateData` first
+    /// thing inside the update block (S5).
+    public typealias StagePerformer = @MainActor (_ update: BatchUpdate, _ updateData: () -> Void) -> Void
+
+    /// Applies the batch stage by stage through ``ListView/performBatchUpdates(_:animated:updateData:)``,
+    /// as the animated policy does.
     public func performStages(refreshing style: RefreshStyle = .reconfigure, animated: Bool = true) {
-      applyStages(style, animated)
+      applyStages(style, animated, nil)
+    }
+
+    /// Applies the batch stage by stage, each through `perform`: for a row animation of your choice, a
+    /// completion handler, or any call the view offers. The stages' calls are computed as for the
+    /// animated policy, reconfigures that change a cell's class already turned into reloads.
+    public func performStages(refreshing style: RefreshStyle = .reconfigure, with perform: StagePerformer) {
+      withoutActuallyEscaping(perform) { perform in applyStages(style, true, perform) }
     }
 
     /// Shows the batch's snapshot with `reloadData()`.

@@ -122,4 +122,68 @@ struct ListViewDataSourceTests {
     await source.settled()
     #expect(dataSource.sections == layout("A: a"))
   }
+
+  @Test("a custom policy can perform each stage with the view's own API, swapping the data inside")
+  func customStagePerformer() async throws {
+    let source = try TestSource(sections: layout("A: a b c | B: d"))
+    let stages = Counter()
+    let (host, dataSource) = makeView(
+      .custom { context in
+        context.performStages(refreshing: .reload) { update, updateData in
+          stages.increment()
+          // What a skin does with, say, a row animation of its own: the host stands in for UIKit here.
+          (context.view as? Host)?.performBatchUpdates(update, animated: false, updateData: updateData)
+        }
+      })
+    await dataSource.follow(source)
+    try await source.update { sections in
+      sections.swapAt(0, 1)
+      sections[1].items.removeFirst()
+      sections[0].items.append(item("e"))
+    }
+    await source.settled()
+    let final = await source.snapshot
+    await dataSource.waitUntilShowing(final)
+    expectShowing(final, host, dataSource)
+    #expect(stages.value == host.batchCount && stages.value >= 1)
+  }
+
+  @Test("a data source made without a view shows the source once a view is attached")
+  func attachLater() async throws {
+    let source = try TestSource(sections: layout("A: a b"))
+    let host = Host()
+    let factory = ViewFactory<TestSection, Host> { _, _ in "Item" }
+    factory.registerCell(method: .class, reuseIdentifier: "Item", in: host) { (cell: ItemCell, item, _) in
+      cell.item = item
+    }
+    factory.registerHeaderText { section, _ in section.header }
+    let dataSource = ListViewDataSource(factory: factory)
+    await dataSource.follow(source)
+    try await source.appendItems([item("c")], toSection: "A")
+    await source.settled()
+    let final = await source.snapshot
+    await dataSource.waitUntilShowing(final)
+    #expect(dataSource.view == nil && dataSource.batchCount == 1)
+    host.dataSource = dataSource
+    dataSource.attach(host)
+    dataSource.attach(host)
+    #expect(host.reloadCount == 2, "one when connected, one when attached; attaching twice does nothing")
+    expectShowing(final, host, dataSource)
+  }
+
+  @Test("a factory reconfigures an existing header view in place")
+  func configureSupplementaryInPlace() {
+    let host = Host()
+    let factory = ViewFactory<TestSection, Host> { _, _ in "Item" }
+    factory.registerHeaderView(method: .class, reuseIdentifier: "Header", in: host) { (header: HeaderView, section, _) in
+      header.title = section.header
+    }
+    let header = HeaderView()
+    factory.configureSupplementaryView(
+      header, ofKind: .header, for: TestSection(id: "A", header: "Alpha"), at: ItemPosition(section: 0, item: 0))
+    #expect(header.title == "Alpha")
+    factory.configureSupplementaryView(
+      header, ofKind: .footer, for: TestSection(id: "A", header: "Beta"), at: ItemPosition(section: 0, item: 0))
+    #expect(header.title == "Alpha", "no footer is registered")
+  }
 }
