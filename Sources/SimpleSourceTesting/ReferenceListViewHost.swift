@@ -103,7 +103,7 @@ public final class ReferenceListViewHost<Section: SectionType>: ListView {
 
   /// Swaps the data inside the batch, checks the batch against UIKit's rules, then dequeues what UIKit
   /// would ask for.
-  public func performBatchUpdates(_ update: BatchUpdate, animated: Bool, updateData: () -> Void) {
+  public func performBatchUpdates(_ update: BatchUpdate, animated: Bool, updateData: @escaping @MainActor () -> Void) {
     batchCount += 1
     batches.append(update)
     if animated { animatedBatchCount += 1 }

@@ -30,7 +30,7 @@ public protocol ListView: AnyObject {
   ///   - update: The calls, in UIKit's coordinates.
   ///   - animated: Whether to animate.
   ///   - updateData: Sets the data source to the state after the batch; called exactly once.
-  func performBatchUpdates(_ update: BatchUpdate, animated: Bool, updateData: () -> Void)
+  func performBatchUpdates(_ update: BatchUpdate, animated: Bool, updateData: @escaping @MainActor () -> Void)
 
   /// Teaches the view to make cells of `cellClass` for `reuseIdentifier`.
   func registerCell(_ method: ReuseMethod, cellClass: AnyClass, reuseIdentifier: String)

@@ -91,10 +91,12 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
   }
 
   /// Makes `view` the view this data source drives, and reloads it. Does nothing if it already is.
-  public func attach(_ view: View) {
+  /// - Parameter reloading: Pass `false` when the view is asking its data source a question right now
+  ///   (the UIKit skin attaches from `numberOfSections(in:)`), so it is not reloaded from inside.
+  public func attach(_ view: View, reloading: Bool = true) {
     guard self.view !== view else { return }
     self.view = view
-    view.reloadData()
+    if reloading { view.reloadData() }
   }
 
   isolated deinit {
@@ -391,15 +393,15 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
   ) {
     for stage in batch.changeset.stages {
       let update = batchUpdate(for: stage, refreshing: style, in: view)
-      let swap = { self.sections = stage.data }
+      let swap: @MainActor () -> Void = { self.sections = stage.data }
       if let perform {
-        var swapped = false
+        let swapped = SwapCheck()
         perform(update) {
-          precondition(!swapped, "SimpleSource: a stage performer swapped the data twice")
-          swapped = true
+          precondition(!swapped.done, "SimpleSource: a stage performer swapped the data twice")
+          swapped.done = true
           swap()
         }
-        precondition(swapped, "SimpleSource: a stage performer must call updateData inside its update block")
+        precondition(swapped.done, "SimpleSource: a stage performer must call updateData inside its update block")
       } else {
         view.performBatchUpdates(update, animated: animated, updateData: swap)
       }
@@ -436,4 +438,10 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
     sections = batch.snapshot.sections
     view.reloadData()
   }
+}
+
+/// Whether a stage performer called its `updateData`, shared with the escaping closure it was given.
+@MainActor
+private final class SwapCheck {
+  var done = false
 }
