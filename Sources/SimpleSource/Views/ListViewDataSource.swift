@@ -267,11 +267,10 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
     reorderingFailed?(move, error)
   }
 
-  /// Brings the view to the source's state plus the moves still pending, unless a batch is being applied
-  /// (which does so when it is done).
+  /// Brings the view to the source's state plus the moves still pending, once no batch is being applied
+  /// and no drag is under way (a batch being applied does the same when it ends, and this finds nothing).
   private func reconcileSoon() {
     diverged = true
-    if isApplying { return }
     Task { [weak self] in
       guard let self else { return }
       await self.waitForGate()
@@ -347,6 +346,14 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
 
   private func finish(at newVersion: Int) {
     version = newVersion
+    // A move whose delegate returned while this batch was being rebased is included now: replaying it
+    // on later batches would undo later writes that move the same item.
+    let before = pendingMoves.count
+    pendingMoves.removeAll { $0.includedIn.map { $0 <= newVersion } ?? false }
+    if pendingMoves.count != before {
+      localEdits += 1
+      reconcileSoon()
+    }
     let shown = showingWaiters.filter { SectionStore.same(sections, $0.sections) }
     showingWaiters.removeAll { SectionStore.same(sections, $0.sections) }
     for waiter in shown { waiter.continuation.resume() }

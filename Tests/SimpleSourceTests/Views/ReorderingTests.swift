@@ -172,6 +172,9 @@ struct ReorderingTests {
               if index % 3 == 0 { _ = try? await source.moveItem(id, before: "a") }
               if index % 4 == 1 { _ = try? await source.deleteItems(["w\(writer)-\(index - 1)"]) }
               if index % 5 == 2 { _ = try? await source.replaceItem(item("f", index)) }
+              // Items the user drags move on the source too: a stale replay of a drag would undo these.
+              if index % 7 == 3 { _ = try? await source.moveItem(["a", "b", "g", "i"][index % 4], toSection: "C") }
+              if index % 7 == 5 { _ = try? await source.moveItem(["c", "h"][index % 2], before: "w0-\(index - 5)") }
             }
           }
         }
