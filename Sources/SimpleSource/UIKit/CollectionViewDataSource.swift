@@ -26,32 +26,11 @@ public typealias CollectionViewFactory<Section: SectionType> = ViewFactory<Secti
 /// ``cancelInteractiveMovement(in:)`` instead of the collection view's: batches are then also held back
 /// while the finger is down, and applied at the drop.
 @MainActor
-public final class CollectionViewDataSource<Section: SectionType>: NSObject, UICollectionViewDataSource,
+public final class CollectionViewDataSource<Section: SectionType>: ViewDataSourceAdapter<Section, UICollectionView>,
+  UICollectionViewDataSource,
   SupplementaryReconfiguring
 {
-  /// The platform-free data source that holds the collection view's copy of the data and applies batches.
-  public let viewDataSource: ListViewDataSource<Section, UICollectionView>
-  private var following: Task<Void, Never>?
   private var isMoving = false
-
-  /// Creates the collection view's data source and starts following `dataSource`.
-  public init(
-    dataSource: some DataSourceType<Section>, viewFactory: CollectionViewFactory<Section>,
-    viewUpdate: ViewUpdate<Section> = .animated()
-  ) {
-    let viewDataSource = ListViewDataSource(factory: viewFactory, update: viewUpdate)
-    self.viewDataSource = viewDataSource
-    super.init()
-    following = Task { await viewDataSource.follow(dataSource) }
-  }
-
-  isolated deinit { following?.cancel() }
-
-  /// Applies the moves the user makes (SimpleSource's `reorderingDelegate`); `nil` disables reordering.
-  public var reorderingDelegate: (any ReorderingDelegate<Section>)? {
-    get { viewDataSource.reorderingDelegate }
-    set { viewDataSource.reorderingDelegate = newValue }
-  }
 
   // MARK: - Interactive movement that holds batches back
 

@@ -29,35 +29,8 @@ public typealias TableViewFactory<Section: SectionType> = ViewFactory<Section, U
 /// ``headerView(inSection:of:)`` and ``footerView(inSection:of:)`` from your delegate's
 /// `tableView(_:viewForHeaderInSection:)` and `tableView(_:viewForFooterInSection:)`.
 @MainActor
-public final class TableViewDataSource<Section: SectionType>: NSObject, UITableViewDataSource, HeaderFooterReconfiguring {
-  /// The platform-free data source that holds the table's copy of the data and applies every batch.
-  public let viewDataSource: ListViewDataSource<Section, UITableView>
-  private var following: Task<Void, Never>?
-
-  /// Creates the table's data source and starts following `dataSource`.
-  /// - Parameters:
-  ///   - dataSource: Where the items come from.
-  ///   - viewFactory: Makes the cells, headers and footers.
-  ///   - viewUpdate: How batches reach the table: `tableView.defaultViewUpdate()`,
-  ///     `tableView.unanimatedViewUpdate()` or your own ``ViewUpdate/custom(largeBatchThreshold:_:)``.
-  public init(
-    dataSource: some DataSourceType<Section>, viewFactory: TableViewFactory<Section>,
-    viewUpdate: ViewUpdate<Section> = .animated()
-  ) {
-    let viewDataSource = ListViewDataSource(factory: viewFactory, update: viewUpdate)
-    self.viewDataSource = viewDataSource
-    super.init()
-    following = Task { await viewDataSource.follow(dataSource) }
-  }
-
-  isolated deinit { following?.cancel() }
-
-  /// Applies the moves the user makes; `nil` disables reordering.
-  public var reorderingDelegate: (any ReorderingDelegate<Section>)? {
-    get { viewDataSource.reorderingDelegate }
-    set { viewDataSource.reorderingDelegate = newValue }
-  }
-
+public final class TableViewDataSource<Section: SectionType>: ViewDataSourceAdapter<Section, UITableView>,
+  UITableViewDataSource, HeaderFooterReconfiguring {
   /// A custom header for your delegate's `tableView(_:viewForHeaderInSection:)`.
   public func headerView(inSection section: Int, of tableView: UITableView) -> UITableViewHeaderFooterView? {
     viewDataSource.supplementaryView(ofKind: .header, at: ItemPosition(section: section, item: 0), in: tableView)
