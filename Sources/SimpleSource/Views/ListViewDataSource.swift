@@ -305,15 +305,24 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
       openGate()
     }
     sourceSnapshot = batch.snapshot
-    let before = pendingMoves.count
-    pendingMoves.removeAll { $0.includedIn.map { $0 <= batch.to } ?? false }
-    if pendingMoves.count != before { localEdits += 1 }
+    dropMovesIncluded(through: batch.to)
     if !diverged {
       apply(batch)
       finish(at: batch.to)
       return
     }
     await reconcile(through: batch.to)
+  }
+
+  /// Forgets the pending moves that the source's state at `version` includes.
+  /// - Returns: Whether it forgot any.
+  @discardableResult
+  private func dropMovesIncluded(through version: Int) -> Bool {
+    let before = pendingMoves.count
+    pendingMoves.removeAll { $0.includedIn.map { $0 <= version } ?? false }
+    guard pendingMoves.count != before else { return false }
+    localEdits += 1
+    return true
   }
 
   /// Shows `sourceSnapshot` with the pending moves replayed on it, diffed off the main actor against what
@@ -348,12 +357,7 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
     version = newVersion
     // A move whose delegate returned while this batch was being rebased is included now: replaying it
     // on later batches would undo later writes that move the same item.
-    let before = pendingMoves.count
-    pendingMoves.removeAll { $0.includedIn.map { $0 <= newVersion } ?? false }
-    if pendingMoves.count != before {
-      localEdits += 1
-      reconcileSoon()
-    }
+    if dropMovesIncluded(through: newVersion) { reconcileSoon() }
     let shown = showingWaiters.filter { SectionStore.same(sections, $0.sections) }
     showingWaiters.removeAll { SectionStore.same(sections, $0.sections) }
     for waiter in shown { waiter.continuation.resume() }
