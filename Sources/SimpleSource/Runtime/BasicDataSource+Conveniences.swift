@@ -12,7 +12,7 @@ extension BasicDataSource {
   @inlinable
   @discardableResult
   public func setSections(_ sections: [Section]) throws(Error) -> Int {
-    try replaceAll(sections)
+    install(try SectionStore.replacing(store.sections, with: sections))
   }
 
   /// Appends sections at the end.

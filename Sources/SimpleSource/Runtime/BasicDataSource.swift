@@ -48,18 +48,22 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   @usableFromInline var publishing: Task<Void, Never>?
   @usableFromInline var settleWaiters: [(version: Int, continuation: CheckedContinuation<Void, Never>)] = []
   @usableFromInline let hub: SubscriptionHub<Section>
+  /// Indexing and diffing, specialised for `Section` by the client's build (see ``Differ``).
+  @usableFromInline let differ: Differ<Section>
 
   /// The version of the newest state; every mutation that changes something adds one.
   public var version: Int { storedVersion }
 
   /// Creates a source holding `sections` at version 0.
   /// - Throws: ``DataSourceError`` for duplicate section or item ids.
+  @inlinable
   public init(sections: [Section] = []) throws(Error) {
     let snapshot = try Snapshot(sections)
     store = SectionStore(trusted: snapshot)
     cachedSnapshot = snapshot
     publishedSnapshot = snapshot
-    hub = SubscriptionHub(version: 0, snapshot: snapshot)
+    differ = Differ()
+    hub = SubscriptionHub(version: 0, snapshot: snapshot, differ: differ)
   }
 
   deinit {
@@ -123,19 +127,21 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   public func update<Result: Sendable>(_ body: @Sendable (inout [Section]) throws -> Result) throws -> Result {
     var sections = store.sections
     let result = try body(&sections)
-    try replaceAll(sections)
+    install(try SectionStore.replacing(store.sections, with: sections))
     return result
   }
 
-  /// Replaces everything, validated as a whole. The snapshot built to validate it becomes the cached
-  /// one, so publishing does not index the same sections a second time.
+  /// Makes `replacement` the state, if there is one (`nil`: the sections did not change). Callers build
+  /// it with ``SectionStore/replacing(_:with:)`` in their own body, which clients' builds inline and
+  /// specialise: Swift does not specialise a generic actor's methods themselves, and the O(*n*) work of
+  /// validating and indexing run unspecialised is about 20 times slower. The snapshot built to validate
+  /// becomes the cached one, so publishing does not index the same sections a second time.
   @inlinable
   @discardableResult
-  func replaceAll(_ sections: [Section]) throws(Error) -> Int {
-    let snapshot = try Snapshot(sections)
-    if SectionStore.same(store.sections, sections) { return storedVersion }
-    store = SectionStore(trusted: snapshot)
-    return commit(snapshot: snapshot)
+  func install(_ replacement: (store: SectionStore<Section>, snapshot: Snapshot<Section>)?) -> Int {
+    guard let replacement else { return storedVersion }
+    store = replacement.store
+    return commit(snapshot: replacement.snapshot)
   }
 
   /// Runs one validated edit; commits a new version if it changed something.
@@ -181,7 +187,7 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
       let refreshing = pendingRefresh
       pendingRefresh = []
       let (snapshot, changeset) = await Self.diff(
-        from: publishedSnapshot, to: cached, sections: sections, refreshing: refreshing)
+        from: publishedSnapshot, to: cached, sections: sections, refreshing: refreshing, differ: differ)
       if cachedSnapshot == nil && storedVersion == toVersion { cachedSnapshot = snapshot }
       cutVersion = toVersion
       // Mutations that cancel out make no batch (G4); the next batch then starts at the last one's end (G1).
@@ -208,9 +214,10 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   @inlinable
   @concurrent
   static func diff(
-    from: Snapshot<Section>, to cached: Snapshot<Section>?, sections: [Section], refreshing: Set<Item.ID>
+    from: Snapshot<Section>, to cached: Snapshot<Section>?, sections: [Section], refreshing: Set<Item.ID>,
+    differ: Differ<Section>
   ) async -> (Snapshot<Section>, Changeset<Section>) {
-    let target = cached ?? Snapshot(trusted: sections)
-    return (target, Changeset(from: from, to: target, refreshing: refreshing))
+    let target = cached ?? differ.index(sections)
+    return (target, differ.diff(from, target, refreshing))
   }
 }

@@ -21,8 +21,8 @@ public final class ObservedDataSource<Section: SectionType>: DataSourceType {
   /// The error reported for a bad value.
   public typealias Error = DataSourceError<Section.ID, Section.Item.ID>
 
-  private let base: BasicDataSource<Section>
-  private let feed: Task<(any Swift.Error)?, Never>
+  @usableFromInline let base: BasicDataSource<Section>
+  @usableFromInline let feed: Task<(any Swift.Error)?, Never>
 
   /// The errors of values that were rejected, in order. Keeps the newest 100 if nobody reads them.
   public let errors: AsyncStream<Error>
@@ -32,6 +32,9 @@ public final class ObservedDataSource<Section: SectionType>: DataSourceType {
   ///   - values: The states to follow; each replaces the previous one.
   ///   - initial: The state before the first value.
   /// - Throws: ``DataSourceError`` when `initial` has duplicate ids.
+  // Inlinable so that the feed task, which validates and indexes every value, is specialised in the
+  // client's build (see `Differ`).
+  @inlinable
   public init<Values: AsyncSequence & Sendable>(_ values: Values, initial: [Section] = []) throws(Error)
   where Values.Element == [Section] {
     let base = try BasicDataSource(sections: initial)

@@ -32,6 +32,16 @@ struct SectionStore<Section: SectionType>: Sendable {
   /// Sections whose item indices in ``itemLocation`` may be out of date.
   @usableFromInline var staleSections: Set<Section.ID> = []
 
+  /// The store and snapshot that replace `current` with `sections`, validated; `nil` when they are equal.
+  @inlinable
+  static func replacing(_ current: [Section], with sections: [Section]) throws(Error)
+    -> (store: Self, snapshot: Snapshot<Section>)?
+  {
+    let snapshot = try Snapshot(sections)
+    if same(current, sections) { return nil }
+    return (Self(trusted: snapshot), snapshot)
+  }
+
   @inlinable
   init(_ sections: [Section]) throws(Error) {
     let snapshot = try Snapshot(sections)

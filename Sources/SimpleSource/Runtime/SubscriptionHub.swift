@@ -6,9 +6,13 @@
 final class SubscriberMailbox<Section: SectionType>: Sendable {
   @usableFromInline typealias Machine = SubscriberStateMachine<Section, UnsafeContinuation<SubscriptionDelivery<Section>, Never>>
   @usableFromInline let state: Locked<Machine>
+  @usableFromInline let differ: Differ<Section>
 
   @inlinable
-  init(_ machine: Machine) { state = Locked(machine) }
+  init(_ machine: Machine, differ: Differ<Section>) {
+    state = Locked(machine)
+    self.differ = differ
+  }
 
   @inlinable
   func publish(_ batch: UpdateBatch<Section>, refreshing: Set<Section.Item.ID>) {
@@ -40,7 +44,7 @@ final class SubscriberMailbox<Section: SectionType>: Sendable {
       case .batch(let batch):
         return batch
       case .compose(let from, let fromVersion, let to, let toVersion, let refreshing):
-        let changeset = await Self.compose(from: from, to: to, refreshing: refreshing)
+        let changeset = await Self.compose(from: from, to: to, refreshing: refreshing, differ: differ)
         // An empty composition is not delivered (G4); the subscriber keeps its version (G1).
         if changeset.isEmpty { continue }
         state.withLock { $0.delivered(version: toVersion, snapshot: to) }
@@ -52,10 +56,10 @@ final class SubscriberMailbox<Section: SectionType>: Sendable {
   /// Diffs on the global concurrent executor, never on the caller's actor (G9).
   @inlinable
   @concurrent
-  static func compose(from: Snapshot<Section>, to: Snapshot<Section>, refreshing: Set<Section.Item.ID>) async
-    -> Changeset<Section>
-  {
-    Changeset(from: from, to: to, refreshing: refreshing)
+  static func compose(
+    from: Snapshot<Section>, to: Snapshot<Section>, refreshing: Set<Section.Item.ID>, differ: Differ<Section>
+  ) async -> Changeset<Section> {
+    differ.diff(from, to, refreshing)
   }
 }
 
@@ -83,9 +87,12 @@ final class SubscriptionHub<Section: SectionType>: Sendable {
 
   @usableFromInline let registry: Locked<Registry>
 
+  @usableFromInline let differ: Differ<Section>
+
   @inlinable
-  init(version: Int, snapshot: Snapshot<Section>) {
+  init(version: Int, snapshot: Snapshot<Section>, differ: Differ<Section>) {
     registry = Locked(Registry(version: version, snapshot: snapshot))
+    self.differ = differ
   }
 
   @inlinable
@@ -99,7 +106,7 @@ final class SubscriptionHub<Section: SectionType>: Sendable {
       let mailbox = SubscriberMailbox(
         SubscriberMailbox<Section>.Machine(
           version: version, snapshot: snapshot, newest: registry.newest, newestVersion: registry.newestVersion,
-          newestSnapshot: registry.newestSnapshot))
+          newestSnapshot: registry.newestSnapshot), differ: differ)
       registry.mailboxes.append(mailbox)
       return mailbox
     }

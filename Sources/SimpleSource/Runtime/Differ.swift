@@ -1,0 +1,22 @@
+// The O(n) functions of publishing, captured as values where clients' builds specialise them.
+
+/// Indexing and diffing for one section type, as function values made in an `@inlinable` initialiser.
+///
+/// Swift does not specialise the methods of a generic actor or class for the client's types; code they
+/// call directly runs unspecialised, through witness tables, several times slower for large batches.
+/// A `BasicDataSource` therefore makes its `Differ` in its `@inlinable` initialiser, where the client's
+/// build specialises these closures, and its publish loop and its subscribers' catch-up diffs call them.
+@usableFromInline
+struct Differ<Section: SectionType>: Sendable {
+  /// Indexes sections already known to be valid.
+  @usableFromInline let index: @Sendable ([Section]) -> Snapshot<Section>
+  /// ``Changeset/init(from:to:refreshing:)``.
+  @usableFromInline let diff:
+    @Sendable (Snapshot<Section>, Snapshot<Section>, Set<Section.Item.ID>) -> Changeset<Section>
+
+  @inlinable
+  init() {
+    index = { Snapshot(trusted: $0) }
+    diff = { Changeset(from: $0, to: $1, refreshing: $2) }
+  }
+}
