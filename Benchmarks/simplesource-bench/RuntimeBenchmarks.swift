@@ -245,13 +245,17 @@ func latency(iterations: Int) async -> RuntimeResult {
   return RuntimeResult(name: "latency", ms: median(ours), floorMS: median(floors))
 }
 
-let runtimeCaseNames = ["throughput", "fanout-1", "fanout-10", "fanout-100", "fanout-1000", "stalled", "latency"]
+let runtimeCaseNames = [
+  "throughput", "fanout-1", "fanout-10", "fanout-100", "fanout-1000", "stalled", "latency", "view-apply", "view-rebased",
+]
 
 func runRuntimeCase(named name: String, iterations: Int) async -> RuntimeResult {
   switch name {
   case "throughput": await throughput(iterations: max(3, iterations / 3))
   case "stalled": await stalled()
   case "latency": await latency(iterations: iterations)
+  case "view-apply": await viewBatch(iterations: iterations, rebased: false)
+  case "view-rebased": await viewBatch(iterations: iterations, rebased: true)
   default: await fanout(Int(name.dropFirst("fanout-".count)) ?? 1, iterations: max(20, iterations * 4))
   }
 }

@@ -1,0 +1,100 @@
+// View benchmarks: what a ListViewDataSource adds on top of a bare subscriber, and what echo suppression costs.
+
+import SimpleSource
+
+/// A view that does nothing but swap the data, so only the view data source's own work is timed.
+@MainActor
+final class NoOpListView: ListView {
+  final class Cell {}
+  typealias SupplementaryView = Cell
+  var isOnScreen: Bool { true }
+  func reloadData() {}
+  func performBatchUpdates(_ update: BatchUpdate, animated: Bool, updateData: @escaping @MainActor () -> Void) {
+    updateData()
+  }
+  func registerCell(_ method: Void, cellClass: AnyClass, reuseIdentifier: String) {}
+  func dequeueCell(_ method: Void, reuseIdentifier: String, at position: ItemPosition) -> Cell { Cell() }
+  func registerSupplementaryView(_ method: Void, viewClass: AnyClass, kind: SupplementaryKind, reuseIdentifier: String) {}
+  func dequeueSupplementaryView(_ method: Void, kind: SupplementaryKind, reuseIdentifier: String, at position: ItemPosition)
+    -> Cell
+  { Cell() }
+}
+
+/// A reordering delegate whose moves stay on their way until `release()`, so batches are rebased.
+final class HeldDelegate: ReorderingDelegate {
+  struct Released: Error {}
+  let gate = Countdown(1)
+  func reorder(_ move: InteractiveMove<BenchSection>) async throws -> Int {
+    await gate.wait()
+    throw Released()
+  }
+  func release() { gate.arrive() }
+}
+
+/// 100,000 items in one section; the target deletes 10,000, inserts 10,000, shuffles 2,000 and changes
+/// every 100th item.
+func viewData() -> (old: [BenchSection], new: [BenchSection]) {
+  let (source, target) = flatIDs(count: 100_000, deleted: 50_000..<60_000, inserted: 10_000, insertAt: 20_000,
+    shuffled: 70_000..<72_000)
+  let new = target.map { Item(id: $0, version: $0 % 100 == 0 ? 1 : 0) }
+  return ([Section(id: 0, items: source.map { Item(id: $0) })], [Section(id: 0, items: new)])
+}
+
+/// One batch from `setSections` until a bare subscriber has swapped in every stage's data.
+func timeBareSubscriber(_ old: [BenchSection], _ new: [BenchSection]) async -> Double {
+  guard let source = try? BasicDataSource(sections: old) else { fatalError("invalid data") }
+  let subscription = await source.subscribe()
+  var batches = subscription.batches.makeAsyncIterator()
+  let start = ContinuousClock.now
+  _ = try? await source.setSections(new)
+  guard let batch = await batches.next() else { fatalError("no batch") }
+  var shown = subscription.snapshot.sections
+  for stage in batch.changeset.stages { shown = stage.data }
+  consume(shown == new)
+  return elapsedMS(since: start)
+}
+
+/// One batch from `setSections` until a view data source on a no-op view shows it; with `rebased`, while
+/// a move of the user's is on its way, so the batch is rebased onto it (one more diff, off main).
+@MainActor
+func timeViewDataSource(_ old: [BenchSection], _ new: [BenchSection], rebased: Bool) async -> Double {
+  guard let source = try? BasicDataSource(sections: old) else { fatalError("invalid data") }
+  let view = NoOpListView()
+  let factory = ViewFactory<BenchSection, NoOpListView> { item, _ in item.version == 0 ? "plain" : "changed" }
+  factory.registerCell(method: (), reuseIdentifier: "plain", in: view) { (_: NoOpListView.Cell, _, _) in }
+  factory.registerCell(method: (), reuseIdentifier: "changed", in: view) { (_: NoOpListView.Cell, _, _) in }
+  let viewDataSource = ListViewDataSource(view: view, factory: factory, update: .animated(largeBatchThreshold: nil))
+  let delegate = HeldDelegate()
+  viewDataSource.reorderingDelegate = delegate
+  await viewDataSource.follow(source)
+  var expected = new
+  if rebased {
+    // The user moved the first item one down; the move stays on its way while the batch arrives.
+    viewDataSource.moveItem(at: ItemPosition(section: 0, item: 0), to: ItemPosition(section: 0, item: 1))
+    expected[0].items.swapAt(0, 1)
+  }
+  guard let target = try? Snapshot(expected) else { fatalError("invalid data") }
+  let start = ContinuousClock.now
+  _ = try? await source.setSections(new)
+  await viewDataSource.waitUntilShowing(target)
+  let elapsed = elapsedMS(since: start)
+  delegate.release()
+  return elapsed
+}
+
+/// `view-apply`: a view data source against a bare subscriber. `view-rebased`: the same view data source
+/// with a move on its way, against itself without one.
+@MainActor
+func viewBatch(iterations: Int, rebased: Bool) async -> RuntimeResult {
+  let (old, new) = viewData()
+  var ours: [Double] = []
+  var floors: [Double] = []
+  for _ in 0..<iterations {
+    floors.append(
+      rebased ? await timeViewDataSource(old, new, rebased: false) : await timeBareSubscriber(old, new))
+    ours.append(await timeViewDataSource(old, new, rebased: rebased))
+  }
+  return RuntimeResult(
+    name: rebased ? "view-rebased" : "view-apply", ms: median(ours), floorMS: median(floors),
+    note: rebased ? "floor: the same view with no move on its way" : "floor: a bare subscriber swapping stage data")
+}
