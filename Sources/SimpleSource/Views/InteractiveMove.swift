@@ -59,30 +59,50 @@ public struct InteractiveMove<Section: SectionType>: Sendable, Hashable {
   public func resolve(in sections: [Section]) throws(DataSourceError<Section.ID, Item.ID>)
     -> (source: ItemPosition, destination: ItemPosition)
   {
-    var itemPosition: ItemPosition?
-    var sectionIndex: Int?
-    var neighbours: [Item.ID: Int] = [:]
-    for (index, section) in sections.enumerated() {
-      if section.id == destinationSectionID { sectionIndex = index }
-      for (offset, item) in section.items.enumerated() where item.id == itemID {
-        itemPosition = ItemPosition(section: index, item: offset)
+    var current: ItemPosition?
+    var section: Int?
+    var positions: [Item.ID: ItemPosition] = [:]
+    for (sectionIndex, candidate) in sections.enumerated() {
+      if candidate.id == destinationSectionID { section = sectionIndex }
+      for (offset, item) in candidate.items.enumerated()
+      where item.id == itemID || item.id == predecessor || item.id == successor {
+        positions[item.id] = ItemPosition(section: sectionIndex, item: offset)
       }
     }
-    guard let current = itemPosition else { throw .unknownItem(itemID) }
-    guard let section = sectionIndex else { throw .unknownSection(destinationSectionID) }
-    var remaining = sections[section].items
-    if current.section == section { remaining.remove(at: current.item) }
-    for (offset, item) in remaining.enumerated() where item.id == predecessor || item.id == successor {
-      neighbours[item.id] = offset
+    current = positions[itemID]
+    return try place(from: current, inSection: section, itemCount: section.map { sections[$0].items.count }) {
+      positions[$0]
     }
-    let index: Int
-    if let predecessor, let offset = neighbours[predecessor] {
-      index = offset + 1
-    } else if let successor, let offset = neighbours[successor] {
-      index = offset
-    } else {
-      index = min(destination.item, remaining.count)
+  }
+
+  /// Where the move takes the item in `snapshot`: as ``resolve(in:)-([Section])``, with the snapshot's
+  /// lookups instead of a scan.
+  /// - Complexity: O(1).
+  public func resolve(in snapshot: Snapshot<Section>) throws(DataSourceError<Section.ID, Item.ID>)
+    -> (source: ItemPosition, destination: ItemPosition)
+  {
+    let section = snapshot.index(ofSection: destinationSectionID)
+    return try place(
+      from: snapshot.position(ofItem: itemID), inSection: section,
+      itemCount: section.map { snapshot.sections[$0].items.count }, position: snapshot.position(ofItem:))
+  }
+
+  /// The destination: after the predecessor if it is in the section, else before the successor, else at
+  /// the index, clamped; positions are looked up with `position`.
+  private func place(
+    from current: ItemPosition?, inSection section: Int?, itemCount: Int?, position: (Item.ID) -> ItemPosition?
+  ) throws(DataSourceError<Section.ID, Item.ID>) -> (source: ItemPosition, destination: ItemPosition) {
+    guard let current else { throw .unknownItem(itemID) }
+    guard let section, let itemCount else { throw .unknownSection(destinationSectionID) }
+    let remaining = itemCount - (current.section == section ? 1 : 0)
+    /// A neighbour's index once the item has left its place, if the neighbour is in the section.
+    func offset(of neighbour: Item.ID?) -> Int? {
+      guard let neighbour, neighbour != itemID, let found = position(neighbour), found.section == section else {
+        return nil
+      }
+      return found.item - (current.section == section && current.item < found.item ? 1 : 0)
     }
+    let index = offset(of: predecessor).map { $0 + 1 } ?? offset(of: successor) ?? min(destination.item, remaining)
     return (current, ItemPosition(section: section, item: index))
   }
 

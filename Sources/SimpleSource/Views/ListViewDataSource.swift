@@ -57,6 +57,7 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
     var includedIn: Int?
   }
 
+  private let differ: Differ<Section>
   private var following: Task<Void, Never>?
   private var showingWaiters: [(sections: [Section], continuation: CheckedContinuation<Void, Never>)] = []
   /// The source's state as of ``version``, as the subscription delivered it.
@@ -77,17 +78,26 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
   ///   - view: The view to drive; held weakly.
   ///   - factory: Makes the view's cells, headers and footers.
   ///   - update: How batches are applied; animated by default.
-  public init(view: View, factory: ViewFactory<Section, View>, update: ViewUpdate<Section> = .animated()) {
-    self.view = view
-    self.factory = factory
-    self.update = update
+  @inlinable
+  public convenience init(view: View, factory: ViewFactory<Section, View>, update: ViewUpdate<Section> = .animated()) {
+    self.init(view: view, factory: factory, update: update, differ: Differ())
   }
 
   /// Creates a data source whose view is attached later, with ``attach(_:)``: the UIKit skin learns its
   /// view from the first question the view asks.
-  public init(factory: ViewFactory<Section, View>, update: ViewUpdate<Section> = .animated()) {
+  @inlinable
+  public convenience init(factory: ViewFactory<Section, View>, update: ViewUpdate<Section> = .animated()) {
+    self.init(view: nil, factory: factory, update: update, differ: Differ())
+  }
+
+  /// The public initialisers are inlinable so that `differ`, which diffs the user's moves against batches,
+  /// is specialised by the client's build (see ``Differ``).
+  @usableFromInline
+  init(view: View?, factory: ViewFactory<Section, View>, update: ViewUpdate<Section>, differ: Differ<Section>) {
+    self.view = view
     self.factory = factory
     self.update = update
+    self.differ = differ
   }
 
   /// Makes `view` the view this data source drives, and reloads it. Does nothing if it already is.
@@ -332,7 +342,7 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
       while interactiveMoves > 0 { await withCheckedContinuation { gateWaiters.append($0) } }
       let edits = localEdits
       let changeset = await Self.rebase(
-        shown: sections, onto: sourceSnapshot, replaying: pendingMoves.map(\.move))
+        shown: sections, onto: sourceSnapshot, replaying: pendingMoves.map(\.move), differ: differ)
       guard edits == localEdits, interactiveMoves == 0 else { continue }
       if !changeset.isEmpty { apply(UpdateBatch(from: version, to: newVersion, changeset: changeset)) }
       diverged = !pendingMoves.isEmpty
@@ -343,14 +353,17 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
 
   @concurrent
   private nonisolated static func rebase(
-    shown: [Section], onto source: Snapshot<Section>, replaying moves: [InteractiveMove<Section>]
+    shown: [Section], onto source: Snapshot<Section>, replaying moves: [InteractiveMove<Section>],
+    differ: Differ<Section>
   ) async -> Changeset<Section> {
     var target = source.sections
-    for move in moves {
-      // A move whose item or section is gone by now is dropped; the source rejects it too.
-      _ = try? move.apply(to: &target)
+    for (index, move) in moves.enumerated() {
+      // A move whose item or section is gone by now is dropped; the source rejects it too. The first is
+      // resolved with the snapshot's lookups; later ones (rare: several drops on their way) by a scan.
+      guard let (from, to) = try? (index == 0 ? move.resolve(in: source) : move.resolve(in: target)) else { continue }
+      target[to.section].items.insert(target[from.section].items.remove(at: from.item), at: to.item)
     }
-    return Changeset(from: Snapshot(trusted: shown), to: Snapshot(trusted: target))
+    return differ.diff(differ.index(shown), differ.index(target), [])
   }
 
   private func finish(at newVersion: Int) {

@@ -41,6 +41,28 @@ struct InteractiveMoveTests {
     #expect(bothGone == layout("A: b a | B: e f"), "at its index, clamped")
   }
 
+  @Test("resolving against a snapshot's lookups agrees with resolving by a scan")
+  func snapshotResolutionAgrees() throws {
+    let move = try Move(in: layout("A: a b c d | B: e f"), from: ItemPosition(section: 0, item: 0), to: ItemPosition(section: 0, item: 2))
+    let across = try Move(in: layout("A: a b | B: e f"), from: ItemPosition(section: 0, item: 1), to: ItemPosition(section: 1, item: 0))
+    let states = ["A: a b c d | B: e f", "X: | A: n b c d | B: e f | C: a", "A: a b d | B: e f", "A: a b | B: e f",
+      "B: f b | A: a", "A: b | B: e", "A: a b"]
+    for move in [move, across] {
+      for text in states {
+        let scanned = Result { () throws(DataSourceError<String, String>) in try move.resolve(in: layout(text)) }
+        let looked = Result { () throws(DataSourceError<String, String>) in try move.resolve(in: snapshot(text)) }
+        switch (scanned, looked) {
+        case (.success(let a), .success(let b)):
+          #expect(a.source == b.source && a.destination == b.destination, "\(move.itemID) in \(text)")
+        case (.failure(let a), .failure(let b)):
+          #expect(a == b, "\(move.itemID) in \(text)")
+        default:
+          Issue.record("\(move.itemID) in \(text): \(scanned) against \(looked)")
+        }
+      }
+    }
+  }
+
   @Test("bad moves throw typed errors naming what is wrong, and change nothing")
   func badMoves() throws {
     let shown = layout("A: a b | B: e")
