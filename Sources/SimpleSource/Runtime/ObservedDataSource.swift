@@ -27,13 +27,14 @@ public final class ObservedDataSource<Section: SectionType>: DataSourceType {
   /// The errors of values that were rejected, in order. Keeps the newest 100 if nobody reads them.
   public let errors: AsyncStream<Error>
 
+  // Inlinable so that the feed task, which validates and indexes every value, is specialised in the
+  // client's build (see `Differ`).
+
   /// Starts following `values`.
   /// - Parameters:
   ///   - values: The states to follow; each replaces the previous one.
   ///   - initial: The state before the first value.
   /// - Throws: ``DataSourceError`` when `initial` has duplicate ids.
-  // Inlinable so that the feed task, which validates and indexes every value, is specialised in the
-  // client's build (see `Differ`).
   @inlinable
   public init<Values: AsyncSequence & Sendable>(_ values: Values, initial: [Section] = []) throws(Error)
   where Values.Element == [Section] {
