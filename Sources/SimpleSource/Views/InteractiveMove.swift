@@ -89,7 +89,7 @@ public struct InteractiveMove<Section: SectionType>: Sendable, Hashable {
 
   /// The destination: after the predecessor if it is in the section, else before the successor, else at
   /// the index, clamped; positions are looked up with `position`.
-  private func place(
+  func place(
     from current: ItemPosition?, inSection section: Int?, itemCount: Int?, position: (Item.ID) -> ItemPosition?
   ) throws(DataSourceError<Section.ID, Item.ID>) -> (source: ItemPosition, destination: ItemPosition) {
     guard let current else { throw .unknownItem(itemID) }
@@ -141,9 +141,17 @@ extension BasicDataSource: ReorderingDelegate {
   /// Moves the item where `move` says, resolved against the current data (``InteractiveMove/resolve(in:)``).
   /// - Returns: The version that includes the move (the current one if the item is already there).
   /// - Throws: ``DataSourceError`` if the item or its destination section is gone; nothing changes then.
+  /// - Complexity: O(1) lookups in the source's index, plus the move itself.
   @discardableResult
   public func reorder(_ move: InteractiveMove<Section>) throws(Error) -> Int {
-    let (from, to) = try move.resolve(in: store.sections)
+    var positions: [Item.ID: ItemPosition] = [:]
+    for id in [move.itemID, move.predecessor, move.successor].compactMap({ $0 }) {
+      positions[id] = try? store.position(ofItem: id)
+    }
+    let section = try? store.index(ofSection: move.destinationSectionID)
+    let (from, to) = try move.place(
+      from: positions[move.itemID], inSection: section, itemCount: section.map { store.sections[$0].items.count }
+    ) { positions[$0] }
     return try moveItem(at: from, to: to)
   }
 }
