@@ -220,3 +220,63 @@ struct ReorderingTests {
     #expect(!final.sections.isEmpty, "\(settings.replay)")
   }
 }
+
+/// A view that only swaps the data, so that nothing on the main actor compares items.
+@MainActor
+private final class SilentView: ListView {
+  final class Cell {}
+  typealias SupplementaryView = Cell
+  var isOnScreen: Bool { true }
+  func reloadData() {}
+  func performBatchUpdates(_ update: BatchUpdate, animated: Bool, updateData: @escaping @MainActor () -> Void) {
+    updateData()
+  }
+  func registerCell(_ method: Void, cellClass: AnyClass, reuseIdentifier: String) {}
+  func dequeueCell(_ method: Void, reuseIdentifier: String, at position: ItemPosition) -> Cell { Cell() }
+  func registerSupplementaryView(_ method: Void, viewClass: AnyClass, kind: SupplementaryKind, reuseIdentifier: String) {}
+  func dequeueSupplementaryView(_ method: Void, kind: SupplementaryKind, reuseIdentifier: String, at position: ItemPosition)
+    -> Cell
+  { Cell() }
+}
+
+/// A delegate whose moves stay on their way until the gate opens, then are rejected.
+private struct GatedDelegate: ReorderingDelegate {
+  struct Rejected: Error {}
+  let gate: AsyncStream<Void>
+  func reorder(_ move: InteractiveMove<Section<Int, ProbeItem>>) async throws -> Int {
+    for await _ in gate { break }
+    throw Rejected()
+  }
+}
+
+@Suite("G9 for views", .timeLimit(.minutes(1)))
+@MainActor
+struct ViewOffMainActorTests {
+  @Test("rebasing a batch onto a user's move diffs off the main actor")
+  func rebaseOffMain() async throws {
+    let probe = ThreadProbe()
+    let items = (0..<50).map { ProbeItem(id: $0, version: 0, probe: probe) }
+    let source = try BasicDataSource(sections: [Section(id: 0, items: items)])
+    let view = SilentView()
+    let factory = ViewFactory<Section<Int, ProbeItem>, SilentView> { _, _ in "Cell" }
+    let (applied, reportApplied) = AsyncStream.makeStream(of: Int.self)
+    let dataSource = ListViewDataSource(
+      view: view, factory: factory,
+      update: .custom { context in
+        context.performStages()
+        reportApplied.yield(context.batch.to)
+      })
+    let (gate, openGate) = AsyncStream.makeStream(of: Void.self)
+    dataSource.reorderingDelegate = GatedDelegate(gate: gate)
+    await dataSource.follow(source)
+    dataSource.moveItem(at: ItemPosition(section: 0, item: 0), to: ItemPosition(section: 0, item: 1))
+    try await source.replaceItem(ProbeItem(id: 10, version: 1, probe: probe))
+    var appliedVersions = applied.makeAsyncIterator()
+    #expect(await appliedVersions.next() == 1)
+    #expect(dataSource.sections[0].items.prefix(2).map(\.id) == [1, 0], "the user's move stays while on its way")
+    #expect(probe.offMain > 0)
+    #expect(probe.onMain == 0, "a diff ran on the main actor")
+    openGate.yield()
+    openGate.finish()
+  }
+}
