@@ -42,7 +42,7 @@ let package = Package(
     ),
     .executableTarget(
       name: "simplesource-bench",
-      dependencies: ["SimpleSource"],
+      dependencies: ["SimpleSource", "SimpleSourceTesting"],
       path: "Benchmarks/simplesource-bench",
       swiftSettings: strictness
     ),

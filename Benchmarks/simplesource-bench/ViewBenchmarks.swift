@@ -1,24 +1,7 @@
 // View benchmarks: what a ListViewDataSource adds on top of a bare subscriber, and what echo suppression costs.
 
 import SimpleSource
-
-/// A view that does nothing but swap the data, so only the view data source's own work is timed.
-@MainActor
-final class NoOpListView: ListView {
-  final class Cell {}
-  typealias SupplementaryView = Cell
-  var isOnScreen: Bool { true }
-  func reloadData() {}
-  func performBatchUpdates(_ update: BatchUpdate, animated: Bool, updateData: @escaping @MainActor () -> Void) {
-    updateData()
-  }
-  func registerCell(_ method: Void, cellClass: AnyClass, reuseIdentifier: String) {}
-  func dequeueCell(_ method: Void, reuseIdentifier: String, at position: ItemPosition) -> Cell { Cell() }
-  func registerSupplementaryView(_ method: Void, viewClass: AnyClass, kind: SupplementaryKind, reuseIdentifier: String) {}
-  func dequeueSupplementaryView(_ method: Void, kind: SupplementaryKind, reuseIdentifier: String, at position: ItemPosition)
-    -> Cell
-  { Cell() }
-}
+import SimpleSourceTesting
 
 /// A reordering delegate whose moves stay on their way until `release()`, so batches are rebased.
 final class HeldDelegate: ReorderingDelegate {
@@ -59,10 +42,10 @@ func timeBareSubscriber(_ old: [BenchSection], _ new: [BenchSection]) async -> D
 @MainActor
 func timeViewDataSource(_ old: [BenchSection], _ new: [BenchSection], rebased: Bool) async -> Double {
   guard let source = try? BasicDataSource(sections: old) else { fatalError("invalid data") }
-  let view = NoOpListView()
-  let factory = ViewFactory<BenchSection, NoOpListView> { item, _ in item.version == 0 ? "plain" : "changed" }
-  factory.registerCell(method: (), reuseIdentifier: "plain", in: view) { (_: NoOpListView.Cell, _, _) in }
-  factory.registerCell(method: (), reuseIdentifier: "changed", in: view) { (_: NoOpListView.Cell, _, _) in }
+  let view = SilentListView()
+  let factory = ViewFactory<BenchSection, SilentListView> { item, _ in item.version == 0 ? "plain" : "changed" }
+  factory.registerCell(method: (), reuseIdentifier: "plain", in: view) { (_: SilentListView.Cell, _, _) in }
+  factory.registerCell(method: (), reuseIdentifier: "changed", in: view) { (_: SilentListView.Cell, _, _) in }
   let viewDataSource = ListViewDataSource(view: view, factory: factory, update: .animated(largeBatchThreshold: nil))
   let delegate = HeldDelegate()
   viewDataSource.reorderingDelegate = delegate

@@ -221,24 +221,6 @@ struct ReorderingTests {
   }
 }
 
-/// A view that only swaps the data, so that nothing on the main actor compares items.
-@MainActor
-private final class SilentView: ListView {
-  final class Cell {}
-  typealias SupplementaryView = Cell
-  var isOnScreen: Bool { true }
-  func reloadData() {}
-  func performBatchUpdates(_ update: BatchUpdate, animated: Bool, updateData: @escaping @MainActor () -> Void) {
-    updateData()
-  }
-  func registerCell(_ method: Void, cellClass: AnyClass, reuseIdentifier: String) {}
-  func dequeueCell(_ method: Void, reuseIdentifier: String, at position: ItemPosition) -> Cell { Cell() }
-  func registerSupplementaryView(_ method: Void, viewClass: AnyClass, kind: SupplementaryKind, reuseIdentifier: String) {}
-  func dequeueSupplementaryView(_ method: Void, kind: SupplementaryKind, reuseIdentifier: String, at position: ItemPosition)
-    -> Cell
-  { Cell() }
-}
-
 /// A delegate whose moves stay on their way until the gate opens, then are rejected.
 private struct GatedDelegate: ReorderingDelegate {
   struct Rejected: Error {}
@@ -257,8 +239,8 @@ struct ViewOffMainActorTests {
     let probe = ThreadProbe()
     let items = (0..<50).map { ProbeItem(id: $0, version: 0, probe: probe) }
     let source = try BasicDataSource(sections: [Section(id: 0, items: items)])
-    let view = SilentView()
-    let factory = ViewFactory<Section<Int, ProbeItem>, SilentView> { _, _ in "Cell" }
+    let view = SilentListView()
+    let factory = ViewFactory<Section<Int, ProbeItem>, SilentListView> { _, _ in "Cell" }
     let (applied, reportApplied) = AsyncStream.makeStream(of: Int.self)
     let dataSource = ListViewDataSource(
       view: view, factory: factory,
