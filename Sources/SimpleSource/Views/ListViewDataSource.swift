@@ -71,6 +71,9 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
   private var interactiveMoves = 0
   private var isApplying = false
   private var gateWaiters: [CheckedContinuation<Void, Never>] = []
+  /// Counts subscriptions: work for an earlier one that resumes after ``follow(_:pacing:)`` or ``stop()``
+  /// is dropped, so a batch of the old source never lands on the new one's data.
+  private var epoch = 0
   private var landingWaiters: [CheckedContinuation<Void, Never>] = []
 
   /// Creates a data source for `view`.
@@ -119,7 +122,11 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
   /// Following another source ends the previous subscription.
   public func follow(_ source: some DataSourceType<Section>, pacing: Pacing = .immediate) async {
     following?.cancel()
+    epoch += 1
+    let current = epoch
     let subscription = await source.subscribe(pacing: pacing)
+    // A later follow() or stop() while this one subscribed wins.
+    guard current == epoch else { return }
     sourceSnapshot = subscription.snapshot
     sections = subscription.snapshot.sections
     version = subscription.version
@@ -130,8 +137,8 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
     let batches = subscription.batches
     following = Task { [weak self] in
       for await batch in batches {
-        guard let self else { return }
-        await self.receive(batch)
+        guard let self, self.epoch == current else { return }
+        await self.receive(batch, epoch: current)
       }
     }
   }
@@ -140,6 +147,7 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
   public func stop() {
     following?.cancel()
     following = nil
+    epoch += 1
   }
 
   // MARK: - The view's questions
@@ -281,12 +289,13 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
   /// and no drag is under way (a batch being applied does the same when it ends, and this finds nothing).
   private func reconcileSoon() {
     diverged = true
+    let current = epoch
     Task { [weak self] in
       guard let self else { return }
       await self.waitForGate()
-      guard self.diverged else { return }
+      guard self.diverged, self.epoch == current else { return }
       self.isApplying = true
-      await self.reconcile(through: self.version)
+      await self.reconcile(through: self.version, epoch: current)
       self.isApplying = false
       self.openGate()
     }
@@ -307,8 +316,9 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
     for waiter in waiters { waiter.resume() }
   }
 
-  private func receive(_ batch: UpdateBatch<Section>) async {
+  private func receive(_ batch: UpdateBatch<Section>, epoch current: Int) async {
     await waitForGate()
+    guard current == epoch else { return }
     isApplying = true
     defer {
       isApplying = false
@@ -321,7 +331,7 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
       finish(at: batch.to)
       return
     }
-    await reconcile(through: batch.to)
+    await reconcile(through: batch.to, epoch: current)
   }
 
   /// Forgets the pending moves that the source's state at `version` includes.
@@ -337,12 +347,14 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
 
   /// Shows `sourceSnapshot` with the pending moves replayed on it, diffed off the main actor against what
   /// the view shows. Recomputes if the user moves something while the diff runs.
-  private func reconcile(through newVersion: Int) async {
+  private func reconcile(through newVersion: Int, epoch current: Int) async {
     while true {
       while interactiveMoves > 0 { await withCheckedContinuation { gateWaiters.append($0) } }
+      guard current == epoch else { return }
       let edits = localEdits
       let changeset = await Self.rebase(
         shown: sections, onto: sourceSnapshot, replaying: pendingMoves.map(\.move), differ: differ)
+      guard current == epoch else { return }
       guard edits == localEdits, interactiveMoves == 0 else { continue }
       if !changeset.isEmpty { apply(UpdateBatch(from: version, to: newVersion, changeset: changeset)) }
       diverged = !pendingMoves.isEmpty
