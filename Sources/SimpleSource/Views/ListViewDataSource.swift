@@ -265,15 +265,10 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
   private func moveLanded(_ serial: Int, in includedIn: Int) {
     defer { resumeLandingWaiters() }
     guard let index = pendingMoves.firstIndex(where: { $0.serial == serial }) else { return }
-    if includedIn > version {
-      pendingMoves[index].includedIn = includedIn
-      return
-    }
-    // The batch with the move came before the delegate returned; the move may have landed elsewhere
+    pendingMoves[index].includedIn = includedIn
+    // If the batch with the move came before the delegate returned, the move may have landed elsewhere
     // than shown (a neighbour went meanwhile), so reconcile with the source.
-    pendingMoves.remove(at: index)
-    localEdits += 1
-    reconcileSoon()
+    if dropMovesIncluded(through: version) { reconcileSoon() }
   }
 
   private func moveFailed(_ serial: Int, _ error: any Error) {
