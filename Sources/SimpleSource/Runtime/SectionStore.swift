@@ -43,12 +43,6 @@ struct SectionStore<Section: SectionType>: Sendable {
   }
 
   @inlinable
-  init(_ sections: [Section]) throws(Error) {
-    let snapshot = try Snapshot(sections)
-    self.init(trusted: snapshot)
-  }
-
-  @inlinable
   init(trusted snapshot: Snapshot<Section>) {
     sections = snapshot.sections
     sectionIndex = [:]
