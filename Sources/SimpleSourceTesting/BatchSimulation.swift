@@ -2,22 +2,29 @@
 
 import SimpleSource
 
-/// An index path as UIKit sorts update items: a section operation has item `Int.max` (`NSNotFound`).
+/// An index path as UIKit sorts update items: a section operation sorts after every item of its section,
+/// as UIKit's `(section, NSNotFound)` does. The flag is explicit so that an item index of `Int.max` in a
+/// garbage batch is never taken for a section operation.
 struct UpdatePath: Hashable, Comparable {
   var section: Int
   var item: Int
+  var isSection: Bool
 
-  static func section(_ section: Int) -> UpdatePath { UpdatePath(section: section, item: .max) }
-  init(section: Int, item: Int) {
+  static func section(_ section: Int) -> UpdatePath { UpdatePath(section: section, item: 0, isSection: true) }
+  init(section: Int, item: Int, isSection: Bool = false) {
     self.section = section
     self.item = item
+    self.isSection = isSection
   }
   init(_ position: ItemPosition) { self.init(section: position.section, item: position.item) }
 
-  var isSection: Bool { item == .max }
   var position: ItemPosition { ItemPosition(section: section, item: item) }
 
-  static func < (lhs: UpdatePath, rhs: UpdatePath) -> Bool { (lhs.section, lhs.item) < (rhs.section, rhs.item) }
+  static func < (lhs: UpdatePath, rhs: UpdatePath) -> Bool {
+    if lhs.section != rhs.section { return lhs.section < rhs.section }
+    if lhs.isSection != rhs.isSection { return rhs.isSection }
+    return lhs.item < rhs.item
+  }
 }
 
 /// Simulates one `performBatchUpdates` on a list of sections; ``run()`` throws where UIKit would.
@@ -149,11 +156,16 @@ struct BatchSimulation<Section: SectionType> {
 
   /// R4: every reload becomes a delete at its before path and an insert at an adjusted path, which
   /// accounts for the original deletes and inserts but not for moves. R18 and R26 are raised here.
+  ///
+  /// Section lists are index sets (R25), so a section listed twice shifts a reload once. Every reload is
+  /// decomposed, also an item reload inside a reloaded section: UIKit raises R18 for it before the
+  /// section's delete drops its halves (R27). Indices are not range-checked yet (that is the delete loop's
+  /// job), so the adjustment wraps instead of trapping on a garbage index.
   private mutating func decomposeReloads() throws(ListViewError) {
     let originalDeletes =
-      (batch.deleteSections.map(UpdatePath.section) + batch.deleteItems.map(UpdatePath.init)).sorted(by: >)
+      (sectionDeletes.map(UpdatePath.section) + batch.deleteItems.map(UpdatePath.init)).sorted(by: >)
     let originalInserts =
-      (batch.insertSections.map(UpdatePath.section) + batch.insertItems.map(UpdatePath.init)).sorted()
+      (sectionInserts.map(UpdatePath.section) + batch.insertItems.map(UpdatePath.init)).sorted()
 
     func adjusted(_ reload: UpdatePath) throws(ListViewError) -> UpdatePath {
       var section = reload.section
@@ -167,20 +179,21 @@ struct BatchSimulation<Section: SectionType> {
         }
         if delete.isSection && delete.section == reload.section { continue }
         if delete.isSection {
-          if delete.section <= section { section -= 1 }
+          if delete.section <= section { section &-= 1 }
         } else if !reload.isSection && delete.section == section && delete.item <= item {
-          item -= 1
+          item &-= 1
         }
       }
       for insert in originalInserts {
-        if insert.isSection && insert.section <= section { section += 1 }
+        if insert.isSection && insert.section <= section { section &+= 1 }
         if !reload.isSection && !insert.isSection && insert.section == section && insert.item <= item {
-          item += 1
+          item &+= 1
         }
       }
-      return UpdatePath(section: section, item: item)
+      return UpdatePath(section: section, item: item, isSection: reload.isSection)
     }
 
+    let originalSectionDeletes = sectionDeletes
     for section in reloadedSections.sorted() {
       let insert = try adjusted(.section(section))
       sectionDeletes.insert(section)
@@ -188,17 +201,19 @@ struct BatchSimulation<Section: SectionType> {
     }
     itemDeletes = Set(batch.deleteItems)
     itemInserts = Set(batch.insertItems)
-    for position in batch.reloadItems {
-      if sectionDeletes.contains(position.section) && !reloadedSections.contains(position.section) {
-        throw ListViewError(
-          .r26, "attempt to reload item \(position) inside section \(position.section), which is deleted",
-          positions: [position])
-      }
+    // UIKit decomposes every reload (raising R18) before anything else looks at them.
+    var adjustedInserts: [ItemPosition] = []
+    for position in batch.reloadItems { adjustedInserts.append(try adjusted(UpdatePath(position)).position) }
+    for (position, insert) in zip(batch.reloadItems, adjustedInserts) {
       if reloadedSections.contains(position.section) {
         warnings.append(ListViewWarning(.r27, "reload of item \(position) inside reloaded section \(position.section)"))
         continue
       }
-      let insert = try adjusted(UpdatePath(position)).position
+      if originalSectionDeletes.contains(position.section) {
+        throw ListViewError(
+          .r26, "attempt to reload item \(position) inside section \(position.section), which is deleted",
+          positions: [position])
+      }
       itemDeletes.insert(position)
       reloadDeleteHalves.insert(position)
       itemInserts.insert(insert)
@@ -560,8 +575,9 @@ struct BatchSimulation<Section: SectionType> {
         warnings.append(ListViewWarning(.r33, "reload of unchanged item \(cell.itemID) at \(position)"))
       }
     }
-    let insertedIDs = Set(batch.insertItems.map { after[$0.section].items[$0.item].id })
-    for position in batch.deleteItems where !sectionDeletes.contains(position.section) {
+    // Only the operations that survived R27 were range-checked; the dropped ones may point anywhere.
+    let insertedIDs = Set(itemInserts.subtracting(reloadInsertHalves).map { after[$0.section].items[$0.item].id })
+    for position in itemDeletes.subtracting(reloadDeleteHalves).sorted() {
       let cell = before[position.section].cells[position.item]
       if insertedIDs.contains(cell.itemID), let item = newItems[cell.itemID], item == cell.item {
         warnings.append(

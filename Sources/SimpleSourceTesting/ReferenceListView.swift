@@ -147,9 +147,12 @@ public struct ReferenceListView<Section: SectionType>: Sendable {
   {
     guard sections.indices.contains(source.section), sections[source.section].cells.indices.contains(source.item)
     else { throw ListViewError(.r16, "attempt to move item \(source), which does not exist", positions: [source]) }
-    var cells = sections[destination.section < sections.count ? destination.section : source.section].cells
-    if source.section == destination.section { cells.remove(at: source.item) }
-    guard sections.indices.contains(destination.section), (0...cells.count).contains(destination.item) else {
+    guard sections.indices.contains(destination.section) else {
+      throw ListViewError(.r16, "attempt to move item to \(destination), which does not exist", positions: [destination])
+    }
+    // The room in the destination section once the cell has left its place.
+    let room = sections[destination.section].cells.count - (source.section == destination.section ? 1 : 0)
+    guard (0...room).contains(destination.item) else {
       throw ListViewError(.r16, "attempt to move item to \(destination), which does not exist", positions: [destination])
     }
     let cell = sections[source.section].cells.remove(at: source.item)
