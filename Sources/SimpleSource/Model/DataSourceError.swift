@@ -19,9 +19,15 @@ public struct DataSourceError<SectionID: Hashable & Sendable, ItemID: Hashable &
   public var sectionID: SectionID?
   /// The offending item id, if the error is about an item.
   public var itemID: ItemID?
-  /// The section indices involved, in ascending order (for a duplicate: the first and the second).
+  /// The section indices involved, in ascending order.
+  ///
+  /// For a duplicate id these are where the two sections would stand if the mutation were made: an
+  /// existing section after an insertion point is counted at its shifted index.
   public var sectionIndices: [Int]
-  /// The item positions involved, in ascending order (for a duplicate: the first and the second).
+  /// The item positions involved, in ascending order.
+  ///
+  /// For a duplicate id these are where the two items would stand if the mutation were made: an existing
+  /// item after an insertion point is counted at its shifted position.
   public var positions: [ItemPosition]
 
   /// Creates an error.
@@ -57,7 +63,7 @@ public struct DataSourceError<SectionID: Hashable & Sendable, ItemID: Hashable &
 extension DataSourceError {
   @usableFromInline
   static func duplicateSection(_ id: SectionID, first: Int, second: Int) -> Self {
-    Self(code: .duplicateSectionID, sectionID: id, sectionIndices: [first, second])
+    Self(code: .duplicateSectionID, sectionID: id, sectionIndices: [first, second].sorted())
   }
 
   @usableFromInline
@@ -73,7 +79,7 @@ extension DataSourceError {
 
   @usableFromInline
   static func duplicateItem(_ id: ItemID, first: ItemPosition, second: ItemPosition) -> Self {
-    Self(code: .duplicateItemID, itemID: id, positions: [first, second])
+    Self(code: .duplicateItemID, itemID: id, positions: [first, second].sorted())
   }
 }
 

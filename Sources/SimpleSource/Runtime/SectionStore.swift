@@ -104,7 +104,10 @@ struct SectionStore<Section: SectionType>: Sendable {
           second: landing)
       }
       if let existing = currentPosition(ofItem: item.id) {
-        throw .duplicateItem(item.id, first: existing, second: landing)
+        // Where the existing item would stand once the new items were inserted before or after it.
+        let shift = existing.section == firstPosition.section && existing.item >= firstPosition.item ? items.count : 0
+        let shifted = ItemPosition(section: existing.section, item: existing.item + shift)
+        throw .duplicateItem(item.id, first: shifted, second: landing)
       }
     }
   }
@@ -133,8 +136,10 @@ struct SectionStore<Section: SectionType>: Sendable {
       if let earlier = seenSections.updateValue(index + offset, forKey: section.id) {
         throw .duplicateSection(section.id, first: earlier, second: index + offset)
       }
+      // Existing sections at or after `index` would stand `newSections.count` further on.
       if let existing = sectionIndex[section.id] {
-        throw .duplicateSection(section.id, first: existing, second: index + offset)
+        let shifted = existing >= index ? existing + newSections.count : existing
+        throw .duplicateSection(section.id, first: shifted, second: index + offset)
       }
       for (itemOffset, item) in section.items.enumerated() {
         let landing = ItemPosition(section: index + offset, item: itemOffset)
@@ -142,7 +147,9 @@ struct SectionStore<Section: SectionType>: Sendable {
           throw .duplicateItem(item.id, first: earlier, second: landing)
         }
         if let existing = currentPosition(ofItem: item.id) {
-          throw .duplicateItem(item.id, first: existing, second: landing)
+          let shift = existing.section >= index ? newSections.count : 0
+          let shifted = ItemPosition(section: existing.section + shift, item: existing.item)
+          throw .duplicateItem(item.id, first: shifted, second: landing)
         }
       }
     }

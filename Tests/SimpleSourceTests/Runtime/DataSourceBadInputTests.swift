@@ -41,16 +41,16 @@ struct DataSourceBadInputTests {
     .init("append an item whose id exists in its section", .duplicateItemID, item: "a", positions: [at(0, 0), at(0, 3)]) {
       try await $0.appendItems([item("a")], toSection: "A")
     },
-    .init("append an item whose id exists in another section", .duplicateItemID, item: "d", positions: [at(1, 0), at(0, 3)]) {
+    .init("append an item whose id exists in another section", .duplicateItemID, item: "d", positions: [at(0, 3), at(1, 0)]) {
       try await $0.appendItems([item("d")], toSection: "A")
     },
     .init("append two items with one id", .duplicateItemID, item: "x", positions: [at(2, 0), at(2, 1)]) {
       try await $0.appendItems([item("x"), item("x")], toSection: "C")
     },
-    .init("insert an existing id before an item", .duplicateItemID, item: "b", positions: [at(0, 1), at(0, 0)]) {
+    .init("insert an existing id before an item", .duplicateItemID, item: "b", positions: [at(0, 0), at(0, 2)]) {
       try await $0.insertItems([item("b")], before: "a")
     },
-    .init("insert an existing id after an item", .duplicateItemID, item: "e", positions: [at(1, 1), at(0, 1)]) {
+    .init("insert an existing id after an item", .duplicateItemID, item: "e", positions: [at(0, 1), at(1, 1)]) {
       try await $0.insertItems([item("e")], after: "a")
     },
     .init("append a section whose id exists", .duplicateSectionID, section: "A", indices: [0, 3]) {
@@ -65,8 +65,23 @@ struct DataSourceBadInputTests {
     .init("append a section repeating an item id", .duplicateItemID, item: "x", positions: [at(3, 0), at(3, 1)]) {
       try await $0.appendSections([TestSection(id: "X", items: [item("x"), item("x")])])
     },
-    .init("insert a section whose id exists", .duplicateSectionID, section: "B", indices: [1, 0]) {
+    .init("insert a section whose id exists", .duplicateSectionID, section: "B", indices: [0, 2]) {
       try await $0.insertSections([TestSection(id: "B")], before: "A")
+    },
+    .init("insert an existing section id after a section", .duplicateSectionID, section: "B", indices: [1, 2]) {
+      try await $0.insertSections([TestSection(id: "B")], after: "A")
+    },
+    .init("insert an existing section id before the first", .duplicateSectionID, section: "C", indices: [0, 3]) {
+      try await $0.insertSections([TestSection(id: "C")], before: "A")
+    },
+    .init("insert an existing id before a later item", .duplicateItemID, item: "c", positions: [at(0, 1), at(0, 3)]) {
+      try await $0.insertItems([item("c")], before: "b")
+    },
+    .init("insert an existing id before an earlier item", .duplicateItemID, item: "a", positions: [at(0, 0), at(0, 2)]) {
+      try await $0.insertItems([item("a")], before: "c")
+    },
+    .init("insert a section before one whose item it repeats", .duplicateItemID, item: "d", positions: [at(0, 0), at(2, 0)]) {
+      try await $0.insertSections([TestSection(id: "X", items: [item("d")])], before: "A")
     },
     .init("replace all with duplicate items", .duplicateItemID, item: "q", positions: [at(0, 0), at(1, 0)]) {
       try await $0.setSections(layout("A: q | B: q"))
