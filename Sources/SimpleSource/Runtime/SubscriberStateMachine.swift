@@ -99,6 +99,12 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
   @inlinable
   mutating func end() -> Waiter? {
     isEnded = true
+    // An ended subscription may still be held (a `Subscription` kept after `cancel()`): it keeps no data.
+    let empty = Snapshot<Section>(trusted: [])
+    held = .snapshot(empty)
+    newest = nil
+    newestSnapshot = empty
+    refreshing = []
     defer { waiter = nil }
     return waiter
   }

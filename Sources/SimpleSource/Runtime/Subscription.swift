@@ -13,10 +13,19 @@
 ///   received to the newest state when it asks (G6). A batch is never empty (G4).
 /// - **Actor.** Batches are produced off the main actor (G9); the consumer receives them on whatever
 ///   actor iterates the stream.
-/// - **Ending.** The stream finishes when the consuming task is cancelled, when the stream and its
-///   iterator are dropped (for example after `break`), or when the source is deallocated. Ending
-///   releases everything the subscription held, and changes nothing for other subscribers or writers
-///   (G7).
+/// - **Ending.** The stream finishes, _exactly_ once, in any of these ways:
+///   - ``cancel()`` is called (from any task, any number of times);
+///   - the consuming task is cancelled;
+///   - the subscription, its stream and its iterator are all dropped;
+///   - the source is deallocated.
+///
+///   Ending releases everything the subscription held, and changes nothing for other subscribers or
+///   writers (G7).
+///
+/// - Important: Breaking out of `for await batch in subscription.batches` does **not** end the
+///   subscription while the `Subscription` value (or its ``batches``) is still held, for example in a
+///   property: the source keeps it registered and composes for it. Call ``cancel()`` when you stop
+///   reading.
 ///
 /// One task consumes ``batches``: it is an `AsyncStream`, which supports a single iterator.
 public struct Subscription<Section: SectionType>: Sendable {
@@ -26,14 +35,35 @@ public struct Subscription<Section: SectionType>: Sendable {
   public let version: Int
   /// The batches after ``snapshot``.
   public let batches: AsyncStream<UpdateBatch<Section>>
+  @usableFromInline let onCancel: (@Sendable () -> Void)?
 
   /// Creates a subscription from its parts (for custom ``DataSourceType`` conformances).
+  ///
+  /// - Parameters:
+  ///   - snapshot: The source's state when subscribing.
+  ///   - version: The version of `snapshot`.
+  ///   - batches: The batches after `snapshot`.
+  ///   - onCancel: Ends the subscription: it must finish `batches` and release what it holds, and be
+  ///     safe to call more than once and from any task. ``cancel()`` calls it.
   @inlinable
-  public init(snapshot: Snapshot<Section>, version: Int, batches: AsyncStream<UpdateBatch<Section>>) {
+  public init(
+    snapshot: Snapshot<Section>, version: Int, batches: AsyncStream<UpdateBatch<Section>>,
+    onCancel: (@Sendable () -> Void)? = nil
+  ) {
     self.snapshot = snapshot
     self.version = version
     self.batches = batches
+    self.onCancel = onCancel
   }
+
+  /// Ends the subscription: ``batches`` finishes (a waiting `for await` loop ends) and the source
+  /// releases the subscriber.
+  ///
+  /// Idempotent, safe from any task, before, during or after iteration; other subscribers and writers
+  /// are not affected (G7).
+  ///
+  /// - Complexity: O(*s*) in the number of the source's subscribers.
+  public func cancel() { onCancel?() }
 }
 
 /// Ends a subscription when its stream is dropped: the stream's closures own the token.
@@ -68,6 +98,9 @@ extension SubscriptionHub {
         return batch
       },
       onCancel: { token.hub.cancel(token.mailbox) })
-    return Subscription(snapshot: snapshot, version: version, batches: batches)
+    // The hub and mailbox, not the token: a held Subscription must not keep its stream alive.
+    return Subscription(snapshot: snapshot, version: version, batches: batches) { [hub = self] in
+      hub.cancel(mailbox)
+    }
   }
 }
