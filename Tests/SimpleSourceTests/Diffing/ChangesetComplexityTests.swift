@@ -2,6 +2,7 @@
 
 import Foundation
 import SimpleSource
+import SimpleSourceTesting
 import Testing
 
 /// Counts calls made from one test; each test owns its counter, so parallel tests do not interfere.
@@ -44,7 +45,9 @@ struct ChangesetComplexityTests {
   @Test("hashes each old id once and compares each surviving item once", arguments: [1_000, 20_000])
   func linearCalls(count: Int) throws {
     let counter = CallCounter()
-    var random = SystemRandomNumberGenerator()
+    // Seeded, so that a failure replays; the seed is in every expectation's message below.
+    let settings = RandomTestSettings.current(defaultCases: 1)
+    var random = SeededGenerator(seed: settings.seed(forShard: count))
     let ids = (0..<count).map { CountingID(value: $0, counter: counter) }
     var newIDs = ids.filter { $0.value % 10 != 0 } + (count..<(count + count / 10)).map { CountingID(value: $0, counter: counter) }
     newIDs.shuffle(using: &random)
@@ -62,9 +65,9 @@ struct ChangesetComplexityTests {
     let changeset = Changeset(from: old, to: new)
     let n = count
     let bound = Int(Double(n) * log2(Double(n)))
-    #expect(counter.hashes <= n, "hashes: \(counter.hashes) for \(n) items")
-    #expect(counter.equalities <= 3 * n, "equalities: \(counter.equalities) for \(n) items")
-    #expect(counter.hashes + counter.equalities < bound)
+    #expect(counter.hashes <= n, "hashes: \(counter.hashes) for \(n) items; \(settings.replay)")
+    #expect(counter.equalities <= 3 * n, "equalities: \(counter.equalities) for \(n) items; \(settings.replay)")
+    #expect(counter.hashes + counter.equalities < bound, "\(settings.replay)")
     #expect(!changeset.isEmpty)
   }
 }

@@ -13,7 +13,7 @@ enum SubscriberBehaviour: CaseIterable {
 @Suite("BasicDataSource under random concurrent load", .timeLimit(.minutes(5)))
 struct DataSourceModelTests {
   static let shards = 0..<4
-  static let settings = RandomTestSettings.current(defaultCases: 2_000, casesVariable: "SIMPLESOURCE_MODEL_RUNS")
+  static let settings = RandomTestSettings.current(defaultCases: 400, casesVariable: "SIMPLESOURCE_MODEL_RUNS")
 
   @Test("every live subscriber ends showing the source's snapshot, through valid, contiguous batches", arguments: shards)
   func randomRuns(shard: Int) async throws {

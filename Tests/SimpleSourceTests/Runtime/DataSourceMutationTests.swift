@@ -89,9 +89,16 @@ struct DataSourceMutationTests {
     }
     for cycle in 0..<10_000 {
       let subscription = await source.subscribe()
-      switch cycle % 3 {
+      switch cycle % 4 {
       case 0:
         continue  // dropped at the end of the iteration
+      case 3:
+        // Held while its consumer breaks out of the loop: only cancel() ends it.
+        let consumer = Task {
+          for await _ in subscription.batches { break }
+        }
+        await consumer.value
+        subscription.cancel()
       case 1:
         let consumer = Task {
           for await _ in subscription.batches {}

@@ -201,7 +201,7 @@ struct ReorderingTests {
 
   @Test("many drags while other tasks write: every view ends showing the source, every batch valid")
   func dragsWhileWriting() async throws {
-    let settings = RandomTestSettings.current(defaultCases: 40, casesVariable: "SIMPLESOURCE_DRAG_CASES")
+    let settings = RandomTestSettings.current(defaultCases: 20, casesVariable: "SIMPLESOURCE_DRAG_CASES")
     print("Reordering drags: \(settings.replay)")
     var random = SeededGenerator(seed: settings.seed)
     let (source, mover, watcher) = try await twoViews("A: a b c d e | B: f g h | C: i")

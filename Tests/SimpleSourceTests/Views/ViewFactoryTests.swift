@@ -207,7 +207,7 @@ struct ViewFactoryTests {
 
   @Test("after random batches every cell shows the item at its index path, in the class its content asks for")
   func randomBatchesConfigureEveryCell() async throws {
-    let settings = RandomTestSettings.current(defaultCases: 300, casesVariable: "SIMPLESOURCE_VIEW_CASES")
+    let settings = RandomTestSettings.current(defaultCases: 100, casesVariable: "SIMPLESOURCE_VIEW_CASES")
     print("ViewFactory random batches: \(settings.replay)")
     var random = SeededGenerator(seed: settings.seed)
     let pairs = RandomSnapshotPairs(maxSections: 6, maxItems: 40)
