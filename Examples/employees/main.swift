@@ -46,20 +46,35 @@ final class EmployeeCell: ReferenceReusableView {
 typealias Table = ReferenceListViewHost<Department>
 
 /// Draws the table as text: a header per department, a row per employee, with a mark on rows that
-/// changed since the last frame.
+/// changed since the last frame, and departures under the department they left.
 @MainActor
 final class TerminalRenderer {
+  static let legend = "  legend: + hired   → transferred   ~ renamed   ↕ dragged by the user   - left"
   private var lastDepartment: [String: String] = [:]
   private var lastNames: [String: String] = [:]
   private(set) var frames = 0
   /// Said with the next frame.
   var note = ""
+  /// The employee the user dragged, marked in the next frame.
+  var dragged: String?
   let interactive = isatty(STDOUT_FILENO) == 1 && !CommandLine.arguments.contains("--quick")
 
   func draw(_ table: Table, _ dataSource: ListViewDataSource<Department, Table>, caption: String) {
+    let isFirstFrame = frames == 0
     frames += 1
     var lines: [String] = []
     var seen = Set<String>()
+    var departed: [String: [String]] = [:]  // department id -> names of those who left it
+    let shownDepartments = Set((0..<dataSource.numberOfSections).map { dataSource.section(at: $0).id })
+    for (id, department) in lastDepartment where !isFirstFrame {
+      if !(0..<dataSource.numberOfSections).contains(where: { section in
+        (0..<dataSource.numberOfItems(inSection: section)).contains {
+          dataSource.item(at: ItemPosition(section: section, item: $0)).id == id
+        }
+      }) {
+        departed[shownDepartments.contains(department) ? department : "", default: []].append(lastNames[id] ?? id)
+      }
+    }
     for index in 0..<dataSource.numberOfSections {
       lines.append("  \(dataSource.headerTitle(inSection: index) ?? "")")
       let department = dataSource.section(at: index)
@@ -69,22 +84,25 @@ final class TerminalRenderer {
         else { continue }
         seen.insert(employee.id)
         let mark =
-          if lastNames[employee.id] == nil { "+" }  // hired
-          else if lastDepartment[employee.id] != department.id { "→" }  // transferred
-          else if lastNames[employee.id] != employee.name { "~" }  // renamed
+          if isFirstFrame { " " }
+          else if employee.id == dragged { "↕" }
+          else if lastNames[employee.id] == nil { "+" }
+          else if lastDepartment[employee.id] != department.id { "→" }
+          else if lastNames[employee.id] != employee.name { "~" }
           else { " " }
         lines.append("   \(mark) \(employee.name)")
         lastDepartment[employee.id] = department.id
         lastNames[employee.id] = employee.name
       }
+      for name in departed[department.id, default: []].sorted() { lines.append("   - \(name) left") }
     }
-    let gone = lastNames.keys.filter { !seen.contains($0) }.sorted()
-    for id in gone {
-      lines.append("   - \(lastNames[id] ?? id) left")
+    for name in departed["", default: []].sorted() { lines.append("   - \(name) left") }
+    for id in lastNames.keys where !seen.contains(id) {
       lastNames[id] = nil
       lastDepartment[id] = nil
     }
-    let frame = (["frame \(frames): \(caption)\(note)"] + lines).joined(separator: "\n")
+    if !isFirstFrame && dragged != nil && seen.contains(dragged ?? "") { dragged = nil }
+    let frame = (["frame \(frames): \(caption)\(note)", Self.legend] + lines).joined(separator: "\n")
     note = ""
     print(interactive ? "\u{1B}[2J\u{1B}[H" + frame : frame + "\n")
   }
@@ -113,14 +131,15 @@ func run() async throws {
     update: .custom { context in
       context.performStages(refreshing: .reconfigure, animated: true)
       let batch = context.batch
-      let caption = "v\(batch.from)→v\(batch.to)" + (batch.isComposed ? " (\(batch.to - batch.from) mutations)" : "")
+      let count = batch.to - batch.from
+      let caption = "v\(batch.from)→v\(batch.to), \(count) mutation\(count == 1 ? "" : "s") since the last frame"
       guard let table = context.view as? Table, let source = table.dataSource else { return }
       renderer.draw(table, source, caption: caption)
     })
   tableView.dataSource = tableViewDataSource
   tableViewDataSource.reorderingDelegate = dataSource   // one line: drag-and-drop reordering
   await tableViewDataSource.follow(dataSource)
-  renderer.draw(tableView, tableViewDataSource, caption: "v0")
+  renderer.draw(tableView, tableViewDataSource, caption: "v0, the company as it starts")
 
   // Four tasks change the company at once. Each pauses between changes only so a person can watch.
   let pause: Duration = renderer.interactive ? .milliseconds(350) : .zero
@@ -168,7 +187,9 @@ func run() async throws {
   await nap(pause)
   let first = tableViewDataSource.numberOfItems(inSection: 0)
   if first > 1 {
-    renderer.note = " (the user dragged \(tableViewDataSource.item(at: ItemPosition(section: 0, item: 0)).name) down)"
+    let moving = tableViewDataSource.item(at: ItemPosition(section: 0, item: 0))
+    renderer.note = " (the user dragged \(moving.name) down)"
+    renderer.dragged = moving.id
     tableView.endInteractiveMove(
       movingItemAt: ItemPosition(section: 0, item: 0), to: ItemPosition(section: 0, item: first - 1))
   } else {
@@ -185,8 +206,8 @@ func run() async throws {
   print(
     """
 
-    \(renderer.frames) frames; the table performed \(tableView.batchCount) batch updates \
-    (\(tableViewDataSource.reloadCount) reloads) for \(await dataSource.version) mutations.
+    \(renderer.frames) frames showed v0→v\(await dataSource.version): \(await dataSource.version) mutations \
+    (the user's drag among them), in \(tableView.batchCount) batch updates and \(tableViewDataSource.reloadCount) reloads.
     UIKit rule violations: \(tableView.errors.count). The table shows the data source exactly: \(shows).
     """)
   if !shows || !tableView.errors.isEmpty { exit(1) }
