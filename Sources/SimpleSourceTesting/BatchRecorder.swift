@@ -2,7 +2,7 @@
 
 public import SimpleSource
 
-/// Consumes a ``Subscription`` and checks each batch as it arrives:
+/// Consumes a `Subscription` and checks each batch as it arrives:
 ///
 /// - **G1**: its `from` is the previous batch's `to` (the subscription's version for the first);
 /// - **G4**: it is not empty;

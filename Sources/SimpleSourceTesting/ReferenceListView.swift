@@ -115,7 +115,7 @@ public struct ReferenceListView<Section: SectionType>: Sendable {
   ///   - batch: The UIKit calls.
   ///   - data: The data source's state after the batch.
   ///   - requestedRefreshes: Items whose refresh was asked for although their content is equal (a
-  ///     ``Changeset/forcedRefreshes``); refreshing them is not reported as needless (R33).
+  ///     `Changeset.forcedRefreshes`); refreshing them is not reported as needless (R33).
   /// - Throws: ``ListViewError`` naming the first rule broken, in UIKit's validation order; the view is
   ///   left unchanged.
   public mutating func performBatchUpdates(

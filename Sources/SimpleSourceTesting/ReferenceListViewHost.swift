@@ -2,7 +2,7 @@
 
 public import SimpleSource
 
-/// A ``ListView`` backed by a ``ReferenceListView``: every batch a view data source performs is checked
+/// A `ListView` backed by a ``ReferenceListView``: every batch a view data source performs is checked
 /// against UIKit's rules, and cells, headers and footers are dequeued and configured through the view
 /// data source as UIKit does it.
 ///
@@ -21,7 +21,7 @@ public import SimpleSource
 /// - A batch: new cells for inserted and reloaded items, and new headers and footers for inserted and
 ///   reloaded sections, read after the update block has swapped the data. Reconfigured items get their
 ///   own cell again from the cell provider, at the before-batch path (R5); a different reuse identifier
-///   there is an error, as in UIKit. Sections in ``BatchUpdate/reconfigureSections`` get their header
+///   there is an error, as in UIKit. Sections in `BatchUpdate.reconfigureSections` get their header
 ///   and footer configured again. Moved cells and sections keep what they show.
 @MainActor
 public final class ReferenceListViewHost<Section: SectionType>: ListView {

@@ -2,7 +2,7 @@
 
 public import SimpleSource
 
-/// A ``ListView`` that performs no UIKit work: each batch only swaps the data source's data, and cells are
+/// A `ListView` that performs no UIKit work: each batch only swaps the data source's data, and cells are
 /// empty objects. Time a view data source with it, or probe what runs on the main actor, without a view's
 /// own work (``ReferenceListViewHost`` compares items on the main actor to check every batch).
 @MainActor

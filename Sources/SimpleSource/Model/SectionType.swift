@@ -3,7 +3,7 @@
 /// A section of a list: an identifiable value that holds ordered, identifiable items.
 ///
 /// Identity and content are separate. A section is the *same* section across two snapshots when its
-/// ``id`` is equal; its own content (a header title, a footer) may still have changed, which
+/// `id` is equal; its own content (a header title, a footer) may still have changed, which
 /// ``isContentEqual(to:)`` reports. Items follow the same split: `Item.id` is identity and `==` is content.
 ///
 /// Use the ready ``Section`` or conform your own type:
@@ -29,7 +29,7 @@ public protocol SectionType<Item>: Identifiable, Sendable where ID: Sendable {
   /// (its header and footer). The default implementation returns `true`: a section with no content of
   /// its own never needs a refresh.
   ///
-  /// - Complexity: Called once per surviving section by ``Changeset/init(from:to:)``; keep it O(1).
+  /// - Complexity: Called once per surviving section by ``Changeset/init(from:to:refreshing:)``; keep it O(1).
   func isContentEqual(to other: Self) -> Bool
 }
 

@@ -36,8 +36,8 @@ public struct Snapshot<Section: SectionType>: Sendable {
   /// Creates a snapshot of `sections`, rejecting duplicate ids.
   ///
   /// - Parameter sections: The sections in display order.
-  /// - Throws: ``DataSourceError`` with code ``DataSourceError/Code/duplicateSectionID`` naming the id and
-  ///   both section indices, or ``DataSourceError/Code/duplicateItemID`` naming the id and both positions.
+  /// - Throws: ``DataSourceError`` with code ``DataSourceErrorCode/duplicateSectionID`` naming the id and
+  ///   both section indices, or ``DataSourceErrorCode/duplicateItemID`` naming the id and both positions.
   ///   The first duplicate in display order is reported.
   /// - Complexity: O(*n*) expected, for *n* items: one hash insertion per item and per section.
   @inlinable

@@ -46,7 +46,7 @@ extension BasicDataSource {
   }
 
   /// Deletes the sections with the given ids, and their items. An id listed twice is deleted once.
-  /// - Throws: ``DataSourceError/Code/unknownSectionID`` for the first unknown id.
+  /// - Throws: ``DataSourceErrorCode/unknownSectionID`` for the first unknown id.
   @inlinable
   @discardableResult
   public func deleteSections(_ ids: [Section.ID]) throws(Error) -> Int {
@@ -54,7 +54,7 @@ extension BasicDataSource {
   }
 
   /// Moves a section to just before another.
-  /// - Throws: ``DataSourceError`` for unknown ids, or ``DataSourceError/Code/moveRelativeToItself``.
+  /// - Throws: ``DataSourceError`` for unknown ids, or ``DataSourceErrorCode/moveRelativeToItself``.
   @inlinable
   @discardableResult
   public func moveSection(_ id: Section.ID, before anchor: Section.ID) throws(Error) -> Int {
@@ -64,7 +64,7 @@ extension BasicDataSource {
   }
 
   /// Moves a section to just after another.
-  /// - Throws: ``DataSourceError`` for unknown ids, or ``DataSourceError/Code/moveRelativeToItself``.
+  /// - Throws: ``DataSourceError`` for unknown ids, or ``DataSourceErrorCode/moveRelativeToItself``.
   @inlinable
   @discardableResult
   public func moveSection(_ id: Section.ID, after anchor: Section.ID) throws(Error) -> Int {
@@ -82,7 +82,7 @@ extension BasicDataSource {
   }
 
   /// Replaces a section's own content (its header and footer), keeping its items.
-  /// - Throws: ``DataSourceError/Code/unknownSectionID`` when no section has `section.id`.
+  /// - Throws: ``DataSourceErrorCode/unknownSectionID`` when no section has `section.id`.
   @inlinable
   @discardableResult
   public func updateSection(_ section: Section) throws(Error) -> Int {
@@ -125,7 +125,7 @@ extension BasicDataSource {
   }
 
   /// Deletes the items with the given ids. An id listed twice is deleted once.
-  /// - Throws: ``DataSourceError/Code/unknownItemID`` for the first unknown id.
+  /// - Throws: ``DataSourceErrorCode/unknownItemID`` for the first unknown id.
   @inlinable
   @discardableResult
   public func deleteItems(_ ids: [Item.ID]) throws(Error) -> Int {
@@ -133,7 +133,7 @@ extension BasicDataSource {
   }
 
   /// Replaces the item that has the same id.
-  /// - Throws: ``DataSourceError/Code/unknownItemID`` when no item has `item.id`.
+  /// - Throws: ``DataSourceErrorCode/unknownItemID`` when no item has `item.id`.
   @inlinable
   @discardableResult
   public func replaceItem(_ item: Item) throws(Error) -> Int {
@@ -141,7 +141,7 @@ extension BasicDataSource {
   }
 
   /// Moves an item to just before another, in that item's section.
-  /// - Throws: ``DataSourceError`` for unknown ids, or ``DataSourceError/Code/moveRelativeToItself``.
+  /// - Throws: ``DataSourceError`` for unknown ids, or ``DataSourceErrorCode/moveRelativeToItself``.
   @inlinable
   @discardableResult
   public func moveItem(_ id: Item.ID, before anchor: Item.ID) throws(Error) -> Int {
@@ -149,7 +149,7 @@ extension BasicDataSource {
   }
 
   /// Moves an item to just after another, in that item's section.
-  /// - Throws: ``DataSourceError`` for unknown ids, or ``DataSourceError/Code/moveRelativeToItself``.
+  /// - Throws: ``DataSourceError`` for unknown ids, or ``DataSourceErrorCode/moveRelativeToItself``.
   @inlinable
   @discardableResult
   public func moveItem(_ id: Item.ID, after anchor: Item.ID) throws(Error) -> Int {
@@ -166,8 +166,8 @@ extension BasicDataSource {
 
   /// Moves the item at `source` so that it ends at `destination`, as interactive reordering reports it:
   /// `destination` is a position in the list after the move.
-  /// - Throws: ``DataSourceError/Code/sectionIndexOutOfRange`` or
-  ///   ``DataSourceError/Code/itemIndexOutOfRange`` naming the bad index.
+  /// - Throws: ``DataSourceErrorCode/sectionIndexOutOfRange`` or
+  ///   ``DataSourceErrorCode/itemIndexOutOfRange`` naming the bad index.
   @inlinable
   @discardableResult
   public func moveItem(at source: ItemPosition, to destination: ItemPosition) throws(Error) -> Int {

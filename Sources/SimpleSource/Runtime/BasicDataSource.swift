@@ -166,7 +166,7 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
 
   /// Forces a refresh of items whose `==` did not change (Apple's `reconfigureItems` role), in the next
   /// batch. Makes a version even though no value changed.
-  /// - Throws: ``DataSourceError/Code/unknownItemID`` for an id that does not exist.
+  /// - Throws: ``DataSourceErrorCode/unknownItemID`` for an id that does not exist.
   @inlinable
   @discardableResult
   public func refreshItems(_ ids: some Sequence<Item.ID> & Sendable) throws(Error) -> Int {

@@ -4,7 +4,7 @@
 ///
 /// The view reports index paths, but by the time the move reaches the data source other tasks may have
 /// changed the data, so those index paths can point at other items. The move is therefore kept by ids:
-/// the item, its destination section, and its neighbours there. ``resolve(in:)`` finds the destination
+/// the item, its destination section, and its neighbours there. ``resolve(in:)-(Snapshot<Section>)`` finds the destination
 /// again in any state of the data:
 /// - after ``predecessor`` if it is still in the destination section;
 /// - otherwise before ``successor`` if it is;
@@ -29,8 +29,8 @@ public struct InteractiveMove<Section: SectionType>: Sendable, Hashable {
   /// Records a move as the view reports it: `source` in `sections`, and `destination` in the list after
   /// the move, as `UITableView` and `UICollectionView` report interactive moves.
   ///
-  /// - Throws: ``DataSourceError/Code/sectionIndexOutOfRange`` or
-  ///   ``DataSourceError/Code/itemIndexOutOfRange`` naming the bad index.
+  /// - Throws: ``DataSourceErrorCode/sectionIndexOutOfRange`` or
+  ///   ``DataSourceErrorCode/itemIndexOutOfRange`` naming the bad index.
   public init(
     in sections: [Section], from source: ItemPosition, to destination: ItemPosition
   ) throws(DataSourceError<Section.ID, Item.ID>) {
@@ -53,8 +53,8 @@ public struct InteractiveMove<Section: SectionType>: Sendable, Hashable {
   ///
   /// - Returns: The item's current position, and its destination in the list after the move (the
   ///   coordinates of ``BasicDataSource/moveItem(at:to:)``).
-  /// - Throws: ``DataSourceError/Code/unknownItemID`` if the item is gone,
-  ///   ``DataSourceError/Code/unknownSectionID`` if the destination section is gone.
+  /// - Throws: ``DataSourceErrorCode/unknownItemID`` if the item is gone,
+  ///   ``DataSourceErrorCode/unknownSectionID`` if the destination section is gone.
   /// - Complexity: O(*n*) in the number of items.
   public func resolve(in sections: [Section]) throws(DataSourceError<Section.ID, Item.ID>)
     -> (source: ItemPosition, destination: ItemPosition)
@@ -106,8 +106,8 @@ public struct InteractiveMove<Section: SectionType>: Sendable, Hashable {
     return (current, ItemPosition(section: section, item: index))
   }
 
-  /// Applies the move to `sections` as ``resolve(in:)`` places it.
-  /// - Throws: What ``resolve(in:)`` throws; `sections` is then unchanged.
+  /// Applies the move to `sections` as ``resolve(in:)-(Snapshot<Section>)`` places it.
+  /// - Throws: What ``resolve(in:)-(Snapshot<Section>)`` throws; `sections` is then unchanged.
   public func apply(to sections: inout [Section]) throws(DataSourceError<Section.ID, Item.ID>) {
     let (from, to) = try resolve(in: sections)
     let item = sections[from.section].items.remove(at: from.item)
@@ -125,7 +125,7 @@ public struct InteractiveMove<Section: SectionType>: Sendable, Hashable {
 /// ```
 ///
 /// Bring your own for other sources: make the change that puts the item where the move says (use
-/// ``InteractiveMove/resolve(in:)``), and return a version of your source that includes it.
+/// ``InteractiveMove/resolve(in:)-(Snapshot<Section>)``), and return a version of your source that includes it.
 public protocol ReorderingDelegate<Section>: Sendable {
   /// The section type of the data.
   associatedtype Section: SectionType
@@ -138,7 +138,7 @@ public protocol ReorderingDelegate<Section>: Sendable {
 }
 
 extension BasicDataSource: ReorderingDelegate {
-  /// Moves the item where `move` says, resolved against the current data (``InteractiveMove/resolve(in:)``).
+  /// Moves the item where `move` says, resolved against the current data (``InteractiveMove/resolve(in:)-(Snapshot<Section>)``).
   /// - Returns: The version that includes the move (the current one if the item is already there).
   /// - Throws: ``DataSourceError`` if the item or its destination section is gone; nothing changes then.
   /// - Complexity: O(1) lookups in the source's index, plus the move itself.

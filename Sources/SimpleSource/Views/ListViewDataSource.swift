@@ -32,7 +32,7 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
   /// The version of the source that the view shows (plus any moves of the user's still on their way).
   public private(set) var version = 0
   /// The view; held weakly, as UIKit views hold their data sources weakly in turn. Set by the
-  /// initialiser or by ``attach(_:)``.
+  /// initialiser or by ``attach(_:reloading:)``.
   public private(set) weak var view: View?
   /// Makes and configures the view's cells, headers and footers.
   public let factory: ViewFactory<Section, View>
@@ -86,7 +86,7 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
     self.init(view: view, factory: factory, update: update, differ: Differ())
   }
 
-  /// Creates a data source whose view is attached later, with ``attach(_:)``: the UIKit skin learns its
+  /// Creates a data source whose view is attached later, with ``attach(_:reloading:)``: the UIKit skin learns its
   /// view from the first question the view asks.
   @inlinable
   public convenience init(factory: ViewFactory<Section, View>, update: ViewUpdate<Section> = .animated()) {
@@ -104,8 +104,10 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
   }
 
   /// Makes `view` the view this data source drives, and reloads it. Does nothing if it already is.
-  /// - Parameter reloading: Pass `false` when the view is asking its data source a question right now
-  ///   (the UIKit skin attaches from `numberOfSections(in:)`), so it is not reloaded from inside.
+  /// - Parameters:
+  ///   - view: The view to drive from now on.
+  ///   - reloading: Pass `false` when the view is asking its data source a question right now
+  ///     (the UIKit skin attaches from `numberOfSections(in:)`), so it is not reloaded from inside.
   public func attach(_ view: View, reloading: Bool = true) {
     guard self.view !== view else { return }
     self.view = view
