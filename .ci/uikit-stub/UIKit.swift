@@ -16,7 +16,8 @@ open class UINib {}
 }
 @MainActor public protocol UICollectionViewDataSource: NSObjectProtocol {
   func collectionView(_ collectionView: UICollectionView, numberOfItemsInSection section: Int) -> Int
-  func collectionView(_ collectionView: UICollectionView, cellForItemAt indexPath: IndexPath) -> UICollectionViewCell
+  func collectionView(_ collectionView: UICollectionView, cellForItemAt indexPath: IndexPath)
+    -> UICollectionViewCell
 }
 
 @MainActor open class UITableViewCell: UIView {
@@ -45,8 +46,11 @@ open class UINib {}
   open func register(_ aClass: AnyClass?, forHeaderFooterViewReuseIdentifier identifier: String) {}
   open func register(_ nib: UINib?, forHeaderFooterViewReuseIdentifier identifier: String) {}
   open func dequeueReusableCell(withIdentifier identifier: String) -> UITableViewCell? { nil }
-  open func dequeueReusableCell(withIdentifier identifier: String, for indexPath: IndexPath) -> UITableViewCell { fatalError() }
-  open func dequeueReusableHeaderFooterView(withIdentifier identifier: String) -> UITableViewHeaderFooterView? { nil }
+  open func dequeueReusableCell(withIdentifier identifier: String, for indexPath: IndexPath)
+    -> UITableViewCell
+  { fatalError() }
+  open func dequeueReusableHeaderFooterView(withIdentifier identifier: String) -> UITableViewHeaderFooterView?
+  { nil }
   open func headerView(forSection section: Int) -> UITableViewHeaderFooterView? { nil }
   open func footerView(forSection section: Int) -> UITableViewHeaderFooterView? { nil }
 }
@@ -68,11 +72,22 @@ open class UINib {}
   open func reconfigureItems(at indexPaths: [IndexPath]) {}
   open func register(_ cellClass: AnyClass?, forCellWithReuseIdentifier identifier: String) {}
   open func register(_ nib: UINib?, forCellWithReuseIdentifier identifier: String) {}
-  open func register(_ viewClass: AnyClass?, forSupplementaryViewOfKind elementKind: String, withReuseIdentifier identifier: String) {}
-  open func register(_ nib: UINib?, forSupplementaryViewOfKind kind: String, withReuseIdentifier identifier: String) {}
-  open func dequeueReusableCell(withReuseIdentifier identifier: String, for indexPath: IndexPath) -> UICollectionViewCell { fatalError() }
-  open func dequeueReusableSupplementaryView(ofKind elementKind: String, withReuseIdentifier identifier: String, for indexPath: IndexPath) -> UICollectionReusableView { fatalError() }
-  open func supplementaryView(forElementKind elementKind: String, at indexPath: IndexPath) -> UICollectionReusableView? { nil }
+  open func register(
+    _ viewClass: AnyClass?, forSupplementaryViewOfKind elementKind: String,
+    withReuseIdentifier identifier: String
+  ) {}
+  open func register(
+    _ nib: UINib?, forSupplementaryViewOfKind kind: String, withReuseIdentifier identifier: String
+  ) {}
+  open func dequeueReusableCell(withReuseIdentifier identifier: String, for indexPath: IndexPath)
+    -> UICollectionViewCell
+  { fatalError() }
+  open func dequeueReusableSupplementaryView(
+    ofKind elementKind: String, withReuseIdentifier identifier: String, for indexPath: IndexPath
+  ) -> UICollectionReusableView { fatalError() }
+  open func supplementaryView(forElementKind elementKind: String, at indexPath: IndexPath)
+    -> UICollectionReusableView?
+  { nil }
   open func beginInteractiveMovementForItem(at indexPath: IndexPath) -> Bool { true }
   open func endInteractiveMovement() {}
   open func cancelInteractiveMovement() {}

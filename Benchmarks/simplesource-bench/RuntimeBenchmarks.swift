@@ -128,13 +128,14 @@ func fanout(_ count: Int, iterations: Int) async -> RuntimeResult {
   for _ in 0..<count {
     let (stream, continuation) = AsyncStream.makeStream(of: Payload.self)
     continuations.append(continuation)
-    floorConsumers.append(Task {
-      var round = 0
-      for await _ in stream {
-        roundsLock.withLock { $0[round] }.arrive()
-        round += 1
-      }
-    })
+    floorConsumers.append(
+      Task {
+        var round = 0
+        for await _ in stream {
+          roundsLock.withLock { $0[round] }.arrive()
+          round += 1
+        }
+      })
   }
   for _ in 0..<(iterations + 1) { rounds.append(Countdown(count)) }
   roundsLock.withLock { $0 = rounds }
@@ -157,13 +158,14 @@ func fanout(_ count: Int, iterations: Int) async -> RuntimeResult {
   var consumers: [Task<Void, Never>] = []
   for _ in 0..<count {
     let batches = await source.subscribe().batches
-    consumers.append(Task {
-      var round = 0
-      for await _ in batches {
-        ourRoundsLock.withLock { $0[round] }.arrive()
-        round += 1
-      }
-    })
+    consumers.append(
+      Task {
+        var round = 0
+        for await _ in batches {
+          ourRoundsLock.withLock { $0[round] }.arrive()
+          round += 1
+        }
+      })
   }
   for round in 0..<(iterations + 1) {
     let start = ContinuousClock.now
@@ -246,7 +248,8 @@ func latency(iterations: Int) async -> RuntimeResult {
 }
 
 let runtimeCaseNames = [
-  "throughput", "fanout-1", "fanout-10", "fanout-100", "fanout-1000", "stalled", "latency", "view-apply", "view-rebased",
+  "throughput", "fanout-1", "fanout-10", "fanout-100", "fanout-1000", "stalled", "latency", "view-apply",
+  "view-rebased",
 ]
 
 func runRuntimeCase(named name: String, iterations: Int) async -> RuntimeResult {

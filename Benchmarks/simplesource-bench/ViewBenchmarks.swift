@@ -17,7 +17,8 @@ final class HeldDelegate: ReorderingDelegate {
 /// 100,000 items in one section; the target deletes 10,000, inserts 10,000, shuffles 2,000 and changes
 /// every 100th item.
 func viewData() -> (old: [BenchSection], new: [BenchSection]) {
-  let (source, target) = flatIDs(count: 100_000, deleted: 50_000..<60_000, inserted: 10_000, insertAt: 20_000,
+  let (source, target) = flatIDs(
+    count: 100_000, deleted: 50_000..<60_000, inserted: 10_000, insertAt: 20_000,
     shuffled: 70_000..<72_000)
   let new = target.map { Item(id: $0, version: $0 % 100 == 0 ? 1 : 0) }
   return ([Section(id: 0, items: source.map { Item(id: $0) })], [Section(id: 0, items: new)])
@@ -43,10 +44,12 @@ func timeBareSubscriber(_ old: [BenchSection], _ new: [BenchSection]) async -> D
 func timeViewDataSource(_ old: [BenchSection], _ new: [BenchSection], rebased: Bool) async -> Double {
   guard let source = try? BasicDataSource(sections: old) else { fatalError("invalid data") }
   let view = SilentListView()
-  let factory = ViewFactory<BenchSection, SilentListView> { item, _ in item.version == 0 ? "plain" : "changed" }
+  let factory = ViewFactory<BenchSection, SilentListView> { item, _ in item.version == 0 ? "plain" : "changed"
+  }
   factory.registerCell(method: (), reuseIdentifier: "plain", in: view) { (_: SilentListView.Cell, _, _) in }
   factory.registerCell(method: (), reuseIdentifier: "changed", in: view) { (_: SilentListView.Cell, _, _) in }
-  let viewDataSource = ListViewDataSource(view: view, factory: factory, update: .animated(largeBatchThreshold: nil))
+  let viewDataSource = ListViewDataSource(
+    view: view, factory: factory, update: .animated(largeBatchThreshold: nil))
   let delegate = HeldDelegate()
   viewDataSource.reorderingDelegate = delegate
   await viewDataSource.follow(source)
@@ -79,5 +82,6 @@ func viewBatch(iterations: Int, rebased: Bool) async -> RuntimeResult {
   }
   return RuntimeResult(
     name: rebased ? "view-rebased" : "view-apply", ms: median(ours), floorMS: median(floors),
-    note: rebased ? "floor: the same view with no move on its way" : "floor: a bare subscriber swapping stage data")
+    note: rebased
+      ? "floor: the same view with no move on its way" : "floor: a bare subscriber swapping stage data")
 }

@@ -98,7 +98,9 @@ func flatIDs(count: Int, deleted: Range<Int>, inserted: Int, insertAt: Int, shuf
 /// old positions, plus items that change section.
 func minimalMoves<ID: Hashable>(_ old: [[ID]], _ new: [[ID]], oldSections: [Int], newSections: [Int]) -> Int {
   var where_ = [ID: (Int, Int)]()
-  for (s, items) in old.enumerated() { for (i, id) in items.enumerated() { where_[id] = (oldSections[s], i) } }
+  for (s, items) in old.enumerated() {
+    for (i, id) in items.enumerated() { where_[id] = (oldSections[s], i) }
+  }
   var moves = 0
   for (index, items) in new.enumerated() {
     let s = newSections[index]
@@ -151,8 +153,12 @@ func runDiffCase<ID: Hashable & Sendable>(
   typealias S = Section<Int, Item<ID>>
   let oldSectionIDs = sectionIDs?.old ?? Array(old.indices)
   let newSectionIDs = sectionIDs?.new ?? Array(new.indices)
-  let oldSections = zip(oldSectionIDs, old).map { S(id: $0, items: $1.map { Item(id: $0, version: oldVersion($0)) }) }
-  let newSections = zip(newSectionIDs, new).map { S(id: $0, items: $1.map { Item(id: $0, version: newVersion($0)) }) }
+  let oldSections = zip(oldSectionIDs, old).map {
+    S(id: $0, items: $1.map { Item(id: $0, version: oldVersion($0)) })
+  }
+  let newSections = zip(newSectionIDs, new).map {
+    S(id: $0, items: $1.map { Item(id: $0, version: newVersion($0)) })
+  }
   let sourceIDs = old.flatMap { $0 }
   let targetIDs = new.flatMap { $0 }
 
@@ -190,7 +196,8 @@ func flatCase(_ size: String, stringIDs: Bool, iterations: Int) -> DiffResult {
   let (source, target) =
     size == "5k"
     ? flatIDs(count: 5_000, deleted: 2_000..<3_000, inserted: 1_000, insertAt: 3_000, shuffled: 0..<200)
-    : flatIDs(count: 100_000, deleted: 20_000..<30_000, inserted: 10_000, insertAt: 30_000, shuffled: 0..<2_000)
+    : flatIDs(
+      count: 100_000, deleted: 20_000..<30_000, inserted: 10_000, insertAt: 30_000, shuffled: 0..<2_000)
   let name = "flat-\(size)-\(stringIDs ? "string" : "int")"
   if stringIDs {
     let text = { (id: Int) in "item-\(id)-\(id &* 2_654_435_761 % 1_000_003)" }
@@ -198,7 +205,8 @@ func flatCase(_ size: String, stringIDs: Bool, iterations: Int) -> DiffResult {
       name: name, old: [source.map(text)], new: [target.map(text)], standardLibrary: size == "5k",
       iterations: iterations)
   }
-  return runDiffCase(name: name, old: [source], new: [target], standardLibrary: size == "5k", iterations: iterations)
+  return runDiffCase(
+    name: name, old: [source], new: [target], standardLibrary: size == "5k", iterations: iterations)
 }
 
 /// 100 sections × 1,000 items: 2,500 deleted, 2,500 inserted, 2,500 moved across sections, 2,500 changed
@@ -257,17 +265,22 @@ func printTable(_ results: [DiffResult]) {
   for r in results {
     rows.append([
       r.name, format(r.snapshot.median), "\(format(r.changeset.median)) (\(format(r.changeset.minimum)))",
-      "\(format(r.floor.median)) (\(format(r.floor.minimum)))", r.standardLibrary.map { format($0.median) } ?? "-",
-      format(r.snapshot.median / r.floor.median, 2) + "x", format(r.changeset.median / r.floor.median, 2) + "x",
+      "\(format(r.floor.median)) (\(format(r.floor.minimum)))",
+      r.standardLibrary.map { format($0.median) } ?? "-",
+      format(r.snapshot.median / r.floor.median, 2) + "x",
+      format(r.changeset.median / r.floor.median, 2) + "x",
       "\(r.itemMoves)/\(r.minimalItemMoves)", "\(r.sectionMoves)/\(r.minimalSectionMoves)", "\(r.stages)",
     ])
   }
   let widths = header.indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
   for (index, row) in rows.enumerated() {
-    print(zip(row, widths).map { $0.padding(toLength: $1, withPad: " ", startingAt: 0) }.joined(separator: "  "))
+    print(
+      zip(row, widths).map { $0.padding(toLength: $1, withPad: " ", startingAt: 0) }.joined(separator: "  "))
     if index == 0 { print(widths.map { String(repeating: "-", count: $0) }.joined(separator: "  ")) }
   }
-  print("medians of the iterations; ratios are against the floor (Dictionary build + one lookup pass) in this run")
+  print(
+    "medians of the iterations; ratios are against the floor (Dictionary build + one lookup pass) in this run"
+  )
 }
 
 func printRuntimeTable(_ results: [RuntimeResult]) {
@@ -277,24 +290,30 @@ func printRuntimeTable(_ results: [RuntimeResult]) {
   var rows = [header]
   for r in results {
     rows.append([
-      r.name, format(r.ms), r.floorMS.isNaN ? "-" : format(r.floorMS), r.floorMS.isNaN ? "-" : format(r.vsFloor, 2) + "x",
+      r.name, format(r.ms), r.floorMS.isNaN ? "-" : format(r.floorMS),
+      r.floorMS.isNaN ? "-" : format(r.vsFloor, 2) + "x",
       r.note,
     ])
   }
   let widths = header.indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
   for (index, row) in rows.enumerated() {
-    print(zip(row, widths).map { $0.padding(toLength: $1, withPad: " ", startingAt: 0) }.joined(separator: "  "))
+    print(
+      zip(row, widths).map { $0.padding(toLength: $1, withPad: " ", startingAt: 0) }.joined(separator: "  "))
     if index == 0 { print(widths.map { String(repeating: "-", count: $0) }.joined(separator: "  ")) }
   }
-  print("throughput: time for 100,000 mutations from 8 tasks with 10 subscribers, floor: a bare actor append;")
-  print("fanout-N: one batch to N waiting subscribers, floor: N AsyncStream yields; latency: mutation to delivery,")
+  print(
+    "throughput: time for 100,000 mutations from 8 tasks with 10 subscribers, floor: a bare actor append;")
+  print(
+    "fanout-N: one batch to N waiting subscribers, floor: N AsyncStream yields; latency: mutation to delivery,"
+  )
   print("floor: an actor method yielding into a stream (medians)")
 }
 
 func json(_ results: [DiffResult], _ runtime: [RuntimeResult]) -> String {
   let cases = results.map { r -> String in
     var fields = [
-      "\"case\": \"\(r.name)\"", "\"snapshot_ms\": \(r.snapshot.median)", "\"changeset_ms\": \(r.changeset.median)",
+      "\"case\": \"\(r.name)\"", "\"snapshot_ms\": \(r.snapshot.median)",
+      "\"changeset_ms\": \(r.changeset.median)",
       "\"changeset_min_ms\": \(r.changeset.minimum)", "\"floor_ms\": \(r.floor.median)",
       "\"snapshot_vs_floor\": \(r.snapshot.median / r.floor.median)",
       "\"changeset_vs_floor\": \(r.changeset.median / r.floor.median)", "\"item_moves\": \(r.itemMoves)",
@@ -321,13 +340,16 @@ func json(_ results: [DiffResult], _ runtime: [RuntimeResult]) -> String {
 let options = Options(Array(CommandLine.arguments.dropFirst()))
 let names = options.caseName.map { [$0] } ?? (diffCaseNames + runtimeCaseNames)
 if let unknown = names.first(where: { !diffCaseNames.contains($0) && !runtimeCaseNames.contains($0) }) {
-  FileHandle.standardError.write(Data("unknown case \(unknown); cases: \(diffCaseNames + runtimeCaseNames)\n".utf8))
+  FileHandle.standardError.write(
+    Data("unknown case \(unknown); cases: \(diffCaseNames + runtimeCaseNames)\n".utf8))
   exit(2)
 }
 #if DEBUG
   if !options.json { print("note: a debug build; run with -c release for meaningful timings") }
 #endif
-let results = names.filter(diffCaseNames.contains).map { runDiffCase(named: $0, iterations: options.iterations) }
+let results = names.filter(diffCaseNames.contains).map {
+  runDiffCase(named: $0, iterations: options.iterations)
+}
 var runtimeResults: [RuntimeResult] = []
 for name in names where runtimeCaseNames.contains(name) {
   runtimeResults.append(await runRuntimeCase(named: name, iterations: options.iterations))

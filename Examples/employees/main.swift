@@ -72,7 +72,8 @@ final class TerminalRenderer {
           dataSource.item(at: ItemPosition(section: section, item: $0)).id == id
         }
       }) {
-        departed[shownDepartments.contains(department) ? department : "", default: []].append(lastNames[id] ?? id)
+        departed[shownDepartments.contains(department) ? department : "", default: []].append(
+          lastNames[id] ?? id)
       }
     }
     for index in 0..<dataSource.numberOfSections {
@@ -84,12 +85,10 @@ final class TerminalRenderer {
         else { continue }
         seen.insert(employee.id)
         let mark =
-          if isFirstFrame { " " }
-          else if employee.id == dragged { "↕" }
-          else if lastNames[employee.id] == nil { "+" }
-          else if lastDepartment[employee.id] != department.id { "→" }
-          else if lastNames[employee.id] != employee.name { "~" }
-          else { " " }
+          if isFirstFrame { " " } else if employee.id == dragged { "↕" } else if lastNames[employee.id] == nil
+          { "+" } else if lastDepartment[employee.id] != department.id {
+            "→"
+          } else if lastNames[employee.id] != employee.name { "~" } else { " " }
         lines.append("   \(mark) \(employee.name)")
         lastDepartment[employee.id] = department.id
         lastNames[employee.id] = employee.name
@@ -132,12 +131,13 @@ func run() async throws {
       context.performStages(refreshing: .reconfigure, animated: true)
       let batch = context.batch
       let count = batch.to - batch.from
-      let caption = "v\(batch.from)→v\(batch.to), \(count) mutation\(count == 1 ? "" : "s") since the last frame"
+      let caption =
+        "v\(batch.from)→v\(batch.to), \(count) mutation\(count == 1 ? "" : "s") since the last frame"
       guard let table = context.view as? Table, let source = table.dataSource else { return }
       renderer.draw(table, source, caption: caption)
     })
   tableView.dataSource = tableViewDataSource
-  tableViewDataSource.reorderingDelegate = dataSource   // one line: drag-and-drop reordering
+  tableViewDataSource.reorderingDelegate = dataSource  // one line: drag-and-drop reordering
   await tableViewDataSource.follow(dataSource)
   renderer.draw(tableView, tableViewDataSource, caption: "v0, the company as it starts")
 
@@ -149,7 +149,8 @@ func run() async throws {
     await withTaskGroup(of: Void.self) { group in
       group.addTask {  // hiring
         for (index, name) in newcomers.enumerated() {
-          _ = try? await dataSource.appendItems([employee(name)], toSection: ["eng", "sales", "design"][index % 3])
+          _ = try? await dataSource.appendItems(
+            [employee(name)], toSection: ["eng", "sales", "design"][index % 3])
           await nap(pause)
         }
       }
@@ -174,7 +175,9 @@ func run() async throws {
           }
         }
         _ = try? await dataSource.update { sections in
-          if let index = sections.firstIndex(where: { $0.id == "design" }) { sections[index].name = "Product Design" }
+          if let index = sections.firstIndex(where: { $0.id == "design" }) {
+            sections[index].name = "Product Design"
+          }
         }
       }
     }

@@ -29,13 +29,17 @@ func describe(_ batch: UpdateBatch<Department>) -> String {
   if !items.deletes.isEmpty { parts.append("\(items.deletes.count) left") }
   if !items.moves.isEmpty { parts.append("\(items.moves.count) moved") }
   if !items.updates.isEmpty { parts.append("\(items.updates.count) updated") }
-  return "v\(batch.from)→v\(batch.to)\(batch.isComposed ? " (composed)" : ""): " + parts.joined(separator: ", ")
+  return "v\(batch.from)→v\(batch.to)\(batch.isComposed ? " (composed)" : ""): "
+    + parts.joined(separator: ", ")
 }
 
 let roster = try BasicDataSource(sections: [
-  Department(id: "eng", header: "Engineering", items: [
-    Employee(id: "ada", name: "Ada", title: "Engineer"), Employee(id: "grace", name: "Grace", title: "Engineer"),
-  ]),
+  Department(
+    id: "eng", header: "Engineering",
+    items: [
+      Employee(id: "ada", name: "Ada", title: "Engineer"),
+      Employee(id: "grace", name: "Grace", title: "Engineer"),
+    ]),
   Department(id: "ops", header: "Operations", items: [Employee(id: "ken", name: "Ken", title: "Operator")]),
   Department(id: "sales", header: "Sales", items: [Employee(id: "don", name: "Don", title: "Rep")]),
 ])
@@ -46,7 +50,8 @@ let views = [
   ("collection view", await BatchRecorder(await roster.subscribe(), refreshStyle: .reload)),
   (
     "paced view (one batch per frame)",
-    await BatchRecorder(await roster.subscribe(pacing: .interval(.milliseconds(16), clock: ContinuousClock())))
+    await BatchRecorder(
+      await roster.subscribe(pacing: .interval(.milliseconds(16), clock: ContinuousClock())))
   ),
 ]
 let logger = await BatchRecorder(await roster.subscribe())
@@ -96,9 +101,13 @@ for (name, view) in views {
   let violations = await view.violations
   let matches = await view.view.shows(final.sections)
   allMatch = allMatch && matches && violations.isEmpty
-  print("\(name): \(batches.count) batch(es), \(batches.reduce(0) { $0 + $1.changeset.stages.count }) UIKit stage(s)")
+  print(
+    "\(name): \(batches.count) batch(es), \(batches.reduce(0) { $0 + $1.changeset.stages.count }) UIKit stage(s)"
+  )
   for batch in batches { print("  " + describe(batch)) }
-  print("  shows the source exactly: \(matches ? "yes" : "NO"); contract violations: \(violations.isEmpty ? "none" : "\(violations)")")
+  print(
+    "  shows the source exactly: \(matches ? "yes" : "NO"); contract violations: \(violations.isEmpty ? "none" : "\(violations)")"
+  )
 }
 for (_, view) in views { await view.cancel() }
 

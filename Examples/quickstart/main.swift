@@ -15,33 +15,43 @@ struct Employee: Identifiable, Equatable, Sendable {
 typealias Department = Section<String, Employee>
 
 let before = try Snapshot([
-  Department(id: "eng", header: "Engineering", items: [
-    Employee(id: "ada", name: "Ada", title: "Engineer"),
-    Employee(id: "grace", name: "Grace", title: "Engineer"),
-    Employee(id: "linus", name: "Linus", title: "Intern"),
-  ]),
-  Department(id: "ops", header: "Operations", items: [
-    Employee(id: "ken", name: "Ken", title: "Operator"),
-    Employee(id: "barbara", name: "Barbara", title: "Lead"),
-  ]),
-  Department(id: "sales", header: "Sales", items: [
-    Employee(id: "don", name: "Don", title: "Rep"),
-  ]),
+  Department(
+    id: "eng", header: "Engineering",
+    items: [
+      Employee(id: "ada", name: "Ada", title: "Engineer"),
+      Employee(id: "grace", name: "Grace", title: "Engineer"),
+      Employee(id: "linus", name: "Linus", title: "Intern"),
+    ]),
+  Department(
+    id: "ops", header: "Operations",
+    items: [
+      Employee(id: "ken", name: "Ken", title: "Operator"),
+      Employee(id: "barbara", name: "Barbara", title: "Lead"),
+    ]),
+  Department(
+    id: "sales", header: "Sales",
+    items: [
+      Employee(id: "don", name: "Don", title: "Rep")
+    ]),
 ])
 
 // Linus is promoted and moves to the end, Ken transfers to Engineering, Don leaves (and Sales closes),
 // Margaret is hired, Operations is renamed and moves to the top.
 let after = try Snapshot([
-  Department(id: "ops", header: "Operations & Infrastructure", items: [
-    Employee(id: "barbara", name: "Barbara", title: "Lead"),
-    Employee(id: "margaret", name: "Margaret", title: "Engineer"),
-  ]),
-  Department(id: "eng", header: "Engineering", items: [
-    Employee(id: "ada", name: "Ada", title: "Engineer"),
-    Employee(id: "ken", name: "Ken", title: "Operator"),
-    Employee(id: "grace", name: "Grace", title: "Engineer"),
-    Employee(id: "linus", name: "Linus", title: "Engineer"),
-  ]),
+  Department(
+    id: "ops", header: "Operations & Infrastructure",
+    items: [
+      Employee(id: "barbara", name: "Barbara", title: "Lead"),
+      Employee(id: "margaret", name: "Margaret", title: "Engineer"),
+    ]),
+  Department(
+    id: "eng", header: "Engineering",
+    items: [
+      Employee(id: "ada", name: "Ada", title: "Engineer"),
+      Employee(id: "ken", name: "Ken", title: "Operator"),
+      Employee(id: "grace", name: "Grace", title: "Engineer"),
+      Employee(id: "linus", name: "Linus", title: "Engineer"),
+    ]),
 ])
 
 let changeset = Changeset(from: before, to: after)

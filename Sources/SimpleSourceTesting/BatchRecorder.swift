@@ -26,7 +26,8 @@ public actor BatchRecorder<Section: SectionType> {
   private let refreshStyle: RefreshStyle
   private var isPaused = false
   private var resumeWaiters: [CheckedContinuation<Void, Never>] = []
-  private var showingWaiters: [(snapshot: Snapshot<Section>, continuation: CheckedContinuation<Void, Never>)] = []
+  private var showingWaiters:
+    [(snapshot: Snapshot<Section>, continuation: CheckedContinuation<Void, Never>)] = []
   private var finishWaiters: [CheckedContinuation<Void, Never>] = []
   private var consumer: Task<Void, Never>?
 
@@ -35,7 +36,9 @@ public actor BatchRecorder<Section: SectionType> {
   ///   - subscription: The subscription to consume.
   ///   - refreshStyle: How the reference view refreshes changed items.
   ///   - paused: Whether to start paused: the subscription is held but not consumed.
-  public init(_ subscription: Subscription<Section>, refreshStyle: RefreshStyle = .reload, paused: Bool = false)
+  public init(
+    _ subscription: Subscription<Section>, refreshStyle: RefreshStyle = .reload, paused: Bool = false
+  )
     async
   {
     view = ReferenceListView(subscription.snapshot)
@@ -93,8 +96,12 @@ public actor BatchRecorder<Section: SectionType> {
   private func receive(_ batch: UpdateBatch<Section>) {
     let number = batches.count
     batches.append(batch)
-    if batch.from != version { violations.append("G1: batch \(number) starts at \(batch.from), expected \(version)") }
-    if batch.to <= batch.from { violations.append("G1: batch \(number) goes from \(batch.from) to \(batch.to)") }
+    if batch.from != version {
+      violations.append("G1: batch \(number) starts at \(batch.from), expected \(version)")
+    }
+    if batch.to <= batch.from {
+      violations.append("G1: batch \(number) goes from \(batch.from) to \(batch.to)")
+    }
     if batch.changeset.isEmpty { violations.append("G4: batch \(number) is empty") }
     version = batch.to
     let warningsBefore = view.warnings.count

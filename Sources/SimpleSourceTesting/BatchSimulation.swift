@@ -80,8 +80,12 @@ struct BatchSimulation<Section: SectionType> {
     for move in batch.moveItems {
       requestedMoveSources.insert(move.from)
       requestedMoveDestinations.insert(move.to)
-      if requestedMoveSourceSections[move.from.section] == nil { requestedMoveSourceSections[move.from.section] = move.from }
-      if requestedMoveDestinationSections[move.to.section] == nil { requestedMoveDestinationSections[move.to.section] = move.to }
+      if requestedMoveSourceSections[move.from.section] == nil {
+        requestedMoveSourceSections[move.from.section] = move.from
+      }
+      if requestedMoveDestinationSections[move.to.section] == nil {
+        requestedMoveDestinationSections[move.to.section] = move.to
+      }
     }
     try checkDuplicates()
     try checkSectionMoves()
@@ -116,7 +120,8 @@ struct BatchSimulation<Section: SectionType> {
       var seen = Set<ItemPosition>()
       for position in list where !seen.insert(position).inserted {
         throw ListViewError(
-          .r25, "attempt to \(name) the same index path (\(position)) twice in one batch", positions: [position])
+          .r25, "attempt to \(name) the same index path (\(position)) twice in one batch",
+          positions: [position])
       }
     }
   }
@@ -128,7 +133,8 @@ struct BatchSimulation<Section: SectionType> {
     for move in batch.moveSections {
       guard before.indices.contains(move.from) else {
         throw ListViewError(
-          .r15, "attempt to move section \(move.from), but there are only \(before.count) sections before the update",
+          .r15,
+          "attempt to move section \(move.from), but there are only \(before.count) sections before the update",
           sections: [move.from])
       }
       guard after.indices.contains(move.to) else {
@@ -173,7 +179,8 @@ struct BatchSimulation<Section: SectionType> {
       for delete in originalDeletes {
         if delete == reload {
           throw ListViewError(
-            .r18, "attempt to delete and reload the same index path (\(reload.isSection ? "\(reload.section)" : "\(reload.position)"))",
+            .r18,
+            "attempt to delete and reload the same index path (\(reload.isSection ? "\(reload.section)" : "\(reload.position)"))",
             sections: reload.isSection ? [reload.section] : [],
             positions: reload.isSection ? [] : [reload.position])
         }
@@ -206,7 +213,8 @@ struct BatchSimulation<Section: SectionType> {
     for position in batch.reloadItems { adjustedInserts.append(try adjusted(UpdatePath(position)).position) }
     for (position, insert) in zip(batch.reloadItems, adjustedInserts) {
       if reloadedSections.contains(position.section) {
-        warnings.append(ListViewWarning(.r27, "reload of item \(position) inside reloaded section \(position.section)"))
+        warnings.append(
+          ListViewWarning(.r27, "reload of item \(position) inside reloaded section \(position.section)"))
         continue
       }
       if originalSectionDeletes.contains(position.section) {
@@ -228,21 +236,25 @@ struct BatchSimulation<Section: SectionType> {
     for section in sectionDeletes.sorted(by: >) {
       guard before.indices.contains(section) else {
         throw ListViewError(
-          .r11, "attempt to delete section \(section), but there are only \(before.count) sections before the update",
+          .r11,
+          "attempt to delete section \(section), but there are only \(before.count) sections before the update",
           sections: [section])
       }
       let dropped = itemDeletes.filter { $0.section == section }
       if !dropped.isEmpty {
         itemDeletes.subtract(dropped)
-        warnings.append(ListViewWarning(.r27, "item deletes \(dropped.sorted()) inside deleted section \(section)"))
+        warnings.append(
+          ListViewWarning(.r27, "item deletes \(dropped.sorted()) inside deleted section \(section)"))
       }
       if sectionMoves.contains(where: { $0.from == section }) {
         throw ListViewError(
-          .r19, "attempt to perform a delete and a move from the same section (\(section))", sections: [section])
+          .r19, "attempt to perform a delete and a move from the same section (\(section))",
+          sections: [section])
       }
       if let from = requestedMoveSourceSections[section] {
         throw ListViewError(
-          .r21, "cannot move an item from a deleted section (\(section))", sections: [section], positions: [from])
+          .r21, "cannot move an item from a deleted section (\(section))", sections: [section],
+          positions: [from])
       }
     }
     for position in itemDeletes.sorted(by: >) {
@@ -271,21 +283,25 @@ struct BatchSimulation<Section: SectionType> {
     for section in sectionInserts.sorted() {
       guard after.indices.contains(section) else {
         throw ListViewError(
-          .r12, "attempt to insert section \(section) but there are only \(after.count) sections after the update",
+          .r12,
+          "attempt to insert section \(section) but there are only \(after.count) sections after the update",
           sections: [section])
       }
       let dropped = itemInserts.filter { $0.section == section }
       if !dropped.isEmpty {
         itemInserts.subtract(dropped)
-        warnings.append(ListViewWarning(.r27, "item inserts \(dropped.sorted()) inside inserted section \(section)"))
+        warnings.append(
+          ListViewWarning(.r27, "item inserts \(dropped.sorted()) inside inserted section \(section)"))
       }
       if sectionMoves.contains(where: { $0.to == section }) {
         throw ListViewError(
-          .r20, "attempt to perform an insert and a move to the same section (\(section))", sections: [section])
+          .r20, "attempt to perform an insert and a move to the same section (\(section))",
+          sections: [section])
       }
       if let to = requestedMoveDestinationSections[section] {
         throw ListViewError(
-          .r22, "cannot move an item into a newly inserted section (\(section))", sections: [section], positions: [to])
+          .r22, "cannot move an item into a newly inserted section (\(section))", sections: [section],
+          positions: [to])
       }
     }
     for position in itemInserts.sorted() {
@@ -365,13 +381,15 @@ struct BatchSimulation<Section: SectionType> {
         sections: [section], positions: [position])
     }
     for position in itemDeletes.sorted() where movedFrom.contains(position.section) {
-      throw fail(reloadDeleteHalves.contains(position) ? "item reload" : "item delete", position, position.section)
+      throw fail(
+        reloadDeleteHalves.contains(position) ? "item reload" : "item delete", position, position.section)
     }
     for move in itemMoves where movedFrom.contains(move.from.section) {
       throw fail("item move from", move.from, move.from.section)
     }
     for position in itemInserts.sorted() where movedTo.contains(position.section) {
-      throw fail(reloadInsertHalves.contains(position) ? "item reload" : "item insert", position, position.section)
+      throw fail(
+        reloadInsertHalves.contains(position) ? "item reload" : "item insert", position, position.section)
     }
     for move in itemMoves where movedTo.contains(move.to.section) {
       throw fail("item move to", move.to, move.to.section)
@@ -386,7 +404,8 @@ struct BatchSimulation<Section: SectionType> {
     guard after.count == expected else {
       throw ListViewError(
         .r8,
-        "Invalid update: invalid number of sections.  The number of sections contained in the list view after the update (\(after.count)) must be equal to the number of sections contained in the list view before the update (\(before.count)), plus or minus the number of sections inserted or deleted (\(sectionInserts.count) inserted, \(sectionDeletes.count) deleted).")
+        "Invalid update: invalid number of sections.  The number of sections contained in the list view after the update (\(after.count)) must be equal to the number of sections contained in the list view before the update (\(before.count)), plus or minus the number of sections inserted or deleted (\(sectionInserts.count) inserted, \(sectionDeletes.count) deleted)."
+      )
     }
     var origins = [Int?](repeating: nil, count: after.count)
     var taken = [Bool](repeating: false, count: after.count)
@@ -411,7 +430,8 @@ struct BatchSimulation<Section: SectionType> {
   private func checkItemCounts(_ origins: [Int?]) throws(ListViewError) {
     var newIndexOf = [Int: Int]()
     for (new, old) in origins.enumerated() { if let old { newIndexOf[old] = new } }
-    var insertedInto = [Int: Int](), deletedFrom = [Int: Int](), movedInto = [Int: Int](), movedOutOf = [Int: Int]()
+    var insertedInto = [Int: Int](), deletedFrom = [Int: Int](), movedInto = [Int: Int](),
+      movedOutOf = [Int: Int]()
     for position in itemInserts { insertedInto[position.section, default: 0] += 1 }
     for position in itemDeletes { deletedFrom[position.section, default: 0] += 1 }
     for move in itemMoves where newIndexOf[move.from.section] != move.to.section {
@@ -427,7 +447,8 @@ struct BatchSimulation<Section: SectionType> {
       let expected = before[old].cells.count + inserted - deleted + movedIn - movedOut
       if expected < 0 {
         throw ListViewError(
-          .r9, "Invalid update: invalid number of items in section \(old).  Attempt to delete more items than exist in section.",
+          .r9,
+          "Invalid update: invalid number of items in section \(old).  Attempt to delete more items than exist in section.",
           sections: [old])
       }
       if after[new].items.count != expected {
@@ -445,30 +466,39 @@ struct BatchSimulation<Section: SectionType> {
     var sections = before
     for index in batch.reconfigureSections {
       guard before.indices.contains(index) else {
-        throw ListViewError(.r17, "attempt to reconfigure section \(index), which does not exist before the update", sections: [index])
+        throw ListViewError(
+          .r17, "attempt to reconfigure section \(index), which does not exist before the update",
+          sections: [index])
       }
       guard after.indices.contains(index), after[index].id == before[index].id else {
         throw ListViewError(
-          .r5, "reconfigure of section \(index) finds another section there in the data source", sections: [index])
+          .r5, "reconfigure of section \(index) finds another section there in the data source",
+          sections: [index])
       }
       if before[index].section.isContentEqual(to: after[index]) {
-        warnings.append(ListViewWarning(.r33, "reconfigure of section \(before[index].id), whose header is unchanged"))
+        warnings.append(
+          ListViewWarning(.r33, "reconfigure of section \(before[index].id), whose header is unchanged"))
       }
       sections[index].section = after[index]
     }
     var cells = before.map(\.cells)
     if !(batch.reconfigureItems.isEmpty && batch.reconfigureSections.isEmpty) && isStructural {
-      warnings.append(ListViewWarning(.r5, "reconfigure in a batch with structural changes resolves before-state paths"))
+      warnings.append(
+        ListViewWarning(.r5, "reconfigure in a batch with structural changes resolves before-state paths"))
     }
     for position in batch.reconfigureItems {
       guard before.indices.contains(position.section), cells[position.section].indices.contains(position.item)
       else {
-        throw ListViewError(.r17, "attempt to reconfigure item \(position), which does not exist before the update", positions: [position])
+        throw ListViewError(
+          .r17, "attempt to reconfigure item \(position), which does not exist before the update",
+          positions: [position])
       }
       let cell = cells[position.section][position.item]
-      guard after.indices.contains(position.section), after[position.section].items.indices.contains(position.item)
+      guard after.indices.contains(position.section),
+        after[position.section].items.indices.contains(position.item)
       else {
-        throw ListViewError(.r5, "reconfigure of \(position) finds no item there in the data source", positions: [position])
+        throw ListViewError(
+          .r5, "reconfigure of \(position) finds no item there in the data source", positions: [position])
       }
       let item = after[position.section].items[position.item]
       guard item.id == cell.itemID else {
@@ -489,7 +519,8 @@ struct BatchSimulation<Section: SectionType> {
   }
 
   /// R7 for items, then R31 (the mapping equals the data source) and R32 (changed content refreshed).
-  private mutating func buildResult(_ origins: [Int?], reconfigured: [View.SectionView]) throws(ListViewError) {
+  private mutating func buildResult(_ origins: [Int?], reconfigured: [View.SectionView]) throws(ListViewError)
+  {
     let cells = reconfigured.map(\.cells)
     var movesInto = [Int: [BatchUpdate.Move<ItemPosition>]]()
     var movedFrom = Set<ItemPosition>()
@@ -534,7 +565,8 @@ struct BatchSimulation<Section: SectionType> {
       result.reserveCapacity(slots.count)
       for (index, slot) in slots.enumerated() {
         guard let cell = slot else {
-          preconditionFailure("SimpleSourceTesting internal inconsistency: empty slot \(index) in section \(new)")
+          preconditionFailure(
+            "SimpleSourceTesting internal inconsistency: empty slot \(index) in section \(new)")
         }
         let item = data.items[index]
         let position = ItemPosition(section: new, item: index)
@@ -566,7 +598,9 @@ struct BatchSimulation<Section: SectionType> {
     if !batch.reloadSections.isEmpty && isStructural {
       warnings.append(ListViewWarning(.r30, "reloadSections mixed with other operations in one batch"))
     }
-    guard !batch.reloadItems.isEmpty || !batch.reloadSections.isEmpty || !batch.deleteItems.isEmpty else { return }
+    guard !batch.reloadItems.isEmpty || !batch.reloadSections.isEmpty || !batch.deleteItems.isEmpty else {
+      return
+    }
     var newItems = [Item.ID: Item]()
     for section in after { for item in section.items { newItems[item.id] = item } }
     for position in batch.reloadItems where !reloadedSections.contains(position.section) {
@@ -576,20 +610,25 @@ struct BatchSimulation<Section: SectionType> {
       }
     }
     // Only the operations that survived R27 were range-checked; the dropped ones may point anywhere.
-    let insertedIDs = Set(itemInserts.subtracting(reloadInsertHalves).map { after[$0.section].items[$0.item].id })
+    let insertedIDs = Set(
+      itemInserts.subtracting(reloadInsertHalves).map { after[$0.section].items[$0.item].id })
     for position in itemDeletes.subtracting(reloadDeleteHalves).sorted() {
       let cell = before[position.section].cells[position.item]
       if insertedIDs.contains(cell.itemID), let item = newItems[cell.itemID], item == cell.item {
         warnings.append(
-          ListViewWarning(.r33, "delete and insert of unchanged item \(cell.itemID): a move would keep its cell"))
+          ListViewWarning(
+            .r33, "delete and insert of unchanged item \(cell.itemID): a move would keep its cell"))
       }
     }
     for section in batch.reloadSections {
       let view = before[section]
-      guard let data = after.first(where: { $0.id == view.id }), view.section.isContentEqual(to: data) else { continue }
+      guard let data = after.first(where: { $0.id == view.id }), view.section.isContentEqual(to: data) else {
+        continue
+      }
       let unchanged = view.cells.allSatisfy { cell in newItems[cell.itemID].map { $0 == cell.item } ?? false }
       if unchanged {
-        warnings.append(ListViewWarning(.r33, "reload of section \(view.id), whose header and items are unchanged"))
+        warnings.append(
+          ListViewWarning(.r33, "reload of section \(view.id), whose header and items are unchanged"))
       }
     }
   }

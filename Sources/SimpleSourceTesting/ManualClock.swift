@@ -67,7 +67,11 @@ public final class ManualClock: Clock, Sendable {
         }
         for watcher in watchers { watcher.resume() }
         if resumeNow {
-          if Task.isCancelled { continuation.resume(throwing: CancellationError()) } else { continuation.resume() }
+          if Task.isCancelled {
+            continuation.resume(throwing: CancellationError())
+          } else {
+            continuation.resume()
+          }
         }
       }
     } onCancel: {

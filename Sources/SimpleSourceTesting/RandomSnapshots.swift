@@ -38,7 +38,8 @@ public struct RandomSnapshotPairs: Sendable {
   }
 
   /// A random pair `(old, new)` of valid layouts.
-  public func next(using random: inout some RandomNumberGenerator) -> (old: [TestSection], new: [TestSection]) {
+  public func next(using random: inout some RandomNumberGenerator) -> (old: [TestSection], new: [TestSection])
+  {
     var nextID = 0
     func newID() -> String {
       defer { nextID += 1 }
@@ -98,7 +99,8 @@ public struct RandomSnapshotPairs: Sendable {
       new.insert(section, at: Int.random(in: 0...new.count, using: &random))
     }
     if !new.isEmpty {
-      let inserted = chance(insertItem, &random) ? Int.random(in: 1...max(1, maxItems / 4), using: &random) : 0
+      let inserted =
+        chance(insertItem, &random) ? Int.random(in: 1...max(1, maxItems / 4), using: &random) : 0
       for item in displaced + (0..<inserted).map({ _ in TestItem(newID()) }) {
         let section = Int.random(in: 0..<new.count, using: &random)
         new[section].items.insert(item, at: Int.random(in: 0...new[section].items.count, using: &random))

@@ -122,7 +122,8 @@ public struct ReferenceListView<Section: SectionType>: Sendable {
     _ batch: BatchUpdate, data: [Section], requestedRefreshes: Set<Item.ID> = []
   ) throws(ListViewError) {
     var simulation = BatchSimulation(
-      before: sections, batch: batch, after: data, nextSerial: nextSerial, requestedRefreshes: requestedRefreshes)
+      before: sections, batch: batch, after: data, nextSerial: nextSerial,
+      requestedRefreshes: requestedRefreshes)
     try simulation.run()
     sections = simulation.result
     nextSerial = simulation.nextSerial
@@ -145,15 +146,20 @@ public struct ReferenceListView<Section: SectionType>: Sendable {
   public mutating func moveCellInteractively(from source: ItemPosition, to destination: ItemPosition)
     throws(ListViewError)
   {
-    guard sections.indices.contains(source.section), sections[source.section].cells.indices.contains(source.item)
-    else { throw ListViewError(.r16, "attempt to move item \(source), which does not exist", positions: [source]) }
+    guard sections.indices.contains(source.section),
+      sections[source.section].cells.indices.contains(source.item)
+    else {
+      throw ListViewError(.r16, "attempt to move item \(source), which does not exist", positions: [source])
+    }
     guard sections.indices.contains(destination.section) else {
-      throw ListViewError(.r16, "attempt to move item to \(destination), which does not exist", positions: [destination])
+      throw ListViewError(
+        .r16, "attempt to move item to \(destination), which does not exist", positions: [destination])
     }
     // The room in the destination section once the cell has left its place.
     let room = sections[destination.section].cells.count - (source.section == destination.section ? 1 : 0)
     guard (0...room).contains(destination.item) else {
-      throw ListViewError(.r16, "attempt to move item to \(destination), which does not exist", positions: [destination])
+      throw ListViewError(
+        .r16, "attempt to move item to \(destination), which does not exist", positions: [destination])
     }
     let cell = sections[source.section].cells.remove(at: source.item)
     sections[destination.section].cells.insert(cell, at: destination.item)

@@ -82,10 +82,14 @@ public final class ReferenceListViewHost<Section: SectionType>: ListView {
   }
 
   /// The header of the section at `index`.
-  public func header(inSection index: Int) -> Supplementary { headers[reference.sections[index].serial] ?? .init() }
+  public func header(inSection index: Int) -> Supplementary {
+    headers[reference.sections[index].serial] ?? .init()
+  }
 
   /// The footer of the section at `index`.
-  public func footer(inSection index: Int) -> Supplementary { footers[reference.sections[index].serial] ?? .init() }
+  public func footer(inSection index: Int) -> Supplementary {
+    footers[reference.sections[index].serial] ?? .init()
+  }
 
   /// The number of cell objects alive: on screen plus waiting for reuse.
   public var cellObjectCount: Int { cellObjects.count + reusePool.values.reduce(0) { $0 + $1.count } }
@@ -103,7 +107,9 @@ public final class ReferenceListViewHost<Section: SectionType>: ListView {
 
   /// Swaps the data inside the batch, checks the batch against UIKit's rules, then dequeues what UIKit
   /// would ask for.
-  public func performBatchUpdates(_ update: BatchUpdate, animated: Bool, updateData: @escaping @MainActor () -> Void) {
+  public func performBatchUpdates(
+    _ update: BatchUpdate, animated: Bool, updateData: @escaping @MainActor () -> Void
+  ) {
     batchCount += 1
     batches.append(update)
     if animated { animatedBatchCount += 1 }
@@ -158,7 +164,8 @@ public final class ReferenceListViewHost<Section: SectionType>: ListView {
 
   /// A reused or new supplementary view.
   public func dequeueSupplementaryView(
-    _ method: ReferenceReuseMethod, kind: SupplementaryKind, reuseIdentifier: String, at position: ItemPosition
+    _ method: ReferenceReuseMethod, kind: SupplementaryKind, reuseIdentifier: String,
+    at position: ItemPosition
   ) -> ReferenceReusableView {
     dequeue(
       reuseIdentifier, pool: kind.rawValue, from: supplementaryClasses[kind]?[reuseIdentifier],
@@ -182,7 +189,8 @@ public final class ReferenceListViewHost<Section: SectionType>: ListView {
     }
     dataSource?.moveItem(at: source, to: destination)
     if let data = dataSource?.sections, !reference.shows(data) {
-      errors.append(ListViewError(.r31, "after the user's move the data source does not show what the view shows"))
+      errors.append(
+        ListViewError(.r31, "after the user's move the data source does not show what the view shows"))
     }
     dataSource?.endInteractiveMove()
   }
@@ -207,7 +215,8 @@ public final class ReferenceListViewHost<Section: SectionType>: ListView {
     guard let type else {
       // UIKit's words; UIKit raises here too.
       preconditionFailure(
-        "unable to dequeue \(what) with identifier \(reuseIdentifier) - must register a nib or a class for the identifier")
+        "unable to dequeue \(what) with identifier \(reuseIdentifier) - must register a nib or a class for the identifier"
+      )
     }
     let view = type.init()
     view.reuseIdentifier = reuseIdentifier
@@ -218,7 +227,9 @@ public final class ReferenceListViewHost<Section: SectionType>: ListView {
 
   /// R5: the cell provider runs at once for each reconfigured item, at its before-batch path, against the
   /// data that was just swapped in; the dequeue must return the item's existing cell.
-  private func reconfigureCells(_ positions: [ItemPosition], before: ReferenceListView<Section>, data: [Section]) {
+  private func reconfigureCells(
+    _ positions: [ItemPosition], before: ReferenceListView<Section>, data: [Section]
+  ) {
     guard let dataSource else { return }
     for position in positions {
       guard before.sections.indices.contains(position.section),
@@ -283,7 +294,8 @@ public final class ReferenceListViewHost<Section: SectionType>: ListView {
     guard let dataSource else { return Supplementary() }
     let position = ItemPosition(section: index, item: 0)
     return Supplementary(
-      title: kind == .header ? dataSource.headerTitle(inSection: index) : dataSource.footerTitle(inSection: index),
+      title: kind == .header
+        ? dataSource.headerTitle(inSection: index) : dataSource.footerTitle(inSection: index),
       view: dataSource.supplementaryView(ofKind: kind, at: position, in: self))
   }
 }

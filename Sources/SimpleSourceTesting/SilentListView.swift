@@ -22,13 +22,17 @@ public final class SilentListView: ListView {
   /// Does nothing.
   public func reloadData() {}
   /// Swaps the data and nothing else.
-  public func performBatchUpdates(_ update: BatchUpdate, animated: Bool, updateData: @escaping @MainActor () -> Void) {
+  public func performBatchUpdates(
+    _ update: BatchUpdate, animated: Bool, updateData: @escaping @MainActor () -> Void
+  ) {
     updateData()
   }
   /// Does nothing.
   public func registerCell(_ method: Void, cellClass: AnyClass, reuseIdentifier: String) {}
   /// An empty cell.
-  public func dequeueCell(_ method: Void, reuseIdentifier: String, at position: ItemPosition) -> Cell { Cell() }
+  public func dequeueCell(_ method: Void, reuseIdentifier: String, at position: ItemPosition) -> Cell {
+    Cell()
+  }
   /// Does nothing.
   public func registerSupplementaryView(
     _ method: Void, viewClass: AnyClass, kind: SupplementaryKind, reuseIdentifier: String

@@ -62,7 +62,8 @@ struct BatchRulesModel {
   private func existsBefore(_ section: Int) -> Bool { section >= 0 && section < before.count }
   private func existsAfter(_ section: Int) -> Bool { section >= 0 && section < after.count }
   private func existsBefore(_ position: ItemPosition) -> Bool {
-    existsBefore(position.section) && position.item >= 0 && position.item < before[position.section].items.count
+    existsBefore(position.section) && position.item >= 0
+      && position.item < before[position.section].items.count
   }
   private func existsAfter(_ position: ItemPosition) -> Bool {
     existsAfter(position.section) && position.item >= 0 && position.item < after[position.section].items.count
@@ -96,10 +97,12 @@ struct BatchRulesModel {
 
     // R4: reloads become a delete and an adjusted insert; R18.
     let deletes =
-      (deletedSections.map { Operation(section: $0) } + batch.deleteItems.map { Operation(section: $0.section, item: $0.item) })
+      (deletedSections.map { Operation(section: $0) }
+      + batch.deleteItems.map { Operation(section: $0.section, item: $0.item) })
       .sorted { $0.key > $1.key }
     let inserts =
-      (insertedSections.map { Operation(section: $0) } + batch.insertItems.map { Operation(section: $0.section, item: $0.item) })
+      (insertedSections.map { Operation(section: $0) }
+      + batch.insertItems.map { Operation(section: $0.section, item: $0.item) })
       .sorted { $0.key < $1.key }
     func adjust(_ reload: Operation) throws(Broken) -> Operation {
       var section = reload.section
@@ -109,7 +112,8 @@ struct BatchRulesModel {
         if delete.item == nil {
           if delete.section == reload.section { continue }
           if delete.section <= section { section = section &- 1 }
-        } else if let current = item, delete.section == section, let deleted = delete.item, deleted <= current {
+        } else if let current = item, delete.section == section, let deleted = delete.item, deleted <= current
+        {
           item = current &- 1
         }
       }
@@ -207,9 +211,15 @@ struct BatchRulesModel {
       guard let old = origin else { continue }
       let inserted = itemInserts.filter { $0.section == new }.count
       let deleted = itemDeletes.filter { $0.section == old }.count
-      let movedIn = itemMoves.filter { $0.to.section == new && sectionOrigin.firstIndex(of: $0.from.section) != new }
-      let movedOut = itemMoves.filter { $0.from.section == old && sectionOrigin.firstIndex(of: old) != $0.to.section }
-      if before[old].items.count + inserted - deleted + movedIn.count - movedOut.count != after[new].items.count {
+      let movedIn = itemMoves.filter {
+        $0.to.section == new && sectionOrigin.firstIndex(of: $0.from.section) != new
+      }
+      let movedOut = itemMoves.filter {
+        $0.from.section == old && sectionOrigin.firstIndex(of: old) != $0.to.section
+      }
+      if before[old].items.count + inserted - deleted + movedIn.count - movedOut.count
+        != after[new].items.count
+      {
         throw Broken(rule: "R9")
       }
     }

@@ -31,7 +31,8 @@ struct ReferenceListViewCellTests {
     let before = view.sections.map { $0.cells.map(\.serial) }
     #expect(throws: ListViewError.self) {
       try view.performBatchUpdates(
-        BatchUpdate(deleteSections: [0], deleteItems: [at(0, 0)], moveItems: [.init(from: at(0, 1), to: at(0, 1))]),
+        BatchUpdate(
+          deleteSections: [0], deleteItems: [at(0, 0)], moveItems: [.init(from: at(0, 1), to: at(0, 1))]),
         data: layout("B: c b"))
     }
     #expect(view.sections.map { $0.cells.map(\.serial) } == before)
@@ -52,12 +53,14 @@ struct ReferenceListViewCellTests {
     var view = ReferenceListView(layout("A: a b c"))
     do {
       try view.performBatchUpdates(
-        BatchUpdate(deleteItems: [at(0, 0)], moveItems: [.init(from: at(0, 0), to: at(0, 1))]), data: layout("A: b c"))
+        BatchUpdate(deleteItems: [at(0, 0)], moveItems: [.init(from: at(0, 0), to: at(0, 1))]),
+        data: layout("A: b c"))
       Issue.record("expected R19")
     } catch {
       #expect(error.rule == .r19)
       #expect(error.positions == [at(0, 0)])
-      #expect(error.description.hasPrefix("R19: attempt to perform a delete and a move from the same index path"))
+      #expect(
+        error.description.hasPrefix("R19: attempt to perform a delete and a move from the same index path"))
     }
   }
 }

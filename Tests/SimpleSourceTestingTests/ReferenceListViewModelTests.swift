@@ -34,17 +34,20 @@ struct ReferenceListViewModelTests {
     var view = ReferenceListView(layout("A: a"))
     #expect(throws: ListViewError.self) {
       try view.performBatchUpdates(
-        BatchUpdate(reloadSections: [0], deleteItems: [at(0, 0)], reloadItems: [at(0, 0)]), data: layout("A:"))
+        BatchUpdate(reloadSections: [0], deleteItems: [at(0, 0)], reloadItems: [at(0, 0)]), data: layout("A:")
+      )
     }
-    let rule = Self.rule(of: BatchUpdate(reloadSections: [0], deleteItems: [at(0, 0)], reloadItems: [at(0, 0)]),
-                         "A: a", "A:")
+    let rule = Self.rule(
+      of: BatchUpdate(reloadSections: [0], deleteItems: [at(0, 0)], reloadItems: [at(0, 0)]),
+      "A: a", "A:")
     #expect(rule == .r18)
   }
 
   @Test("R18 is raised before R26, as UIKit decomposes every reload first")
   func r18BeforeR26() {
     let rule = Self.rule(
-      of: BatchUpdate(deleteSections: [0], deleteItems: [at(0, 0)], reloadItems: [at(0, 0)]), "A: a | B: b", "B: b")
+      of: BatchUpdate(deleteSections: [0], deleteItems: [at(0, 0)], reloadItems: [at(0, 0)]), "A: a | B: b",
+      "B: b")
     #expect(rule == .r18)
     let later = Self.rule(
       of: BatchUpdate(deleteSections: [0], deleteItems: [at(1, 0)], reloadItems: [at(0, 0), at(1, 0)]),
@@ -55,7 +58,8 @@ struct ReferenceListViewModelTests {
   @Test("NSIndexSet: a section deleted twice shifts a reload once")
   func duplicateSectionDeletes() throws {
     var view = ReferenceListView(layout("A: | B:"))
-    try view.performBatchUpdates(BatchUpdate(deleteSections: [0, 0], reloadSections: [1]), data: layout("B:"))
+    try view.performBatchUpdates(
+      BatchUpdate(deleteSections: [0, 0], reloadSections: [1]), data: layout("B:"))
     #expect(view.shows(layout("B:")))
     #expect(view.warnings.map(\.rule).contains(.r25))
   }
@@ -70,7 +74,9 @@ struct ReferenceListViewModelTests {
 
   @Test("an item index of Int.max is an item, not a section operation")
   func hugeItemIndexIsAnItem() {
-    #expect(Self.rule(of: BatchUpdate(deleteSections: [0], reloadItems: [at(0, .max)]), "A: a | B: b", "B: b") == .r26)
+    #expect(
+      Self.rule(of: BatchUpdate(deleteSections: [0], reloadItems: [at(0, .max)]), "A: a | B: b", "B: b")
+        == .r26)
     #expect(Self.rule(of: BatchUpdate(reloadItems: [at(0, .max)]), "A: a", "A: a") == .r13)
   }
 
@@ -82,8 +88,11 @@ struct ReferenceListViewModelTests {
       BatchUpdate(moveSections: [.init(from: 0, to: index)]), BatchUpdate(reconfigureSections: [index]),
       BatchUpdate(deleteItems: [at(index, index)]), BatchUpdate(insertItems: [at(0, index)]),
       BatchUpdate(reloadItems: [at(0, index)]), BatchUpdate(reloadItems: [at(index, 0)]),
-      BatchUpdate(reconfigureItems: [at(0, index)]), BatchUpdate(moveItems: [.init(from: at(0, 0), to: at(index, 0))]),
-      BatchUpdate(deleteSections: [0], reloadItems: [at(1, index)], moveItems: [.init(from: at(index, 1), to: at(0, 0))]),
+      BatchUpdate(reconfigureItems: [at(0, index)]),
+      BatchUpdate(moveItems: [.init(from: at(0, 0), to: at(index, 0))]),
+      BatchUpdate(
+        deleteSections: [0], reloadItems: [at(1, index)], moveItems: [.init(from: at(index, 1), to: at(0, 0))]
+      ),
     ]
     for batch in batches {
       #expect(Self.rule(of: batch, "A: a b | B: c", "A: a b | B: c") != nil, "\(batch)")
@@ -114,7 +123,8 @@ struct ReferenceListViewModelTests {
 
   // MARK: - Random batches against the model
 
-  static let settings = RandomTestSettings.current(defaultCases: 20_000, casesVariable: "SIMPLESOURCE_BATCH_CASES")
+  static let settings = RandomTestSettings.current(
+    defaultCases: 20_000, casesVariable: "SIMPLESOURCE_BATCH_CASES")
 
   @Test("arbitrary batches: no crash, and every verdict equals the model's", arguments: 0..<4)
   func randomBatches(shard: Int) {
@@ -144,8 +154,11 @@ struct ReferenceListViewModelTests {
         }
       }
     }
-    let spread = verdicts.sorted { $0.value > $1.value }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
-    print("Batch model shard \(shard): \(count) batches, \(failures) disagreements (\(spread)); \(settings.replay)")
+    let spread = verdicts.sorted { $0.value > $1.value }.map { "\($0.key) \($0.value)" }.joined(
+      separator: ", ")
+    print(
+      "Batch model shard \(shard): \(count) batches, \(failures) disagreements (\(spread)); \(settings.replay)"
+    )
     if shard == 0 && count >= 2_000 {
       // The generator must reach acceptance and the rules that guard the trickiest paths.
       for rule in ["accepted", "R9", "R13", "R18", "R19", "R20", "R25", "R28", "R31", "R32"] {
@@ -155,10 +168,11 @@ struct ReferenceListViewModelTests {
   }
 
   private func describe(_ sections: [TestSection]) -> String {
-    "\"" + sections.map { section in
-      "\(section.id)\(section.header?.hasSuffix("v0") == false ? "'" : ""): "
-        + section.items.map(\.description).joined(separator: " ")
-    }.joined(separator: " | ") + "\""
+    "\""
+      + sections.map { section in
+        "\(section.id)\(section.header?.hasSuffix("v0") == false ? "'" : ""): "
+          + section.items.map(\.description).joined(separator: " ")
+      }.joined(separator: " | ") + "\""
   }
 }
 

@@ -45,7 +45,8 @@ public struct BatchUpdate: Hashable, Sendable, CustomStringConvertible {
   /// Creates a batch; every list defaults to empty.
   public init(
     deleteSections: [Int] = [], insertSections: [Int] = [], reloadSections: [Int] = [],
-    moveSections: [Move<Int>] = [], reconfigureSections: [Int] = [], deleteItems: [ItemPosition] = [], insertItems: [ItemPosition] = [],
+    moveSections: [Move<Int>] = [], reconfigureSections: [Int] = [], deleteItems: [ItemPosition] = [],
+    insertItems: [ItemPosition] = [],
     reloadItems: [ItemPosition] = [], reconfigureItems: [ItemPosition] = [],
     moveItems: [Move<ItemPosition>] = []
   ) {
@@ -64,7 +65,8 @@ public struct BatchUpdate: Hashable, Sendable, CustomStringConvertible {
   /// Whether the batch makes no call.
   public var isEmpty: Bool {
     deleteSections.isEmpty && insertSections.isEmpty && reloadSections.isEmpty && moveSections.isEmpty
-      && reconfigureSections.isEmpty && deleteItems.isEmpty && insertItems.isEmpty && reloadItems.isEmpty && reconfigureItems.isEmpty
+      && reconfigureSections.isEmpty && deleteItems.isEmpty && insertItems.isEmpty && reloadItems.isEmpty
+      && reconfigureItems.isEmpty
       && moveItems.isEmpty
   }
 

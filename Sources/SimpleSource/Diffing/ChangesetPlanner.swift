@@ -102,7 +102,9 @@ struct ChangesetPlanner<Section: SectionType> {
           oldMatch[base + oldItem] = packed.raw
           newMatch[targetOffsets[packed.section] + packed.item] =
             PackedPosition(section: oldSection, item: oldItem).raw
-          if item != new[packed.section].items[packed.item] || (!refreshing.isEmpty && refreshing.contains(item.id)) {
+          if item != new[packed.section].items[packed.item]
+            || (!refreshing.isEmpty && refreshing.contains(item.id))
+          {
             itemSummary.updates.append(
               ItemChange(
                 id: item.id, from: ItemPosition(section: oldSection, item: oldItem), to: packed.position))
@@ -122,7 +124,8 @@ struct ChangesetPlanner<Section: SectionType> {
       let base = targetOffsets[newSection]
       let newSectionSurvives = newToOldSection[newSection] >= 0
       for newItem in items.indices where newMatch[base + newItem] == Self.none {
-        let change = ItemChange(id: items[newItem].id, from: nil, to: ItemPosition(section: newSection, item: newItem))
+        let change = ItemChange(
+          id: items[newItem].id, from: nil, to: ItemPosition(section: newSection, item: newItem))
         itemSummary.inserts.append(change)
         if newSectionSurvives {
           if anySectionInserted { stageItemInserts.append(change) }
@@ -206,7 +209,8 @@ struct ChangesetPlanner<Section: SectionType> {
           kind: .structure,
           sectionChanges: ChangeList(
             deletes: sectionSummary.deletes, inserts: sectionSummary.inserts, moves: sectionSummary.moves),
-          itemChanges: ChangeList(deletes: stageItemDeletes, inserts: stageItemInserts, moves: itemSummary.moves),
+          itemChanges: ChangeList(
+            deletes: stageItemDeletes, inserts: stageItemInserts, moves: itemSummary.moves),
           data: target.sections))
     } else {
       stages.append(contentsOf: makeSplitStages(mergeDeletes: !deletesConflict, mergeItems: !itemsConflict))
@@ -229,8 +233,10 @@ struct ChangesetPlanner<Section: SectionType> {
     }
     return ChangeStage(
       kind: .refresh,
-      sectionChanges: ChangeList(updates: sectionSummary.updates.map { SectionChange(id: $0.id, from: $0.from, to: $0.from) }),
-      itemChanges: ChangeList(updates: itemSummary.updates.map { ItemChange(id: $0.id, from: $0.from, to: $0.from) }),
+      sectionChanges: ChangeList(
+        updates: sectionSummary.updates.map { SectionChange(id: $0.id, from: $0.from, to: $0.from) }),
+      itemChanges: ChangeList(
+        updates: itemSummary.updates.map { ItemChange(id: $0.id, from: $0.from, to: $0.from) }),
       data: data)
   }
 
@@ -286,25 +292,32 @@ struct ChangesetPlanner<Section: SectionType> {
     }
 
     var stages: [ChangeStage<Section>] = []
-    func append(_ kind: ChangeStage<Section>.Kind, _ sections: ChangeList<Section.ID, Int>,
-                _ items: ChangeList<Item.ID, ItemPosition>, _ data: [Section]) {
+    func append(
+      _ kind: ChangeStage<Section>.Kind, _ sections: ChangeList<Section.ID, Int>,
+      _ items: ChangeList<Item.ID, ItemPosition>, _ data: [Section]
+    ) {
       if !sections.isEmpty || !items.isEmpty {
         stages.append(ChangeStage(kind: kind, sectionChanges: sections, itemChanges: items, data: data))
       }
     }
     if mergeDeletes {
       append(
-        .structure, ChangeList(deletes: deletes.sections, inserts: sectionSummary.inserts, moves: sectionMoves),
+        .structure,
+        ChangeList(deletes: deletes.sections, inserts: sectionSummary.inserts, moves: sectionMoves),
         ChangeList(deletes: deletes.items), afterSections)
       append(.itemInsertsAndMoves, ChangeList(), ChangeList(inserts: stageItemInserts, moves: itemMoves), new)
     } else if mergeItems {
-      append(.deletes, ChangeList(deletes: deletes.sections), ChangeList(deletes: deletes.items), afterDeletes)
+      append(
+        .deletes, ChangeList(deletes: deletes.sections), ChangeList(deletes: deletes.items), afterDeletes)
       append(
         .structure, ChangeList(inserts: sectionSummary.inserts, moves: sectionMoves),
         ChangeList(inserts: stageItemInserts, moves: itemMoves), new)
     } else {
-      append(.deletes, ChangeList(deletes: deletes.sections), ChangeList(deletes: deletes.items), afterDeletes)
-      append(.sectionInsertsAndMoves, ChangeList(inserts: sectionSummary.inserts, moves: sectionMoves), ChangeList(), afterSections)
+      append(
+        .deletes, ChangeList(deletes: deletes.sections), ChangeList(deletes: deletes.items), afterDeletes)
+      append(
+        .sectionInsertsAndMoves, ChangeList(inserts: sectionSummary.inserts, moves: sectionMoves),
+        ChangeList(), afterSections)
       append(.itemInsertsAndMoves, ChangeList(), ChangeList(inserts: stageItemInserts, moves: itemMoves), new)
     }
     return stages

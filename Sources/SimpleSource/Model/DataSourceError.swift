@@ -71,7 +71,9 @@ extension DataSourceError {
   @usableFromInline
   static func unknownItem(_ id: ItemID) -> Self { Self(code: .unknownItemID, itemID: id) }
   @usableFromInline
-  static func sectionOutOfRange(_ index: Int) -> Self { Self(code: .sectionIndexOutOfRange, sectionIndices: [index]) }
+  static func sectionOutOfRange(_ index: Int) -> Self {
+    Self(code: .sectionIndexOutOfRange, sectionIndices: [index])
+  }
   @usableFromInline
   static func itemOutOfRange(_ position: ItemPosition) -> Self {
     Self(code: .itemIndexOutOfRange, positions: [position])
@@ -110,4 +112,3 @@ public struct DataSourceErrorCode: Hashable, Sendable, CustomStringConvertible {
   /// The code's name.
   public var description: String { rawValue }
 }
-

@@ -138,7 +138,8 @@ extension Snapshot: Equatable where Section: Equatable {
 extension Snapshot: CustomStringConvertible {
   /// The section ids, each with its item ids: `[A: 1 2 | B: 3]`.
   public var description: String {
-    "[" + sections.map { "\($0.id): " + $0.items.map { "\($0.id)" }.joined(separator: " ") }
+    "["
+      + sections.map { "\($0.id): " + $0.items.map { "\($0.id)" }.joined(separator: " ") }
       .joined(separator: " | ") + "]"
   }
 }

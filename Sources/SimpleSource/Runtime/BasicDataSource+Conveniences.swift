@@ -86,7 +86,8 @@ extension BasicDataSource {
   @inlinable
   @discardableResult
   public func updateSection(_ section: Section) throws(Error) -> Int {
-    try edit { (store: inout SectionStore<Section>) throws(Error) in try store.replaceSectionContent(section) }
+    try edit { (store: inout SectionStore<Section>) throws(Error) in try store.replaceSectionContent(section)
+    }
   }
 
   // MARK: - Items
@@ -98,7 +99,8 @@ extension BasicDataSource {
   public func appendItems(_ items: [Item], toSection id: Section.ID) throws(Error) -> Int {
     try edit { (store: inout SectionStore<Section>) throws(Error) in
       let section = try store.index(ofSection: id)
-      return try store.insertItems(items, at: ItemPosition(section: section, item: store.sections[section].items.count))
+      return try store.insertItems(
+        items, at: ItemPosition(section: section, item: store.sections[section].items.count))
     }
   }
 
@@ -145,7 +147,9 @@ extension BasicDataSource {
   @inlinable
   @discardableResult
   public func moveItem(_ id: Item.ID, before anchor: Item.ID) throws(Error) -> Int {
-    try edit { (store: inout SectionStore<Section>) throws(Error) in try store.moveItem(id, relativeTo: anchor, after: false) }
+    try edit { (store: inout SectionStore<Section>) throws(Error) in
+      try store.moveItem(id, relativeTo: anchor, after: false)
+    }
   }
 
   /// Moves an item to just after another, in that item's section.
@@ -153,7 +157,9 @@ extension BasicDataSource {
   @inlinable
   @discardableResult
   public func moveItem(_ id: Item.ID, after anchor: Item.ID) throws(Error) -> Int {
-    try edit { (store: inout SectionStore<Section>) throws(Error) in try store.moveItem(id, relativeTo: anchor, after: true) }
+    try edit { (store: inout SectionStore<Section>) throws(Error) in
+      try store.moveItem(id, relativeTo: anchor, after: true)
+    }
   }
 
   /// Moves an item to the end of a section.
@@ -161,7 +167,9 @@ extension BasicDataSource {
   @inlinable
   @discardableResult
   public func moveItem(_ id: Item.ID, toSection section: Section.ID) throws(Error) -> Int {
-    try edit { (store: inout SectionStore<Section>) throws(Error) in try store.moveItem(id, toSection: section) }
+    try edit { (store: inout SectionStore<Section>) throws(Error) in
+      try store.moveItem(id, toSection: section)
+    }
   }
 
   /// Moves the item at `source` so that it ends at `destination`, as interactive reordering reports it:
@@ -171,6 +179,8 @@ extension BasicDataSource {
   @inlinable
   @discardableResult
   public func moveItem(at source: ItemPosition, to destination: ItemPosition) throws(Error) -> Int {
-    try edit { (store: inout SectionStore<Section>) throws(Error) in try store.moveItem(at: source, to: destination) }
+    try edit { (store: inout SectionStore<Section>) throws(Error) in
+      try store.moveItem(at: source, to: destination)
+    }
   }
 }

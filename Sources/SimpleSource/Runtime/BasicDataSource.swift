@@ -124,7 +124,8 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   /// - Complexity: O(*n*): the result is validated and compared as a whole.
   @inlinable
   @discardableResult
-  public func update<Result: Sendable>(_ body: @Sendable (inout [Section]) throws -> Result) throws -> Result {
+  public func update<Result: Sendable>(_ body: @Sendable (inout [Section]) throws -> Result) throws -> Result
+  {
     var sections = store.sections
     let result = try body(&sections)
     install(try SectionStore.replacing(store.sections, with: sections))
@@ -192,7 +193,8 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
       cutVersion = toVersion
       // Mutations that cancel out make no batch (G4); the next batch then starts at the last one's end (G1).
       if !changeset.isEmpty {
-        hub.publish(UpdateBatch(from: publishedVersion, to: toVersion, changeset: changeset), refreshing: refreshing)
+        hub.publish(
+          UpdateBatch(from: publishedVersion, to: toVersion, changeset: changeset), refreshing: refreshing)
         publishedVersion = toVersion
         publishedSnapshot = snapshot
       }

@@ -81,7 +81,9 @@ public final class ObservedDataSource<Section: SectionType>: DataSourceType {
   public var subscriberCount: Int { base.subscriberCount }
 
   /// Returns the current snapshot and the batches that follow it; see ``Subscription``.
-  public func subscribe(pacing: Pacing) async -> Subscription<Section> { await base.subscribe(pacing: pacing) }
+  public func subscribe(pacing: Pacing) async -> Subscription<Section> {
+    await base.subscribe(pacing: pacing)
+  }
 
   /// Returns once every value applied before the call has been diffed and offered to every subscriber.
   public func settled() async { await base.settled() }

@@ -84,7 +84,9 @@ struct SectionStore<Section: SectionType>: Sendable {
   @inlinable
   func currentPosition(ofItem id: Item.ID) -> ItemPosition? {
     guard let location = itemLocation[id], let section = sectionIndex[location.section] else { return nil }
-    if !staleSections.contains(location.section) { return ItemPosition(section: section, item: location.index) }
+    if !staleSections.contains(location.section) {
+      return ItemPosition(section: section, item: location.index)
+    }
     return sections[section].items.firstIndex { $0.id == id }.map { ItemPosition(section: section, item: $0) }
   }
 
@@ -105,7 +107,8 @@ struct SectionStore<Section: SectionType>: Sendable {
       }
       if let existing = currentPosition(ofItem: item.id) {
         // Where the existing item would stand once the new items were inserted before or after it.
-        let shift = existing.section == firstPosition.section && existing.item >= firstPosition.item ? items.count : 0
+        let shift =
+          existing.section == firstPosition.section && existing.item >= firstPosition.item ? items.count : 0
         let shifted = ItemPosition(section: existing.section, item: existing.item + shift)
         throw .duplicateItem(item.id, first: shifted, second: landing)
       }
@@ -119,7 +122,9 @@ struct SectionStore<Section: SectionType>: Sendable {
   static func same(_ lhs: [Section], _ rhs: [Section]) -> Bool {
     guard lhs.count == rhs.count else { return false }
     for (left, right) in zip(lhs, rhs) {
-      guard left.id == right.id, left.isContentEqual(to: right), left.items == right.items else { return false }
+      guard left.id == right.id, left.isContentEqual(to: right), left.items == right.items else {
+        return false
+      }
     }
     return true
   }
@@ -192,7 +197,8 @@ struct SectionStore<Section: SectionType>: Sendable {
 
   /// Moves a section before or after another one.
   @inlinable
-  mutating func moveSection(_ id: Section.ID, relativeTo other: Section.ID, after: Bool) throws(Error) -> Bool {
+  mutating func moveSection(_ id: Section.ID, relativeTo other: Section.ID, after: Bool) throws(Error) -> Bool
+  {
     let source = try index(ofSection: id)
     let anchor = try index(ofSection: other)
     if id == other {
@@ -248,8 +254,11 @@ struct SectionStore<Section: SectionType>: Sendable {
   mutating func moveItem(at source: ItemPosition, to destination: ItemPosition) throws(Error) -> Bool {
     guard sections.indices.contains(source.section) else { throw .sectionOutOfRange(source.section) }
     guard sections[source.section].items.indices.contains(source.item) else { throw .itemOutOfRange(source) }
-    guard sections.indices.contains(destination.section) else { throw .sectionOutOfRange(destination.section) }
-    let finalCount = sections[destination.section].items.count - (source.section == destination.section ? 1 : 0)
+    guard sections.indices.contains(destination.section) else {
+      throw .sectionOutOfRange(destination.section)
+    }
+    let finalCount =
+      sections[destination.section].items.count - (source.section == destination.section ? 1 : 0)
     guard (0...finalCount).contains(destination.item) else { throw .itemOutOfRange(destination) }
     if source == destination { return false }
     let item = sections[source.section].items.remove(at: source.item)

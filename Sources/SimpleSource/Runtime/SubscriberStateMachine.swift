@@ -125,7 +125,8 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
       refreshing = []
     }
     return .compose(
-      from: snapshot, fromVersion: version, to: newestSnapshot, toVersion: newestVersion, refreshing: refreshing)
+      from: snapshot, fromVersion: version, to: newestSnapshot, toVersion: newestVersion,
+      refreshing: refreshing)
   }
 }
 
@@ -137,7 +138,8 @@ enum SubscriptionDelivery<Section: SectionType>: Sendable {
   /// The consumer missed batches: diff its last snapshot against the newest, off the lock, then
   /// report a non-empty result with ``SubscriberStateMachine/delivered(version:snapshot:)``.
   case compose(
-    from: Snapshot<Section>, fromVersion: Int, to: Snapshot<Section>, toVersion: Int, refreshing: Set<Section.Item.ID>)
+    from: Snapshot<Section>, fromVersion: Int, to: Snapshot<Section>, toVersion: Int,
+    refreshing: Set<Section.Item.ID>)
   /// The subscription ended (cancelled, dropped, or the source finished).
   case end
 }

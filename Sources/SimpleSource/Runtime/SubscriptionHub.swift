@@ -4,7 +4,9 @@
 /// each other, and a publish touches each subscriber once.
 @usableFromInline
 final class SubscriberMailbox<Section: SectionType>: Sendable {
-  @usableFromInline typealias Machine = SubscriberStateMachine<Section, UnsafeContinuation<SubscriptionDelivery<Section>, Never>>
+  @usableFromInline typealias Machine = SubscriberStateMachine<
+    Section, UnsafeContinuation<SubscriptionDelivery<Section>, Never>
+  >
   @usableFromInline let state: Locked<Machine>
   @usableFromInline let differ: Differ<Section>
 
@@ -105,7 +107,8 @@ final class SubscriptionHub<Section: SectionType>: Sendable {
       if registry.isFinished { return nil }
       let mailbox = SubscriberMailbox(
         SubscriberMailbox<Section>.Machine(
-          version: version, snapshot: snapshot, newest: registry.newest, newestVersion: registry.newestVersion,
+          version: version, snapshot: snapshot, newest: registry.newest,
+          newestVersion: registry.newestVersion,
           newestSnapshot: registry.newestSnapshot), differ: differ)
       registry.mailboxes.append(mailbox)
       return mailbox

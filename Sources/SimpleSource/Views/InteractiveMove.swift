@@ -36,7 +36,9 @@ public struct InteractiveMove<Section: SectionType>: Sendable, Hashable {
   ) throws(DataSourceError<Section.ID, Item.ID>) {
     guard sections.indices.contains(source.section) else { throw .sectionOutOfRange(source.section) }
     guard sections[source.section].items.indices.contains(source.item) else { throw .itemOutOfRange(source) }
-    guard sections.indices.contains(destination.section) else { throw .sectionOutOfRange(destination.section) }
+    guard sections.indices.contains(destination.section) else {
+      throw .sectionOutOfRange(destination.section)
+    }
     var destinationItems = sections[destination.section].items
     let item = sections[source.section].items[source.item]
     if source.section == destination.section { destinationItems.remove(at: source.item) }
@@ -90,19 +92,22 @@ public struct InteractiveMove<Section: SectionType>: Sendable, Hashable {
   /// The destination: after the predecessor if it is in the section, else before the successor, else at
   /// the index, clamped; positions are looked up with `position`.
   func place(
-    from current: ItemPosition?, inSection section: Int?, itemCount: Int?, position: (Item.ID) -> ItemPosition?
+    from current: ItemPosition?, inSection section: Int?, itemCount: Int?,
+    position: (Item.ID) -> ItemPosition?
   ) throws(DataSourceError<Section.ID, Item.ID>) -> (source: ItemPosition, destination: ItemPosition) {
     guard let current else { throw .unknownItem(itemID) }
     guard let section, let itemCount else { throw .unknownSection(destinationSectionID) }
     let remaining = itemCount - (current.section == section ? 1 : 0)
     /// A neighbour's index once the item has left its place, if the neighbour is in the section.
     func offset(of neighbour: Item.ID?) -> Int? {
-      guard let neighbour, neighbour != itemID, let found = position(neighbour), found.section == section else {
+      guard let neighbour, neighbour != itemID, let found = position(neighbour), found.section == section
+      else {
         return nil
       }
       return found.item - (current.section == section && current.item < found.item ? 1 : 0)
     }
-    let index = offset(of: predecessor).map { $0 + 1 } ?? offset(of: successor) ?? min(destination.item, remaining)
+    let index =
+      offset(of: predecessor).map { $0 + 1 } ?? offset(of: successor) ?? min(destination.item, remaining)
     return (current, ItemPosition(section: section, item: index))
   }
 
@@ -150,7 +155,8 @@ extension BasicDataSource: ReorderingDelegate {
     }
     let section = try? store.index(ofSection: move.destinationSectionID)
     let (from, to) = try move.place(
-      from: positions[move.itemID], inSection: section, itemCount: section.map { store.sections[$0].items.count }
+      from: positions[move.itemID], inSection: section,
+      itemCount: section.map { store.sections[$0].items.count }
     ) { positions[$0] }
     return try moveItem(at: from, to: to)
   }

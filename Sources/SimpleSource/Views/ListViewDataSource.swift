@@ -82,7 +82,9 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
   ///   - factory: Makes the view's cells, headers and footers.
   ///   - update: How batches are applied; animated by default.
   @inlinable
-  public convenience init(view: View, factory: ViewFactory<Section, View>, update: ViewUpdate<Section> = .animated()) {
+  public convenience init(
+    view: View, factory: ViewFactory<Section, View>, update: ViewUpdate<Section> = .animated()
+  ) {
     self.init(view: view, factory: factory, update: update, differ: Differ())
   }
 
@@ -96,7 +98,8 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
   /// The public initialisers are inlinable so that `differ`, which diffs the user's moves against batches,
   /// is specialised by the client's build (see ``Differ``).
   @usableFromInline
-  init(view: View?, factory: ViewFactory<Section, View>, update: ViewUpdate<Section>, differ: Differ<Section>) {
+  init(view: View?, factory: ViewFactory<Section, View>, update: ViewUpdate<Section>, differ: Differ<Section>)
+  {
     self.view = view
     self.factory = factory
     self.update = update
@@ -169,9 +172,13 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
   }
 
   /// The text header of a section, if the factory gives one.
-  public func headerTitle(inSection index: Int) -> String? { factory.headerTitle(for: sections[index], at: index) }
+  public func headerTitle(inSection index: Int) -> String? {
+    factory.headerTitle(for: sections[index], at: index)
+  }
   /// The text footer of a section, if the factory gives one.
-  public func footerTitle(inSection index: Int) -> String? { factory.footerTitle(for: sections[index], at: index) }
+  public func footerTitle(inSection index: Int) -> String? {
+    factory.footerTitle(for: sections[index], at: index)
+  }
 
   /// The configured supplementary view of `kind` at `position` (`[section, 0]` for headers and footers),
   /// or `nil` if the factory has none of that kind.
@@ -369,7 +376,9 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
     for (index, move) in moves.enumerated() {
       // A move whose item or section is gone by now is dropped; the source rejects it too. The first is
       // resolved with the snapshot's lookups; later ones (rare: several drops on their way) by a scan.
-      guard let (from, to) = try? (index == 0 ? move.resolve(in: source) : move.resolve(in: target)) else { continue }
+      guard let (from, to) = try? (index == 0 ? move.resolve(in: source) : move.resolve(in: target)) else {
+        continue
+      }
       target[to.section].items.insert(target[from.section].items.remove(at: from.item), at: to.item)
     }
     return differ.diff(differ.index(shown), differ.index(target), [])
@@ -434,7 +443,8 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
           swapped.done = true
           swap()
         }
-        precondition(swapped.done, "SimpleSource: a stage performer must call updateData inside its update block")
+        precondition(
+          swapped.done, "SimpleSource: a stage performer must call updateData inside its update block")
       } else {
         view.performBatchUpdates(update, animated: animated, updateData: swap)
       }
@@ -453,7 +463,8 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
       let old = item(at: position)
       let data = stage.data
       let sameSlot =
-        data.indices.contains(position.section) && data[position.section].items.indices.contains(position.item)
+        data.indices.contains(position.section)
+        && data[position.section].items.indices.contains(position.item)
       if sameSlot, case let new = data[position.section].items[position.item], new.id == old.id,
         factory.reuseIdentifier(for: old, in: view) == factory.reuseIdentifier(for: new, in: view)
       {

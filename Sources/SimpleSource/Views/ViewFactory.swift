@@ -105,12 +105,14 @@ public final class ViewFactory<Section: SectionType, View: ListView> {
   ///     path of the supplementary view (`[section, 0]` for headers and footers).
   public func registerSupplementaryView<Supplementary: AnyObject>(
     method: View.ReuseMethod, kind: SupplementaryKind, reuseIdentifier: String, in view: View,
-    configuration: @escaping @MainActor (_ view: Supplementary, _ section: Section, _ indexPath: IndexPath) -> Void
+    configuration:
+      @escaping @MainActor (_ view: Supplementary, _ section: Section, _ indexPath: IndexPath) -> Void
   ) {
     supplementaryViews[kind] = SupplementaryRegistration(
       method: method, viewClass: Supplementary.self, reuseIdentifier: reuseIdentifier,
       configure: Self.casting(configuration, naming: "\(kind) '\(reuseIdentifier)'"))
-    view.registerSupplementaryView(method, viewClass: Supplementary.self, kind: kind, reuseIdentifier: reuseIdentifier)
+    view.registerSupplementaryView(
+      method, viewClass: Supplementary.self, kind: kind, reuseIdentifier: reuseIdentifier)
   }
 
   /// Wraps a typed configuration closure in one that takes the view's base class, hiding the cast.
@@ -149,12 +151,14 @@ public final class ViewFactory<Section: SectionType, View: ListView> {
   ///
   /// The closure receives the section as the view shows it (the view data source's own copy) and its index,
   /// so it never reads the data source, which is an actor.
-  public func registerHeaderText(_ title: @escaping @MainActor (_ section: Section, _ index: Int) -> String?) {
+  public func registerHeaderText(_ title: @escaping @MainActor (_ section: Section, _ index: Int) -> String?)
+  {
     headerText = title
   }
 
   /// Gives every section a text footer: the title `title` returns, or none for `nil`.
-  public func registerFooterText(_ title: @escaping @MainActor (_ section: Section, _ index: Int) -> String?) {
+  public func registerFooterText(_ title: @escaping @MainActor (_ section: Section, _ index: Int) -> String?)
+  {
     footerText = title
   }
 
@@ -162,7 +166,8 @@ public final class ViewFactory<Section: SectionType, View: ListView> {
   /// several views of the same kind.
   public func register(in view: View) {
     for (reuseIdentifier, registration) in cells {
-      view.registerCell(registration.method, cellClass: registration.cellClass, reuseIdentifier: reuseIdentifier)
+      view.registerCell(
+        registration.method, cellClass: registration.cellClass, reuseIdentifier: reuseIdentifier)
     }
     for (kind, registration) in supplementaryViews {
       view.registerSupplementaryView(

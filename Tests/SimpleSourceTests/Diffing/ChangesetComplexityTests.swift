@@ -49,14 +49,18 @@ struct ChangesetComplexityTests {
     let settings = RandomTestSettings.current(defaultCases: 1)
     var random = SeededGenerator(seed: settings.seed(forShard: count))
     let ids = (0..<count).map { CountingID(value: $0, counter: counter) }
-    var newIDs = ids.filter { $0.value % 10 != 0 } + (count..<(count + count / 10)).map { CountingID(value: $0, counter: counter) }
+    var newIDs =
+      ids.filter { $0.value % 10 != 0 }
+      + (count..<(count + count / 10)).map { CountingID(value: $0, counter: counter) }
     newIDs.shuffle(using: &random)
     let sectionSize = 100
     func sections(_ ids: [CountingID], version: Int) -> [Section<Int, CountingItem>] {
       stride(from: 0, to: ids.count, by: sectionSize).map { start in
-        Section(id: start / sectionSize, items: ids[start..<min(start + sectionSize, ids.count)].map {
-          CountingItem(id: $0, version: $0.value % 7 == 0 ? version : 0)
-        })
+        Section(
+          id: start / sectionSize,
+          items: ids[start..<min(start + sectionSize, ids.count)].map {
+            CountingItem(id: $0, version: $0.value % 7 == 0 ? version : 0)
+          })
       }
     }
     let old = try Snapshot(sections(ids, version: 0))
@@ -66,7 +70,8 @@ struct ChangesetComplexityTests {
     let n = count
     let bound = Int(Double(n) * log2(Double(n)))
     #expect(counter.hashes <= n, "hashes: \(counter.hashes) for \(n) items; \(settings.replay)")
-    #expect(counter.equalities <= 3 * n, "equalities: \(counter.equalities) for \(n) items; \(settings.replay)")
+    #expect(
+      counter.equalities <= 3 * n, "equalities: \(counter.equalities) for \(n) items; \(settings.replay)")
     #expect(counter.hashes + counter.equalities < bound, "\(settings.replay)")
     #expect(!changeset.isEmpty)
   }

@@ -20,7 +20,8 @@ struct ChangesetRandomTests {
       let (oldSections, newSections) = pairs.next(using: &random)
       let old = try Snapshot(oldSections)
       let new = try Snapshot(newSections)
-      patterns[Changeset(from: old, to: new).stages.map { "\($0.kind)" }.joined(separator: "+"), default: 0] += 1
+      patterns[
+        Changeset(from: old, to: new).stages.map { "\($0.kind)" }.joined(separator: "+"), default: 0] += 1
       let failure = check(old, new)
       if let failure {
         Issue.record(
@@ -29,8 +30,12 @@ struct ChangesetRandomTests {
         return
       }
     }
-    let seen = patterns.sorted { $0.value > $1.value }.map { "\($0.key.isEmpty ? "empty" : $0.key) \($0.value)" }
-    print("Changeset random shard \(shard): \(cases) cases passed (\(seen.joined(separator: ", "))); \(settings.replay)")
+    let seen = patterns.sorted { $0.value > $1.value }.map {
+      "\($0.key.isEmpty ? "empty" : $0.key) \($0.value)"
+    }
+    print(
+      "Changeset random shard \(shard): \(cases) cases passed (\(seen.joined(separator: ", "))); \(settings.replay)"
+    )
   }
 }
 
@@ -47,7 +52,8 @@ func check(_ old: Snapshot<TestSection>, _ new: Snapshot<TestSection>) -> String
       do {
         try view.apply(stage, refreshing: style)
       } catch {
-        return "stage \(number) (\(stage.kind)) rejected with \(style): \(error)\n  batch: \(stage.batchUpdate(refreshing: style))"
+        return
+          "stage \(number) (\(stage.kind)) rejected with \(style): \(error)\n  batch: \(stage.batchUpdate(refreshing: style))"
       }
       if !view.shows(stage.data) { return "stage \(number) does not show its data" }
     }
@@ -65,7 +71,9 @@ func check(_ old: Snapshot<TestSection>, _ new: Snapshot<TestSection>) -> String
 
   // Nothing changed ⇔ empty.
   let identical = old.sections == new.sections
-  if identical != changeset.isEmpty { return "isEmpty is \(changeset.isEmpty) but snapshots identical: \(identical)" }
+  if identical != changeset.isEmpty {
+    return "isEmpty is \(changeset.isEmpty) but snapshots identical: \(identical)"
+  }
 
   // Minimal moves, computed independently.
   let expected = minimalMoves(old, new, carried: carried)
@@ -82,7 +90,9 @@ func check(_ old: Snapshot<TestSection>, _ new: Snapshot<TestSection>) -> String
   let changed = Set(carried.filter { old.item(withID: $0) != new.item(withID: $0) })
   let refreshed = changeset.stages.flatMap { $0.itemChanges.updates.map(\.id) }
   if refreshed.count != Set(refreshed).count { return "an item is refreshed twice: \(refreshed)" }
-  if Set(refreshed) != changed { return "refreshed \(Set(refreshed).sorted()) but changed \(changed.sorted())" }
+  if Set(refreshed) != changed {
+    return "refreshed \(Set(refreshed).sorted()) but changed \(changed.sorted())"
+  }
   let changedSections = Set(
     old.sections.compactMap { section in
       new.section(withID: section.id).flatMap { $0.header != section.header ? section.id : nil }
@@ -118,8 +128,12 @@ func checkSummary(
   let sections = changeset.sectionChanges
   let oldSectionIDs = Set(old.sectionIDs)
   let newSectionIDs = Set(new.sectionIDs)
-  if Set(sections.deletes.map(\.id)) != oldSectionIDs.subtracting(newSectionIDs) { return "section deletes wrong" }
-  if Set(sections.inserts.map(\.id)) != newSectionIDs.subtracting(oldSectionIDs) { return "section inserts wrong" }
+  if Set(sections.deletes.map(\.id)) != oldSectionIDs.subtracting(newSectionIDs) {
+    return "section deletes wrong"
+  }
+  if Set(sections.inserts.map(\.id)) != newSectionIDs.subtracting(oldSectionIDs) {
+    return "section inserts wrong"
+  }
   return nil
 }
 

@@ -38,30 +38,45 @@ struct ChangesetTests {
     .init("rotate left", "A: a b c d e", "A: b c d e a", stages: [.structure], itemMoves: 1),
     .init("rotate right", "A: a b c d e", "A: e a b c d", stages: [.structure], itemMoves: 1),
     .init("reverse", "A: a b c d", "A: d c b a", stages: [.structure], itemMoves: 3),
-    .init("move and reload (R29)", "A: a b c d", "A: b' c d a'", stages: [.refresh, .structure], itemMoves: 1),
-    .init("move and reload across sections", "A: a b | B: c", "A: b | B: a' c", stages: [.refresh, .structure], itemMoves: 1),
+    .init(
+      "move and reload (R29)", "A: a b c d", "A: b' c d a'", stages: [.refresh, .structure], itemMoves: 1),
+    .init(
+      "move and reload across sections", "A: a b | B: c", "A: b | B: a' c", stages: [.refresh, .structure],
+      itemMoves: 1),
     .init("reload next to deletes and inserts", "A: a b c", "A: x b' c", stages: [.refresh, .structure]),
-    .init("section move with item deletes and inserts inside (R28)", "A: a b | B: c | C: d", "B: c | C: d | A: b x",
-          stages: [.deletes, .sectionInsertsAndMoves, .itemInsertsAndMoves], sectionMoves: 1),
-    .init("section move with items moving into it (R28)", "A: a | B: b | C: c", "C: c a | A: | B: b",
-          stages: [.structure, .itemInsertsAndMoves], itemMoves: 1, sectionMoves: 1),
-    .init("section move with item deletes only (R28)", "A: a b | B: c | C: d", "B: c x | C: d | A: b",
-          stages: [.deletes, .structure], sectionMoves: 1),
-    .init("section delete next to a moved section with inserts", "A: a | B: b | C: c", "C: c x | A: a",
-          stages: [.structure, .itemInsertsAndMoves], sectionMoves: 1),
-    .init("the moved section is the one without item ops", "A: a b | B: c", "B: c | A: b x", stages: [.structure],
-          sectionMoves: 1),
-    .init("section move without item ops stays one batch", "A: a | B: b x | C: c", "C: c | A: a | B: b",
-          stages: [.structure], sectionMoves: 1),
+    .init(
+      "section move with item deletes and inserts inside (R28)", "A: a b | B: c | C: d",
+      "B: c | C: d | A: b x",
+      stages: [.deletes, .sectionInsertsAndMoves, .itemInsertsAndMoves], sectionMoves: 1),
+    .init(
+      "section move with items moving into it (R28)", "A: a | B: b | C: c", "C: c a | A: | B: b",
+      stages: [.structure, .itemInsertsAndMoves], itemMoves: 1, sectionMoves: 1),
+    .init(
+      "section move with item deletes only (R28)", "A: a b | B: c | C: d", "B: c x | C: d | A: b",
+      stages: [.deletes, .structure], sectionMoves: 1),
+    .init(
+      "section delete next to a moved section with inserts", "A: a | B: b | C: c", "C: c x | A: a",
+      stages: [.structure, .itemInsertsAndMoves], sectionMoves: 1),
+    .init(
+      "the moved section is the one without item ops", "A: a b | B: c", "B: c | A: b x", stages: [.structure],
+      sectionMoves: 1),
+    .init(
+      "section move without item ops stays one batch", "A: a | B: b x | C: c", "C: c | A: a | B: b",
+      stages: [.structure], sectionMoves: 1),
     .init("swap sections", "A: a | B: b", "B: b | A: a", stages: [.structure], sectionMoves: 1),
     .init("item out of a deleted section (R21)", "A: a b | B: c", "B: c a", stages: [.structure]),
     .init("item into an inserted section (R22)", "A: a b", "N: a | A: b", stages: [.structure]),
-    .init("items across deleted and inserted sections", "A: a | B: b | C: c", "N: b | C: c a", stages: [.structure]),
+    .init(
+      "items across deleted and inserted sections", "A: a | B: b | C: c", "N: b | C: c a",
+      stages: [.structure]),
     .init("header changed only", "A: a | B: b", "A: a | B': b", stages: [.refresh]),
-    .init("header changed and section moved", "A: a | B: b", "B': b | A: a", stages: [.refresh, .structure], sectionMoves: 1),
+    .init(
+      "header changed and section moved", "A: a | B: b", "B': b | A: a", stages: [.refresh, .structure],
+      sectionMoves: 1),
     .init("empty sections", "A: | B: | C:", "C: | A: | D:", stages: [.structure], sectionMoves: 1),
-    .init("moves between every pair of sections", "A: a b | B: c d | C: e f", "A: c e | B: a f | C: b d",
-          stages: [.structure], itemMoves: 6),
+    .init(
+      "moves between every pair of sections", "A: a b | B: c d | C: e f", "A: c e | B: a f | C: b d",
+      stages: [.structure], itemMoves: 6),
   ]
 
   @Test("a classic case replays exactly and passes UIKit's rules", arguments: cases)
@@ -87,7 +102,10 @@ struct ChangesetTests {
     let old = try Snapshot([TestSection(id: "A", items: ids.map { TestItem($0) })])
     let new = try Snapshot([TestSection(id: "A", items: (ids.dropFirst() + ["0"]).map { TestItem($0) })])
     let changeset = Changeset(from: old, to: new)
-    #expect(changeset.itemChanges.moves == [ItemChange(id: "0", from: .init(section: 0, item: 0), to: .init(section: 0, item: 999))])
+    #expect(
+      changeset.itemChanges.moves == [
+        ItemChange(id: "0", from: .init(section: 0, item: 0), to: .init(section: 0, item: 999))
+      ])
     #expect(changeset.stages.count == 1)
   }
 
@@ -105,8 +123,11 @@ struct ChangesetTests {
     let items = changeset.itemChanges
     #expect(items.deletes == [ItemChange(id: "b", from: .init(section: 0, item: 1), to: nil)])
     #expect(items.inserts == [ItemChange(id: "x", from: nil, to: .init(section: 1, item: 0))])
-    #expect(items.moves == [ItemChange(id: "c", from: .init(section: 0, item: 2), to: .init(section: 0, item: 1))])
-    #expect(items.updates == [ItemChange(id: "d", from: .init(section: 1, item: 0), to: .init(section: 0, item: 0))])
+    #expect(
+      items.moves == [ItemChange(id: "c", from: .init(section: 0, item: 2), to: .init(section: 0, item: 1))])
+    #expect(
+      items.updates == [ItemChange(id: "d", from: .init(section: 1, item: 0), to: .init(section: 0, item: 0))]
+    )
     #expect(changeset.sectionChanges.moves.count == 1)
     #expect(ItemPosition(section: 1, item: 0).indexPath == [1, 0])
   }
@@ -118,7 +139,10 @@ struct ChangesetTests {
     #expect(refresh.kind == .refresh)
     #expect(refresh.data.map(\.id) == ["A", "B"])
     #expect(refresh.data[1].items == [TestItem("c", version: 1)])
-    #expect(refresh.itemChanges.updates == [ItemChange(id: "c", from: .init(section: 1, item: 0), to: .init(section: 1, item: 0))])
+    #expect(
+      refresh.itemChanges.updates == [
+        ItemChange(id: "c", from: .init(section: 1, item: 0), to: .init(section: 1, item: 0))
+      ])
     #expect(refresh.snapshot().position(ofItem: "c") == ItemPosition(section: 1, item: 0))
   }
 

@@ -19,7 +19,8 @@ struct SnapshotTests {
     #expect(value.item(withID: "b") == TestItem("b"))
     #expect(value.section(withID: "B")?.items.isEmpty == true)
     #expect(value.contains(item: "a") && !value.contains(item: "q"))
-    #expect(value.contains(ItemPosition(section: 0, item: 1)) && !value.contains(ItemPosition(section: 1, item: 0)))
+    #expect(
+      value.contains(ItemPosition(section: 0, item: 1)) && !value.contains(ItemPosition(section: 1, item: 0)))
     #expect(value.sectionIDs == ["A", "B", "C"])
     #expect(value.itemIDs(inSection: 0) == ["a", "b"])
     #expect(Snapshot<TestSection>().isEmpty)

@@ -39,7 +39,8 @@ struct AppliedVersionStateMachineTests {
       #expect(answers[id] == nil, "id \(id) answered twice: \(path)")
       answers[id] = reached
       if reached {
-        #expect(machine.version >= targets[id, default: .max], "id \(id) answered before its version: \(path)")
+        #expect(
+          machine.version >= targets[id, default: .max], "id \(id) answered before its version: \(path)")
       } else {
         #expect(machine.isFinished || cancelled.contains(id), "id \(id) refused without cause: \(path)")
       }

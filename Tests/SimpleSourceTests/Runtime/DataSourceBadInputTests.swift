@@ -16,7 +16,8 @@ struct BadInput: Sendable, CustomTestStringConvertible {
   let positions: [ItemPosition]
 
   init(
-    _ name: String, _ code: DataSourceErrorCode?, section: String? = nil, item: String? = nil, indices: [Int] = [],
+    _ name: String, _ code: DataSourceErrorCode?, section: String? = nil, item: String? = nil,
+    indices: [Int] = [],
     positions: [ItemPosition] = [], _ mutation: @escaping Mutation
   ) {
     self.name = name
@@ -38,19 +39,29 @@ private func at(_ section: Int, _ item: Int) -> ItemPosition { ItemPosition(sect
 struct DataSourceBadInputTests {
   static let cases: [BadInput] = [
     // Duplicate ids, in every position.
-    .init("append an item whose id exists in its section", .duplicateItemID, item: "a", positions: [at(0, 0), at(0, 3)]) {
+    .init(
+      "append an item whose id exists in its section", .duplicateItemID, item: "a",
+      positions: [at(0, 0), at(0, 3)]
+    ) {
       try await $0.appendItems([item("a")], toSection: "A")
     },
-    .init("append an item whose id exists in another section", .duplicateItemID, item: "d", positions: [at(0, 3), at(1, 0)]) {
+    .init(
+      "append an item whose id exists in another section", .duplicateItemID, item: "d",
+      positions: [at(0, 3), at(1, 0)]
+    ) {
       try await $0.appendItems([item("d")], toSection: "A")
     },
     .init("append two items with one id", .duplicateItemID, item: "x", positions: [at(2, 0), at(2, 1)]) {
       try await $0.appendItems([item("x"), item("x")], toSection: "C")
     },
-    .init("insert an existing id before an item", .duplicateItemID, item: "b", positions: [at(0, 0), at(0, 2)]) {
+    .init(
+      "insert an existing id before an item", .duplicateItemID, item: "b", positions: [at(0, 0), at(0, 2)]
+    ) {
       try await $0.insertItems([item("b")], before: "a")
     },
-    .init("insert an existing id after an item", .duplicateItemID, item: "e", positions: [at(0, 1), at(1, 1)]) {
+    .init(
+      "insert an existing id after an item", .duplicateItemID, item: "e", positions: [at(0, 1), at(1, 1)]
+    ) {
       try await $0.insertItems([item("e")], after: "a")
     },
     .init("append a section whose id exists", .duplicateSectionID, section: "A", indices: [0, 3]) {
@@ -59,28 +70,46 @@ struct DataSourceBadInputTests {
     .init("append two sections with one id", .duplicateSectionID, section: "X", indices: [3, 4]) {
       try await $0.appendSections([TestSection(id: "X"), TestSection(id: "X")])
     },
-    .init("append a section holding an existing item id", .duplicateItemID, item: "a", positions: [at(0, 0), at(3, 0)]) {
+    .init(
+      "append a section holding an existing item id", .duplicateItemID, item: "a",
+      positions: [at(0, 0), at(3, 0)]
+    ) {
       try await $0.appendSections([TestSection(id: "X", items: [item("a")])])
     },
-    .init("append a section repeating an item id", .duplicateItemID, item: "x", positions: [at(3, 0), at(3, 1)]) {
+    .init(
+      "append a section repeating an item id", .duplicateItemID, item: "x", positions: [at(3, 0), at(3, 1)]
+    ) {
       try await $0.appendSections([TestSection(id: "X", items: [item("x"), item("x")])])
     },
     .init("insert a section whose id exists", .duplicateSectionID, section: "B", indices: [0, 2]) {
       try await $0.insertSections([TestSection(id: "B")], before: "A")
     },
-    .init("insert an existing section id after a section", .duplicateSectionID, section: "B", indices: [1, 2]) {
+    .init(
+      "insert an existing section id after a section", .duplicateSectionID, section: "B", indices: [1, 2]
+    ) {
       try await $0.insertSections([TestSection(id: "B")], after: "A")
     },
-    .init("insert an existing section id before the first", .duplicateSectionID, section: "C", indices: [0, 3]) {
+    .init(
+      "insert an existing section id before the first", .duplicateSectionID, section: "C", indices: [0, 3]
+    ) {
       try await $0.insertSections([TestSection(id: "C")], before: "A")
     },
-    .init("insert an existing id before a later item", .duplicateItemID, item: "c", positions: [at(0, 1), at(0, 3)]) {
+    .init(
+      "insert an existing id before a later item", .duplicateItemID, item: "c",
+      positions: [at(0, 1), at(0, 3)]
+    ) {
       try await $0.insertItems([item("c")], before: "b")
     },
-    .init("insert an existing id before an earlier item", .duplicateItemID, item: "a", positions: [at(0, 0), at(0, 2)]) {
+    .init(
+      "insert an existing id before an earlier item", .duplicateItemID, item: "a",
+      positions: [at(0, 0), at(0, 2)]
+    ) {
       try await $0.insertItems([item("a")], before: "c")
     },
-    .init("insert a section before one whose item it repeats", .duplicateItemID, item: "d", positions: [at(0, 0), at(2, 0)]) {
+    .init(
+      "insert a section before one whose item it repeats", .duplicateItemID, item: "d",
+      positions: [at(0, 0), at(2, 0)]
+    ) {
       try await $0.insertSections([TestSection(id: "X", items: [item("d")])], before: "A")
     },
     .init("replace all with duplicate items", .duplicateItemID, item: "q", positions: [at(0, 0), at(1, 0)]) {
@@ -89,23 +118,36 @@ struct DataSourceBadInputTests {
     .init("replace all with duplicate sections", .duplicateSectionID, section: "A", indices: [0, 1]) {
       try await $0.setSections(layout("A: | A:"))
     },
-    .init("a transaction that leaves a duplicate item", .duplicateItemID, item: "a", positions: [at(0, 0), at(1, 2)]) {
+    .init(
+      "a transaction that leaves a duplicate item", .duplicateItemID, item: "a",
+      positions: [at(0, 0), at(1, 2)]
+    ) {
       try await $0.update { $0[1].items.append(item("a")) }
     },
-    .init("a transaction that leaves a duplicate section", .duplicateSectionID, section: "C", indices: [2, 3]) {
+    .init(
+      "a transaction that leaves a duplicate section", .duplicateSectionID, section: "C", indices: [2, 3]
+    ) {
       try await $0.update { $0.append(TestSection(id: "C")) }
     },
     // Unknown ids.
     .init("append to an unknown section", .unknownSectionID, section: "Z") {
       try await $0.appendItems([item("x")], toSection: "Z")
     },
-    .init("insert before an unknown item", .unknownItemID, item: "zz") { try await $0.insertItems([item("x")], before: "zz") },
-    .init("insert after an unknown item", .unknownItemID, item: "zz") { try await $0.insertItems([item("x")], after: "zz") },
+    .init("insert before an unknown item", .unknownItemID, item: "zz") {
+      try await $0.insertItems([item("x")], before: "zz")
+    },
+    .init("insert after an unknown item", .unknownItemID, item: "zz") {
+      try await $0.insertItems([item("x")], after: "zz")
+    },
     .init("delete an unknown item", .unknownItemID, item: "zz") { try await $0.deleteItems(["zz"]) },
-    .init("delete a known and an unknown item", .unknownItemID, item: "zz") { try await $0.deleteItems(["a", "zz"]) },
+    .init("delete a known and an unknown item", .unknownItemID, item: "zz") {
+      try await $0.deleteItems(["a", "zz"])
+    },
     .init("replace an unknown item", .unknownItemID, item: "zz") { try await $0.replaceItem(item("zz", 1)) },
     .init("move an unknown item", .unknownItemID, item: "zz") { try await $0.moveItem("zz", before: "a") },
-    .init("move before an unknown item", .unknownItemID, item: "zz") { try await $0.moveItem("a", before: "zz") },
+    .init("move before an unknown item", .unknownItemID, item: "zz") {
+      try await $0.moveItem("a", before: "zz")
+    },
     .init("move an item to an unknown section", .unknownSectionID, section: "Z") {
       try await $0.moveItem("a", toSection: "Z")
     },
@@ -116,8 +158,12 @@ struct DataSourceBadInputTests {
     .init("insert after an unknown section", .unknownSectionID, section: "Z") {
       try await $0.insertSections([TestSection(id: "X")], after: "Z")
     },
-    .init("delete an unknown section", .unknownSectionID, section: "Z") { try await $0.deleteSections(["A", "Z"]) },
-    .init("move after an unknown section", .unknownSectionID, section: "Z") { try await $0.moveSection("A", after: "Z") },
+    .init("delete an unknown section", .unknownSectionID, section: "Z") {
+      try await $0.deleteSections(["A", "Z"])
+    },
+    .init("move after an unknown section", .unknownSectionID, section: "Z") {
+      try await $0.moveSection("A", after: "Z")
+    },
     .init("update an unknown section", .unknownSectionID, section: "Z") {
       try await $0.updateSection(TestSection(id: "Z", header: "new"))
     },
@@ -140,7 +186,9 @@ struct DataSourceBadInputTests {
     .init("move from an empty section", .itemIndexOutOfRange, positions: [at(2, 0)]) {
       try await $0.moveItem(at: at(2, 0), to: at(0, 0))
     },
-    .init("move a section out of range", .sectionIndexOutOfRange, indices: [3]) { try await $0.moveSection("A", to: 3) },
+    .init("move a section out of range", .sectionIndexOutOfRange, indices: [3]) {
+      try await $0.moveSection("A", to: 3)
+    },
     // Moves relative to themselves.
     .init("move an item before itself", .moveRelativeToItself, item: "b", positions: [at(0, 1)]) {
       try await $0.moveItem("b", before: "b")

@@ -20,7 +20,8 @@ struct DataSourceContractTests {
       for writer in 0..<4 {
         group.addTask {
           for index in 0..<50 {
-            _ = try? await source.appendItems([item("w\(writer)-\(index)")], toSection: index % 2 == 0 ? "A" : "B")
+            _ = try? await source.appendItems(
+              [item("w\(writer)-\(index)")], toSection: index % 2 == 0 ? "A" : "B")
             if index % 7 == 0 { _ = try? await source.moveItem("w\(writer)-\(index)", toSection: "A") }
           }
         }
@@ -57,12 +58,15 @@ struct DataSourceContractTests {
     }
   }
 
-  @Test("G4 nothing empty: a mutation that changes nothing makes no version; cancelling mutations make no batch")
+  @Test(
+    "G4 nothing empty: a mutation that changes nothing makes no version; cancelling mutations make no batch")
   func nothingEmpty() async throws {
     let source = try TestSource(sections: layout("A: a b | B: c"))
     let recorder = await BatchRecorder(await source.subscribe())
     #expect(try await source.replaceItem(item("a")) == 0)
-    #expect(try await source.moveItem(at: ItemPosition(section: 0, item: 1), to: ItemPosition(section: 0, item: 1)) == 0)
+    #expect(
+      try await source.moveItem(at: ItemPosition(section: 0, item: 1), to: ItemPosition(section: 0, item: 1))
+        == 0)
     #expect(try await source.moveItem("a", before: "b") == 0)
     #expect(try await source.setSections(layout("A: a b | B: c")) == 0)
     #expect(try await source.update { _ in } == ())
@@ -86,7 +90,9 @@ struct DataSourceContractTests {
     let source = try TestSource(sections: layout("A: | B:"))
     let recorders = await withTaskGroup(of: BatchRecorder<TestSection>?.self) { group in
       group.addTask {
-        for index in 0..<300 { _ = try? await source.appendItems([item("i\(index)")], toSection: index % 3 == 0 ? "A" : "B") }
+        for index in 0..<300 {
+          _ = try? await source.appendItems([item("i\(index)")], toSection: index % 3 == 0 ? "A" : "B")
+        }
         return nil
       }
       for _ in 0..<20 { group.addTask { await BatchRecorder(await source.subscribe()) } }
@@ -186,7 +192,9 @@ struct DataSourceContractTests {
     // The diff of the first mutation is held at a gate: settled() must wait for it, and a settled() that
     // returns early reads the old version (see openGateThenSettle).
     let gate = DiffGate()
-    let gated = try BasicDataSource(sections: [Section(id: 0, items: [GatedItem(id: 0, version: 0, gate: gate)])])
+    let gated = try BasicDataSource(sections: [
+      Section(id: 0, items: [GatedItem(id: 0, version: 0, gate: gate)])
+    ])
     let gatedSubscription = await gated.subscribe()
     try await gated.refreshItems([0])
     #expect(await gated.openGateThenSettle(gate) == 1, "settled() returned before the batch was offered")
@@ -229,7 +237,8 @@ struct DataSourceContractTests {
         group.addTask {
           for index in 0..<perWriter {
             let id = 1 + writer * perWriter + index
-            _ = try? await source.appendItems([GatedItem(id: id, version: 0, gate: gate)], toSection: writer % 2)
+            _ = try? await source.appendItems(
+              [GatedItem(id: id, version: 0, gate: gate)], toSection: writer % 2)
           }
         }
       }
@@ -239,7 +248,9 @@ struct DataSourceContractTests {
     #expect(await source.offeredVersion == 0, "nothing is offered while the first diff is held")
     #expect(await source.openGateThenSettle(gate) == newest)
     let last = await source.newestOfferedBatch
-    #expect(last?.from == 1 && last?.to == newest, "the mutations made meanwhile make one batch: \(String(describing: last))")
+    #expect(
+      last?.from == 1 && last?.to == newest,
+      "the mutations made meanwhile make one batch: \(String(describing: last))")
     _ = subscription.version
   }
 

@@ -13,9 +13,12 @@ enum SubscriberBehaviour: CaseIterable {
 @Suite("BasicDataSource under random concurrent load", .timeLimit(.minutes(5)))
 struct DataSourceModelTests {
   static let shards = 0..<4
-  static let settings = RandomTestSettings.current(defaultCases: 400, casesVariable: "SIMPLESOURCE_MODEL_RUNS")
+  static let settings = RandomTestSettings.current(
+    defaultCases: 400, casesVariable: "SIMPLESOURCE_MODEL_RUNS")
 
-  @Test("every live subscriber ends showing the source's snapshot, through valid, contiguous batches", arguments: shards)
+  @Test(
+    "every live subscriber ends showing the source's snapshot, through valid, contiguous batches",
+    arguments: shards)
   func randomRuns(shard: Int) async throws {
     let settings = Self.settings
     var random = SeededGenerator(seed: settings.seed(forShard: shard))
@@ -51,7 +54,9 @@ struct DataSourceModelTests {
     var random = SeededGenerator(seed: seed)
     var result = RunResult()
     let initial = RandomSnapshotPairs(maxSections: 5, maxItems: 30).next(using: &random).old
-    guard let source = try? TestSource(sections: initial) else { return RunResult(failure: "initial layout invalid") }
+    guard let source = try? TestSource(sections: initial) else {
+      return RunResult(failure: "initial layout invalid")
+    }
     let behaviours = (0..<Int.random(in: 1...4, using: &random)).map { _ in
       SubscriberBehaviour.allCases.randomElement(using: &random)!
     }
@@ -117,7 +122,8 @@ struct DataSourceModelTests {
     func itemID(_ random: inout SeededGenerator) -> String { "\(Int.random(in: 0..<40, using: &random))" }
     func sectionID(_ random: inout SeededGenerator) -> String { "S\(Int.random(in: 0..<7, using: &random))" }
     func position(_ random: inout SeededGenerator) -> ItemPosition {
-      ItemPosition(section: Int.random(in: 0..<6, using: &random), item: Int.random(in: 0..<8, using: &random))
+      ItemPosition(
+        section: Int.random(in: 0..<6, using: &random), item: Int.random(in: 0..<8, using: &random))
     }
     for _ in 0..<count {
       let fresh = TestItem("w\(seed % 10_000)-\(random.next() % 1_000)")

@@ -9,7 +9,8 @@ struct GoodMutation: Sendable, CustomTestStringConvertible {
   let name: String
   let expected: String
   let mutation: @Sendable (TestSource) async throws -> Void
-  init(_ name: String, _ expected: String, _ mutation: @escaping @Sendable (TestSource) async throws -> Void) {
+  init(_ name: String, _ expected: String, _ mutation: @escaping @Sendable (TestSource) async throws -> Void)
+  {
     self.name = name
     self.expected = expected
     self.mutation = mutation
@@ -24,26 +25,58 @@ struct DataSourceMutationTests {
   static let cases: [GoodMutation] = [
     .init("replace all sections", "X: x") { try await $0.setSections(layout("X: x")) },
     .init("append sections", "A: a b c | B: d e | C: | X: x") { try await $0.appendSections(layout("X: x")) },
-    .init("insert sections before", "A: a b c | X: x | B: d e | C:") { try await $0.insertSections(layout("X: x"), before: "B") },
-    .init("insert sections after", "A: a b c | B: d e | C: | X: x") { try await $0.insertSections(layout("X: x"), after: "C") },
+    .init("insert sections before", "A: a b c | X: x | B: d e | C:") {
+      try await $0.insertSections(layout("X: x"), before: "B")
+    },
+    .init("insert sections after", "A: a b c | B: d e | C: | X: x") {
+      try await $0.insertSections(layout("X: x"), after: "C")
+    },
     .init("delete sections", "B: d e") { try await $0.deleteSections(["A", "C", "A"]) },
-    .init("move a section before another", "C: | A: a b c | B: d e") { try await $0.moveSection("C", before: "A") },
-    .init("move a section after another", "B: d e | A: a b c | C:") { try await $0.moveSection("A", after: "B") },
+    .init("move a section before another", "C: | A: a b c | B: d e") {
+      try await $0.moveSection("C", before: "A")
+    },
+    .init("move a section after another", "B: d e | A: a b c | C:") {
+      try await $0.moveSection("A", after: "B")
+    },
     .init("move a section to an index", "B: d e | C: | A: a b c") { try await $0.moveSection("A", to: 2) },
-    .init("update a section's header", "A': a b c | B: d e | C:") { try await $0.updateSection(TestSection(id: "A", header: "A v1")) },
-    .init("append items", "A: a b c | B: d e | C: x y") { try await $0.appendItems([item("x"), item("y")], toSection: "C") },
-    .init("insert items before", "A: a x b c | B: d e | C:") { try await $0.insertItems([item("x")], before: "b") },
-    .init("insert items after", "A: a b c x | B: d e | C:") { try await $0.insertItems([item("x")], after: "c") },
+    .init("update a section's header", "A': a b c | B: d e | C:") {
+      try await $0.updateSection(TestSection(id: "A", header: "A v1"))
+    },
+    .init("append items", "A: a b c | B: d e | C: x y") {
+      try await $0.appendItems([item("x"), item("y")], toSection: "C")
+    },
+    .init("insert items before", "A: a x b c | B: d e | C:") {
+      try await $0.insertItems([item("x")], before: "b")
+    },
+    .init("insert items after", "A: a b c x | B: d e | C:") {
+      try await $0.insertItems([item("x")], after: "c")
+    },
     .init("delete items", "A: b | B: e | C:") { try await $0.deleteItems(["a", "c", "d"]) },
     .init("replace an item", "A: a b' c | B: d e | C:") { try await $0.replaceItem(item("b", 1)) },
-    .init("move an item before another, later in its section", "A: b a c | B: d e | C:") { try await $0.moveItem("a", before: "c") },
-    .init("move an item before another, earlier in its section", "A: c a b | B: d e | C:") { try await $0.moveItem("c", before: "a") },
-    .init("move an item after another section's item", "A: b c | B: d a e | C:") { try await $0.moveItem("a", after: "d") },
-    .init("move an item to a section", "A: b c | B: d e | C: a") { try await $0.moveItem("a", toSection: "C") },
-    .init("move an item to the end of its own section", "A: b c a | B: d e | C:") { try await $0.moveItem("a", toSection: "A") },
-    .init("move by index path within a section", "A: b c a | B: d e | C:") { try await $0.moveItem(at: at(0, 0), to: at(0, 2)) },
-    .init("move by index path across sections", "A: a c | B: d e b | C:") { try await $0.moveItem(at: at(0, 1), to: at(1, 2)) },
-    .init("move by index path into an empty section", "A: a b c | B: e | C: d") { try await $0.moveItem(at: at(1, 0), to: at(2, 0)) },
+    .init("move an item before another, later in its section", "A: b a c | B: d e | C:") {
+      try await $0.moveItem("a", before: "c")
+    },
+    .init("move an item before another, earlier in its section", "A: c a b | B: d e | C:") {
+      try await $0.moveItem("c", before: "a")
+    },
+    .init("move an item after another section's item", "A: b c | B: d a e | C:") {
+      try await $0.moveItem("a", after: "d")
+    },
+    .init("move an item to a section", "A: b c | B: d e | C: a") {
+      try await $0.moveItem("a", toSection: "C")
+    },
+    .init("move an item to the end of its own section", "A: b c a | B: d e | C:") {
+      try await $0.moveItem("a", toSection: "A")
+    },
+    .init("move by index path within a section", "A: b c a | B: d e | C:") {
+      try await $0.moveItem(at: at(0, 0), to: at(0, 2))
+    },
+    .init("move by index path across sections", "A: a c | B: d e b | C:") {
+      try await $0.moveItem(at: at(0, 1), to: at(1, 2))
+    },
+    .init("move by index path into an empty section", "A: a b c | B: e | C: d") {
+      try await $0.moveItem(at: at(1, 0), to: at(2, 0))
+    },
     .init("a transaction", "B: e d | A: a c x") {
       try await $0.update { sections in
         sections.removeLast()

@@ -65,7 +65,8 @@ struct EndingAndAwaitingTests {
     for index in 0..<20 {
       let version = try await source.appendItems([item("n\(index)")], toSection: "A")
       #expect(await applied.reached(version))
-      #expect(shown.withLock { $0.itemCount } == index + 1, "reached(\(version)) returned before it was applied")
+      #expect(
+        shown.withLock { $0.itemCount } == index + 1, "reached(\(version)) returned before it was applied")
     }
     #expect(await applied.reached(3), "a version reached long ago returns at once")
     subscription.cancel()

@@ -41,7 +41,9 @@ struct SubscriberStateMachineTests {
     var machine = machine(at: 0, v0)
     #expect(machine.publish(batch(v0, v1, 0, 1), refreshing: ["a"]) == nil)
     #expect(machine.publish(batch(v1, v2, 1, 2), refreshing: []) == nil)
-    guard case .compose(let from, let fromVersion, let to, let toVersion, let refreshing)? = machine.next(waiter: "w")
+    guard
+      case .compose(let from, let fromVersion, let to, let toVersion, let refreshing)? = machine.next(
+        waiter: "w")
     else {
       Issue.record("expected a composition")
       return
@@ -104,7 +106,8 @@ extension SubscriptionDelivery: Equatable {
     switch (lhs, rhs) {
     case (.end, .end): true
     case (.batch(let l), .batch(let r)): l.from == r.from && l.to == r.to
-    case (.compose(_, let lf, _, let lt, let lr), .compose(_, let rf, _, let rt, let rr)): lf == rf && lt == rt && lr == rr
+    case (.compose(_, let lf, _, let lt, let lr), .compose(_, let rf, _, let rt, let rr)):
+      lf == rf && lt == rt && lr == rr
     default: false
     }
   }

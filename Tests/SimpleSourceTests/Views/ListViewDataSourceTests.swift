@@ -7,11 +7,13 @@ import Testing
 @Suite("ListViewDataSource", .timeLimit(.minutes(2)))
 @MainActor
 struct ListViewDataSourceTests {
-  @Test("several views on one source with concurrent writers end showing exactly the source, every batch valid")
+  @Test(
+    "several views on one source with concurrent writers end showing exactly the source, every batch valid")
   func concurrentWritersSeveralViews() async throws {
     let source = try TestSource(sections: layout("A: a b c | B: d e | C:"))
     let views = [
-      makeView(.animated(refreshing: .reconfigure)), makeView(.animated(refreshing: .reload)), makeView(.unanimated),
+      makeView(.animated(refreshing: .reconfigure)), makeView(.animated(refreshing: .reload)),
+      makeView(.unanimated),
     ]
     for (_, dataSource) in views { await dataSource.follow(source) }
     await withTaskGroup(of: Void.self) { group in
@@ -175,15 +177,18 @@ struct ListViewDataSourceTests {
   func configureSupplementaryInPlace() {
     let host = Host()
     let factory = ViewFactory<TestSection, Host> { _, _ in "Item" }
-    factory.registerHeaderView(method: .class, reuseIdentifier: "Header", in: host) { (header: HeaderView, section, _) in
+    factory.registerHeaderView(method: .class, reuseIdentifier: "Header", in: host) {
+      (header: HeaderView, section, _) in
       header.title = section.header
     }
     let header = HeaderView()
     factory.configureSupplementaryView(
-      header, ofKind: .header, for: TestSection(id: "A", header: "Alpha"), at: ItemPosition(section: 0, item: 0))
+      header, ofKind: .header, for: TestSection(id: "A", header: "Alpha"),
+      at: ItemPosition(section: 0, item: 0))
     #expect(header.title == "Alpha")
     factory.configureSupplementaryView(
-      header, ofKind: .footer, for: TestSection(id: "A", header: "Beta"), at: ItemPosition(section: 0, item: 0))
+      header, ofKind: .footer, for: TestSection(id: "A", header: "Beta"),
+      at: ItemPosition(section: 0, item: 0))
     #expect(header.title == "Alpha", "no footer is registered")
   }
 }

@@ -16,17 +16,23 @@ private struct RejectingDelegate: ReorderingDelegate {
 struct InteractiveMoveTests {
   @Test("a move records the item, its destination section and its neighbours there")
   func recordsNeighbours() throws {
-    let move = try Move(in: layout("A: a b c d | B: e f"), from: ItemPosition(section: 0, item: 0), to: ItemPosition(section: 0, item: 2))
+    let move = try Move(
+      in: layout("A: a b c d | B: e f"), from: ItemPosition(section: 0, item: 0),
+      to: ItemPosition(section: 0, item: 2))
     #expect(move.itemID == "a" && move.destinationSectionID == "A")
     #expect(move.predecessor == "c" && move.successor == "d")
-    let across = try Move(in: layout("A: a b | B: e f"), from: ItemPosition(section: 0, item: 1), to: ItemPosition(section: 1, item: 0))
+    let across = try Move(
+      in: layout("A: a b | B: e f"), from: ItemPosition(section: 0, item: 1),
+      to: ItemPosition(section: 1, item: 0))
     #expect(across.predecessor == nil && across.successor == "e" && across.destinationSectionID == "B")
   }
 
-  @Test("it lands after its predecessor, else before its successor, else at its index, whatever changed since")
+  @Test(
+    "it lands after its predecessor, else before its successor, else at its index, whatever changed since")
   func resolvesAgainstChangedData() throws {
     let shown = layout("A: a b c d | B: e f")
-    let move = try Move(in: shown, from: ItemPosition(section: 0, item: 0), to: ItemPosition(section: 0, item: 2))
+    let move = try Move(
+      in: shown, from: ItemPosition(section: 0, item: 0), to: ItemPosition(section: 0, item: 2))
     var same = shown
     try move.apply(to: &same)
     #expect(same == layout("A: b c a d | B: e f"))
@@ -43,14 +49,24 @@ struct InteractiveMoveTests {
 
   @Test("resolving against a snapshot's lookups agrees with resolving by a scan")
   func snapshotResolutionAgrees() throws {
-    let move = try Move(in: layout("A: a b c d | B: e f"), from: ItemPosition(section: 0, item: 0), to: ItemPosition(section: 0, item: 2))
-    let across = try Move(in: layout("A: a b | B: e f"), from: ItemPosition(section: 0, item: 1), to: ItemPosition(section: 1, item: 0))
-    let states = ["A: a b c d | B: e f", "X: | A: n b c d | B: e f | C: a", "A: a b d | B: e f", "A: a b | B: e f",
-      "B: f b | A: a", "A: b | B: e", "A: a b"]
+    let move = try Move(
+      in: layout("A: a b c d | B: e f"), from: ItemPosition(section: 0, item: 0),
+      to: ItemPosition(section: 0, item: 2))
+    let across = try Move(
+      in: layout("A: a b | B: e f"), from: ItemPosition(section: 0, item: 1),
+      to: ItemPosition(section: 1, item: 0))
+    let states = [
+      "A: a b c d | B: e f", "X: | A: n b c d | B: e f | C: a", "A: a b d | B: e f", "A: a b | B: e f",
+      "B: f b | A: a", "A: b | B: e", "A: a b",
+    ]
     for move in [move, across] {
       for text in states {
-        let scanned = Result { () throws(DataSourceError<String, String>) in try move.resolve(in: layout(text)) }
-        let looked = Result { () throws(DataSourceError<String, String>) in try move.resolve(in: snapshot(text)) }
+        let scanned = Result { () throws(DataSourceError<String, String>) in
+          try move.resolve(in: layout(text))
+        }
+        let looked = Result { () throws(DataSourceError<String, String>) in
+          try move.resolve(in: snapshot(text))
+        }
         switch (scanned, looked) {
         case (.success(let a), .success(let b)):
           #expect(a.source == b.source && a.destination == b.destination, "\(move.itemID) in \(text)")
@@ -75,9 +91,12 @@ struct InteractiveMoveTests {
     } catch {
       #expect(error.code == .itemIndexOutOfRange && error.positions == [ItemPosition(section: 1, item: 5)])
     }
-    let move = try Move(in: shown, from: ItemPosition(section: 0, item: 0), to: ItemPosition(section: 1, item: 1))
+    let move = try Move(
+      in: shown, from: ItemPosition(section: 0, item: 0), to: ItemPosition(section: 1, item: 1))
     var itemGone = layout("A: b | B: e")
-    #expect(throws: DataSourceError<String, String>(code: .unknownItemID, itemID: "a")) { try move.apply(to: &itemGone) }
+    #expect(throws: DataSourceError<String, String>(code: .unknownItemID, itemID: "a")) {
+      try move.apply(to: &itemGone)
+    }
     #expect(itemGone == layout("A: b | B: e"))
     var sectionGone = layout("A: a b")
     #expect(throws: DataSourceError<String, String>(code: .unknownSectionID, sectionID: "B")) {
@@ -129,12 +148,15 @@ struct ReorderingTests {
     let (source, mover, watcher) = try await twoViews("A: a b c d | B: e f")
     let dragged = mover.0.reference.cell(at: ItemPosition(section: 0, item: 0)).serial
     mover.0.beginInteractiveMove()
-    mover.0.endInteractiveMove(movingItemAt: ItemPosition(section: 0, item: 0), to: ItemPosition(section: 1, item: 1))
+    mover.0.endInteractiveMove(
+      movingItemAt: ItemPosition(section: 0, item: 0), to: ItemPosition(section: 1, item: 1))
     let final = await settle(source, mover, watcher)
     #expect(final.sections == layout("A: b c d | B: e a f"))
     #expect(mover.0.batches.allSatisfy { $0.moveItems.isEmpty }, "no echo of the user's move")
     #expect(mover.0.batches.isEmpty, "nothing else changed, so nothing to perform")
-    #expect(mover.0.reference.cell(at: ItemPosition(section: 1, item: 1)).serial == dragged, "the dragged cell stays")
+    #expect(
+      mover.0.reference.cell(at: ItemPosition(section: 1, item: 1)).serial == dragged,
+      "the dragged cell stays")
     #expect(watcher.0.batches.contains { $0.moveItems.count == 1 })
   }
 
@@ -154,11 +176,13 @@ struct ReorderingTests {
     await source.settled()
     let batchesBeforeDrop = mover.0.batchCount
     await watcher.1.waitUntilShowing(await source.snapshot)
-    mover.0.endInteractiveMove(movingItemAt: ItemPosition(section: 0, item: 0), to: ItemPosition(section: 0, item: 2))
+    mover.0.endInteractiveMove(
+      movingItemAt: ItemPosition(section: 0, item: 0), to: ItemPosition(section: 0, item: 2))
     let final = await settle(source, mover, watcher)
     #expect(batchesBeforeDrop == 0, "nothing is performed under the user's finger")
     #expect(final.sections == layout("A: b' a d | B: f e g | C: h"), "every write kept; a lands before d")
-    #expect(mover.0.batches.allSatisfy { $0.moveItems.allSatisfy { $0.from != ItemPosition(section: 0, item: 0) } })
+    #expect(
+      mover.0.batches.allSatisfy { $0.moveItems.allSatisfy { $0.from != ItemPosition(section: 0, item: 0) } })
   }
 
   @Test("a move the delegate rejects is undone in the view, and reported")
@@ -170,7 +194,8 @@ struct ReorderingTests {
     var failures: [String] = []
     dataSource.reorderingFailed = { move, error in failures.append("\(move.itemID): \(type(of: error))") }
     host.beginInteractiveMove()
-    host.endInteractiveMove(movingItemAt: ItemPosition(section: 0, item: 2), to: ItemPosition(section: 0, item: 0))
+    host.endInteractiveMove(
+      movingItemAt: ItemPosition(section: 0, item: 2), to: ItemPosition(section: 0, item: 0))
     #expect(dataSource.sections == layout("A: c a b"), "shown at once")
     let original = await source.snapshot
     await dataSource.waitUntilShowing(original)
@@ -182,7 +207,8 @@ struct ReorderingTests {
   func followAnotherSourceMidDrag() async throws {
     let (old, mover, _) = try await twoViews("A: a b c d | B: e f")
     mover.0.beginInteractiveMove()
-    mover.0.endInteractiveMove(movingItemAt: ItemPosition(section: 0, item: 0), to: ItemPosition(section: 0, item: 3))
+    mover.0.endInteractiveMove(
+      movingItemAt: ItemPosition(section: 0, item: 0), to: ItemPosition(section: 0, item: 3))
     mover.0.beginInteractiveMove()
     // A batch of the old source waits behind the hold (or in its stream) when the view switches sources.
     try await old.appendItems([item("g")], toSection: "B")
@@ -216,8 +242,12 @@ struct ReorderingTests {
               if index % 4 == 1 { _ = try? await source.deleteItems(["w\(writer)-\(index - 1)"]) }
               if index % 5 == 2 { _ = try? await source.replaceItem(item("f", index)) }
               // Items the user drags move on the source too: a stale replay of a drag would undo these.
-              if index % 7 == 3 { _ = try? await source.moveItem(["a", "b", "g", "i"][index % 4], toSection: "C") }
-              if index % 7 == 5 { _ = try? await source.moveItem(["c", "h"][index % 2], before: "w0-\(index - 5)") }
+              if index % 7 == 3 {
+                _ = try? await source.moveItem(["a", "b", "g", "i"][index % 4], toSection: "C")
+              }
+              if index % 7 == 5 {
+                _ = try? await source.moveItem(["c", "h"][index % 2], before: "w0-\(index - 5)")
+              }
             }
           }
         }
@@ -227,7 +257,8 @@ struct ReorderingTests {
       let shown = mover.1.sections
       let nonEmpty = shown.indices.filter { !shown[$0].items.isEmpty }
       guard let from = nonEmpty.randomElement(using: &random) else { continue }
-      let start = ItemPosition(section: from, item: Int.random(in: 0..<shown[from].items.count, using: &random))
+      let start = ItemPosition(
+        section: from, item: Int.random(in: 0..<shown[from].items.count, using: &random))
       let toSection = Int.random(in: 0..<shown.count, using: &random)
       let room = shown[toSection].items.count - (toSection == from ? 1 : 0)
       let destination = ItemPosition(section: toSection, item: Int.random(in: 0...room, using: &random))
@@ -276,7 +307,8 @@ struct ViewOffMainActorTests {
     try await source.replaceItem(ProbeItem(id: 10, version: 1, probe: probe))
     var appliedVersions = applied.makeAsyncIterator()
     #expect(await appliedVersions.next() == 1)
-    #expect(dataSource.sections[0].items.prefix(2).map(\.id) == [1, 0], "the user's move stays while on its way")
+    #expect(
+      dataSource.sections[0].items.prefix(2).map(\.id) == [1, 0], "the user's move stays while on its way")
     #expect(probe.offMain > 0)
     #expect(probe.onMain == 0, "a diff ran on the main actor")
     openGate.yield()

@@ -50,17 +50,20 @@ struct ViewFactoryTests {
       case .info: "Info"
       }
     }
-    factory.registerCell(method: .class, reuseIdentifier: "Switch", in: host) { (cell: SwitchCell, preference, _) in
+    factory.registerCell(method: .class, reuseIdentifier: "Switch", in: host) {
+      (cell: SwitchCell, preference, _) in
       guard case .toggle(_, let title, let isOn) = preference else { return }
       cell.title = title
       cell.isOn = isOn
     }
-    factory.registerCell(method: .class, reuseIdentifier: "Choice", in: host) { (cell: ChoiceCell, preference, _) in
+    factory.registerCell(method: .class, reuseIdentifier: "Choice", in: host) {
+      (cell: ChoiceCell, preference, _) in
       guard case .choice(_, let title, let value) = preference else { return }
       cell.title = title
       cell.value = value
     }
-    factory.registerCell(method: .class, reuseIdentifier: "Info", in: host) { (cell: InfoCell, preference, _) in
+    factory.registerCell(method: .class, reuseIdentifier: "Info", in: host) {
+      (cell: InfoCell, preference, _) in
       guard case .info(_, let text) = preference else { return }
       cell.text = text
     }
@@ -92,10 +95,12 @@ struct ViewFactoryTests {
       Settings(
         id: "general", header: "General",
         items: [
-          .toggle(id: "wifi", title: "Wi-Fi", isOn: true), .choice(id: "lang", title: "Language", value: "English"),
+          .toggle(id: "wifi", title: "Wi-Fi", isOn: true),
+          .choice(id: "lang", title: "Language", value: "English"),
           .info(id: "version", text: "1.0"),
         ]),
-      Settings(id: "privacy", header: "Privacy", items: [.toggle(id: "track", title: "Tracking", isOn: false)]),
+      Settings(
+        id: "privacy", header: "Privacy", items: [.toggle(id: "track", title: "Tracking", isOn: false)]),
     ])
     let host = SettingsHost()
     let dataSource = ListViewDataSource(view: host, factory: settingsScreen(host), update: .animated())
@@ -165,7 +170,9 @@ struct ViewFactoryTests {
     factory.registerFooterView(method: .class, reuseIdentifier: "Footer", in: host) {
       (footer: HeaderView, section, _) in footer.title = section.footer
     }
-    #expect(factory.hasSupplementaryView(ofKind: .header) && !factory.hasSupplementaryView(ofKind: .init(rawValue: "badge")))
+    #expect(
+      factory.hasSupplementaryView(ofKind: .header)
+        && !factory.hasSupplementaryView(ofKind: .init(rawValue: "badge")))
     for style in [RefreshStyle.reconfigure, .reload] {
       let dataSource = ListViewDataSource(view: host, factory: factory, update: .animated(refreshing: style))
       host.dataSource = dataSource
@@ -180,8 +187,10 @@ struct ViewFactoryTests {
       await dataSource.waitUntilShowing(final)
       #expect(host.errors == [] && host.reference.warnings == [], "\(style)")
       for (index, section) in final.sections.enumerated() {
-        #expect((host.header(inSection: index).view as? HeaderView)?.title == section.header, "\(style) \(index)")
-        #expect((host.footer(inSection: index).view as? HeaderView)?.title == section.footer, "\(style) \(index)")
+        #expect(
+          (host.header(inSection: index).view as? HeaderView)?.title == section.header, "\(style) \(index)")
+        #expect(
+          (host.footer(inSection: index).view as? HeaderView)?.title == section.footer, "\(style) \(index)")
       }
     }
   }
@@ -217,7 +226,9 @@ struct ViewFactoryTests {
       var views: [(Host, HostDataSource)] = []
       for style in [RefreshStyle.reconfigure, .reload] {
         let host = Host()
-        let factory = ViewFactory<TestSection, Host> { item, _ in item.version.isMultiple(of: 2) ? "Even" : "Odd" }
+        let factory = ViewFactory<TestSection, Host> { item, _ in
+          item.version.isMultiple(of: 2) ? "Even" : "Odd"
+        }
         factory.registerCell(method: .class, reuseIdentifier: "Even", in: host) { (cell: EvenCell, item, _) in
           cell.item = item
         }
@@ -225,7 +236,8 @@ struct ViewFactoryTests {
           cell.item = item
         }
         factory.registerHeaderText { section, _ in section.header }
-        let dataSource = ListViewDataSource(view: host, factory: factory, update: .animated(refreshing: style))
+        let dataSource = ListViewDataSource(
+          view: host, factory: factory, update: .animated(refreshing: style))
         host.dataSource = dataSource
         await dataSource.follow(source)
         views.append((host, dataSource))

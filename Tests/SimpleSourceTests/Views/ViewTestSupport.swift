@@ -23,7 +23,8 @@ final class HeaderView: ReferenceReusableView {
 func makeView(_ update: ViewUpdate<TestSection> = .animated()) -> (Host, HostDataSource) {
   let host = Host()
   let factory = ViewFactory<TestSection, Host> { _, _ in "Item" }
-  factory.registerCell(method: .class, reuseIdentifier: "Item", in: host) { (cell: ItemCell, item, indexPath) in
+  factory.registerCell(method: .class, reuseIdentifier: "Item", in: host) {
+    (cell: ItemCell, item, indexPath) in
     cell.item = item
     cell.indexPath = ItemPosition(indexPath)
   }
@@ -45,8 +46,11 @@ func expectShowing(
   #expect(host.reference.warnings == [], sourceLocation: sourceLocation)
   #expect(host.reference.shows(expected.sections), sourceLocation: sourceLocation)
   #expect(dataSource.numberOfSections == expected.sections.count, sourceLocation: sourceLocation)
-  for (sectionIndex, section) in expected.sections.enumerated() where sectionIndex < dataSource.numberOfSections {
-    #expect(dataSource.numberOfItems(inSection: sectionIndex) == section.items.count, sourceLocation: sourceLocation)
+  for (sectionIndex, section) in expected.sections.enumerated()
+  where sectionIndex < dataSource.numberOfSections {
+    #expect(
+      dataSource.numberOfItems(inSection: sectionIndex) == section.items.count, sourceLocation: sourceLocation
+    )
     #expect(host.header(inSection: sectionIndex).title == section.header, sourceLocation: sourceLocation)
     #expect(host.footer(inSection: sectionIndex).title == section.footer, sourceLocation: sourceLocation)
     for (itemIndex, expectedItem) in section.items.enumerated() {
