@@ -14,6 +14,7 @@ struct RuntimeResult {
 
 typealias BenchSection = Section<Int, Item<Int>>
 
+@available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
 func elapsedMS(since start: ContinuousClock.Instant) -> Double {
   let duration = ContinuousClock.now - start
   return Double(duration.components.seconds) * 1e3 + Double(duration.components.attoseconds) / 1e15
@@ -59,6 +60,7 @@ func tenThousandItems() -> [BenchSection] {
 
 /// 100,000 single-item mutations from 8 tasks on a 10,000-item source with 10 subscribers, against 8
 /// tasks appending 100,000 integers to a bare actor.
+@available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
 func throughput(iterations: Int) async -> RuntimeResult {
   let tasks = 8
   let perTask = 100_000 / tasks
@@ -114,6 +116,7 @@ func throughput(iterations: Int) async -> RuntimeResult {
 
 /// One batch delivered to `count` waiting subscribers, against `count` bare AsyncStream yields of a
 /// shared reference to waiting consumers.
+@available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
 func fanout(_ count: Int, iterations: Int) async -> RuntimeResult {
   final class Payload: Sendable {}
   var ours: [Double] = []
@@ -188,6 +191,7 @@ func residentBytes() -> Double {
 
 /// One subscriber never consumes while 1,000,000 mutations run: resident memory at 10k and at 1M, after
 /// 10,000 warm-up mutations that let the allocator reach its steady state.
+@available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
 func stalled() async -> RuntimeResult {
   guard let source = try? BasicDataSource(sections: tenThousandItems()) else { fatalError("invalid data") }
   let subscription = await source.subscribe()
@@ -221,6 +225,7 @@ actor BareHop {
 }
 
 /// Mutation to delivery on an idle source, against an actor method yielding into a stream.
+@available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
 func latency(iterations: Int) async -> RuntimeResult {
   let rounds = max(200, iterations * 20)
   let (stream, continuation) = AsyncStream.makeStream(of: Int.self)
@@ -252,6 +257,7 @@ let runtimeCaseNames = [
   "view-rebased",
 ]
 
+@available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
 func runRuntimeCase(named name: String, iterations: Int) async -> RuntimeResult {
   switch name {
   case "throughput": await throughput(iterations: max(3, iterations / 3))

@@ -25,6 +25,7 @@ func viewData() -> (old: [BenchSection], new: [BenchSection]) {
 }
 
 /// One batch from `setSections` until a bare subscriber has swapped in every stage's data.
+@available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
 func timeBareSubscriber(_ old: [BenchSection], _ new: [BenchSection]) async -> Double {
   guard let source = try? BasicDataSource(sections: old) else { fatalError("invalid data") }
   let subscription = await source.subscribe()
@@ -40,6 +41,7 @@ func timeBareSubscriber(_ old: [BenchSection], _ new: [BenchSection]) async -> D
 
 /// One batch from `setSections` until a view data source on a no-op view shows it; with `rebased`, while
 /// a move of the user's is on its way, so the batch is rebased onto it (one more diff, off main).
+@available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
 @MainActor
 func timeViewDataSource(_ old: [BenchSection], _ new: [BenchSection], rebased: Bool) async -> Double {
   guard let source = try? BasicDataSource(sections: old) else { fatalError("invalid data") }
@@ -70,6 +72,7 @@ func timeViewDataSource(_ old: [BenchSection], _ new: [BenchSection], rebased: B
 
 /// `view-apply`: a view data source against a bare subscriber. `view-rebased`: the same view data source
 /// with a move on its way, against itself without one.
+@available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
 @MainActor
 func viewBatch(iterations: Int, rebased: Bool) async -> RuntimeResult {
   let (old, new) = viewData()

@@ -50,6 +50,7 @@ struct Timing {
   var minimum: Double { samples.min() ?? .nan }
 }
 
+@available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
 func measure(_ iterations: Int, _ body: () -> Void) -> Timing {
   let clock = ContinuousClock()
   body()  // warm up
@@ -145,6 +146,7 @@ struct DiffResult {
   var stages: Int
 }
 
+@available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
 func runDiffCase<ID: Hashable & Sendable>(
   name: String, old: [[ID]], new: [[ID]], oldVersion: (ID) -> Int = { _ in 0 },
   newVersion: (ID) -> Int = { _ in 0 }, sectionIDs: (old: [Int], new: [Int])? = nil,
@@ -192,6 +194,7 @@ func runDiffCase<ID: Hashable & Sendable>(
     minimalSectionMoves: minimalSectionMoves(oldSectionIDs, newSectionIDs), stages: result.stages.count)
 }
 
+@available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
 func flatCase(_ size: String, stringIDs: Bool, iterations: Int) -> DiffResult {
   let (source, target) =
     size == "5k"
@@ -211,6 +214,7 @@ func flatCase(_ size: String, stringIDs: Bool, iterations: Int) -> DiffResult {
 
 /// 100 sections × 1,000 items: 2,500 deleted, 2,500 inserted, 2,500 moved across sections, 2,500 changed
 /// in content, 5 sections moved.
+@available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
 func sectionedCase(iterations: Int) -> DiffResult {
   var random = SplitMix64(state: 7)
   let old: [[Int]] = (0..<100).map { s in Array((s * 1_000)..<((s + 1) * 1_000)) }
@@ -242,6 +246,7 @@ func sectionedCase(iterations: Int) -> DiffResult {
 
 let diffCaseNames = ["flat-5k-int", "flat-5k-string", "flat-100k-int", "flat-100k-string", "sectioned"]
 
+@available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
 func runDiffCase(named name: String, iterations: Int) -> DiffResult {
   switch name {
   case "flat-5k-int": flatCase("5k", stringIDs: false, iterations: iterations)
@@ -347,16 +352,26 @@ if let unknown = names.first(where: { !diffCaseNames.contains($0) && !runtimeCas
 #if DEBUG
   if !options.json { print("note: a debug build; run with -c release for meaningful timings") }
 #endif
-let results = names.filter(diffCaseNames.contains).map {
-  runDiffCase(named: $0, iterations: options.iterations)
+// The timings use ContinuousClock: iOS 16, macOS 13, tvOS 16 or watchOS 9 on Apple platforms.
+@available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
+func runBenchmarks(_ names: [String], options: Options) async {
+  let results = names.filter(diffCaseNames.contains).map {
+    runDiffCase(named: $0, iterations: options.iterations)
+  }
+  var runtimeResults: [RuntimeResult] = []
+  for name in names where runtimeCaseNames.contains(name) {
+    runtimeResults.append(await runRuntimeCase(named: name, iterations: options.iterations))
+  }
+  if options.json {
+    print(json(results, runtimeResults))
+  } else {
+    if !results.isEmpty { printTable(results) }
+    printRuntimeTable(runtimeResults)
+  }
 }
-var runtimeResults: [RuntimeResult] = []
-for name in names where runtimeCaseNames.contains(name) {
-  runtimeResults.append(await runRuntimeCase(named: name, iterations: options.iterations))
-}
-if options.json {
-  print(json(results, runtimeResults))
+
+if #available(iOS 16, macOS 13, tvOS 16, watchOS 9, *) {
+  await runBenchmarks(names, options: options)
 } else {
-  if !results.isEmpty { printTable(results) }
-  printRuntimeTable(runtimeResults)
+  fatalError("simplesource-bench needs macOS 13 or later (ContinuousClock)")
 }

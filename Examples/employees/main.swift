@@ -109,6 +109,7 @@ final class TerminalRenderer {
 
 // MARK: - Wiring, as in the README
 
+@available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
 @MainActor
 func run() async throws {
   // The DataSource.
@@ -216,8 +217,13 @@ func run() async throws {
   if !shows || !tableView.errors.isEmpty { exit(1) }
 }
 
+@available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
 func nap(_ pause: Duration) async {
   if pause > .zero { try? await Task.sleep(for: pause) }
 }
 
-try await run()
+if #available(iOS 16, macOS 13, tvOS 16, watchOS 9, *) {
+  try await run()
+} else {
+  fatalError("employees needs macOS 13 or later (Duration, for the pauses between frames)")
+}

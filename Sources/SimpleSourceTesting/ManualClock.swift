@@ -10,6 +10,9 @@ import SimpleSource
 /// await clock.sleepers(atLeast: 1)      // the subscriber waits out its interval
 /// clock.advance(by: .milliseconds(16))   // …and may go on
 /// ```
+///
+/// Needs `Clock` and `Duration`, which Apple platforms have from iOS 16, macOS 13, tvOS 16 and watchOS 9.
+@available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
 public final class ManualClock: Clock, Sendable {
   /// A point in manual time: the duration since the clock was made.
   public struct Instant: InstantProtocol, CustomStringConvertible {

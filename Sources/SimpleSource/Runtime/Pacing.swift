@@ -13,6 +13,9 @@ public struct Pacing: Sendable {
 
   /// At most one batch per `interval` of `clock`: after a batch, the next is held until `interval` has
   /// passed since it.
+  ///
+  /// Needs `Clock`, which Apple platforms have from iOS 16, macOS 13, tvOS 16 and watchOS 9.
+  @available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
   public static func interval<C: Clock>(_ interval: C.Duration, clock: C) -> Pacing {
     Pacing { PacingGate(clock: clock, interval: interval) }
   }
@@ -24,6 +27,7 @@ final class PacingGate: Sendable {
   private let waitTurn: @Sendable () async -> Void
   private let markDelivery: @Sendable () -> Void
 
+  @available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
   init<C: Clock>(clock: C, interval: C.Duration) {
     let last = Locked<C.Instant?>(nil)
     waitTurn = {

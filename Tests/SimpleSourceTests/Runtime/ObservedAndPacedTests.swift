@@ -53,6 +53,7 @@ struct ObservedAndPacedTests {
     _ = subscription.version
   }
 
+  @available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
   @Test("a paced subscriber gets at most one batch per interval; what happens meanwhile is composed")
   func pacing() async throws {
     let clock = ManualClock()
