@@ -1,4 +1,4 @@
-// swift-tools-version: 6.0
+// swift-tools-version: 6.2
 // SimpleSource: actor-based, sectioned data sources that deliver verified, UIKit-valid change batches.
 import PackageDescription
 
@@ -10,6 +10,7 @@ let strictness: [SwiftSetting] = [
 let package = Package(
   name: "SimpleSource",
   // iOS 15 is the floor because `reconfigureItems`/`reconfigureRows` arrive there; see CONTRIBUTING.md.
+  // Tools 6.2: the code uses `@concurrent` (SE-0461), which Swift 6.2 brings.
   platforms: [.iOS(.v15), .macOS(.v12), .tvOS(.v15), .watchOS(.v8), .visionOS(.v1)],
   products: [
     .library(name: "SimpleSource", targets: ["SimpleSource"]),

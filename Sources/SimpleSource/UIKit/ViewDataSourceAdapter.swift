@@ -18,6 +18,7 @@
     ///   - viewFactory: Makes the cells, headers and footers (`TableViewFactory`, `CollectionViewFactory`).
     ///   - viewUpdate: How batches reach the view: `view.defaultViewUpdate()`, `view.unanimatedViewUpdate()`
     ///     or your own ``ViewUpdate/custom(largeBatchThreshold:_:)``.
+    @available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
     public init(
       dataSource: some DataSourceType<Section>, viewFactory: ViewFactory<Section, View>,
       viewUpdate: ViewUpdate<Section> = .animated()
@@ -28,7 +29,11 @@
       following = Task { await viewDataSource.follow(dataSource) }
     }
 
-    isolated deinit { following?.cancel() }
+    // A plain deinit, not `isolated deinit`: the latter crashes the compiler in optimised builds of a
+    // generic @MainActor class for deployment targets below iOS 18.4 (swiftlang/swift #85308, #89896,
+    // #90625), and would reject a subclass's own plain deinit. Reading a Sendable `Task` and cancelling it
+    // needs no isolation.
+    deinit { following?.cancel() }
 
     /// Applies the moves the user makes; `nil` (the default) disables reordering.
     public var reorderingDelegate: (any ReorderingDelegate<Section>)? {
