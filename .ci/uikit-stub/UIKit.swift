@@ -3,32 +3,53 @@
 @_exported import Foundation
 
 @MainActor open class UIView: NSObject {
-  open var window: UIView?
+  open var window: UIWindow? { nil }
   public static func performWithoutAnimation(_ actions: () -> Void) { actions() }
   open func setNeedsLayout() {}
 }
+@MainActor open class UIWindow: UIView {}
 @MainActor open class UILabel: UIView { open var text: String? }
-open class UINib {}
+@MainActor open class UINib: NSObject {}
 
+// In the SDK the data source protocols are @objc, with optional requirements. Linux has no @objc
+// optionals, so the optional requirements the skin implements are plain requirements here: a misspelt
+// witness then fails the type-check instead of silently never being called on iOS.
 @MainActor public protocol UITableViewDataSource: NSObjectProtocol {
   func tableView(_ tableView: UITableView, numberOfRowsInSection section: Int) -> Int
   func tableView(_ tableView: UITableView, cellForRowAt indexPath: IndexPath) -> UITableViewCell
+  // optional in the SDK:
+  func numberOfSections(in tableView: UITableView) -> Int
+  func tableView(_ tableView: UITableView, titleForHeaderInSection section: Int) -> String?
+  func tableView(_ tableView: UITableView, titleForFooterInSection section: Int) -> String?
+  func tableView(_ tableView: UITableView, canMoveRowAt indexPath: IndexPath) -> Bool
+  func tableView(_ tableView: UITableView, moveRowAt sourceIndexPath: IndexPath, to destinationIndexPath: IndexPath)
 }
 @MainActor public protocol UICollectionViewDataSource: NSObjectProtocol {
   func collectionView(_ collectionView: UICollectionView, numberOfItemsInSection section: Int) -> Int
   func collectionView(_ collectionView: UICollectionView, cellForItemAt indexPath: IndexPath)
     -> UICollectionViewCell
+  // optional in the SDK:
+  func numberOfSections(in collectionView: UICollectionView) -> Int
+  func collectionView(
+    _ collectionView: UICollectionView, viewForSupplementaryElementOfKind kind: String, at indexPath: IndexPath
+  ) -> UICollectionReusableView
+  func collectionView(_ collectionView: UICollectionView, canMoveItemAt indexPath: IndexPath) -> Bool
+  func collectionView(
+    _ collectionView: UICollectionView, moveItemAt sourceIndexPath: IndexPath, to destinationIndexPath: IndexPath)
 }
 
 @MainActor open class UITableViewCell: UIView {
   public enum CellStyle: Int, Sendable { case `default`, value1, value2, subtitle }
   public init(style: CellStyle, reuseIdentifier: String?) { super.init() }
-  open var textLabel: UILabel?
+  open var textLabel: UILabel? { nil }
 }
-@MainActor open class UITableViewHeaderFooterView: UIView { open var textLabel: UILabel? }
+@MainActor open class UITableViewHeaderFooterView: UIView { open var textLabel: UILabel? { nil } }
 
 @MainActor open class UITableView: UIView {
-  public enum RowAnimation: Int, Sendable { case fade, right, left, top, bottom, none, middle, automatic }
+  public enum RowAnimation: Int, Sendable {
+    case fade, right, left, top, bottom, none, middle
+    case automatic = 100
+  }
   open weak var dataSource: (any UITableViewDataSource)?
   open func reloadData() {}
   open func performBatchUpdates(_ updates: (() -> Void)?, completion: ((Bool) -> Void)? = nil) { updates?() }
