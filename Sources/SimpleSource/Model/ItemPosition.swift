@@ -26,6 +26,13 @@ public struct ItemPosition: Hashable, Comparable, Sendable, Codable, CustomStrin
     self.init(section: indexPath[0], item: indexPath[1])
   }
 
+  /// Creates a position from an index path of two indices, or returns `nil` for any other length (UIKit
+  /// passes one-index paths for some supplementary views, such as a layout-wide boundary item).
+  public init?(exactly indexPath: IndexPath) {
+    guard indexPath.count == 2 else { return nil }
+    self.init(section: indexPath[0], item: indexPath[1])
+  }
+
   /// The position as a Foundation index path `[section, item]`, as UIKit expects it.
   public var indexPath: IndexPath { [section, item] }
 

@@ -93,10 +93,11 @@
     ) -> UICollectionReusableView {
       guard
         let view = viewDataSource.supplementaryView(
-          ofKind: SupplementaryKind(rawValue: kind), at: ItemPosition(indexPath), in: collectionView)
+          ofKind: SupplementaryKind(rawValue: kind), at: indexPath, in: collectionView)
       else {
         preconditionFailure(
-          "SimpleSource: the layout asks for a '\(kind)' view, but the factory registers none")
+          "SimpleSource: the layout asks for a '\(kind)' view at \(indexPath), but the factory registers none"
+            + " there (no such view registered, or no section \(indexPath.first ?? -1) shown)")
       }
       return view
     }

@@ -1,5 +1,7 @@
 // The main-actor data source of one view: follows a DataSourceType, keeps its own copy, applies batches.
 
+public import Foundation
+
 /// Drives one ``ListView`` from any ``DataSourceType``: it keeps its own main-actor copy of the sections,
 /// answers the view's synchronous questions from it (through a ``ViewFactory`` for cells, headers and
 /// footers), and applies every batch in order through a ``ViewUpdate`` policy.
@@ -186,6 +188,24 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
     -> View.SupplementaryView?
   {
     factory.supplementaryView(ofKind: kind, for: sections[position.section], at: position, in: view)
+  }
+
+  /// The supplementary view UIKit asks for at `indexPath`, which may have one index (a view of a whole
+  /// section, or a layout-wide boundary item) or two; `nil` when the path names no section shown, or the
+  /// factory registers no view of `kind`.
+  ///
+  /// A one-index path `[s]` is answered as section `s`, at item 0. Never traps on a malformed path.
+  public func supplementaryView(ofKind kind: SupplementaryKind, at indexPath: IndexPath, in view: View)
+    -> View.SupplementaryView?
+  {
+    let position: ItemPosition
+    switch indexPath.count {
+    case 1: position = ItemPosition(section: indexPath[0], item: 0)
+    case 2: position = ItemPosition(section: indexPath[0], item: indexPath[1])
+    default: return nil
+    }
+    guard sections.indices.contains(position.section) else { return nil }
+    return supplementaryView(ofKind: kind, at: position, in: view)
   }
 
   /// Returns once the view shows `snapshot` exactly.

@@ -1,5 +1,6 @@
 // ViewFactory: typed cells, headers and footers, several cell and item types, and cells that change class.
 
+import Foundation
 import SimpleSource
 import SimpleSourceTesting
 import Testing
@@ -193,6 +194,34 @@ struct ViewFactoryTests {
           (host.footer(inSection: index).view as? HeaderView)?.title == section.footer, "\(style) \(index)")
       }
     }
+  }
+
+  @Test(
+    "supplementary index paths of one or two indices resolve; malformed or unknown ones give nil, never a trap"
+  )
+  func supplementaryIndexPaths() async throws {
+    let host = Host()
+    let factory = ViewFactory<TestSection, Host> { _, _ in "Item" }
+    factory.registerCell(method: .class, reuseIdentifier: "Item", in: host) { (cell: ItemCell, item, _) in
+      cell.item = item
+    }
+    factory.registerHeaderView(method: .class, reuseIdentifier: "Header", in: host) {
+      (header: HeaderView, section, _) in header.title = section.header
+    }
+    let dataSource = ListViewDataSource(view: host, factory: factory)
+    host.dataSource = dataSource
+    await dataSource.follow(try TestSource(sections: layout("A: a | B: b")))
+    func title(_ indexPath: IndexPath, _ kind: SupplementaryKind = .header) -> String?? {
+      dataSource.supplementaryView(ofKind: kind, at: indexPath, in: host).map { ($0 as? HeaderView)?.title }
+    }
+    #expect(title([1, 0]) == .some("B v0"))
+    #expect(title([1]) == .some("B v0"), "a one-index path is its section")
+    #expect(title([]) == nil)
+    #expect(title([0, 0, 0]) == nil)
+    #expect(title([2]) == nil && title([-1, 0]) == nil, "no such section")
+    #expect(title([0, 0], .footer) == nil, "no footer registered")
+    #expect(
+      ItemPosition(exactly: [3]) == nil && ItemPosition(exactly: [3, 4]) == ItemPosition(section: 3, item: 4))
   }
 
   @Test("one factory serves several views once registered in each")
