@@ -4,7 +4,9 @@
 ///
 /// ``BasicDataSource`` and ``ObservedDataSource`` conform; conform your own type (a database feed, a
 /// server) to plug it into the view layer. A conformance keeps the contract G1–G10 documented on
-/// ``Subscription`` and ``BasicDataSource``.
+/// ``Subscription`` and ``BasicDataSource``: build it on a ``Broadcaster``, which provides the fan-out,
+/// backlog composition, pacing and release, and check it with `SimpleSourceTesting`'s
+/// `DataSourceConformance`.
 public protocol DataSourceType<Section>: AnyObject, Sendable {
   /// The section type.
   associatedtype Section: SectionType

@@ -88,6 +88,24 @@ extension SubscriptionHub {
     guard let mailbox = register(version: version, snapshot: snapshot) else {
       return Subscription(snapshot: snapshot, version: version, batches: AsyncStream { $0.finish() })
     }
+    return subscription(of: mailbox, snapshot: snapshot, version: version, pacing: pacing)
+  }
+
+  /// Registers a subscriber at the newest published state and returns its subscription (G5).
+  @inlinable
+  func subscribeAtNewest(pacing: Pacing) -> Subscription<Section> {
+    guard let (mailbox, snapshot, version) = registerAtNewest() else {
+      let newest = self.newest
+      return Subscription(
+        snapshot: newest.snapshot, version: newest.version, batches: AsyncStream { $0.finish() })
+    }
+    return subscription(of: mailbox, snapshot: snapshot, version: version, pacing: pacing)
+  }
+
+  @inlinable
+  func subscription(
+    of mailbox: SubscriberMailbox<Section>, snapshot: Snapshot<Section>, version: Int, pacing: Pacing
+  ) -> Subscription<Section> {
     let token = SubscriptionToken(hub: self, mailbox: mailbox)
     let gate = pacing.makeGate?()
     let batches = AsyncStream<UpdateBatch<Section>>(

@@ -115,6 +115,29 @@ final class SubscriptionHub<Section: SectionType>: Sendable {
     }
   }
 
+  /// Registers a subscriber at the newest published state, read under the same lock (G5); `nil` once
+  /// the hub has finished.
+  @inlinable
+  func registerAtNewest() -> (mailbox: SubscriberMailbox<Section>, snapshot: Snapshot<Section>, version: Int)?
+  {
+    registry.withLock { registry in
+      if registry.isFinished { return nil }
+      let mailbox = SubscriberMailbox(
+        SubscriberMailbox<Section>.Machine(
+          version: registry.newestVersion, snapshot: registry.newestSnapshot, newest: registry.newest,
+          newestVersion: registry.newestVersion, newestSnapshot: registry.newestSnapshot),
+        differ: differ)
+      registry.mailboxes.append(mailbox)
+      return (mailbox, registry.newestSnapshot, registry.newestVersion)
+    }
+  }
+
+  /// The newest published version and snapshot.
+  @inlinable
+  var newest: (version: Int, snapshot: Snapshot<Section>) {
+    registry.withLock { ($0.newestVersion, $0.newestSnapshot) }
+  }
+
   @inlinable
   func publish(_ batch: UpdateBatch<Section>, refreshing: Set<Section.Item.ID>) {
     let mailboxes = registry.withLock { registry in
