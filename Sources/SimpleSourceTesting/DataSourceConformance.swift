@@ -1,0 +1,198 @@
+// A conformance check for any DataSourceType: random concurrent mutations, several kinds of subscriber,
+// every guarantee checked by BatchRecorder.
+
+public import SimpleSource
+
+/// Checks that a `DataSourceType` keeps the contract (G1–G7, G10) under random concurrent mutations.
+///
+/// Each run makes a fresh source and follows it with four subscribers while several tasks mutate it
+/// through your closure:
+/// - **steady**: consumes every batch as it comes (G1 order, G2 exactness, G3 UIKit-valid, G4 nothing
+///   empty, all checked by ``BatchRecorder`` on every batch);
+/// - **stalled**: subscribes first and reads nothing until the writers are done, then gets at most one
+///   composed batch (G6);
+/// - **cancelled**: stops halfway; it must end, and (with ``subscriberCount``) be released (G7);
+/// - **late**: subscribes halfway, while writers run, and must continue exactly from its snapshot (G5).
+///
+/// After `settled()` (G10) every live subscriber must show the source's snapshot.
+///
+/// ```swift
+/// @Test func myFeedKeepsTheContract() async {
+///   let conformance = DataSourceConformance(makeSource: { try MyFeed() }) { feed, random in
+///     try await feed.apply(.random(using: &random))
+///   }
+///   let report = await conformance.run(seed: RandomTestSettings.current(defaultCases: 20).seed)
+///   #expect(report.passed, "\(report)")
+/// }
+/// ```
+///
+/// A source that never reaches a state it promised would make a test hang; instead each wait is bounded
+/// by ``timeoutSeconds`` and reported as a failure (a guard against hangs, not a way of waiting).
+public struct DataSourceConformance<Source: DataSourceType>: Sendable {
+  /// The section type.
+  public typealias Section = Source.Section
+
+  /// Makes a fresh source for one run.
+  public var makeSource: @Sendable () async throws -> Source
+  /// Makes one random mutation; it may throw or change nothing (that is checked too: G4, G8).
+  public var mutate: @Sendable (Source, inout SeededGenerator) async throws -> Void
+  /// The number of the source's live subscriptions, when it can tell (checks release, G7).
+  public var subscriberCount: (@Sendable (Source) async -> Int)?
+  /// How many runs, each with a fresh source.
+  public var runs = 20
+  /// How many tasks mutate at once.
+  public var writers = 3
+  /// How many mutations each writer makes per run.
+  public var mutationsPerWriter = 30
+  /// How long a subscriber may take to reach a promised state before it is reported.
+  public var timeoutSeconds = 10.0
+
+  /// Creates a check.
+  /// - Parameters:
+  ///   - makeSource: Makes a fresh source for one run.
+  ///   - subscriberCount: The number of the source's live subscriptions, if it can tell.
+  ///   - mutate: Makes one random mutation of the source, drawing from the generator.
+  public init(
+    makeSource: @escaping @Sendable () async throws -> Source,
+    subscriberCount: (@Sendable (Source) async -> Int)? = nil,
+    mutate: @escaping @Sendable (Source, inout SeededGenerator) async throws -> Void
+  ) {
+    self.makeSource = makeSource
+    self.subscriberCount = subscriberCount
+    self.mutate = mutate
+  }
+
+  /// Runs the check.
+  /// - Parameter seed: The seed of the first run; the report names it, so a failure replays.
+  /// - Returns: What was checked and every failure.
+  public func run(seed: UInt64) async -> ConformanceReport {
+    var report = ConformanceReport(seed: seed)
+    var random = SeededGenerator(seed: seed)
+    for index in 0..<runs {
+      let runSeed = random.next()
+      do {
+        try await runOnce(seed: runSeed, into: &report)
+      } catch {
+        report.failures.append("run \(index) (seed \(runSeed)): makeSource threw \(error)")
+      }
+      report.runs += 1
+    }
+    return report
+  }
+
+  private func runOnce(seed: UInt64, into report: inout ConformanceReport) async throws {
+    let source = try await makeSource()
+    var random = SeededGenerator(seed: seed)
+    func fail(_ message: String) { report.failures.append("seed \(seed): \(message)") }
+
+    let steady = await BatchRecorder(
+      await source.subscribe(), refreshStyle: Bool.random(using: &random) ? .reload : .reconfigure)
+    let stalled = await BatchRecorder(await source.subscribe(), paused: true)
+    let cancelled = await BatchRecorder(await source.subscribe())
+    let writerSeeds = (0..<writers).map { _ in random.next() }
+
+    await write(source, seeds: writerSeeds, half: 0)
+    await cancelled.cancel()
+    let late = await BatchRecorder(await source.subscribe())
+    await write(source, seeds: writerSeeds, half: 1)
+
+    await source.settled()
+    let final = await source.snapshot
+    if !(await Self.finishes(within: timeoutSeconds) { await cancelled.waitUntilFinished() }) {
+      fail("G7: a cancelled subscription's stream did not end")
+    }
+    for (name, recorder) in [("steady", steady), ("late", late)] {
+      // waitUntilShowing also returns when a stream ends early: what is shown is checked after it.
+      let reached = await Self.finishes(within: timeoutSeconds) { await recorder.waitUntilShowing(final) }
+      let shows = await recorder.view.shows(final.sections)
+      if !reached || !shows {
+        fail("G2/G10: the \(name) subscriber did not reach the source's snapshot after settled()")
+      }
+    }
+    await stalled.resume()
+    let stalledReached = await Self.finishes(within: timeoutSeconds) { await stalled.waitUntilShowing(final) }
+    let stalledShows = await stalled.view.shows(final.sections)
+    if !stalledReached || !stalledShows {
+      fail("G6: the stalled subscriber did not reach the source's snapshot once it read again")
+    }
+    let stalledBatches = await stalled.batches.count
+    if stalledBatches > 1 {
+      fail("G6: the stalled subscriber got \(stalledBatches) batches, not one composed batch")
+    }
+    if let subscriberCount {
+      let count = await subscriberCount(source)
+      if count != 3 { fail("G7: \(count) live subscriptions where 3 remain (one was cancelled)") }
+    }
+    for (name, recorder) in [
+      ("steady", steady), ("stalled", stalled), ("cancelled", cancelled), ("late", late),
+    ] {
+      for violation in await recorder.violations { fail("\(name) subscriber: \(violation)") }
+      report.batches += await recorder.batches.count
+    }
+    for recorder in [steady, stalled, late] { await recorder.cancel() }
+  }
+
+  /// Half of every writer's mutations, all writers at once.
+  private func write(_ source: Source, seeds: [UInt64], half: Int) async {
+    let count = half == 0 ? mutationsPerWriter / 2 : mutationsPerWriter - mutationsPerWriter / 2
+    let mutate = self.mutate
+    await withTaskGroup(of: Void.self) { group in
+      for seed in seeds {
+        group.addTask {
+          var random = SeededGenerator(seed: seed &+ UInt64(half))
+          for _ in 0..<count { try? await mutate(source, &random) }
+        }
+      }
+    }
+  }
+
+  /// Whether `operation` returns within `seconds`. A guard against a hang, not a wait: it returns as soon
+  /// as the operation does. An operation that never returns is left behind.
+  static func finishes(within seconds: Double, _ operation: @escaping @Sendable () async -> Void) async
+    -> Bool
+  {
+    let answer = Locked<CheckedContinuation<Bool, Never>?>(nil)
+    @Sendable func settle(_ value: Bool) {
+      answer.withLock { continuation in
+        defer { continuation = nil }
+        return continuation
+      }?.resume(returning: value)
+    }
+    return await withCheckedContinuation { continuation in
+      answer.withLock { $0 = continuation }
+      let timer = Task {
+        // Cancelled means the operation finished first: a cancelled sleep throws, and settles nothing.
+        do {
+          try await Task.sleep(nanoseconds: UInt64(seconds * 1_000_000_000))
+          settle(false)
+        } catch {}
+      }
+      Task {
+        await operation()
+        settle(true)
+        timer.cancel()
+      }
+    }
+  }
+}
+
+/// What a ``DataSourceConformance`` run found.
+public struct ConformanceReport: Sendable, CustomStringConvertible {
+  /// The seed the check started from: pass it to ``DataSourceConformance/run(seed:)`` to replay.
+  public let seed: UInt64
+  /// How many runs were made.
+  public internal(set) var runs = 0
+  /// How many batches the subscribers received in all.
+  public internal(set) var batches = 0
+  /// Every broken promise, naming its guarantee and the seed of its run.
+  public internal(set) var failures: [String] = []
+
+  /// Whether every promise was kept.
+  public var passed: Bool { failures.isEmpty }
+
+  /// A summary, with the first failures.
+  public var description: String {
+    let summary = "\(runs) runs, \(batches) batches, \(failures.count) failures; replay with seed \(seed)"
+    return ([summary] + failures.prefix(10)).joined(separator: "\n")
+  }
+}
