@@ -18,7 +18,6 @@
     ///   - viewFactory: Makes the cells, headers and footers (`TableViewFactory`, `CollectionViewFactory`).
     ///   - viewUpdate: How batches reach the view: `view.defaultViewUpdate()`, `view.unanimatedViewUpdate()`
     ///     or your own ``ViewUpdate/custom(largeBatchThreshold:_:)``.
-    @available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
     public init(
       dataSource: some DataSourceType<Section>, viewFactory: ViewFactory<Section, View>,
       viewUpdate: ViewUpdate<Section> = .animated()
