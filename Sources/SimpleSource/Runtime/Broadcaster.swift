@@ -25,9 +25,9 @@
 ///   func settled() async {}  // publish returns once the batch is offered
 ///
 ///   /// Called by the feed, one value at a time.
-///   func received(_ quotes: [Quote]) throws {
+///   func received(_ quotes: [Quote]) async throws {
 ///     let next = try Snapshot([Section(id: "all", items: quotes)])
-///     try broadcaster.publish(next, as: broadcaster.version + 1)
+///     try await broadcaster.publish(next, as: broadcaster.version + 1)
 ///   }
 /// }
 /// ```
@@ -36,6 +36,7 @@
 /// - **Order.** Batches reach every subscriber in the order they were accepted; a batch whose `from` is
 ///   not the newest accepted version is refused with ``BroadcastError/Code-swift.struct/staleBatch``, so
 ///   concurrent publishers cannot interleave wrongly.
+/// - **Off the caller's actor.** Diffs run on the global concurrent executor (G9).
 /// - **Offered on return.** When `publish` returns, the batch has been offered to every subscriber,
 ///   unless another task is publishing at the same moment; then that task offers it, in order, before
 ///   its own `publish` returns.
@@ -130,23 +131,26 @@ public final class Broadcaster<Section: SectionType>: Sendable {
   }
 
   /// Publishes `snapshot` as `version`: diffs it against the newest accepted state and publishes the
-  /// change. A snapshot with no change publishes nothing.
+  /// change. A snapshot with no change publishes nothing. The diff runs on the global concurrent
+  /// executor, never on the caller's actor (G9), so a main-actor caller does not diff on the main actor.
   ///
   /// - Returns: Whether a batch was published.
   /// - Throws: ``BroadcastError`` when `version` is not after the newest accepted one, another task
   ///   published meanwhile (``BroadcastError/Code-swift.struct/staleBatch``), or the broadcaster has
   ///   finished.
-  /// - Complexity: O(*n*) for the diff, off any actor but the caller's; then O(*s*).
+  /// - Complexity: O(*n*) for the diff, off the caller's actor; then O(*s*).
   @inlinable
   @discardableResult
   public func publish(_ snapshot: Snapshot<Section>, as version: Int, refreshing: Set<Item.ID> = [])
-    throws(BroadcastError) -> Bool
+    async throws(BroadcastError) -> Bool
   {
     let (fromVersion, fromSnapshot) = state.withLock { ($0.sequencer.version, $0.accepted) }
     guard version > fromVersion else {
       throw BroadcastError(.versionNotAfter, version: version, expected: fromVersion + 1)
     }
-    let changeset = differ.diff(fromSnapshot, snapshot, refreshing)
+    // The same off-actor diff a subscriber's catch-up uses.
+    let changeset = await SubscriberMailbox<Section>.compose(
+      from: fromSnapshot, to: snapshot, refreshing: refreshing, differ: differ)
     if changeset.isEmpty { return false }
     try publish(UpdateBatch(from: fromVersion, to: version, changeset: changeset), refreshing: refreshing)
     return true

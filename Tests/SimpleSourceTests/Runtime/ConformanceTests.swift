@@ -57,11 +57,13 @@ actor BroadcastSource: DataSourceType {
   func subscribe(pacing: Pacing) -> Subscription<TestSection> { broadcaster.subscribe(pacing: pacing) }
   func settled() {}  // publish returns once the batch is offered
 
-  func apply(_ edit: RandomEdit) throws {
+  func apply(_ edit: RandomEdit) async throws {
     var next = sections
     edit.apply(to: &next)
     let snapshot = try Snapshot(next)
-    try broadcaster.publish(snapshot, as: broadcaster.version + 1)
+    // The actor is re-entered while the diff runs off it: an edit made meanwhile is refused as stale by
+    // the broadcaster (and not kept here), so the two never disagree.
+    try await broadcaster.publish(snapshot, as: broadcaster.version + 1)
     sections = next
   }
 }

@@ -61,6 +61,15 @@ struct OffMainActorTests {
     #expect(probe.offMain > 0)
     #expect(probe.onMain == 0, "a diff ran on the main actor")
 
+    // A user's source on a Broadcaster, published from the main actor, diffs off it too.
+    let broadcastProbe = ThreadProbe()
+    let broadcaster = Broadcaster(
+      snapshot: try Snapshot([Section(id: 0, items: [ProbeItem(id: 0, version: 0, probe: broadcastProbe)])]))
+    let published = try await broadcaster.publish(
+      try Snapshot([Section(id: 0, items: [ProbeItem(id: 0, version: 1, probe: broadcastProbe)])]), as: 1)
+    #expect(published && broadcastProbe.offMain > 0)
+    #expect(broadcastProbe.onMain == 0, "Broadcaster.publish diffed on the main actor")
+
     // Control: the probe does see a diff made on the main actor.
     _ = Changeset(from: subscription.snapshot, to: batch.snapshot)
     #expect(probe.onMain > 0)
