@@ -83,7 +83,7 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   /// Returns the current snapshot and the batches that follow it; see ``Subscription`` for the promises.
   /// - Parameter pacing: How often this subscriber receives batches; ``Pacing/immediate`` by default.
   public func subscribe(pacing: Pacing = .immediate) -> Subscription<Section> {
-    hub.subscribe(snapshot: currentSnapshot(), version: storedVersion, pacing: pacing)
+    hub.subscribe(at: (storedVersion, currentSnapshot()), pacing: pacing)
   }
 
   /// Returns once every mutation made before the call has been diffed and offered to every subscriber.

@@ -102,7 +102,7 @@ public final class Broadcaster<Section: SectionType>: Sendable {
   /// - Complexity: O(*s*) in the number of subscribers.
   @inlinable
   public func subscribe(pacing: Pacing = .immediate) -> Subscription<Section> {
-    hub.subscribeAtNewest(pacing: pacing)
+    hub.subscribe(at: nil, pacing: pacing)
   }
 
   /// Publishes a batch computed elsewhere (from a mutation log, or decoded from a server).

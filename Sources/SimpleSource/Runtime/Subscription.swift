@@ -82,30 +82,16 @@ final class SubscriptionToken<Section: SectionType>: Sendable {
 }
 
 extension SubscriptionHub {
-  /// Registers a subscriber at `version` and returns its subscription.
+  /// Registers a subscriber that holds `start`, or the newest published state when `start` is `nil`, and
+  /// returns its subscription.
   @inlinable
-  func subscribe(snapshot: Snapshot<Section>, version: Int, pacing: Pacing) -> Subscription<Section> {
-    guard let mailbox = register(version: version, snapshot: snapshot) else {
+  func subscribe(at start: (version: Int, snapshot: Snapshot<Section>)?, pacing: Pacing)
+    -> Subscription<Section>
+  {
+    guard let (mailbox, version, snapshot) = register(at: start) else {
+      let (version, snapshot) = start ?? newest
       return Subscription(snapshot: snapshot, version: version, batches: AsyncStream { $0.finish() })
     }
-    return subscription(of: mailbox, snapshot: snapshot, version: version, pacing: pacing)
-  }
-
-  /// Registers a subscriber at the newest published state and returns its subscription (G5).
-  @inlinable
-  func subscribeAtNewest(pacing: Pacing) -> Subscription<Section> {
-    guard let (mailbox, snapshot, version) = registerAtNewest() else {
-      let newest = self.newest
-      return Subscription(
-        snapshot: newest.snapshot, version: newest.version, batches: AsyncStream { $0.finish() })
-    }
-    return subscription(of: mailbox, snapshot: snapshot, version: version, pacing: pacing)
-  }
-
-  @inlinable
-  func subscription(
-    of mailbox: SubscriberMailbox<Section>, snapshot: Snapshot<Section>, version: Int, pacing: Pacing
-  ) -> Subscription<Section> {
     let token = SubscriptionToken(hub: self, mailbox: mailbox)
     let gate = pacing.makeGate?()
     let batches = AsyncStream<UpdateBatch<Section>>(

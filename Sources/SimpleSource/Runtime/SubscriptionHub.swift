@@ -100,35 +100,22 @@ final class SubscriptionHub<Section: SectionType>: Sendable {
   @inlinable
   var count: Int { registry.withLock { $0.mailboxes.count } }
 
-  /// Registers a subscriber holding `snapshot` at `version`; `nil` once the hub has finished.
+  /// Registers a subscriber that holds `start`, or the newest published state (read under the same lock,
+  /// G5) when `start` is `nil`; `nil` once the hub has finished.
   @inlinable
-  func register(version: Int, snapshot: Snapshot<Section>) -> SubscriberMailbox<Section>? {
-    registry.withLock { registry in
-      if registry.isFinished { return nil }
-      let mailbox = SubscriberMailbox(
-        SubscriberMailbox<Section>.Machine(
-          version: version, snapshot: snapshot, newest: registry.newest,
-          newestVersion: registry.newestVersion,
-          newestSnapshot: registry.newestSnapshot), differ: differ)
-      registry.mailboxes.append(mailbox)
-      return mailbox
-    }
-  }
-
-  /// Registers a subscriber at the newest published state, read under the same lock (G5); `nil` once
-  /// the hub has finished.
-  @inlinable
-  func registerAtNewest() -> (mailbox: SubscriberMailbox<Section>, snapshot: Snapshot<Section>, version: Int)?
+  func register(at start: (version: Int, snapshot: Snapshot<Section>)?)
+    -> (mailbox: SubscriberMailbox<Section>, version: Int, snapshot: Snapshot<Section>)?
   {
     registry.withLock { registry in
       if registry.isFinished { return nil }
+      let (version, snapshot) = start ?? (registry.newestVersion, registry.newestSnapshot)
       let mailbox = SubscriberMailbox(
         SubscriberMailbox<Section>.Machine(
-          version: registry.newestVersion, snapshot: registry.newestSnapshot, newest: registry.newest,
+          version: version, snapshot: snapshot, newest: registry.newest,
           newestVersion: registry.newestVersion, newestSnapshot: registry.newestSnapshot),
         differ: differ)
       registry.mailboxes.append(mailbox)
-      return (mailbox, registry.newestSnapshot, registry.newestVersion)
+      return (mailbox, version, snapshot)
     }
   }
 
