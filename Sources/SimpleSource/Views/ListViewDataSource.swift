@@ -198,13 +198,10 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
   public func supplementaryView(ofKind kind: SupplementaryKind, at indexPath: IndexPath, in view: View)
     -> View.SupplementaryView?
   {
-    let position: ItemPosition
-    switch indexPath.count {
-    case 1: position = ItemPosition(section: indexPath[0], item: 0)
-    case 2: position = ItemPosition(section: indexPath[0], item: indexPath[1])
-    default: return nil
-    }
-    guard sections.indices.contains(position.section) else { return nil }
+    let oneIndex = indexPath.count == 1 ? ItemPosition(section: indexPath[0], item: 0) : nil
+    guard let position = ItemPosition(exactly: indexPath) ?? oneIndex,
+      sections.indices.contains(position.section)
+    else { return nil }
     return supplementaryView(ofKind: kind, at: position, in: view)
   }
 
