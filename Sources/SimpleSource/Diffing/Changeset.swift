@@ -79,12 +79,7 @@ public struct Changeset<Section: SectionType>: Sendable {
     planner.matchSections()
     planner.matchItems()
     planner.findMoves()
-    self.source = source
-    self.target = target
-    self.sectionChanges = planner.sectionSummary
-    self.itemChanges = planner.itemSummary
-    self.forcedRefreshes = refreshing
-    self.stages = planner.makeStages()
+    self.init(source: source, target: target, planner: planner, refreshing: refreshing)
   }
 
   /// Whether nothing changed: no stages, and empty summaries.

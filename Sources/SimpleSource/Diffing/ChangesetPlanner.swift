@@ -77,9 +77,7 @@ struct ChangesetPlanner<Section: SectionType> {
   @inlinable
   mutating func matchItems() {
     let old = source.sections
-    let new = target.sections
     let sourceOffsets = source.itemOffsets
-    let targetOffsets = target.itemOffsets
     oldMatch = [UInt64](repeating: Self.none, count: source.itemCount)
     newMatch = [UInt64](repeating: Self.none, count: target.itemCount)
     // Without deleted (inserted) sections the stage's deletes (inserts) are exactly the summary's: they
@@ -99,26 +97,52 @@ struct ChangesetPlanner<Section: SectionType> {
         if oldSectionSurvives, let packed = target.positionByItemID[item.id],
           newToOldSection[packed.section] >= 0
         {
-          oldMatch[base + oldItem] = packed.raw
-          newMatch[targetOffsets[packed.section] + packed.item] =
-            PackedPosition(section: oldSection, item: oldItem).raw
-          if item != new[packed.section].items[packed.item]
-            || (!refreshing.isEmpty && refreshing.contains(item.id))
-          {
-            itemSummary.updates.append(
-              ItemChange(
-                id: item.id, from: ItemPosition(section: oldSection, item: oldItem), to: packed.position))
-          }
-          continue
-        }
-        let change = ItemChange(id: item.id, from: ItemPosition(section: oldSection, item: oldItem), to: nil)
-        itemSummary.deletes.append(change)
-        if oldSectionSurvives {
-          if anySectionDeleted { stageItemDeletes.append(change) }
-          oldSectionHasItemDeletes[oldSection] = true
+          carry(item, at: oldSection, oldItem, oldIndex: base + oldItem, to: packed)
+        } else {
+          delete(
+            item.id, at: oldSection, oldItem, sectionSurvives: oldSectionSurvives, staged: anySectionDeleted)
         }
       }
     }
+    insertUnmatched(staged: anySectionInserted)
+  }
+
+  /// Pairs the old item at (`oldSection`, `oldItem`) with the new one at `packed`, and records an update
+  /// when its content changed or it is to be refreshed.
+  @inlinable
+  mutating func carry(
+    _ item: Item, at oldSection: Int, _ oldItem: Int, oldIndex: Int, to packed: PackedPosition
+  ) {
+    oldMatch[oldIndex] = packed.raw
+    newMatch[target.itemOffsets[packed.section] + packed.item] =
+      PackedPosition(section: oldSection, item: oldItem).raw
+    if item != target.sections[packed.section].items[packed.item]
+      || (!refreshing.isEmpty && refreshing.contains(item.id))
+    {
+      itemSummary.updates.append(
+        ItemChange(id: item.id, from: ItemPosition(section: oldSection, item: oldItem), to: packed.position))
+    }
+  }
+
+  /// Records the old item at (`oldSection`, `oldItem`) as deleted; `staged` also lists it for the stages
+  /// (which otherwise share the summary's list).
+  @inlinable
+  mutating func delete(_ id: Item.ID, at oldSection: Int, _ oldItem: Int, sectionSurvives: Bool, staged: Bool)
+  {
+    let change = ItemChange(id: id, from: ItemPosition(section: oldSection, item: oldItem), to: nil)
+    itemSummary.deletes.append(change)
+    if sectionSurvives {
+      if staged { stageItemDeletes.append(change) }
+      oldSectionHasItemDeletes[oldSection] = true
+    }
+  }
+
+  /// Records every new item without a match as inserted, in order; `staged` also lists them for the
+  /// stages (which otherwise share the summary's list).
+  @inlinable
+  mutating func insertUnmatched(staged: Bool) {
+    let new = target.sections
+    let targetOffsets = target.itemOffsets
     for newSection in new.indices {
       let items = new[newSection].items
       let base = targetOffsets[newSection]
@@ -128,7 +152,7 @@ struct ChangesetPlanner<Section: SectionType> {
           id: items[newItem].id, from: nil, to: ItemPosition(section: newSection, item: newItem))
         itemSummary.inserts.append(change)
         if newSectionSurvives {
-          if anySectionInserted { stageItemInserts.append(change) }
+          if staged { stageItemInserts.append(change) }
           newSectionHasInsertsOrMovesIn[newSection] = true
         }
       }
