@@ -91,6 +91,10 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   /// Tests await this instead of sleeping. It does not wait for subscribers to consume.
   public func settled() async { await settled(through: storedVersion) }
 
+  /// The `to` of the newest batch offered to subscribers: behind ``version`` after mutations that
+  /// cancelled out (G4).
+  public var offeredVersion: Int { publishedVersion }
+
   /// Returns once `version` exists and every mutation up to it has been diffed and offered to every
   /// subscriber. A writer uses it to await the delivery of the version its mutation returned.
   public func settled(through version: Int) async {

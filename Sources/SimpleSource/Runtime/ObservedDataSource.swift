@@ -77,6 +77,9 @@ public final class ObservedDataSource<Section: SectionType>: DataSourceType {
   /// The version of the newest state: one more for every value that changed something.
   public var version: Int { get async { await base.version } }
 
+  /// The `to` of the newest batch offered to subscribers; see ``DataSourceType/offeredVersion``.
+  public var offeredVersion: Int { get async { await base.offeredVersion } }
+
   /// The number of live subscriptions.
   public var subscriberCount: Int { base.subscriberCount }
 

@@ -36,6 +36,10 @@ public struct Subscription<Section: SectionType>: Sendable {
   /// The batches after ``snapshot``.
   public let batches: AsyncStream<UpdateBatch<Section>>
   @usableFromInline let onCancel: (@Sendable () -> Void)?
+  /// Installs an observer told the version of every composed batch that cancelled out and was therefore
+  /// not delivered (G4): the consumer has then taken everything through that version. `nil` for
+  /// subscriptions not made by a ``Broadcaster`` or a package source.
+  @usableFromInline let observeCancelledOut: (@Sendable (@escaping @Sendable (Int) -> Void) -> Void)?
 
   /// Creates a subscription from its parts (for custom ``DataSourceType`` conformances).
   ///
@@ -54,6 +58,20 @@ public struct Subscription<Section: SectionType>: Sendable {
     self.version = version
     self.batches = batches
     self.onCancel = onCancel
+    self.observeCancelledOut = nil
+  }
+
+  @inlinable
+  init(
+    snapshot: Snapshot<Section>, version: Int, batches: AsyncStream<UpdateBatch<Section>>,
+    onCancel: @escaping @Sendable () -> Void,
+    observeCancelledOut: @escaping @Sendable (@escaping @Sendable (Int) -> Void) -> Void
+  ) {
+    self.snapshot = snapshot
+    self.version = version
+    self.batches = batches
+    self.onCancel = onCancel
+    self.observeCancelledOut = observeCancelledOut
   }
 
   /// Ends the subscription: ``batches`` finishes (a waiting `for await` loop ends) and the source
@@ -103,8 +121,9 @@ extension SubscriptionHub {
       },
       onCancel: { token.hub.cancel(token.mailbox) })
     // The hub and mailbox, not the token: a held Subscription must not keep its stream alive.
-    return Subscription(snapshot: snapshot, version: version, batches: batches) { [hub = self] in
-      hub.cancel(mailbox)
-    }
+    return Subscription(
+      snapshot: snapshot, version: version, batches: batches,
+      onCancel: { [hub = self] in hub.cancel(mailbox) },
+      observeCancelledOut: { observer in mailbox.cancelledOutObserver.withLock { $0 = observer } })
   }
 }

@@ -9,6 +9,8 @@ final class SubscriberMailbox<Section: SectionType>: Sendable {
   >
   @usableFromInline let state: Locked<Machine>
   @usableFromInline let differ: Differ<Section>
+  /// Told the version a composed batch reached when it cancelled out and was not delivered (G4).
+  @usableFromInline let cancelledOutObserver = Locked<(@Sendable (Int) -> Void)?>(nil)
 
   @inlinable
   init(_ machine: Machine, differ: Differ<Section>) {
@@ -48,7 +50,10 @@ final class SubscriberMailbox<Section: SectionType>: Sendable {
       case .compose(let from, let fromVersion, let to, let toVersion, let refreshing):
         let changeset = await Self.compose(from: from, to: to, refreshing: refreshing, differ: differ)
         // An empty composition is not delivered (G4); the subscriber keeps its version (G1).
-        if changeset.isEmpty { continue }
+        if changeset.isEmpty {
+          cancelledOutObserver.withLock { $0 }?(toVersion)
+          continue
+        }
         state.withLock { $0.delivered(version: toVersion, snapshot: to) }
         return UpdateBatch(from: fromVersion, to: toVersion, changeset: changeset)
       }
