@@ -254,7 +254,7 @@ func latency(iterations: Int) async -> RuntimeResult {
 
 let runtimeCaseNames = [
   "throughput", "fanout-1", "fanout-10", "fanout-100", "fanout-1000", "stalled", "latency", "view-apply",
-  "view-rebased",
+  "view-rebased", "projection-one-edit-100k", "projection-refilter-100k",
 ]
 
 @available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
@@ -265,6 +265,8 @@ func runRuntimeCase(named name: String, iterations: Int) async -> RuntimeResult 
   case "latency": await latency(iterations: iterations)
   case "view-apply": await viewBatch(iterations: iterations, rebased: false)
   case "view-rebased": await viewBatch(iterations: iterations, rebased: true)
+  case "projection-one-edit-100k": await projectionOneEdit(iterations: iterations)
+  case "projection-refilter-100k": await projectionRefilter(iterations: iterations)
   default: await fanout(Int(name.dropFirst("fanout-".count)) ?? 1, iterations: max(20, iterations * 4))
   }
 }

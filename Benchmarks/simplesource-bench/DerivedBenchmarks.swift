@@ -1,0 +1,79 @@
+// Derived-source benchmarks: a projection's batch against its parent's, and a refilter against a full diff.
+
+import Foundation
+import SimpleSource
+
+/// Median time from `mutate` to the next batch of `subscription`, over `rounds`.
+@available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
+func batchLatency<S: SectionType>(
+  of subscription: Subscription<S>, rounds: Int, _ mutate: (Int) async -> Void
+) async -> Double {
+  var batches = subscription.batches.makeAsyncIterator()
+  var times: [Double] = []
+  for round in 0..<rounds {
+    let start = ContinuousClock.now
+    await mutate(round)
+    _ = await batches.next()
+    times.append(elapsedMS(since: start))
+  }
+  subscription.cancel()
+  return median(times)
+}
+
+func hundredThousandItems() -> [BenchSection] { [Section(id: 0, items: (0..<100_000).map { Item(id: $0) })] }
+
+/// One `replaceItem` on a flat 100,000-item parent, to a subscriber of the parent and to a subscriber of a
+/// projection showing the even ids; `vs_parent` is the projection's latency over the parent's.
+@available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
+func projectionOneEdit(iterations: Int) async -> RuntimeResult {
+  let rounds = max(20, iterations * 4)
+  guard let parent = try? BasicDataSource(sections: hundredThousandItems()) else {
+    fatalError("invalid data")
+  }
+  // Even ids, replaced with a new version: the item stays shown and is refreshed.
+  func edit(_ round: Int) async {
+    _ = try? await parent.replaceItem(Item(id: (round * 7_919 % 50_000) * 2, version: round + 1))
+  }
+  let parentMS = await batchLatency(of: await parent.subscribe(), rounds: rounds, edit)
+  guard let projected = try? await parent.projected(Projection(where: { $0.id % 2 == 0 })) else {
+    fatalError("projection failed")
+  }
+  let projectedMS = await batchLatency(of: await projected.subscribe(), rounds: rounds) {
+    await edit($0 + rounds)
+  }
+  return RuntimeResult(
+    name: "projection-one-edit-100k", ms: projectedMS, floorMS: .nan,
+    extra: ["vs_parent": projectedMS / parentMS, "parent_ms": parentMS],
+    note: String(format: "parent %.2f ms; projection/parent %.2fx", parentMS, projectedMS / parentMS))
+}
+
+/// Switching a 100,000-item projection between two filters (even ids, multiples of 3), to a subscriber,
+/// against indexing the new list and diffing it from the old one.
+@available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
+func projectionRefilter(iterations: Int) async -> RuntimeResult {
+  let rounds = max(6, iterations)
+  guard let parent = try? BasicDataSource(sections: hundredThousandItems()) else {
+    fatalError("invalid data")
+  }
+  let rules: [Projection<BenchSection>] = [
+    Projection(where: { $0.id % 2 == 0 }), Projection(where: { $0.id % 3 == 0 }),
+  ]
+  guard let projected = try? await parent.projected(rules[0]) else { fatalError("projection failed") }
+  let ours = await batchLatency(of: await projected.subscribe(), rounds: rounds) { round in
+    _ = try? await projected.setProjection(rules[(round + 1) % 2])
+  }
+  let lists = [2, 3].map { divisor in
+    [BenchSection(id: 0, items: hundredThousandItems()[0].items.filter { $0.id % divisor == 0 })]
+  }
+  // The same switches: index the new list, diff it from the old one (already indexed).
+  let indexed = lists.map { try? Snapshot($0) }
+  var floors: [Double] = []
+  for round in 0..<rounds {
+    guard let old = indexed[round % 2] else { fatalError("invalid data") }
+    let start = ContinuousClock.now
+    guard let new = try? Snapshot(lists[(round + 1) % 2]) else { fatalError("invalid data") }
+    consume(Changeset(from: old, to: new))
+    floors.append(elapsedMS(since: start))
+  }
+  return RuntimeResult(name: "projection-refilter-100k", ms: ours, floorMS: median(floors))
+}

@@ -1,0 +1,237 @@
+// A source that shows a filtered and sorted view of another, deriving its batches from the parent's.
+
+/// A data source that shows a filtered and sorted view of a parent source: allaboutapps' `isHidden`, live.
+///
+/// ```swift
+/// let roster = try BasicDataSource(sections: teams)
+/// let visible = try await ProjectedDataSource(roster, projection: Projection(where: { $0.isActive }))
+/// let subscription = await visible.subscribe()          // any number of subscribers and views
+/// try await visible.setProjection(Projection(where: { $0.name.contains(query) }))   // one batch
+/// ```
+///
+/// A projected source is a ``DataSourceType`` with the whole contract (G1–G10): it follows its parent
+/// through one subscription and publishes through a ``Broadcaster``. Its versions are its own: they count
+/// the batches of what it shows, one per parent batch that changes what is shown and one per
+/// ``setProjection(_:)`` that does.
+///
+/// - **Cost follows the change.** A parent batch that touches *k* items asks the projection's closures
+///   about those *k* items only, and pairs the others without hashing them; see
+///   ``ProjectionState/applying(_:startsAtParent:)`` in CONTRIBUTING.md. A new projection projects and
+///   diffs in full.
+/// - **Bad closures.** When a closure throws, or the order is not a strict weak ordering, what is shown
+///   stays as it was: ``setProjection(_:)`` throws the ``ProjectionError``, and a parent batch's error is
+///   delivered on ``errors`` (the next parent batch projects in full again). A closure that traps stops
+///   the process, as anywhere in Swift.
+/// - **Per subscriber.** Each view or client that needs its own filter makes its own projected source
+///   over the same parent (``DataSourceType/projected(_:)``): each one's work runs on its own actor, off
+///   the main actor.
+/// - **Lifetime.** The projected source holds its parent. Dropping it ends its subscription to the
+///   parent and finishes its own subscribers' streams.
+public final class ProjectedDataSource<Section: SectionType>: DataSourceType {
+  @usableFromInline let engine: ProjectionEngine<Section>
+  @usableFromInline let follower: Task<Void, Never>
+  @usableFromInline let parentSubscription: Subscription<Section>
+
+  /// The source this one shows.
+  public let parent: any DataSourceType<Section>
+
+  /// Errors of parent batches whose projection failed (a closure threw); the previous projection stayed.
+  /// Keeps the newest 100 if nobody reads them.
+  public let errors: AsyncStream<ProjectionError>
+
+  /// Starts showing `parent` through `projection`.
+  ///
+  /// Inlinable so that the projection's work is specialised for your types in your build.
+  ///
+  /// - Throws: ``ProjectionError`` when the projection's closures fail on the parent's current state.
+  /// - Complexity: O(*n*) predicate calls (O(*n* log *n*) comparisons when sorting), off the caller's actor.
+  @inlinable
+  public init<Parent: DataSourceType>(_ parent: Parent, projection: Projection<Section> = .all)
+    async throws(ProjectionError) where Parent.Section == Section
+  {
+    let subscription = await parent.subscribe()
+    let steps = ProjectionSteps<Section>()
+    let state: ProjectionState<Section>
+    do {
+      state = try await steps.start(subscription.snapshot, projection)
+    } catch {
+      subscription.cancel()
+      throw error
+    }
+    let (errors, reporter) = AsyncStream.makeStream(
+      of: ProjectionError.self, bufferingPolicy: .bufferingNewest(100))
+    let engine = ProjectionEngine(
+      state: state, parentVersion: subscription.version, steps: steps, reporter: reporter)
+    let batches = subscription.batches
+    // A parent batch that cancels out is never delivered; settled() must still see it taken.
+    subscription.observeCancelledOut? { [applied = engine.appliedParentVersion] in applied.advance(to: $0) }
+    self.engine = engine
+    self.errors = errors
+    self.parentSubscription = subscription
+    self.parent = parent
+    follower = Task {
+      for await batch in batches { await engine.receive(batch) }
+      engine.parentEnded()
+    }
+  }
+
+  deinit {
+    follower.cancel()
+    parentSubscription.cancel()
+    engine.broadcaster.finish()
+  }
+
+  /// The projection in use.
+  public var projection: Projection<Section> { get async { await engine.state.projection } }
+
+  /// Shows the parent through `projection` from now on, publishing the difference as one batch (none
+  /// when nothing shown changes).
+  ///
+  /// - Throws: ``ProjectionError`` when a closure fails; the previous projection stays, and nothing is
+  ///   published.
+  /// - Complexity: O(*n*) predicate calls (O(*n* log *n*) comparisons when sorting) and a full diff, on
+  ///   the projected source's actor.
+  public func setProjection(_ projection: Projection<Section>) async throws(ProjectionError) {
+    try await engine.replace(projection)
+  }
+
+  /// The newest state shown.
+  public var snapshot: Snapshot<Section> { get async { engine.broadcaster.snapshot } }
+
+  /// The version of the newest state shown.
+  public var version: Int { get async { engine.broadcaster.version } }
+
+  /// The number of live subscriptions.
+  public var subscriberCount: Int { engine.broadcaster.subscriberCount }
+
+  /// Returns the current snapshot and the batches that follow it; see ``Subscription``.
+  public func subscribe(pacing: Pacing) async -> Subscription<Section> {
+    engine.broadcaster.subscribe(pacing: pacing)
+  }
+
+  /// Returns once every mutation of the parent made before the call has reached this source and its
+  /// result has been offered to every subscriber (G10).
+  public func settled() async {
+    await parent.settled()
+    let version = await parent.offeredVersion
+    _ = await engine.appliedParentVersion.reached(version)
+  }
+}
+
+extension DataSourceType {
+  /// A projected source showing this one through `projection`: one per view or client that needs its
+  /// own filter.
+  /// - Complexity: O(*n*) predicate calls, off the caller's actor.
+  @inlinable
+  public func projected(_ projection: Projection<Section>) async throws(ProjectionError)
+    -> ProjectedDataSource<Section>
+  {
+    try await ProjectedDataSource(self, projection: projection)
+  }
+}
+
+/// The projection's steps as function values, made where the client's build specialises them (see
+/// `Differ`).
+@usableFromInline
+struct ProjectionSteps<Section: SectionType>: Sendable {
+  @usableFromInline let make:
+    @Sendable (Snapshot<Section>, Projection<Section>) throws(ProjectionError) -> ProjectionState<Section>
+  @usableFromInline let apply:
+    @Sendable (ProjectionState<Section>, Changeset<Section>, Bool) throws(ProjectionError) -> (
+      ProjectionState<Section>, Changeset<Section>
+    )
+  @usableFromInline let replace:
+    @Sendable (ProjectionState<Section>, Projection<Section>) throws(ProjectionError) -> (
+      ProjectionState<Section>, Changeset<Section>
+    )
+
+  @inlinable
+  init() {
+    make = { (parent, projection) throws(ProjectionError) in
+      try ProjectionState(parent: parent, projection: projection)
+    }
+    apply = { (state, changeset, startsAtParent) throws(ProjectionError) in
+      try state.applying(changeset, startsAtParent: startsAtParent)
+    }
+    replace = { (state, projection) throws(ProjectionError) in try state.replacingProjection(with: projection)
+    }
+  }
+
+  /// The first projection, on the global concurrent executor (G9).
+  @concurrent
+  @usableFromInline
+  func start(_ parent: Snapshot<Section>, _ projection: Projection<Section>) async throws(ProjectionError)
+    -> ProjectionState<Section>
+  {
+    try make(parent, projection)
+  }
+}
+
+/// The actor a projected source works on: it applies parent batches and new projections in order, and
+/// publishes what changes.
+@usableFromInline
+actor ProjectionEngine<Section: SectionType> {
+  @usableFromInline var state: ProjectionState<Section>
+  /// The parent version the state reflects.
+  @usableFromInline var parentVersion: Int
+  @usableFromInline let steps: ProjectionSteps<Section>
+  @usableFromInline let reporter: AsyncStream<ProjectionError>.Continuation
+  @usableFromInline nonisolated let broadcaster: Broadcaster<Section>
+  /// The newest parent version handled, for ``ProjectedDataSource/settled()``.
+  @usableFromInline nonisolated let appliedParentVersion: AppliedVersion
+
+  @usableFromInline
+  init(
+    state: ProjectionState<Section>, parentVersion: Int, steps: ProjectionSteps<Section>,
+    reporter: AsyncStream<ProjectionError>.Continuation
+  ) {
+    self.state = state
+    self.parentVersion = parentVersion
+    self.steps = steps
+    self.reporter = reporter
+    broadcaster = Broadcaster(snapshot: state.shown)
+    appliedParentVersion = AppliedVersion(parentVersion)
+  }
+
+  /// Applies one parent batch.
+  @usableFromInline
+  func receive(_ batch: UpdateBatch<Section>) {
+    do {
+      let (next, change) = try steps.apply(state, batch.changeset, batch.from == parentVersion)
+      state = next
+      publish(change)
+    } catch {
+      reporter.yield(error)
+      state = state.skipping(to: batch.snapshot)
+    }
+    parentVersion = batch.to
+    appliedParentVersion.advance(to: batch.to)
+  }
+
+  /// Replaces the projection.
+  @usableFromInline
+  func replace(_ projection: Projection<Section>) throws(ProjectionError) {
+    let (next, change) = try steps.replace(state, projection)
+    state = next
+    publish(change)
+  }
+
+  /// The parent's stream ended: nothing more will be applied.
+  @usableFromInline
+  nonisolated func parentEnded() {
+    appliedParentVersion.finish()
+    reporter.finish()
+  }
+
+  private func publish(_ change: Changeset<Section>) {
+    if change.isEmpty { return }
+    let version = broadcaster.version
+    do {
+      try broadcaster.publish(
+        UpdateBatch(from: version, to: version + 1, changeset: change), refreshing: change.forcedRefreshes)
+    } catch {
+      // Only this actor publishes, one batch at a time, from the newest version: only `finished` can
+      // happen, once the projected source is gone, and then nobody is listening.
+    }
+  }
+}

@@ -1,0 +1,101 @@
+// What a projected source shows of its parent: a filter, an order, and which sections to hide.
+
+/// Which items and sections of a parent source a ``ProjectedDataSource`` shows, and in which order.
+///
+/// allaboutapps' `isHidden` closures, as a value: change it at run time (a search text, a "show done"
+/// switch) with ``ProjectedDataSource/setProjection(_:)`` and the view animates the difference.
+///
+/// ```swift
+/// let open = Projection<Section<String, Task>>(
+///   where: { !$0.isDone },
+///   sortedBy: { $0.due < $1.due },
+///   hidingEmptySections: true)
+/// ```
+///
+/// The closures must be pure: the same item gives the same answer as long as it is `==` to itself.
+/// A projection asks them only about items that changed, and keeps its earlier answers for the rest.
+/// A closure that throws is reported as a ``ProjectionError`` and nothing shown changes.
+public struct Projection<Section: SectionType>: Sendable {
+  /// The item type.
+  public typealias Item = Section.Item
+
+  /// Whether an item is shown; `nil` shows every item.
+  public var isIncluded: (@Sendable (Item) throws -> Bool)?
+  /// The order of the items inside each section, a strict weak ordering; `nil` keeps the parent's order.
+  /// Items it considers equivalent keep the parent's order.
+  public var areInIncreasingOrder: (@Sendable (Item, Item) throws -> Bool)?
+  /// Whether a section is shown; `nil` shows every section.
+  public var isSectionIncluded: (@Sendable (Section) throws -> Bool)?
+  /// Whether a section with no shown items is hidden.
+  public var hidesEmptySections: Bool
+
+  /// Creates a projection.
+  /// - Parameters:
+  ///   - isIncluded: Whether an item is shown; `nil` shows every item.
+  ///   - areInIncreasingOrder: The order inside each section; `nil` keeps the parent's order.
+  ///   - isSectionIncluded: Whether a section is shown; `nil` shows every section.
+  ///   - hidingEmptySections: Whether sections with no shown items are hidden.
+  public init(
+    where isIncluded: (@Sendable (Item) throws -> Bool)? = nil,
+    sortedBy areInIncreasingOrder: (@Sendable (Item, Item) throws -> Bool)? = nil,
+    sectionsWhere isSectionIncluded: (@Sendable (Section) throws -> Bool)? = nil,
+    hidingEmptySections: Bool = false
+  ) {
+    self.isIncluded = isIncluded
+    self.areInIncreasingOrder = areInIncreasingOrder
+    self.isSectionIncluded = isSectionIncluded
+    self.hidesEmptySections = hidingEmptySections
+  }
+
+  /// Shows everything, in the parent's order.
+  public static var all: Projection { Projection() }
+}
+
+/// Why a projection could not be computed; what was shown before stays.
+public struct ProjectionError: Error, Hashable, Sendable, CustomStringConvertible {
+  /// What went wrong. New codes may be added.
+  public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    /// A stable, readable name of the code, such as `"predicateThrew"`.
+    public let rawValue: String
+    /// Creates a code.
+    public init(rawValue: String) { self.rawValue = rawValue }
+    /// The raw value.
+    public var description: String { rawValue }
+
+    /// ``Projection/isIncluded`` threw for the item.
+    public static let predicateThrew = Code(rawValue: "predicateThrew")
+    /// ``Projection/isSectionIncluded`` threw for the section.
+    public static let sectionPredicateThrew = Code(rawValue: "sectionPredicateThrew")
+    /// ``Projection/areInIncreasingOrder`` threw comparing the item with another.
+    public static let orderThrew = Code(rawValue: "orderThrew")
+    /// ``Projection/areInIncreasingOrder`` is not a strict weak ordering: it said an item comes before
+    /// itself, or contradicted itself about the item and its neighbour.
+    public static let invalidOrdering = Code(rawValue: "invalidOrdering")
+  }
+
+  /// What went wrong.
+  public var code: Code
+  /// The section involved, described (`"\(id)"`).
+  public var section: String?
+  /// The item involved, described (`"\(id)"`).
+  public var item: String?
+  /// What the closure threw, described.
+  public var underlying: String?
+
+  /// Creates an error.
+  public init(_ code: Code, section: String? = nil, item: String? = nil, underlying: String? = nil) {
+    self.code = code
+    self.section = section
+    self.item = item
+    self.underlying = underlying
+  }
+
+  /// `predicateThrew: item 42 in section A: <what it threw>`.
+  public var description: String {
+    var text = "\(code)"
+    if let item { text += ": item \(item)" }
+    if let section { text += (item == nil ? ": section " : " in section ") + section }
+    if let underlying { text += ": \(underlying)" }
+    return text
+  }
+}

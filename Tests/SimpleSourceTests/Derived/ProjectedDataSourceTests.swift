@@ -1,0 +1,243 @@
+// ProjectedDataSource against its model (filter and sort the parent's snapshot), under concurrent writers
+// and projection changes, with bad closures, per-subscriber projections and the conformance suite.
+
+import Foundation
+@testable import SimpleSource
+import SimpleSourceTesting
+import Testing
+
+/// Counts closure calls from one test.
+final class Tally: Sendable {
+  private let count = Locked(0)
+  func add() { count.withLock { $0 += 1 } }
+  var value: Int { count.withLock { $0 } }
+  func reset() { count.withLock { $0 = 0 } }
+}
+
+struct Boom: Error, CustomStringConvertible {
+  var description: String { "boom" }
+}
+
+@Suite("ProjectedDataSource", .timeLimit(.minutes(5)))
+struct ProjectedDataSourceTests {
+  static let settings = RandomTestSettings.current(
+    defaultCases: 40, casesVariable: "SIMPLESOURCE_DERIVED_RUNS")
+
+  @Test("after every batch it shows the parent filtered and sorted; writers and projection changes race")
+  func model() async throws {
+    let settings = Self.settings
+    var random = SeededGenerator(seed: settings.seed(forShard: 50))
+    var batches = 0
+    for run in 0..<settings.cases {
+      var rule = RandomProjection(using: &random)
+      let parent = try BasicDataSource(sections: layout("A: a b c d | B: e f' g | C: | D: h i"))
+      let projected = try await ProjectedDataSource(parent, projection: rule.projection)
+      let recorder = await BatchRecorder(await projected.subscribe(), refreshStyle: .reconfigure)
+      let place = "run \(run) (\(rule)); \(settings.replay)"
+      // One step at a time: the projection equals the model after every batch.
+      for _ in 0..<4 {
+        let edit = RandomEdit(using: &random)
+        _ = try? await parent.update { edit.apply(to: &$0) }
+        await projected.settled()
+        let expected = rule.model(await parent.snapshot.sections)
+        #expect(await projected.snapshot.sections == expected, "\(place)")
+      }
+      // Racing: three writers and a task switching the projection.
+      let writerSeeds = (0..<3).map { _ in random.next() }
+      let rules = (0..<3).map { _ in RandomProjection(using: &random) }
+      await withTaskGroup(of: Void.self) { group in
+        for seed in writerSeeds {
+          group.addTask {
+            var random = SeededGenerator(seed: seed)
+            for _ in 0..<8 {
+              let edit = RandomEdit(using: &random)
+              _ = try? await parent.update { edit.apply(to: &$0) }
+            }
+          }
+        }
+        group.addTask {
+          for rule in rules { try? await projected.setProjection(rule.projection) }
+        }
+      }
+      rule = rules[rules.count - 1]
+      await projected.settled()
+      let final = await projected.snapshot
+      #expect(final.sections == rule.model(await parent.snapshot.sections), "after racing, \(place)")
+      await recorder.waitUntilShowing(final)
+      let violations = await recorder.violations
+      #expect(violations.isEmpty, "\(violations), \(place)")
+      batches += await recorder.batches.count
+      await recorder.cancel()
+    }
+    print("ProjectedDataSource model: \(settings.cases) runs, \(batches) batches checked; \(settings.replay)")
+  }
+
+  @Test("keeps the contract (conformance suite), with projection changes among the mutations")
+  func conformance() async {
+    var conformance = DataSourceConformance(
+      makeSource: {
+        try await ProjectedDataSource(
+          try BasicDataSource(sections: layout("A: a b | B: c | C: d")),
+          projection: Projection(
+            where: { RandomProjection.weight($0.id) % 3 != 0 }, sortedBy: { $0.id > $1.id },
+            hidingEmptySections: true))
+      },
+      subscriberCount: { $0.subscriberCount }
+    ) { source, random in
+      let edit = RandomEdit(using: &random)
+      if edit.kind == 8 {
+        try await source.setProjection(RandomProjection(using: &random).projection)
+      } else {
+        let parent = try #require(source.parent as? BasicDataSource<TestSection>)
+        try await parent.update { edit.apply(to: &$0) }
+      }
+    }
+    conformance.runs = ConformanceTests.settings.cases
+    let report = await conformance.run(seed: ConformanceTests.settings.seed(forShard: 4))
+    print("Conformance, ProjectedDataSource: \(report)")
+    #expect(report.passed, "\(report)")
+    #expect(report.batches > 0)
+  }
+
+  @Test("a closure that throws or a bad order changes nothing shown, and names the item")
+  func badClosures() async throws {
+    let parent = try BasicDataSource(sections: layout("A: a b c | B: d"))
+    let projected = try await ProjectedDataSource(parent, projection: Projection(where: { $0.id != "b" }))
+    let before = await projected.snapshot
+    let throwing = Projection<TestSection>(where: { item in
+      if item.id == "c" { throw Boom() }
+      return true
+    })
+    await #expect(throws: ProjectionError(.predicateThrew, section: "A", item: "c", underlying: "boom")) {
+      try await projected.setProjection(throwing)
+    }
+    do {
+      try await projected.setProjection(Projection(sortedBy: { _, _ in true }))
+      Issue.record("an order that puts every item first was accepted")
+    } catch {
+      #expect(error.code == .invalidOrdering && error.section == "A")
+    }
+    await #expect(throws: ProjectionError.self) {
+      try await projected.setProjection(Projection(sortedBy: { _, _ in throw Boom() }))
+    }
+    await #expect(throws: ProjectionError.self) {
+      try await projected.setProjection(Projection(sectionsWhere: { _ in throw Boom() }))
+    }
+    #expect(await projected.snapshot == before)
+    #expect(await projected.version == 0)
+    await #expect(throws: ProjectionError.self) { _ = try await parent.projected(throwing) }
+
+    // A parent batch whose projection throws: reported on `errors`, what is shown stays, and the next
+    // batch catches up in full.
+    let picky = try await parent.projected(
+      Projection(where: { item in
+        if item.id == "x" { throw Boom() }
+        return true
+      }))
+    var errors = picky.errors.makeAsyncIterator()
+    try await parent.appendItems([TestItem("x")], toSection: "B")
+    await picky.settled()
+    #expect(
+      await errors.next() == ProjectionError(.predicateThrew, section: "B", item: "x", underlying: "boom"))
+    #expect(await picky.snapshot.sections == layout("A: a b c | B: d"))
+    try await parent.deleteItems(["x", "a"])
+    await picky.settled()
+    #expect(await picky.snapshot.sections == layout("A: b c | B: d"))
+  }
+
+  @Test("each subscriber can have its own projection of one parent")
+  func perSubscriber() async throws {
+    let parent = try BasicDataSource(sections: layout("A: a b' c d'' | B: e f'"))
+    let even = try await parent.projected(
+      Projection(where: { $0.version % 2 == 0 }, hidingEmptySections: true))
+    let odd = try await parent.projected(
+      Projection(where: { $0.version % 2 == 1 }, sortedBy: { $0.id > $1.id }))
+    let evenView = await BatchRecorder(await even.subscribe())
+    let oddView = await BatchRecorder(await odd.subscribe())
+    try await parent.replaceItem(TestItem("a", version: 1))
+    try await parent.deleteItems(["e"])
+    await even.settled()
+    await odd.settled()
+    #expect(await even.snapshot.sections == layout("A: c d''"))
+    #expect(await odd.snapshot.sections == layout("A: b' a' | B: f'"))
+    await evenView.waitUntilShowing(await even.snapshot)
+    await oddView.waitUntilShowing(await odd.snapshot)
+    #expect(await evenView.violations.isEmpty)
+    #expect(await oddView.violations.isEmpty)
+    #expect(parent.subscriberCount == 2)
+  }
+
+  @Test(
+    "one parent edit asks the closures about that item only, at 1,000 or 20,000 items",
+    arguments: [1_000, 20_000])
+  func costFollowsTheChange(count: Int) async throws {
+    let predicateCalls = Tally()
+    let comparisons = Tally()
+    let items = (0..<count).map { TestItem("\($0)", version: $0 % 4) }
+    let parent = try BasicDataSource(sections: [TestSection(id: "all", items: items)])
+    let projected = try await parent.projected(
+      Projection(
+        where: { item in
+          predicateCalls.add()
+          return item.version != 3
+        },
+        sortedBy: { lhs, rhs in
+          comparisons.add()
+          return lhs.version < rhs.version
+        }))
+    predicateCalls.reset()
+    comparisons.reset()
+    try await parent.replaceItem(TestItem("\(count / 2)", version: 1))
+    await projected.settled()
+    #expect(predicateCalls.value == 1)
+    // A binary search and a neighbour check: O(log n), not O(n).
+    #expect(comparisons.value <= 4 * Int(log2(Double(count))) + 8, "\(comparisons.value) comparisons")
+    #expect(
+      await projected.snapshot.sections[0].items.count == count - count / 4 + (count / 2 % 4 == 3 ? 1 : 0))
+  }
+
+  @Test("projecting never runs on the main actor (G9)")
+  @MainActor
+  func offMain() async throws {
+    let onMain = Locked(false)
+    let parent = try BasicDataSource(sections: layout("A: a b c"))
+    let projected = try await parent.projected(
+      Projection(where: { _ in
+        if Thread.isMainThread { onMain.withLock { $0 = true } }
+        return true
+      }))
+    try await projected.setProjection(
+      Projection(where: { item in
+        if Thread.isMainThread { onMain.withLock { $0 = true } }
+        return item.id != "b"
+      }))
+    try await parent.appendItems([TestItem("d")], toSection: "A")
+    await projected.settled()
+    #expect(await projected.snapshot.sections == layout("A: a c d"))
+    #expect(!onMain.withLock { $0 })
+  }
+}
+
+@Suite("Following a source", .timeLimit(.minutes(1)))
+struct FollowingTests {
+  @Test("a lagging follower is told when its composed batch cancelled out, so derived sources settle")
+  func cancelledOutComposition() async throws {
+    let parent = try BasicDataSource(sections: layout("A: a b"))
+    let subscription = await parent.subscribe()
+    let passed = AppliedVersion()
+    try #require(subscription.observeCancelledOut != nil)
+    subscription.observeCancelledOut? { passed.advance(to: $0) }
+    // Two batches the subscriber does not read: a change and its reversal.
+    try await parent.replaceItem(TestItem("a", version: 1))
+    await parent.settled()
+    try await parent.replaceItem(TestItem("a", version: 0))
+    await parent.settled()
+    #expect(await parent.offeredVersion == 2)
+    let reader = Task {
+      for await batch in subscription.batches { Issue.record("an empty composition was delivered: \(batch)") }
+    }
+    #expect(await passed.reached(2))
+    subscription.cancel()
+    await reader.value
+  }
+}
