@@ -1,0 +1,375 @@
+// One source showing the sections of several, in order, each child mutating on its own.
+
+/// Why a composite refused a child or one of its states.
+public struct CompositionError: Error, Hashable, Sendable, CustomStringConvertible {
+  /// What went wrong. New codes may be added.
+  public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    /// A stable, readable name of the code, such as `"duplicateSectionID"`.
+    public let rawValue: String
+    /// Creates a code.
+    public init(rawValue: String) { self.rawValue = rawValue }
+    /// The raw value.
+    public var description: String { rawValue }
+
+    /// A section id of the child is also a section id of another child.
+    public static let duplicateSectionID = Code(rawValue: "duplicateSectionID")
+    /// An item id of the child is also an item id of another child.
+    public static let duplicateItemID = Code(rawValue: "duplicateItemID")
+    /// The child is already in the composite.
+    public static let childAlreadyAdded = Code(rawValue: "childAlreadyAdded")
+    /// The child is not in the composite.
+    public static let unknownChild = Code(rawValue: "unknownChild")
+    /// The insertion index is outside `0...children.count`.
+    public static let indexOutOfRange = Code(rawValue: "indexOutOfRange")
+  }
+
+  /// What went wrong.
+  public var code: Code
+  /// The child's index in the composite (where it is, or would be).
+  public var child: Int?
+  /// The clashing id, described.
+  public var id: String?
+
+  /// Creates an error.
+  public init(_ code: Code, child: Int? = nil, id: String? = nil) {
+    self.code = code
+    self.child = child
+    self.id = id
+  }
+
+  /// `duplicateItemID: child 2: id 42`.
+  public var description: String {
+    "\(code)" + (child.map { ": child \($0)" } ?? "") + (id.map { ": id \($0)" } ?? "")
+  }
+}
+
+/// One source showing the sections of several child sources, in order: Squarespace's `CompositeDataSource`.
+///
+/// ```swift
+/// let screen = try await CompositeDataSource([pinned, inbox, archive])
+/// try await screen.insert(drafts, at: 1)            // its sections appear as one batch
+/// ```
+///
+/// - **Ids.** Section ids and item ids stay unique across the children: a child that would clash is
+///   refused with a ``CompositionError`` when added. When a child's *new state* clashes, the composite
+///   keeps showing that child's previous state, reports the error on ``errors``, and shows the child again
+///   from its first state that does not clash.
+/// - **Versions** are the composite's own, contiguous: one per child batch, and one per child added or
+///   removed. Each child mutates on its own; their batches are applied one at a time, in the order they
+///   arrive.
+/// - **Cost follows the change.** A child's batch is shifted into the composite's coordinates, not
+///   re-diffed; the composite's id index is copied and patched for the sections whose items moved. Adding
+///   or removing a child diffs in full.
+/// - **Lifetime.** The composite holds its children; dropping it ends its subscriptions to them and
+///   finishes its own subscribers' streams.
+public final class CompositeDataSource<Section: SectionType>: DataSourceType {
+  @usableFromInline let engine: CompositeEngine<Section>
+
+  /// Child states that clashed with another child's ids; the composite kept the child's previous state.
+  /// Keeps the newest 100 if nobody reads them.
+  public let errors: AsyncStream<CompositionError>
+
+  /// Shows `children`, in order.
+  /// - Throws: ``CompositionError`` when two children share a section or item id.
+  /// - Complexity: O(*n*) for *n* items in all.
+  @inlinable
+  public init(_ children: [any DataSourceType<Section>] = []) async throws(CompositionError) {
+    let (errors, reporter) = AsyncStream.makeStream(
+      of: CompositionError.self, bufferingPolicy: .bufferingNewest(100))
+    self.errors = errors
+    // The first children make the first state, version 0: no batch.
+    var subscriptions: [Subscription<Section>] = []
+    var sections: [Section] = []
+    for child in children {
+      let subscription = await child.subscribe()
+      subscriptions.append(subscription)
+      sections += subscription.snapshot.sections
+    }
+    let keys = children.map { ObjectIdentifier($0) }
+    if let repeated = keys.indices.first(where: { keys[..<$0].contains(keys[$0]) }) {
+      for subscription in subscriptions { subscription.cancel() }
+      throw CompositionError(.childAlreadyAdded, child: repeated)
+    }
+    let snapshot: Snapshot<Section>
+    do {
+      snapshot = try Snapshot(sections)
+    } catch {
+      for subscription in subscriptions { subscription.cancel() }
+      let position = error.positions.last?.section ?? error.sectionIndices.last ?? 0
+      var child = 0
+      var count = 0
+      for subscription in subscriptions {
+        count += subscription.snapshot.sections.count
+        if position < count { break }
+        child += 1
+      }
+      throw CompositeEngine<Section>.clash(error, childAt: child)
+    }
+    engine = CompositeEngine(snapshot: snapshot, reporter: reporter)
+    for (child, subscription) in zip(children, subscriptions) {
+      await engine.follow(child, subscription, at: nil)
+    }
+  }
+
+  deinit { engine.stop() }
+
+  /// The children, in order.
+  public var children: [any DataSourceType<Section>] { get async { await engine.children.map(\.source) } }
+
+  /// Adds `child` after the others; its sections appear as one batch.
+  /// - Throws: ``CompositionError`` when it shares an id with another child or is already added.
+  /// - Complexity: O(*n*): one full diff.
+  public func append(_ child: some DataSourceType<Section>) async throws(CompositionError) {
+    try await engine.insert(child, at: nil)
+  }
+
+  /// Inserts `child` at `index` among the children; its sections appear as one batch.
+  /// - Throws: ``CompositionError`` when it shares an id with another child, is already added, or `index`
+  ///   is out of range.
+  /// - Complexity: O(*n*): one full diff.
+  public func insert(_ child: some DataSourceType<Section>, at index: Int) async throws(CompositionError) {
+    try await engine.insert(child, at: index)
+  }
+
+  /// Removes `child`; its sections disappear as one batch.
+  /// - Throws: ``CompositionError/Code-swift.struct/unknownChild`` when it is not a child.
+  /// - Complexity: O(*n*): one full diff.
+  public func remove(_ child: some DataSourceType<Section>) async throws(CompositionError) {
+    try await engine.remove(child)
+  }
+
+  /// The newest state shown.
+  public var snapshot: Snapshot<Section> { get async { engine.broadcaster.snapshot } }
+
+  /// The version of the newest state shown.
+  public var version: Int { get async { engine.broadcaster.version } }
+
+  /// The number of live subscriptions.
+  public var subscriberCount: Int { engine.broadcaster.subscriberCount }
+
+  /// Returns the current snapshot and the batches that follow it; see ``Subscription``.
+  public func subscribe(pacing: Pacing) async -> Subscription<Section> {
+    engine.broadcaster.subscribe(pacing: pacing)
+  }
+
+  /// Returns once every mutation of every child made before the call has reached the composite and been
+  /// offered to every subscriber (G10).
+  public func settled() async {
+    for child in await engine.children {
+      await child.source.settled()
+      _ = await child.applied.reached(await child.source.offeredVersion)
+    }
+  }
+}
+
+/// The actor a composite works on: it applies children's batches and changes of children one at a time.
+@usableFromInline
+actor CompositeEngine<Section: SectionType> {
+  /// One child: what the composite shows of it, and how far it has followed it.
+  @usableFromInline
+  struct Child: Sendable {
+    let source: any DataSourceType<Section>
+    let key: ObjectIdentifier
+    let subscription: Subscription<Section>
+    let applied: AppliedVersion
+    /// The child's state shown (its sections are in the composite).
+    var shown: Snapshot<Section>
+    /// The child version `shown` is, or the newest one seen when it clashed.
+    var version: Int
+    /// Whether `shown` is the child's state at `version` (false after a clash).
+    var isCurrent = true
+    /// The child's newest state, held back while it clashes.
+    var latest: Snapshot<Section>
+    var follower: Task<Void, Never>?
+  }
+
+  @usableFromInline var children: [Child] = []
+  @usableFromInline nonisolated let broadcaster: Broadcaster<Section>
+  let reporter: AsyncStream<CompositionError>.Continuation
+
+  @usableFromInline
+  init(snapshot: Snapshot<Section>, reporter: AsyncStream<CompositionError>.Continuation) {
+    broadcaster = Broadcaster(snapshot: snapshot)
+    self.reporter = reporter
+  }
+
+  @usableFromInline
+  nonisolated func stop() {
+    broadcaster.finish()
+    reporter.finish()
+    Task { await self.endAll() }
+  }
+
+  private func endAll() {
+    for child in children {
+      child.follower?.cancel()
+      child.subscription.cancel()
+      child.applied.finish()
+    }
+    children = []
+  }
+
+  private var shown: Snapshot<Section> { broadcaster.snapshot }
+
+  private func sectionOffset(of index: Int) -> Int {
+    children[..<index].reduce(0) { $0 + $1.shown.sections.count }
+  }
+
+  @usableFromInline
+  func insert(_ source: some DataSourceType<Section>, at index: Int?) async throws(CompositionError) {
+    let key = ObjectIdentifier(source)
+    guard !children.contains(where: { $0.key == key }) else {
+      throw CompositionError(.childAlreadyAdded, child: children.firstIndex { $0.key == key })
+    }
+    let requested = index ?? children.count
+    guard (0...children.count).contains(requested) else {
+      throw CompositionError(.indexOutOfRange, child: requested)
+    }
+    let subscription = await source.subscribe()
+    // The subscription awaited: another insert may have run meanwhile.
+    guard !children.contains(where: { $0.key == key }) else {
+      subscription.cancel()
+      throw CompositionError(.childAlreadyAdded, child: children.firstIndex { $0.key == key })
+    }
+    let index = min(requested, children.count)
+    let offset = sectionOffset(of: index)
+    var sections = shown.sections
+    sections.insert(contentsOf: subscription.snapshot.sections, at: offset)
+    let next: Snapshot<Section>
+    do {
+      next = try Snapshot(sections)
+    } catch {
+      subscription.cancel()
+      throw Self.clash(error, childAt: index)
+    }
+    follow(source, subscription, at: index)
+    publish(Changeset(from: shown, to: next))
+  }
+
+  /// Starts following a child whose sections are in place (at `index`, or last).
+  @usableFromInline
+  func follow(_ source: some DataSourceType<Section>, _ subscription: Subscription<Section>, at index: Int?) {
+    let key = ObjectIdentifier(source)
+    let applied = AppliedVersion(subscription.version)
+    var child = Child(
+      source: source, key: key, subscription: subscription, applied: applied, shown: subscription.snapshot,
+      version: subscription.version, latest: subscription.snapshot)
+    subscription.observeCancelledOut? { applied.advance(to: $0) }
+    let batches = subscription.batches
+    child.follower = Task { [weak self] in
+      for await batch in batches {
+        guard let self else { return }
+        await self.receive(batch, from: key)
+      }
+      applied.finish()
+    }
+    children.insert(child, at: index ?? children.count)
+  }
+
+  @usableFromInline
+  func remove(_ source: some DataSourceType<Section>) throws(CompositionError) {
+    let key = ObjectIdentifier(source)
+    guard let index = children.firstIndex(where: { $0.key == key }) else {
+      throw CompositionError(.unknownChild)
+    }
+    let offset = sectionOffset(of: index)
+    let child = children.remove(at: index)
+    child.follower?.cancel()
+    child.subscription.cancel()
+    child.applied.finish()
+    var sections = shown.sections
+    sections.removeSubrange(offset..<(offset + child.shown.sections.count))
+    publish(Changeset(from: shown, to: Snapshot(trusted: sections)))
+  }
+
+  /// Applies one child batch: shifted into place when it follows what is shown, else a full diff of the
+  /// child's region. Then children held back by a clash are tried again.
+  func receive(_ batch: UpdateBatch<Section>, from key: ObjectIdentifier) {
+    guard let index = children.firstIndex(where: { $0.key == key }) else { return }
+    children[index].latest = batch.snapshot
+    let child = children[index]
+    if child.isCurrent && batch.from == child.version {
+      let offset = sectionOffset(of: index)
+      let range = offset..<(offset + child.shown.sections.count)
+      let source = shown
+      do {
+        let target = try source.replacingSections(
+          range, with: batch.snapshot.sections, reindexed: Self.reindexed(by: batch.changeset))
+        children[index].shown = batch.snapshot
+        publish(
+          batch.changeset.embedded(
+            in: source, target: target, offset: offset, prefix: source.sections[..<range.lowerBound],
+            suffix: source.sections[range.upperBound...]))
+      } catch {
+        reporter.yield(Self.clash(error, childAt: index))
+        children[index].isCurrent = false
+      }
+    } else {
+      children[index].isCurrent = false
+    }
+    children[index].version = batch.to
+    for held in children.indices where !children[held].isCurrent {
+      showLatest(ofChildAt: held, reporting: held == index)
+    }
+    child.applied.advance(to: batch.to)
+  }
+
+  /// Shows a held-back child's newest state if it no longer clashes: a full diff of its region.
+  private func showLatest(ofChildAt index: Int, reporting: Bool) {
+    let child = children[index]
+    let offset = sectionOffset(of: index)
+    var sections = shown.sections
+    sections.replaceSubrange(offset..<(offset + child.shown.sections.count), with: child.latest.sections)
+    do {
+      let target = try Snapshot(sections)
+      children[index].shown = child.latest
+      children[index].isCurrent = true
+      publish(Changeset(from: shown, to: target))
+    } catch {
+      if reporting { reporter.yield(Self.clash(error, childAt: index)) }
+    }
+  }
+
+  /// The sections (new indices) whose items a changeset inserts, deletes or moves: their positions change.
+  static func reindexed(by changeset: Changeset<Section>) -> Set<Int> {
+    var sections = Set<Int>()
+    let items = changeset.itemChanges
+    for change in items.inserts { if let to = change.to { sections.insert(to.section) } }
+    for change in items.moves {
+      if let to = change.to { sections.insert(to.section) }
+      if let from = change.from,
+        let index = changeset.target.index(ofSection: changeset.source.sections[from.section].id)
+      {
+        sections.insert(index)
+      }
+    }
+    for change in items.deletes {
+      if let from = change.from,
+        let index = changeset.target.index(ofSection: changeset.source.sections[from.section].id)
+      {
+        sections.insert(index)
+      }
+    }
+    return sections
+  }
+
+  @usableFromInline
+  static func clash(_ error: DataSourceError<Section.ID, Section.Item.ID>, childAt index: Int)
+    -> CompositionError
+  {
+    if let id = error.itemID { return CompositionError(.duplicateItemID, child: index, id: "\(id)") }
+    return CompositionError(.duplicateSectionID, child: index, id: error.sectionID.map { "\($0)" })
+  }
+
+  private func publish(_ change: Changeset<Section>) {
+    if change.isEmpty { return }
+    let version = broadcaster.version
+    do {
+      try broadcaster.publish(
+        UpdateBatch(from: version, to: version + 1, changeset: change), refreshing: change.forcedRefreshes)
+    } catch {
+      // Only this actor publishes, from the newest version: only `finished` can happen, once the
+      // composite is gone and nobody listens.
+    }
+  }
+}

@@ -1,0 +1,113 @@
+// Replacing a run of sections of a snapshot, re-indexing only the sections whose items moved.
+
+extension Snapshot {
+  /// The snapshot with the sections in `range` replaced by `replacement`, which has the same section ids
+  /// in the same order; only the items of the sections at `reindexed` (indices into `replacement`) may
+  /// have changed position, been inserted or been deleted. The id index is copied and patched for those
+  /// sections; when the section ids differ it is rebuilt.
+  ///
+  /// - Throws: ``DataSourceError`` for an item id that is already elsewhere in the snapshot.
+  /// - Complexity: O(*n*) to copy the index without hashing, plus one hash per item of the re-indexed
+  ///   sections; O(*n*) hashes when the section ids differ.
+  @inlinable
+  func replacingSections(_ range: Range<Int>, with replacement: [Section], reindexed: Set<Int>) throws(Error)
+    -> Snapshot
+  {
+    var sections = self.sections
+    sections.replaceSubrange(range, with: replacement)
+    let sameShape =
+      replacement.count == range.count
+      && zip(self.sections[range], replacement).allSatisfy { $0.id == $1.id }
+    guard sameShape else { return try Snapshot(sections) }
+    var positions = positionByItemID
+    for relative in reindexed.sorted() {
+      for item in self.sections[range.lowerBound + relative].items { positions.removeValue(forKey: item.id) }
+    }
+    for relative in reindexed.sorted() {
+      let sectionIndex = range.lowerBound + relative
+      let items = replacement[relative].items
+      for itemIndex in items.indices {
+        let packed = PackedPosition(section: sectionIndex, item: itemIndex)
+        if let first = positions.updateValue(packed, forKey: items[itemIndex].id) {
+          throw .duplicateItem(
+            items[itemIndex].id, first: first.position,
+            second: ItemPosition(section: sectionIndex, item: itemIndex))
+        }
+      }
+    }
+    var offsets = itemOffsets
+    for index in range.lowerBound..<sections.count {
+      offsets[index + 1] = offsets[index] + sections[index].items.count
+    }
+    return Snapshot(
+      sections: sections, sectionIndexByID: sectionIndexByID, positionByItemID: positions,
+      itemOffsets: offsets)
+  }
+
+  /// A snapshot from parts known to agree.
+  @inlinable
+  init(
+    sections: [Section], sectionIndexByID: [Section.ID: Int], positionByItemID: [Item.ID: PackedPosition],
+    itemOffsets: [Int]
+  ) {
+    self.sections = sections
+    self.sectionIndexByID = sectionIndexByID
+    self.positionByItemID = positionByItemID
+    self.itemOffsets = itemOffsets
+  }
+}
+
+extension Changeset {
+  /// This change, made to a snapshot whose sections `offset..<offset + source.sections.count` are
+  /// ``source``'s, between `prefix` and `suffix`: every position shifted by `offset` sections, every stage's
+  /// data surrounded by the other sections.
+  ///
+  /// - Complexity: O(*c* + *s* · *t*) for *c* changes, *s* stages and *t* sections in all; no hashing.
+  @inlinable
+  func embedded(
+    in source: Snapshot<Section>, target: Snapshot<Section>, offset: Int, prefix: ArraySlice<Section>,
+    suffix: ArraySlice<Section>
+  ) -> Changeset {
+    func shift(_ list: ChangeList<Section.ID, Int>) -> ChangeList<Section.ID, Int> {
+      func move(_ changes: [Change<Section.ID, Int>]) -> [Change<Section.ID, Int>] {
+        changes.map { Change(id: $0.id, from: $0.from.map { $0 + offset }, to: $0.to.map { $0 + offset }) }
+      }
+      return ChangeList(
+        deletes: move(list.deletes), inserts: move(list.inserts), moves: move(list.moves),
+        updates: move(list.updates))
+    }
+    func shift(_ list: ChangeList<Item.ID, ItemPosition>) -> ChangeList<Item.ID, ItemPosition> {
+      func position(_ position: ItemPosition?) -> ItemPosition? {
+        position.map { ItemPosition(section: $0.section + offset, item: $0.item) }
+      }
+      func move(_ changes: [Change<Item.ID, ItemPosition>]) -> [Change<Item.ID, ItemPosition>] {
+        changes.map { Change(id: $0.id, from: position($0.from), to: position($0.to)) }
+      }
+      return ChangeList(
+        deletes: move(list.deletes), inserts: move(list.inserts), moves: move(list.moves),
+        updates: move(list.updates))
+    }
+    let stages = self.stages.map { stage in
+      ChangeStage(
+        kind: stage.kind, sectionChanges: shift(stage.sectionChanges), itemChanges: shift(stage.itemChanges),
+        data: Array(prefix) + stage.data + Array(suffix))
+    }
+    return Changeset(
+      source: source, target: target, stages: stages, sectionChanges: shift(sectionChanges),
+      itemChanges: shift(itemChanges), forcedRefreshes: forcedRefreshes)
+  }
+
+  @inlinable
+  init(
+    source: Snapshot<Section>, target: Snapshot<Section>, stages: [ChangeStage<Section>],
+    sectionChanges: ChangeList<Section.ID, Int>, itemChanges: ChangeList<Item.ID, ItemPosition>,
+    forcedRefreshes: Set<Item.ID>
+  ) {
+    self.source = source
+    self.target = target
+    self.stages = stages
+    self.sectionChanges = sectionChanges
+    self.itemChanges = itemChanges
+    self.forcedRefreshes = forcedRefreshes
+  }
+}
