@@ -51,7 +51,7 @@ func projectionOneEdit(iterations: Int) async -> RuntimeResult {
 /// against indexing the new list and diffing it from the old one.
 @available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
 func projectionRefilter(iterations: Int) async -> RuntimeResult {
-  let rounds = max(6, iterations)
+  let rounds = max(12, iterations)
   guard let parent = try? BasicDataSource(sections: hundredThousandItems()) else {
     fatalError("invalid data")
   }
@@ -76,4 +76,36 @@ func projectionRefilter(iterations: Int) async -> RuntimeResult {
     floors.append(elapsedMS(since: start))
   }
   return RuntimeResult(name: "projection-refilter-100k", ms: ours, floorMS: median(floors))
+}
+
+/// One `replaceItem` in one of 10 children of 10,000 items (10 sections each), to a subscriber of that
+/// child and to a subscriber of the composite of all ten; `vs_parent` is the composite's latency over the
+/// child's.
+@available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
+func compositeOneEdit(iterations: Int) async -> RuntimeResult {
+  let rounds = max(20, iterations * 4)
+  let children = (0..<10).map { child in
+    guard
+      let source = try? BasicDataSource(
+        sections: (0..<10).map { section in
+          BenchSection(
+            id: child * 10 + section,
+            items: (0..<1_000).map { Item(id: child * 10_000 + section * 1_000 + $0) })
+        })
+    else { fatalError("invalid data") }
+    return source
+  }
+  let edited = children[4]
+  func edit(_ round: Int) async {
+    _ = try? await edited.replaceItem(Item(id: 40_000 + round * 7_919 % 10_000, version: round + 1))
+  }
+  let childMS = await batchLatency(of: await edited.subscribe(), rounds: rounds, edit)
+  guard let composite = try? await CompositeDataSource(children) else { fatalError("composition failed") }
+  let compositeMS = await batchLatency(of: await composite.subscribe(), rounds: rounds) {
+    await edit($0 + rounds)
+  }
+  return RuntimeResult(
+    name: "composite-one-edit", ms: compositeMS, floorMS: .nan,
+    extra: ["vs_parent": compositeMS / childMS, "parent_ms": childMS],
+    note: String(format: "child %.2f ms; composite/child %.2fx", childMS, compositeMS / childMS))
 }

@@ -255,6 +255,7 @@ func latency(iterations: Int) async -> RuntimeResult {
 let runtimeCaseNames = [
   "throughput", "fanout-1", "fanout-10", "fanout-100", "fanout-1000", "stalled", "latency", "view-apply",
   "view-rebased", "projection-one-edit-100k", "projection-refilter-100k",
+  "composite-one-edit",
 ]
 
 @available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
@@ -267,6 +268,7 @@ func runRuntimeCase(named name: String, iterations: Int) async -> RuntimeResult 
   case "view-rebased": await viewBatch(iterations: iterations, rebased: true)
   case "projection-one-edit-100k": await projectionOneEdit(iterations: iterations)
   case "projection-refilter-100k": await projectionRefilter(iterations: iterations)
+  case "composite-one-edit": await compositeOneEdit(iterations: iterations)
   default: await fanout(Int(name.dropFirst("fanout-".count)) ?? 1, iterations: max(20, iterations * 4))
   }
 }
