@@ -17,6 +17,7 @@ let package = Package(
     .library(name: "SimpleSourceTesting", targets: ["SimpleSourceTesting"]),
     .executable(name: "employees", targets: ["employees"]),
     .executable(name: "live-roster", targets: ["live-roster"]),
+    .executable(name: "live-search", targets: ["live-search"]),
     .executable(name: "quickstart", targets: ["quickstart"]),
     .executable(name: "simplesource-bench", targets: ["simplesource-bench"]),
   ],
@@ -33,6 +34,12 @@ let package = Package(
       name: "live-roster",
       dependencies: ["SimpleSource", "SimpleSourceTesting"],
       path: "Examples/live-roster",
+      swiftSettings: strictness
+    ),
+    .executableTarget(
+      name: "live-search",
+      dependencies: ["SimpleSource", "SimpleSourceTesting"],
+      path: "Examples/live-search",
       swiftSettings: strictness
     ),
     .executableTarget(
