@@ -155,10 +155,7 @@ public final class CompositeDataSource<Section: SectionType>: DataSourceType {
   /// Returns once every mutation of every child made before the call has reached the composite and been
   /// offered to every subscriber (G10).
   public func settled() async {
-    for child in await engine.children {
-      await child.source.settled()
-      _ = await child.applied.reached(await child.source.offeredVersion)
-    }
+    for child in await engine.children { await settle(child.source, applied: child.applied) }
   }
 }
 
@@ -254,14 +251,8 @@ actor CompositeEngine<Section: SectionType> {
     var child = Child(
       source: source, key: key, subscription: subscription, applied: applied, shown: subscription.snapshot,
       version: subscription.version, latest: subscription.snapshot)
-    subscription.observeCancelledOut? { applied.advance(to: $0) }
-    let batches = subscription.batches
-    child.follower = Task { [weak self] in
-      for await batch in batches {
-        guard let self else { return }
-        await self.receive(batch, from: key)
-      }
-      applied.finish()
+    child.follower = followParent(subscription, applied: applied) { [weak self] batch in
+      await self?.receive(batch, from: key)
     }
     children.insert(child, at: index ?? children.count)
   }
@@ -311,7 +302,6 @@ actor CompositeEngine<Section: SectionType> {
     for held in children.indices where !children[held].isCurrent {
       showLatest(ofChildAt: held, reporting: held == index)
     }
-    child.applied.advance(to: batch.to)
   }
 
   /// Shows a held-back child's newest state if it no longer clashes: a full diff of its region.
@@ -361,15 +351,5 @@ actor CompositeEngine<Section: SectionType> {
     return CompositionError(.duplicateSectionID, child: index, id: error.sectionID.map { "\($0)" })
   }
 
-  private func publish(_ change: Changeset<Section>) {
-    if change.isEmpty { return }
-    let version = broadcaster.version
-    do {
-      try broadcaster.publish(
-        UpdateBatch(from: version, to: version + 1, changeset: change), refreshing: change.forcedRefreshes)
-    } catch {
-      // Only this actor publishes, from the newest version: only `finished` can happen, once the
-      // composite is gone and nobody listens.
-    }
-  }
+  private func publish(_ change: Changeset<Section>) { broadcaster.publishNext(change) }
 }

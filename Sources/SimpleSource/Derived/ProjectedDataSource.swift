@@ -62,23 +62,18 @@ public final class ProjectedDataSource<Section: SectionType>: DataSourceType {
       of: ProjectionError.self, bufferingPolicy: .bufferingNewest(100))
     let engine = ProjectionEngine(
       state: state, parentVersion: subscription.version, steps: steps, reporter: reporter)
-    let batches = subscription.batches
-    // A parent batch that cancels out is never delivered; settled() must still see it taken.
-    subscription.observeCancelledOut? { [applied = engine.appliedParentVersion] in applied.advance(to: $0) }
     self.engine = engine
     self.errors = errors
     self.parentSubscription = subscription
     self.parent = parent
-    follower = Task {
-      for await batch in batches { await engine.receive(batch) }
-      engine.parentEnded()
-    }
+    follower = followParent(subscription, applied: engine.appliedParentVersion) { await engine.receive($0) }
   }
 
   deinit {
     follower.cancel()
     parentSubscription.cancel()
     engine.broadcaster.finish()
+    engine.reporter.finish()
   }
 
   /// The projection in use.
@@ -112,9 +107,7 @@ public final class ProjectedDataSource<Section: SectionType>: DataSourceType {
   /// Returns once every mutation of the parent made before the call has reached this source and its
   /// result has been offered to every subscriber (G10).
   public func settled() async {
-    await parent.settled()
-    let version = await parent.offeredVersion
-    _ = await engine.appliedParentVersion.reached(version)
+    await settle(parent, applied: engine.appliedParentVersion)
   }
 }
 
@@ -175,7 +168,7 @@ actor ProjectionEngine<Section: SectionType> {
   /// The parent version the state reflects.
   @usableFromInline var parentVersion: Int
   @usableFromInline let steps: ProjectionSteps<Section>
-  @usableFromInline let reporter: AsyncStream<ProjectionError>.Continuation
+  @usableFromInline nonisolated let reporter: AsyncStream<ProjectionError>.Continuation
   @usableFromInline nonisolated let broadcaster: Broadcaster<Section>
   /// The newest parent version handled, for ``ProjectedDataSource/settled()``.
   @usableFromInline nonisolated let appliedParentVersion: AppliedVersion
@@ -205,7 +198,6 @@ actor ProjectionEngine<Section: SectionType> {
       state = state.skipping(to: batch.snapshot)
     }
     parentVersion = batch.to
-    appliedParentVersion.advance(to: batch.to)
   }
 
   /// Replaces the projection.
@@ -215,23 +207,5 @@ actor ProjectionEngine<Section: SectionType> {
     state = next
     publish(change)
   }
-
-  /// The parent's stream ended: nothing more will be applied.
-  @usableFromInline
-  nonisolated func parentEnded() {
-    appliedParentVersion.finish()
-    reporter.finish()
-  }
-
-  private func publish(_ change: Changeset<Section>) {
-    if change.isEmpty { return }
-    let version = broadcaster.version
-    do {
-      try broadcaster.publish(
-        UpdateBatch(from: version, to: version + 1, changeset: change), refreshing: change.forcedRefreshes)
-    } catch {
-      // Only this actor publishes, one batch at a time, from the newest version: only `finished` can
-      // happen, once the projected source is gone, and then nobody is listening.
-    }
-  }
+  private func publish(_ change: Changeset<Section>) { broadcaster.publishNext(change) }
 }
