@@ -16,7 +16,7 @@
 ///
 /// - **Cost follows the change.** A parent batch that touches *k* items asks the projection's closures
 ///   about those *k* items only, and pairs the others without hashing them; see
-///   ``ProjectionState/applying(_:startsAtParent:)`` in CONTRIBUTING.md. A new projection projects and
+///   <doc:DerivedSources>. A new projection projects and
 ///   diffs in full.
 /// - **Bad closures.** When a closure throws, or the order is not a strict weak ordering, what is shown
 ///   stays as it was: ``setProjection(_:)`` throws the ``ProjectionError``, and a parent batch's error is
