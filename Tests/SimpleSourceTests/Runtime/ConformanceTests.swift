@@ -162,3 +162,85 @@ struct ConformanceTests {
     }
   }
 }
+
+/// A feed of states that tells when each was taken: the source asks for value k + 1 only once it has
+/// applied value k, so "asked k + 1 times" means "applied the k-th value".
+final class HandOffFeed: AsyncSequence, Sendable {
+  typealias Element = [TestSection]
+  private let state:
+    Locked<(values: [[TestSection]], pushed: Int, waiter: CheckedContinuation<[TestSection]?, Never>?)>
+  private let asked = AppliedVersion()
+  private let latest: Locked<[TestSection]>
+
+  init(_ initial: [TestSection]) {
+    state = Locked(([], 0, nil))
+    latest = Locked(initial)
+  }
+
+  /// Pushes the latest state edited by `edit`, and returns once the source has applied it.
+  func push(_ edit: RandomEdit) async {
+    let number = latest.withLock { latest -> Int in
+      var next = latest
+      edit.apply(to: &next)
+      // A state with a duplicate id is pushed too (the source must reject it), but not built on.
+      if (try? Snapshot(next)) != nil { latest = next }
+      return state.withLock { state in
+        state.pushed += 1
+        if let waiter = state.waiter {
+          state.waiter = nil
+          waiter.resume(returning: next)
+        } else {
+          state.values.append(next)
+        }
+        return state.pushed
+      }
+    }
+    _ = await asked.reached(number + 1)
+  }
+
+  struct Iterator: AsyncIteratorProtocol {
+    let feed: HandOffFeed
+    mutating func next() async -> [TestSection]? { await feed.take() }
+  }
+
+  func makeAsyncIterator() -> Iterator { Iterator(feed: self) }
+
+  private func take() async -> [TestSection]? {
+    asked.advance(to: asked.current + 1)
+    return await withCheckedContinuation { continuation in
+      let ready = state.withLock { state -> [TestSection]?? in
+        if !state.values.isEmpty { return .some(state.values.removeFirst()) }
+        state.waiter = continuation
+        return .none
+      }
+      if let ready { continuation.resume(returning: ready) }
+    }
+  }
+}
+
+/// The feed of each ObservedDataSource under test.
+let feeds = Locked<[ObjectIdentifier: HandOffFeed]>([:])
+
+extension ConformanceTests {
+  @Test("ObservedDataSource keeps the contract")
+  func observedDataSource() async {
+    let start = layout("A: a b | B: c")
+    var conformance = DataSourceConformance(
+      makeSource: {
+        let feed = HandOffFeed(start)
+        let source = try ObservedDataSource(feed, initial: start)
+        feeds.withLock { $0[ObjectIdentifier(source)] = feed }
+        return source
+      },
+      subscriberCount: { $0.subscriberCount }
+    ) { source, random in
+      let feed = try #require(feeds.withLock { $0[ObjectIdentifier(source)] })
+      await feed.push(RandomEdit(using: &random))
+    }
+    conformance.runs = Self.settings.cases
+    let report = await conformance.run(seed: Self.settings.seed(forShard: 7))
+    print("Conformance, ObservedDataSource: \(report)")
+    #expect(report.passed, "\(report)")
+    #expect(report.batches > 0)
+  }
+}
