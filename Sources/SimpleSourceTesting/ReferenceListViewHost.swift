@@ -59,6 +59,10 @@ public final class ReferenceListViewHost<Section: SectionType>: ListView {
   public private(set) var animatedBatchCount = 0
   /// Every batch performed, in order.
   public private(set) var batches: [BatchUpdate] = []
+  /// The animation each animated operation got, in the order of ``batches`` and, inside a batch, in the
+  /// order UIKit's calls are made (section deletes, inserts, reloads; item deletes, inserts, reloads).
+  /// Moves and reconfigures take no animation and are not listed.
+  public private(set) var animations: [AnimatedOperation] = []
 
   private var cellClasses: [String: ReferenceReusableView.Type] = [:]
   private var supplementaryClasses: [SupplementaryKind: [String: ReferenceReusableView.Type]] = [:]
@@ -103,6 +107,30 @@ public final class ReferenceListViewHost<Section: SectionType>: ListView {
     reference.reloadData(data)
     recycleAll()
     refreshViews(newSectionsOnly: false)
+  }
+
+  /// Performs the batch like ``performBatchUpdates(_:animated:updateData:)``, recording the animation
+  /// of each operation in ``animations``.
+  public func performBatchUpdates(
+    _ update: BatchUpdate, animations: ChangeAnimations, updateData: @escaping @MainActor () -> Void
+  ) {
+    let sectionOperations: [(AnimatedOperation.Kind, [Int], ListAnimation)] = [
+      (.deleteSections, update.deleteSections, animations.deleteSections),
+      (.insertSections, update.insertSections, animations.insertSections),
+      (.reloadSections, update.reloadSections, animations.reloadSections),
+    ]
+    for (kind, sections, animation) in sectionOperations {
+      for section in sections { self.animations.append(AnimatedOperation(kind, section: section, animation)) }
+    }
+    let itemOperations: [(AnimatedOperation.Kind, [ItemPosition], ListAnimation)] = [
+      (.deleteItems, update.deleteItems, animations.deleteItems),
+      (.insertItems, update.insertItems, animations.insertItems),
+      (.reloadItems, update.reloadItems, animations.reloadItems),
+    ]
+    for (kind, positions, animation) in itemOperations {
+      for position in positions { self.animations.append(AnimatedOperation(kind, item: position, animation)) }
+    }
+    performBatchUpdates(update, animated: true, updateData: updateData)
   }
 
   /// Swaps the data inside the batch, checks the batch against UIKit's rules, then dequeues what UIKit
@@ -297,5 +325,43 @@ public final class ReferenceListViewHost<Section: SectionType>: ListView {
       title: kind == .header
         ? dataSource.headerTitle(inSection: index) : dataSource.footerTitle(inSection: index),
       view: dataSource.supplementaryView(ofKind: kind, at: position, in: self))
+  }
+}
+
+/// One operation of a batch and the animation it was performed with.
+public struct AnimatedOperation: Hashable, Sendable, CustomStringConvertible {
+  /// The kinds of operation that take an animation.
+  public enum Kind: String, Hashable, Sendable {
+    case deleteSections, insertSections, reloadSections, deleteItems, insertItems, reloadItems
+  }
+
+  /// What was done.
+  public let kind: Kind
+  /// The section, for section operations.
+  public let section: Int?
+  /// The position, for item operations.
+  public let item: ItemPosition?
+  /// The animation.
+  public let animation: ListAnimation
+
+  /// A section operation.
+  public init(_ kind: Kind, section: Int, _ animation: ListAnimation) {
+    self.kind = kind
+    self.section = section
+    self.item = nil
+    self.animation = animation
+  }
+
+  /// An item operation.
+  public init(_ kind: Kind, item: ItemPosition, _ animation: ListAnimation) {
+    self.kind = kind
+    self.section = nil
+    self.item = item
+    self.animation = animation
+  }
+
+  /// `insertItems [0, 1] fade`.
+  public var description: String {
+    "\(kind.rawValue) \(item.map { "\($0)" } ?? section.map { "\($0)" } ?? "") \(animation)"
   }
 }

@@ -47,16 +47,30 @@
       _ update: BatchUpdate, rowAnimation: UITableView.RowAnimation,
       updateData: @escaping @MainActor () -> Void
     ) {
+      performBatchUpdates(update, rowAnimations: RowAnimations(all: rowAnimation), updateData: updateData)
+    }
+
+    /// Performs one stage with the row animation `animations` gives each kind of change.
+    public func performBatchUpdates(
+      _ update: BatchUpdate, animations: ChangeAnimations, updateData: @escaping @MainActor () -> Void
+    ) {
+      performBatchUpdates(update, rowAnimations: RowAnimations(animations), updateData: updateData)
+    }
+
+    private func performBatchUpdates(
+      _ update: BatchUpdate, rowAnimations animation: RowAnimations,
+      updateData: @escaping @MainActor () -> Void
+    ) {
       performBatchUpdates(
         { [self] in
           updateData()
-          deleteSections(IndexSet(update.deleteSections), with: rowAnimation)
-          insertSections(IndexSet(update.insertSections), with: rowAnimation)
-          reloadSections(IndexSet(update.reloadSections), with: rowAnimation)
+          deleteSections(IndexSet(update.deleteSections), with: animation.deleteSections)
+          insertSections(IndexSet(update.insertSections), with: animation.insertSections)
+          reloadSections(IndexSet(update.reloadSections), with: animation.reloadSections)
           for move in update.moveSections { moveSection(move.from, toSection: move.to) }
-          deleteRows(at: update.deleteItems.map(\.indexPath), with: rowAnimation)
-          insertRows(at: update.insertItems.map(\.indexPath), with: rowAnimation)
-          reloadRows(at: update.reloadItems.map(\.indexPath), with: rowAnimation)
+          deleteRows(at: update.deleteItems.map(\.indexPath), with: animation.deleteItems)
+          insertRows(at: update.insertItems.map(\.indexPath), with: animation.insertItems)
+          reloadRows(at: update.reloadItems.map(\.indexPath), with: animation.reloadItems)
           for move in update.moveItems { moveRow(at: move.from.indexPath, to: move.to.indexPath) }
           if !update.reconfigureItems.isEmpty {
             reconfigureRows(at: update.reconfigureItems.map(\.indexPath))
@@ -133,5 +147,40 @@
   @MainActor
   protocol HeaderFooterReconfiguring: AnyObject {
     func reconfigureHeadersAndFooters(ofSections sections: [Int], in tableView: UITableView)
+  }
+  /// The row animation of each kind of change.
+  struct RowAnimations {
+    var insertItems, deleteItems, reloadItems, insertSections, deleteSections,
+      reloadSections: UITableView.RowAnimation
+
+    init(all: UITableView.RowAnimation) {
+      (insertItems, deleteItems, reloadItems) = (all, all, all)
+      (insertSections, deleteSections, reloadSections) = (all, all, all)
+    }
+
+    init(_ animations: ChangeAnimations) {
+      insertItems = animations.insertItems.rowAnimation
+      deleteItems = animations.deleteItems.rowAnimation
+      reloadItems = animations.reloadItems.rowAnimation
+      insertSections = animations.insertSections.rowAnimation
+      deleteSections = animations.deleteSections.rowAnimation
+      reloadSections = animations.reloadSections.rowAnimation
+    }
+  }
+
+  extension ListAnimation {
+    /// The table view's row animation.
+    public var rowAnimation: UITableView.RowAnimation {
+      switch self {
+      case .automatic: .automatic
+      case .fade: .fade
+      case .right: .right
+      case .left: .left
+      case .top: .top
+      case .bottom: .bottom
+      case .middle: .middle
+      case .none: .none
+      }
+    }
   }
 #endif

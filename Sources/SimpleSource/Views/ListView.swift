@@ -32,6 +32,12 @@ public protocol ListView: AnyObject {
   ///   - updateData: Sets the data source to the state after the batch; called exactly once.
   func performBatchUpdates(_ update: BatchUpdate, animated: Bool, updateData: @escaping @MainActor () -> Void)
 
+  /// Performs one stage animated, with `animations` for each kind of change: like
+  /// ``performBatchUpdates(_:animated:updateData:)``. The default performs it animated the view's own
+  /// way, for views that take no animation per change (collection views).
+  func performBatchUpdates(
+    _ update: BatchUpdate, animations: ChangeAnimations, updateData: @escaping @MainActor () -> Void)
+
   /// Teaches the view to make cells of `cellClass` for `reuseIdentifier`.
   func registerCell(_ method: ReuseMethod, cellClass: AnyClass, reuseIdentifier: String)
 
@@ -49,6 +55,15 @@ public protocol ListView: AnyObject {
   func dequeueSupplementaryView(
     _ method: ReuseMethod, kind: SupplementaryKind, reuseIdentifier: String, at position: ItemPosition
   ) -> SupplementaryView
+}
+
+extension ListView {
+  /// Performs the stage animated the view's own way: `animations` are not used.
+  public func performBatchUpdates(
+    _ update: BatchUpdate, animations: ChangeAnimations, updateData: @escaping @MainActor () -> Void
+  ) {
+    performBatchUpdates(update, animated: true, updateData: updateData)
+  }
 }
 
 /// The kind of a supplementary view: a section's header, its footer, or a kind of the layout's own.

@@ -425,17 +425,17 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
     switch update.kind {
     case .unanimated:
       reload(batch, in: view)
-    case .animated(let style):
-      performStages(batch, in: view, refreshing: style, animated: true)
+    case .animated(let style, let animations):
+      performStages(batch, in: view, refreshing: style, animations: animations)
     case .custom(let body):
       var applied = false
       body(
         ViewUpdate.Context(
           view: view, batch: batch,
-          applyStages: { [unowned self] style, animated, perform in
+          applyStages: { [unowned self] style, animations, perform in
             precondition(!applied, "SimpleSource: a custom ViewUpdate applied a batch twice")
             applied = true
-            self.performStages(batch, in: view, refreshing: style, animated: animated, with: perform)
+            self.performStages(batch, in: view, refreshing: style, animations: animations, with: perform)
           },
           reload: { [unowned self] in
             precondition(!applied, "SimpleSource: a custom ViewUpdate applied a batch twice")
@@ -447,8 +447,8 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
   }
 
   private func performStages(
-    _ batch: UpdateBatch<Section>, in view: View, refreshing style: RefreshStyle, animated: Bool,
-    with perform: ViewUpdate<Section>.Context.StagePerformer? = nil
+    _ batch: UpdateBatch<Section>, in view: View, refreshing style: RefreshStyle,
+    animations: ChangeAnimations?, with perform: ViewUpdate<Section>.Context.StagePerformer? = nil
   ) {
     for stage in batch.changeset.stages {
       let update = batchUpdate(for: stage, refreshing: style, in: view)
@@ -462,8 +462,10 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
         }
         precondition(
           swapped.done, "SimpleSource: a stage performer must call updateData inside its update block")
+      } else if let animations {
+        view.performBatchUpdates(update, animations: animations, updateData: swap)
       } else {
-        view.performBatchUpdates(update, animated: animated, updateData: swap)
+        view.performBatchUpdates(update, animated: false, updateData: swap)
       }
     }
   }

@@ -12,7 +12,8 @@ public struct ViewUpdate<Section: SectionType>: Sendable {
     public let view: any ListView
     /// The batch to apply.
     public let batch: UpdateBatch<Section>
-    let applyStages: @MainActor (RefreshStyle, Bool, StagePerformer?) -> Void
+    /// Applies the stages: animated with the given animations, or unanimated for `nil`.
+    let applyStages: @MainActor (RefreshStyle, ChangeAnimations?, StagePerformer?) -> Void
     let reload: @MainActor () -> Void
 
     /// Performs one stage with the view's own API: call UIKit with `update`, and call `updateData` first
@@ -23,14 +24,19 @@ public struct ViewUpdate<Section: SectionType>: Sendable {
     /// Applies the batch stage by stage through ``ListView/performBatchUpdates(_:animated:updateData:)``,
     /// as the animated policy does.
     public func performStages(refreshing style: RefreshStyle = .reconfigure, animated: Bool = true) {
-      applyStages(style, animated, nil)
+      applyStages(style, animated ? .automatic : nil, nil)
+    }
+
+    /// Applies the batch stage by stage, animated with `animations` for each kind of change.
+    public func performStages(refreshing style: RefreshStyle = .reconfigure, animations: ChangeAnimations) {
+      applyStages(style, animations, nil)
     }
 
     /// Applies the batch stage by stage, each through `perform`: for a row animation of your choice, a
     /// completion handler, or any call the view offers. The stages' calls are computed as for the
     /// animated policy, reconfigures that change a cell's class already turned into reloads.
     public func performStages(refreshing style: RefreshStyle = .reconfigure, with perform: StagePerformer) {
-      withoutActuallyEscaping(perform) { perform in applyStages(style, true, perform) }
+      withoutActuallyEscaping(perform) { perform in applyStages(style, .automatic, perform) }
     }
 
     /// Shows the batch's snapshot with `reloadData()`.
@@ -38,7 +44,7 @@ public struct ViewUpdate<Section: SectionType>: Sendable {
   }
 
   enum Kind: Sendable {
-    case animated(RefreshStyle)
+    case animated(RefreshStyle, ChangeAnimations)
     case unanimated
     case custom(@MainActor @Sendable (Context) -> Void)
   }
@@ -48,10 +54,15 @@ public struct ViewUpdate<Section: SectionType>: Sendable {
   public var largeBatchThreshold: Int?
 
   /// Each stage as one animated batch; changed items are reconfigured (or reloaded).
-  public static func animated(refreshing style: RefreshStyle = .reconfigure, largeBatchThreshold: Int? = 500)
-    -> ViewUpdate
-  {
-    ViewUpdate(kind: .animated(style), largeBatchThreshold: largeBatchThreshold)
+  /// - Parameters:
+  ///   - style: How changed items are refreshed.
+  ///   - animations: The animation of each kind of change (on views that take one per change).
+  ///   - largeBatchThreshold: Batches with more changes are shown with `reloadData()`.
+  public static func animated(
+    refreshing style: RefreshStyle = .reconfigure, animations: ChangeAnimations = .automatic,
+    largeBatchThreshold: Int? = 500
+  ) -> ViewUpdate {
+    ViewUpdate(kind: .animated(style, animations), largeBatchThreshold: largeBatchThreshold)
   }
 
   /// Every batch with `reloadData()`.
