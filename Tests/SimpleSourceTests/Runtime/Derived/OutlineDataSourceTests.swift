@@ -89,7 +89,7 @@ struct RandomTreeEdit: Sendable {
   }
 }
 
-@Suite("OutlineDataSource", .timeLimit(.minutes(5)))
+@Suite("OutlineDataSource", .timeLimit(.minutes(10)))
 struct OutlineDataSourceTests {
   static let settings = ProjectedDataSourceTests.settings
 

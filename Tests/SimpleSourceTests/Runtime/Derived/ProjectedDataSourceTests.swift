@@ -18,7 +18,7 @@ struct Boom: Error, CustomStringConvertible {
   var description: String { "boom" }
 }
 
-@Suite("ProjectedDataSource", .timeLimit(.minutes(5)))
+@Suite("ProjectedDataSource", .timeLimit(.minutes(10)))
 struct ProjectedDataSourceTests {
   static let settings = RandomTestSettings.current(
     defaultCases: 40, casesVariable: "SIMPLESOURCE_DERIVED_RUNS")
