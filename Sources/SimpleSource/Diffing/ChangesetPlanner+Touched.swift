@@ -4,14 +4,14 @@ extension ChangesetPlanner {
   /// Pairs items like ``matchItems()``, when every item whose id is not in `touched` is known to keep its
   /// section, its content and its order relative to the other untouched items.
   ///
-  /// Untouched items are paired by walking each surviving section in step on both sides: no hash and no
-  /// `==` for them. Each touched id costs two hash lookups, and touched items that survive are compared
+  /// Untouched items are paired by walking each surviving section in step on both sides: no hash, and
+  /// only their ids are compared (to check the promise), never their contents. Each touched id costs two hash lookups, and touched items that survive are compared
   /// with `==` as in the full match. The result is identical to ``matchItems()`` when the promise holds.
   ///
   /// - Returns: `false` when the walk finds that the promise does not hold (an untouched item is not where
   ///   the promise puts it); the planner is then in an unspecified state and must not be used.
-  /// - Complexity: O(*n*) integer steps plus O(*k*) hash lookups and `==` for *k* touched ids; the full
-  ///   match costs O(*n*) hash lookups and `==`.
+  /// - Complexity: O(*n*) integer steps and id comparisons, plus O(*k*) hash lookups and `==` for *k*
+  ///   touched ids; the full match costs O(*n*) hash lookups and `==`.
   @inlinable
   mutating func matchItems(touching touched: some Sequence<Item.ID>) -> Bool {
     let old = source.sections
@@ -76,7 +76,8 @@ extension ChangesetPlanner {
 extension Changeset {
   /// Computes the changes from `source` to `target` when only the items in `touched` may have changed:
   /// every other item keeps its section, its content and its order relative to the other untouched
-  /// items. Such items are paired without hashing or comparing them; the result equals
+  /// items. Such items are paired without hashing them or comparing their contents (only their ids are
+  /// checked to match); the result equals
   /// ``init(from:to:refreshing:)``.
   ///
   /// For sources that know what changed (a projection deriving its batch from its parent's). When the
@@ -100,16 +101,29 @@ extension Changeset {
     }
   }
 
+  /// The changeset a finished planner describes.
   @inlinable
   init(
     source: Snapshot<Section>, target: Snapshot<Section>, planner: ChangesetPlanner<Section>,
     refreshing: Set<Item.ID>
   ) {
+    self.init(
+      source: source, target: target, stages: planner.makeStages(), sectionChanges: planner.sectionSummary,
+      itemChanges: planner.itemSummary, forcedRefreshes: refreshing)
+  }
+
+  /// A changeset from its parts, known to agree.
+  @inlinable
+  init(
+    source: Snapshot<Section>, target: Snapshot<Section>, stages: [ChangeStage<Section>],
+    sectionChanges: ChangeList<Section.ID, Int>, itemChanges: ChangeList<Item.ID, ItemPosition>,
+    forcedRefreshes: Set<Item.ID>
+  ) {
     self.source = source
     self.target = target
-    self.sectionChanges = planner.sectionSummary
-    self.itemChanges = planner.itemSummary
-    self.forcedRefreshes = refreshing
-    self.stages = planner.makeStages()
+    self.stages = stages
+    self.sectionChanges = sectionChanges
+    self.itemChanges = itemChanges
+    self.forcedRefreshes = forcedRefreshes
   }
 }

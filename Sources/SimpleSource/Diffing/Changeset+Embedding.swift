@@ -1,0 +1,43 @@
+// A change of a run of sections, placed in a larger list: every position shifted, every stage's data
+// surrounded by the sections around the run (how a composite shows a child's batch).
+
+extension Changeset {
+  /// This change, made to a snapshot whose sections `offset..<offset + source.sections.count` are
+  /// ``source``'s, between `prefix` and `suffix`: every position shifted by `offset` sections, every stage's
+  /// data surrounded by the other sections.
+  ///
+  /// - Complexity: O(*c* + *s* · *t*) for *c* changes, *s* stages and *t* sections in all; no hashing.
+  @inlinable
+  func embedded(
+    in source: Snapshot<Section>, target: Snapshot<Section>, offset: Int, prefix: ArraySlice<Section>,
+    suffix: ArraySlice<Section>
+  ) -> Changeset {
+    func shift(_ list: ChangeList<Section.ID, Int>) -> ChangeList<Section.ID, Int> {
+      func move(_ changes: [Change<Section.ID, Int>]) -> [Change<Section.ID, Int>] {
+        changes.map { Change(id: $0.id, from: $0.from.map { $0 + offset }, to: $0.to.map { $0 + offset }) }
+      }
+      return ChangeList(
+        deletes: move(list.deletes), inserts: move(list.inserts), moves: move(list.moves),
+        updates: move(list.updates))
+    }
+    func shift(_ list: ChangeList<Item.ID, ItemPosition>) -> ChangeList<Item.ID, ItemPosition> {
+      func position(_ position: ItemPosition?) -> ItemPosition? {
+        position.map { ItemPosition(section: $0.section + offset, item: $0.item) }
+      }
+      func move(_ changes: [Change<Item.ID, ItemPosition>]) -> [Change<Item.ID, ItemPosition>] {
+        changes.map { Change(id: $0.id, from: position($0.from), to: position($0.to)) }
+      }
+      return ChangeList(
+        deletes: move(list.deletes), inserts: move(list.inserts), moves: move(list.moves),
+        updates: move(list.updates))
+    }
+    let stages = self.stages.map { stage in
+      ChangeStage(
+        kind: stage.kind, sectionChanges: shift(stage.sectionChanges), itemChanges: shift(stage.itemChanges),
+        data: Array(prefix) + stage.data + Array(suffix))
+    }
+    return Changeset(
+      source: source, target: target, stages: stages, sectionChanges: shift(sectionChanges),
+      itemChanges: shift(itemChanges), forcedRefreshes: forcedRefreshes)
+  }
+}
