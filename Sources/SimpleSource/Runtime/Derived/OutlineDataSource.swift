@@ -261,29 +261,26 @@ actor OutlineEngine<Base: SectionType> where Base.Item: OutlineNode {
   ) {
     var known = Set<Node.ID>()
     var path: [Node.ID] = []
-    func visit(_ node: Node) throws(OutlineError) {
-      if path.contains(node.id) {
-        throw OutlineError(.cycle, id: "\(node.id)", path: path.map { "\($0)" })
-      }
+    // One pass: every node's id is checked (collapsed ones too), and visible ones become rows.
+    func visit(_ node: Node, depth: Int, visible: Bool, rows: inout [OutlineRow<Node>]) throws(OutlineError) {
       guard known.insert(node.id).inserted else {
-        throw OutlineError(.duplicateID, id: "\(node.id)", path: path.map { "\($0)" })
+        // A repeated id is a cycle when it is one of the node's own ancestors.
+        let code: OutlineError.Code = path.contains(node.id) ? .cycle : .duplicateID
+        throw OutlineError(code, id: "\(node.id)", path: path.map { "\($0)" })
       }
+      let isExpanded = expanded.contains(node.id)
+      if visible { rows.append(OutlineRow(node: node, depth: depth, isExpanded: isExpanded)) }
       path.append(node.id)
-      for child in node.children { try visit(child) }
+      for child in node.children {
+        try visit(child, depth: depth + 1, visible: visible && isExpanded, rows: &rows)
+      }
       path.removeLast()
     }
+    var sections: [OutlineSection<Base>] = []
     for section in snapshot.sections {
-      for node in section.items { try visit(node) }
-    }
-    func appendRows(_ node: Node, depth: Int, to rows: inout [OutlineRow<Node>]) {
-      let isExpanded = expanded.contains(node.id)
-      rows.append(OutlineRow(node: node, depth: depth, isExpanded: isExpanded))
-      if isExpanded { for child in node.children { appendRows(child, depth: depth + 1, to: &rows) } }
-    }
-    let sections = snapshot.sections.map { section in
       var rows: [OutlineRow<Node>] = []
-      for node in section.items { appendRows(node, depth: 0, to: &rows) }
-      return OutlineSection(base: section, items: rows)
+      for node in section.items { try visit(node, depth: 0, visible: true, rows: &rows) }
+      sections.append(OutlineSection(base: section, items: rows))
     }
     return (sections, known)
   }
