@@ -32,7 +32,7 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
   /// The sections the view shows.
   public private(set) var sections: [Section] = []
   /// The version of the source that the view shows (plus any moves of the user's still on their way).
-  public private(set) var version = 0
+  public var version: Int { state.version }
   /// The view; held weakly, as UIKit views hold their data sources weakly in turn. Set by the
   /// initialiser or by ``attach(_:reloading:)``.
   public private(set) weak var view: View?
@@ -52,31 +52,15 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
   /// How many batches were shown with `reloadData()` (unanimated policy, off screen, or too large).
   public private(set) var reloadCount = 0
 
-  private struct PendingMove {
-    let serial: Int
-    let move: InteractiveMove<Section>
-    /// The source version that includes the move, once the delegate returned it.
-    var includedIn: Int?
-  }
+  typealias State = ViewStateMachine<InteractiveMove<Section>, CheckedContinuation<Void, Never>>
 
   private let differ: Differ<Section>
   private var following: Task<Void, Never>?
   private var showingWaiters: [(sections: [Section], continuation: CheckedContinuation<Void, Never>)] = []
   /// The source's state as of ``version``, as the subscription delivered it.
   private var sourceSnapshot = Snapshot<Section>()
-  private var pendingMoves: [PendingMove] = []
-  private var moveSerial = 0
-  /// Counts changes to `sections` made here rather than by the source (the user's moves, failed moves).
-  private var localEdits = 0
-  /// `sections` differs from `sourceSnapshot` by the user's moves, so batches must be rebased.
-  private var diverged = false
-  private var interactiveMoves = 0
-  private var isApplying = false
-  private var gateWaiters: [CheckedContinuation<Void, Never>] = []
-  /// Counts subscriptions: work for an earlier one that resumes after ``follow(_:pacing:)`` or ``stop()``
-  /// is dropped, so a batch of the old source never lands on the new one's data.
-  private var epoch = 0
-  private var landingWaiters: [CheckedContinuation<Void, Never>] = []
+  /// Every decision its tasks share: subscriptions, the gate, the user's moves, waiters.
+  private var state = State()
 
   /// Creates a data source for `view`.
   /// - Parameters:
@@ -121,30 +105,25 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
 
   isolated deinit {
     following?.cancel()
-    for waiter in gateWaiters { waiter.resume() }
-    for waiter in landingWaiters { waiter.resume() }
+    for waiter in state.end() { waiter.resume() }
   }
 
   /// Subscribes to `source`: shows its current snapshot at once, then applies every batch.
   /// Following another source ends the previous subscription.
   public func follow(_ source: some DataSourceType<Section>, pacing: Pacing = .immediate) async {
     following?.cancel()
-    epoch += 1
-    let current = epoch
+    let current = state.beginFollowing()
     let subscription = await source.subscribe(pacing: pacing)
     // A later follow() or stop() while this one subscribed wins.
-    guard current == epoch else { return }
+    guard let waiters = state.subscribed(epoch: current, version: subscription.version) else { return }
     sourceSnapshot = subscription.snapshot
     sections = subscription.snapshot.sections
-    version = subscription.version
-    pendingMoves = []
-    diverged = false
-    localEdits += 1
     view?.reloadData()
+    for waiter in waiters { waiter.resume() }
     let batches = subscription.batches
     following = Task { [weak self] in
       for await batch in batches {
-        guard let self, self.epoch == current else { return }
+        guard let self, self.state.epoch == current else { return }
         await self.receive(batch, epoch: current)
       }
     }
@@ -154,7 +133,7 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
   public func stop() {
     following?.cancel()
     following = nil
-    epoch += 1
+    state.stop()
   }
 
   // MARK: - The view's questions
@@ -224,13 +203,11 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
   /// ``endInteractiveMove()``.
   ///
   /// Calls nest; each must be balanced by one ``endInteractiveMove()``.
-  public func beginInteractiveMove() { interactiveMoves += 1 }
+  public func beginInteractiveMove() { state.beginInteractiveMove() }
 
   /// Ends a hold begun with ``beginInteractiveMove()``; the batches held back are applied.
   public func endInteractiveMove() {
-    precondition(interactiveMoves > 0, "SimpleSource: endInteractiveMove() without beginInteractiveMove()")
-    interactiveMoves -= 1
-    openGate()
+    for waiter in state.endInteractiveMove() { waiter.resume() }
   }
 
   /// Records a move the user made in the view, which has already moved the cell (UIKit's
@@ -258,11 +235,7 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
       preconditionFailure("SimpleSource: the view reported an impossible move: \(error)")
     }
     if source == destination { return }
-    moveSerial += 1
-    let serial = moveSerial
-    pendingMoves.append(PendingMove(serial: serial, move: move))
-    localEdits += 1
-    diverged = true
+    let serial = state.userMoved(move)
     // The user's write must land even if this object goes away, so the task is not cancelled with it.
     Task { [weak self] in
       do {
@@ -277,110 +250,87 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
   /// Returns once every move the user made so far has been applied to the source by the
   /// ``reorderingDelegate``, or rejected. Then `await source.settled()` covers them too.
   public func reorderingSettled() async {
-    while pendingMoves.contains(where: { $0.includedIn == nil }) {
-      await withCheckedContinuation { landingWaiters.append($0) }
+    while state.hasUnlandedMoves {
+      await withCheckedContinuation { state.parkUntilLanded($0)?.resume() }
     }
   }
 
-  private func resumeLandingWaiters() {
-    let waiters = landingWaiters
-    landingWaiters = []
+  private func moveLanded(_ serial: Int, in includedIn: Int) {
+    let (reconcile, waiters) = state.moveLanded(serial, in: includedIn)
+    if reconcile { reconcileSoon() }
     for waiter in waiters { waiter.resume() }
   }
 
-  private func moveLanded(_ serial: Int, in includedIn: Int) {
-    defer { resumeLandingWaiters() }
-    guard let index = pendingMoves.firstIndex(where: { $0.serial == serial }) else { return }
-    pendingMoves[index].includedIn = includedIn
-    // If the batch with the move came before the delegate returned, the move may have landed elsewhere
-    // than shown (a neighbour went meanwhile), so reconcile with the source.
-    if dropMovesIncluded(through: version) { reconcileSoon() }
-  }
-
   private func moveFailed(_ serial: Int, _ error: any Error) {
-    defer { resumeLandingWaiters() }
-    guard let index = pendingMoves.firstIndex(where: { $0.serial == serial }) else { return }
-    let move = pendingMoves.remove(at: index).move
-    localEdits += 1
-    reconcileSoon()
-    reorderingFailed?(move, error)
+    let (move, reconcile, waiters) = state.moveFailed(serial)
+    if reconcile { reconcileSoon() }
+    if let move { reorderingFailed?(move, error) }
+    for waiter in waiters { waiter.resume() }
   }
 
   /// Brings the view to the source's state plus the moves still pending, once no batch is being applied
   /// and no drag is under way (a batch being applied does the same when it ends, and this finds nothing).
   private func reconcileSoon() {
-    diverged = true
-    let current = epoch
+    let current = state.epoch
     Task { [weak self] in
-      guard let self else { return }
-      await self.waitForGate()
-      guard self.diverged, self.epoch == current else { return }
-      self.isApplying = true
+      guard let self, await self.admit(.reconcile, epoch: current) == .reconcile else { return }
       await self.reconcile(through: self.version, epoch: current)
-      self.isApplying = false
-      self.openGate()
+      self.leave()
     }
   }
 
   // MARK: - Applying
 
-  private var isHeld: Bool { interactiveMoves > 0 || isApplying }
-
-  private func waitForGate() async {
-    while isHeld { await withCheckedContinuation { gateWaiters.append($0) } }
+  /// Waits at the gate until `work` is admitted or dropped.
+  private func admit(_ work: State.Work, epoch current: Int) async -> State.Admission {
+    while true {
+      let admission = state.admit(work, epoch: current)
+      guard admission == .wait else { return admission }
+      await withCheckedContinuation { state.park($0)?.resume() }
+    }
   }
 
-  /// Wakes every waiter; each checks again what it waits for.
-  private func openGate() {
-    let waiters = gateWaiters
-    gateWaiters = []
-    for waiter in waiters { waiter.resume() }
+  /// Opens the gate after applying.
+  private func leave() {
+    for waiter in state.leave() { waiter.resume() }
   }
 
   private func receive(_ batch: UpdateBatch<Section>, epoch current: Int) async {
-    await waitForGate()
-    guard current == epoch else { return }
-    isApplying = true
-    defer {
-      isApplying = false
-      openGate()
-    }
+    let admission = await admit(.batch(to: batch.to), epoch: current)
+    guard admission != .drop else { return }
+    defer { leave() }
     sourceSnapshot = batch.snapshot
-    dropMovesIncluded(through: batch.to)
-    if !diverged {
+    if admission == .apply {
       apply(batch)
-      finish(at: batch.to)
+      finish(at: batch.to, reconciled: false)
       return
     }
     await reconcile(through: batch.to, epoch: current)
-  }
-
-  /// Forgets the pending moves that the source's state at `version` includes.
-  /// - Returns: Whether it forgot any.
-  @discardableResult
-  private func dropMovesIncluded(through version: Int) -> Bool {
-    let before = pendingMoves.count
-    pendingMoves.removeAll { $0.includedIn.map { $0 <= version } ?? false }
-    guard pendingMoves.count != before else { return false }
-    localEdits += 1
-    return true
   }
 
   /// Shows `sourceSnapshot` with the pending moves replayed on it, diffed off the main actor against what
   /// the view shows. Recomputes if the user moves something while the diff runs.
   private func reconcile(through newVersion: Int, epoch current: Int) async {
     while true {
-      while interactiveMoves > 0 { await withCheckedContinuation { gateWaiters.append($0) } }
-      guard current == epoch else { return }
-      let edits = localEdits
+      let edits: Int
+      let moves: [InteractiveMove<Section>]
+      switch state.beginReconcile(epoch: current) {
+      case .wait:
+        await withCheckedContinuation { state.parkUntilDragsEnd($0)?.resume() }
+        continue
+      case .drop: return
+      case .compute(let atEdits, let pending): (edits, moves) = (atEdits, pending)
+      }
       let changeset = await Self.rebase(
-        shown: sections, onto: sourceSnapshot, replaying: pendingMoves.map(\.move), differ: differ)
-      guard current == epoch else { return }
-      guard edits == localEdits, interactiveMoves == 0 else { continue }
-      if !changeset.isEmpty { apply(UpdateBatch(from: version, to: newVersion, changeset: changeset)) }
-      diverged = !pendingMoves.isEmpty
-      finish(at: newVersion)
-      return
+        shown: sections, onto: sourceSnapshot, replaying: moves, differ: differ)
+      switch state.reconcileComputed(epoch: current, edits: edits) {
+      case .drop: return
+      case .retry: continue
+      case .apply:
+        if !changeset.isEmpty { apply(UpdateBatch(from: version, to: newVersion, changeset: changeset)) }
+        finish(at: newVersion, reconciled: true)
+        return
+      }
     }
   }
 
@@ -401,11 +351,10 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
     return differ.diff(differ.index(shown), differ.index(target), [])
   }
 
-  private func finish(at newVersion: Int) {
-    version = newVersion
+  private func finish(at newVersion: Int, reconciled: Bool) {
     // A move whose delegate returned while this batch was being rebased is included now: replaying it
     // on later batches would undo later writes that move the same item.
-    if dropMovesIncluded(through: newVersion) { reconcileSoon() }
+    if state.finished(at: newVersion, reconciled: reconciled) { reconcileSoon() }
     let shown = showingWaiters.filter { SectionStore.same(sections, $0.sections) }
     showingWaiters.removeAll { SectionStore.same(sections, $0.sections) }
     for waiter in shown { waiter.continuation.resume() }
