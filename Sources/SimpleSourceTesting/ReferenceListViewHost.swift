@@ -64,6 +64,8 @@ public final class ReferenceListViewHost<Section: SectionType>: ListView {
   /// Moves and reconfigures take no animation and are not listed.
   public private(set) var animations: [AnimatedOperation] = []
 
+  /// The selected cells, by the reference cell's serial: a selection moves with its cell, as in UIKit.
+  private var selectedSerials: Set<Int> = []
   private var cellClasses: [String: ReferenceReusableView.Type] = [:]
   private var supplementaryClasses: [SupplementaryKind: [String: ReferenceReusableView.Type]] = [:]
   private var reusePool: [String: [ReferenceReusableView]] = [:]
@@ -105,6 +107,7 @@ public final class ReferenceListViewHost<Section: SectionType>: ListView {
     reloadCount += 1
     let data = dataSource?.sections ?? []
     reference.reloadData(data)
+    selectedSerials = []
     recycleAll()
     refreshViews(newSectionsOnly: false)
   }
@@ -223,6 +226,72 @@ public final class ReferenceListViewHost<Section: SectionType>: ListView {
     dataSource?.endInteractiveMove()
   }
 
+  /// The positions of the selected rows, in order.
+  /// - Complexity: O(*n*) in the number of cells shown.
+  public var selectedPositions: [ItemPosition] {
+    reference.sections.enumerated().flatMap { sectionIndex, section in
+      section.cells.enumerated().compactMap { itemIndex, cell in
+        selectedSerials.contains(cell.serial) ? ItemPosition(section: sectionIndex, item: itemIndex) : nil
+      }
+    }
+  }
+
+  /// Whether the view shows a cell at `position`.
+  public func shows(_ position: ItemPosition) -> Bool {
+    reference.sections.indices.contains(position.section)
+      && reference.sections[position.section].cells.indices.contains(position.item)
+  }
+
+  /// Taps the row at `position`, as the user does: the row is selected, the data source's selection
+  /// closure runs, and the row is deselected if it says so. A position the view does not show (a batch
+  /// just removed it) does nothing, as no finger can tap it.
+  /// - Returns: What the closure said; `nil` when none ran.
+  @discardableResult
+  public func tap(at position: ItemPosition) -> SelectionBehavior? {
+    guard shows(position) else { return nil }
+    let serial = reference.cell(at: position).serial
+    selectedSerials.insert(serial)
+    let behavior = dataSource?.didSelectItem(at: position)
+    if behavior == .deselect { selectedSerials.remove(serial) }
+    return behavior
+  }
+
+  /// Taps the accessory button of the row at `position`.
+  public func tapAccessory(at position: ItemPosition) {
+    guard shows(position) else { return }
+    dataSource?.accessoryTapped(at: position)
+  }
+
+  /// Swipes the row at `position` from `edge`: the actions it reveals, if any.
+  public func swipe(_ edge: SwipeEdge, at position: ItemPosition) -> SwipeActions<Section.Item>? {
+    guard shows(position) else { return nil }
+    return dataSource?.swipeActions(edge, at: position)
+  }
+
+  /// Swipes the row at `position` from `edge` and chooses the action at `index`.
+  /// - Returns: Whether the action was done (`false` also when there is no such action).
+  public func performSwipeAction(_ index: Int, swiping edge: SwipeEdge, at position: ItemPosition) async
+    -> Bool
+  {
+    guard let dataSource, let actions = swipe(edge, at: position)?.actions, actions.indices.contains(index)
+    else { return false }
+    return await dataSource.perform(actions[index], on: dataSource.item(at: position), at: position).value
+  }
+
+  /// Commits `action` on the row at `position`, as the user does with the editing control or a swipe to
+  /// delete, and waits for the data source's closure. Rows that cannot be edited, or that offer another
+  /// action, are left alone, as UIKit offers them no control.
+  /// - Returns: Whether a closure ran.
+  @discardableResult
+  public func commitEdit(_ action: EditingAction, at position: ItemPosition) async -> Bool {
+    guard shows(position), let dataSource, dataSource.canEditItem(at: position),
+      dataSource.editingAction(at: position) == action,
+      let task = dataSource.commitEdit(action, at: position)
+    else { return false }
+    await task.value
+    return true
+  }
+
   // MARK: - Dequeuing
 
   private static func viewType(_ viewClass: AnyClass) -> ReferenceReusableView.Type {
@@ -292,8 +361,9 @@ public final class ReferenceListViewHost<Section: SectionType>: ListView {
       for (itemIndex, cell) in section.cells.enumerated() {
         alive.insert(cell.serial)
         if cellObjects[cell.serial] == nil, let dataSource {
-          cellObjects[cell.serial] = dataSource.cell(
-            at: ItemPosition(section: sectionIndex, item: itemIndex), in: self)
+          let position = ItemPosition(section: sectionIndex, item: itemIndex)
+          cellObjects[cell.serial] = dataSource.cell(at: position, in: self)
+          dataSource.willDisplayItem(at: position)
         }
       }
       if !newSectionsOnly || headers[section.serial] == nil || reconfiguring.contains(section.serial) {

@@ -47,6 +47,9 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
   /// Called on the main actor when the reordering delegate rejects a move; the view then shows the
   /// source as it is.
   public var reorderingFailed: (@MainActor (_ move: InteractiveMove<Section>, _ error: any Error) -> Void)?
+  /// What the user does with rows and sections (select, display, heights, editing, swipes, accessory
+  /// taps), as typed closures per reuse identifier with data-source-wide fallbacks.
+  public let interactions = ListInteractions<Section>()
   /// The number of batches applied (including reconciliations after the user's moves).
   public private(set) var batchCount = 0
   /// How many batches were shown with `reloadData()` (unanimated policy, off screen, or too large).
