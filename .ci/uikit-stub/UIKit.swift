@@ -2,7 +2,28 @@
 // Signatures follow Apple's documentation. It proves the skin is well-typed Swift 6, not that UIKit agrees.
 @_exported import Foundation
 
-@MainActor open class UIView: NSObject {
+// The Objective-C runtime surface the skin uses. Linux's Foundation has no selectors, so the stand-in
+// declares them, and an NSObject that shadows Foundation's with the SDK's two forwarding methods.
+public struct Selector: Hashable, Sendable, ExpressibleByStringLiteral {
+  let name: String
+  public init(_ name: String) { self.name = name }
+  public init(stringLiteral name: String) { self.name = name }
+}
+public func NSStringFromSelector(_ aSelector: Selector) -> String { aSelector.name }
+public protocol NSObjectProtocol: AnyObject {
+  func responds(to aSelector: Selector!) -> Bool
+}
+open class NSObject: Foundation.NSObject, NSObjectProtocol {
+  open func responds(to aSelector: Selector!) -> Bool { false }
+  open func forwardingTarget(for aSelector: Selector!) -> Any? { nil }
+}
+
+@MainActor open class UIResponder: NSObject {}
+@MainActor open class UIImage: NSObject {
+  public convenience init?(systemName name: String) { self.init() }
+}
+
+@MainActor open class UIView: UIResponder {
   open var window: UIWindow? { nil }
   public static func performWithoutAnimation(_ actions: () -> Void) { actions() }
   open func setNeedsLayout() {}
@@ -11,24 +32,58 @@
 @MainActor open class UILabel: UIView { open var text: String? }
 @MainActor open class UINib: NSObject {}
 
-// In the SDK the data source protocols are @objc, with optional requirements. Linux has no @objc
-// optionals, so the optional requirements the skin implements are plain requirements here: a misspelt
-// witness then fails the type-check instead of silently never being called on iOS.
+// In the SDK the data source and delegate protocols are @objc, with optional requirements. Linux has no
+// @objc optionals, so the protocols here hold only the SDK's required methods, and the optional ones the
+// skin implements are plain requirements of the `…Optionals` protocols below. Witnesses.swift, compiled
+// into the skin's module by .ci/uikit-typecheck only, conforms each skin class to the ones it implements:
+// a misspelt witness then fails the type-check instead of silently never being called on iOS.
 @MainActor public protocol UITableViewDataSource: NSObjectProtocol {
   func tableView(_ tableView: UITableView, numberOfRowsInSection section: Int) -> Int
   func tableView(_ tableView: UITableView, cellForRowAt indexPath: IndexPath) -> UITableViewCell
-  // optional in the SDK:
+}
+@MainActor public protocol UITableViewDataSourceOptionals: UITableViewDataSource {
   func numberOfSections(in tableView: UITableView) -> Int
   func tableView(_ tableView: UITableView, titleForHeaderInSection section: Int) -> String?
   func tableView(_ tableView: UITableView, titleForFooterInSection section: Int) -> String?
   func tableView(_ tableView: UITableView, canMoveRowAt indexPath: IndexPath) -> Bool
   func tableView(_ tableView: UITableView, moveRowAt sourceIndexPath: IndexPath, to destinationIndexPath: IndexPath)
 }
+@MainActor public protocol UITableViewDataSourceEditingOptionals: UITableViewDataSource {
+  func tableView(_ tableView: UITableView, canEditRowAt indexPath: IndexPath) -> Bool
+  func tableView(
+    _ tableView: UITableView, commit editingStyle: UITableViewCell.EditingStyle, forRowAt indexPath: IndexPath)
+}
+@MainActor public protocol UIScrollViewDelegate: NSObjectProtocol {}
+@MainActor public protocol UITableViewDelegate: UIScrollViewDelegate {}
+@MainActor public protocol UITableViewDelegateOptionals: UITableViewDelegate {
+  func tableView(_ tableView: UITableView, didSelectRowAt indexPath: IndexPath)
+  func tableView(_ tableView: UITableView, willDisplay cell: UITableViewCell, forRowAt indexPath: IndexPath)
+  func tableView(_ tableView: UITableView, accessoryButtonTappedForRowWith indexPath: IndexPath)
+  func tableView(_ tableView: UITableView, heightForRowAt indexPath: IndexPath) -> CGFloat
+  func tableView(_ tableView: UITableView, estimatedHeightForRowAt indexPath: IndexPath) -> CGFloat
+  func tableView(_ tableView: UITableView, heightForHeaderInSection section: Int) -> CGFloat
+  func tableView(_ tableView: UITableView, heightForFooterInSection section: Int) -> CGFloat
+  func tableView(_ tableView: UITableView, estimatedHeightForHeaderInSection section: Int) -> CGFloat
+  func tableView(_ tableView: UITableView, estimatedHeightForFooterInSection section: Int) -> CGFloat
+  func tableView(_ tableView: UITableView, editingStyleForRowAt indexPath: IndexPath)
+    -> UITableViewCell.EditingStyle
+  func tableView(_ tableView: UITableView, leadingSwipeActionsConfigurationForRowAt indexPath: IndexPath)
+    -> UISwipeActionsConfiguration?
+  func tableView(_ tableView: UITableView, trailingSwipeActionsConfigurationForRowAt indexPath: IndexPath)
+    -> UISwipeActionsConfiguration?
+}
+@MainActor public protocol UICollectionViewDelegate: UIScrollViewDelegate {}
+@MainActor public protocol UICollectionViewDelegateOptionals: UICollectionViewDelegate {
+  func collectionView(_ collectionView: UICollectionView, didSelectItemAt indexPath: IndexPath)
+  func collectionView(
+    _ collectionView: UICollectionView, willDisplay cell: UICollectionViewCell, forItemAt indexPath: IndexPath)
+}
 @MainActor public protocol UICollectionViewDataSource: NSObjectProtocol {
   func collectionView(_ collectionView: UICollectionView, numberOfItemsInSection section: Int) -> Int
   func collectionView(_ collectionView: UICollectionView, cellForItemAt indexPath: IndexPath)
     -> UICollectionViewCell
-  // optional in the SDK:
+}
+@MainActor public protocol UICollectionViewDataSourceOptionals: UICollectionViewDataSource {
   func numberOfSections(in collectionView: UICollectionView) -> Int
   func collectionView(
     _ collectionView: UICollectionView, viewForSupplementaryElementOfKind kind: String, at indexPath: IndexPath
@@ -38,8 +93,20 @@
     _ collectionView: UICollectionView, moveItemAt sourceIndexPath: IndexPath, to destinationIndexPath: IndexPath)
 }
 
+@MainActor open class UIContextualAction: NSObject {
+  public enum Style: Int, Sendable { case normal, destructive }
+  public typealias Handler = (UIContextualAction, UIView, @escaping (Bool) -> Void) -> Void
+  public init(style: Style, title: String?, handler: @escaping Handler) {}
+  open var image: UIImage?
+}
+@MainActor open class UISwipeActionsConfiguration: NSObject {
+  public init(actions: [UIContextualAction]) {}
+  open var performsFirstActionWithFullSwipe = true
+}
+
 @MainActor open class UITableViewCell: UIView {
   public enum CellStyle: Int, Sendable { case `default`, value1, value2, subtitle }
+  public enum EditingStyle: Int, Sendable { case none, delete, insert }
   public init(style: CellStyle, reuseIdentifier: String?) { super.init() }
   open var textLabel: UILabel? { nil }
 }
@@ -51,6 +118,9 @@
     case automatic = 100
   }
   open weak var dataSource: (any UITableViewDataSource)?
+  open weak var delegate: (any UITableViewDelegate)?
+  public static let automaticDimension: CGFloat = -1
+  open func deselectRow(at indexPath: IndexPath, animated: Bool) {}
   open func reloadData() {}
   open func performBatchUpdates(_ updates: (() -> Void)?, completion: ((Bool) -> Void)? = nil) { updates?() }
   open func deleteSections(_ sections: IndexSet, with animation: RowAnimation) {}
@@ -80,6 +150,8 @@
 @MainActor open class UICollectionViewCell: UICollectionReusableView {}
 @MainActor open class UICollectionView: UIView {
   open weak var dataSource: (any UICollectionViewDataSource)?
+  open weak var delegate: (any UICollectionViewDelegate)?
+  open func deselectItem(at indexPath: IndexPath, animated: Bool) {}
   open func reloadData() {}
   open func performBatchUpdates(_ updates: (() -> Void)?, completion: ((Bool) -> Void)? = nil) { updates?() }
   open func deleteSections(_ sections: IndexSet) {}

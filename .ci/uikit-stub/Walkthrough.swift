@@ -28,6 +28,12 @@ func walkthrough(tableView: UITableView, collectionView: UICollectionView) async
     dataSource: dataSource, viewFactory: viewFactory, viewUpdate: tableView.defaultViewUpdate(.fade))
   tableView.dataSource = tableViewDataSource
   tableViewDataSource.reorderingDelegate = dataSource
+  tableViewDataSource.viewDataSource.interactions.all.didSelect = { employee, _ in .deselect }
+  tableViewDataSource.viewDataSource.interactions.all.commitEdit = { _, employee, _ in
+    try await dataSource.deleteItems([employee.id])
+  }
+  tableViewDataSource.fallbackDelegate = nil
+  tableView.delegate = tableViewDataSource
 
   let collectionFactory = CollectionViewFactory<Department> { _, _ in "Cell" }
   collectionFactory.registerCell(method: .class, reuseIdentifier: "Cell", in: collectionView) {
@@ -39,6 +45,7 @@ func walkthrough(tableView: UITableView, collectionView: UICollectionView) async
   let collectionViewDataSource = CollectionViewDataSource(
     dataSource: dataSource, viewFactory: collectionFactory, viewUpdate: collectionView.unanimatedViewUpdate())
   collectionView.dataSource = collectionViewDataSource
+  collectionView.delegate = collectionViewDataSource
   collectionViewDataSource.reorderingDelegate = dataSource
   collectionViewDataSource.beginInteractiveMovementForItem(at: [0, 0], in: collectionView)
   collectionViewDataSource.endInteractiveMovement(in: collectionView)

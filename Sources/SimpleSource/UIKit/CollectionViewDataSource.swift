@@ -30,9 +30,31 @@
     Section, UICollectionView
   >,
   UICollectionViewDataSource,
+  UICollectionViewDelegate,
   SupplementaryReconfiguring
   {
     private var isMoving = false
+
+    /// Answers the delegate methods no interaction closure handles (layout delegate methods, every
+    /// `UIScrollViewDelegate` method, …); held weakly. Set it before setting the collection view's `delegate`.
+    public var fallbackDelegate: (any UICollectionViewDelegate)? {
+      get { fallbackDelegateObject as? any UICollectionViewDelegate }
+      set { fallbackDelegateObject = newValue }
+    }
+
+    /// Answers the data source methods this class does not implement (index titles, …); held weakly.
+    public var fallbackDataSource: (any UICollectionViewDataSource)? {
+      get { fallbackDataSourceObject as? any UICollectionViewDataSource }
+      set { fallbackDataSourceObject = newValue }
+    }
+
+    override class func makeInteractionResponder(
+      for viewDataSource: ListViewDataSource<Section, UICollectionView>
+    ) -> NSObject? {
+      CollectionViewInteractionResponder(viewDataSource: viewDataSource)
+    }
+
+    override nonisolated class var interactionKind: ListInteractions<Section>.ViewKind { .collection }
 
     // MARK: - Interactive movement that holds batches back
 

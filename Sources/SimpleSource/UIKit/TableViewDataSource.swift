@@ -15,6 +15,7 @@
   /// let tableViewDataSource = TableViewDataSource(
   ///   dataSource: dataSource, viewFactory: viewFactory, viewUpdate: tableView.defaultViewUpdate())
   /// tableView.dataSource = tableViewDataSource
+  /// tableView.delegate = tableViewDataSource   // for interaction closures and fallbackDelegate
   /// ```
   ///
   /// Every decision lives in ``viewDataSource`` (a ``ListViewDataSource``), which is tested on Linux; this
@@ -30,8 +31,30 @@
   /// `tableView(_:viewForHeaderInSection:)` and `tableView(_:viewForFooterInSection:)`.
   @MainActor
   public final class TableViewDataSource<Section: SectionType>: ViewDataSourceAdapter<Section, UITableView>,
-    UITableViewDataSource, HeaderFooterReconfiguring
+    UITableViewDataSource, UITableViewDelegate, HeaderFooterReconfiguring
   {
+    /// Answers the delegate methods no interaction closure handles (and every `UIScrollViewDelegate`
+    /// method); held weakly. Set it before setting the table's `delegate`.
+    public var fallbackDelegate: (any UITableViewDelegate)? {
+      get { fallbackDelegateObject as? any UITableViewDelegate }
+      set { fallbackDelegateObject = newValue }
+    }
+
+    /// Answers the data source methods this class does not implement (section index titles, …); held
+    /// weakly. Set it before setting the table's `dataSource`.
+    public var fallbackDataSource: (any UITableViewDataSource)? {
+      get { fallbackDataSourceObject as? any UITableViewDataSource }
+      set { fallbackDataSourceObject = newValue }
+    }
+
+    override class func makeInteractionResponder(for viewDataSource: ListViewDataSource<Section, UITableView>)
+      -> NSObject?
+    {
+      TableViewInteractionResponder(viewDataSource: viewDataSource)
+    }
+
+    override nonisolated class var interactionKind: ListInteractions<Section>.ViewKind { .table }
+
     /// A custom header for your delegate's `tableView(_:viewForHeaderInSection:)`.
     public func headerView(inSection section: Int, of tableView: UITableView) -> UITableViewHeaderFooterView?
     {
