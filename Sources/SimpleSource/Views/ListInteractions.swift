@@ -93,6 +93,10 @@ public struct ItemInteractions<Item> {
     (@MainActor (_ item: Item, _ position: ItemPosition) -> SwipeActions<Item>?)?
   /// The user tapped the row's accessory button.
   public var accessoryTapped: (@MainActor (_ item: Item, _ position: ItemPosition) -> Void)?
+  /// The item's cell sent an action (a ``ListCell``'s ``ListCell/send(_:)``: a switch, a slider, a
+  /// text field, a button), typically to mutate the source. It receives the item and its position as the
+  /// view shows them when the action arrives; an action of a cell whose item is gone runs nothing.
+  public var cellAction: (@MainActor (_ action: CellAction, _ item: Item, _ position: ItemPosition) -> Void)?
 
   /// No closures.
   public init() {}

@@ -119,6 +119,15 @@ extension ListViewDataSource {
     tapped(item, position)
   }
 
+  /// A cell of the item `itemID` sent `action`: runs the item's ``ItemInteractions/cellAction`` with the
+  /// item and its current position, or nothing if the view no longer shows it.
+  func cellDidSend(_ action: CellAction, itemID: Item.ID) {
+    guard let position = position(ofShownItem: itemID),
+      let (item, cellAction) = closure(\.cellAction, at: position)
+    else { return }
+    cellAction(action, item, position)
+  }
+
   /// Whether `position` names an item the view shows.
   func isShown(_ position: ItemPosition) -> Bool {
     sections.indices.contains(position.section)

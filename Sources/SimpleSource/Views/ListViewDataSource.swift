@@ -152,7 +152,24 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
 
   /// The configured cell for the item at `position`, made by the ``factory``.
   public func cell(at position: ItemPosition, in view: View) -> View.Cell {
-    factory.cell(for: item(at: position), at: position, in: view)
+    factory.cell(for: item(at: position), at: position, in: view) { [weak self] itemID, action in
+      self?.cellDidSend(action, itemID: itemID)
+    }
+  }
+
+  /// The position of the item `id` in what the view shows, or `nil` if it shows no such item.
+  /// - Complexity: O(1) when the view shows the source as it is (the source snapshot's index, checked);
+  ///   O(*n*) while moves of the user's are on their way to the source.
+  public func position(ofShownItem id: Item.ID) -> ItemPosition? {
+    if let position = sourceSnapshot.position(ofItem: id), isShown(position), item(at: position).id == id {
+      return position
+    }
+    for (sectionIndex, section) in sections.enumerated() {
+      if let itemIndex = section.items.firstIndex(where: { $0.id == id }) {
+        return ItemPosition(section: sectionIndex, item: itemIndex)
+      }
+    }
+    return nil
   }
 
   /// The text header of a section, if the factory gives one.

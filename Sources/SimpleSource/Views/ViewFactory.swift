@@ -51,7 +51,7 @@ public final class ViewFactory<Section: SectionType, View: ListView> {
   struct CellRegistration {
     let method: View.ReuseMethod
     let cellClass: AnyClass
-    let configure: @MainActor (View.Cell, Item, IndexPath) -> Void
+    let configure: @MainActor (View.Cell, Item, IndexPath, CellActionSink<Item.ID>?) -> Void
   }
 
   struct SupplementaryRegistration {
@@ -88,10 +88,21 @@ public final class ViewFactory<Section: SectionType, View: ListView> {
     method: View.ReuseMethod, reuseIdentifier: String, in view: View,
     configuration: @escaping @MainActor (_ cell: Cell, _ item: Item, _ indexPath: IndexPath) -> Void
   ) {
-    cells[reuseIdentifier] = CellRegistration(
-      method: method, cellClass: Cell.self,
-      configure: Self.casting(configuration, naming: "reuse identifier '\(reuseIdentifier)'"))
-    view.registerCell(method, cellClass: Cell.self, reuseIdentifier: reuseIdentifier)
+    let configure: @MainActor (View.Cell, Item, IndexPath) -> Void = Self.casting(
+      configuration, naming: "reuse identifier '\(reuseIdentifier)'")
+    register(method, cellClass: Cell.self, reuseIdentifier: reuseIdentifier, in: view) {
+      cell, item, indexPath, _ in
+      configure(cell, item, indexPath)
+    }
+  }
+
+  /// Records a cell registration and teaches `view` to make its cells.
+  func register(
+    _ method: View.ReuseMethod, cellClass: AnyClass, reuseIdentifier: String, in view: View,
+    configure: @escaping @MainActor (View.Cell, Item, IndexPath, CellActionSink<Item.ID>?) -> Void
+  ) {
+    cells[reuseIdentifier] = CellRegistration(method: method, cellClass: cellClass, configure: configure)
+    view.registerCell(method, cellClass: cellClass, reuseIdentifier: reuseIdentifier)
   }
 
   /// Teaches `view` to make supplementary views of `kind`, and the factory how to configure them.
@@ -185,8 +196,11 @@ public final class ViewFactory<Section: SectionType, View: ListView> {
 
   /// Dequeues the cell for `item` at `position` and configures it.
   ///
+  /// - Parameter actions: Where the actions of a ``ListCell`` go (``ListViewDataSource`` passes its own).
   /// - Precondition: The identifier the factory's closure returns for `item` is registered.
-  public func cell(for item: Item, at position: ItemPosition, in view: View) -> View.Cell {
+  public func cell(
+    for item: Item, at position: ItemPosition, in view: View, actions: CellActionSink<Item.ID>? = nil
+  ) -> View.Cell {
     let reuseIdentifier = reuseIdentifierForItem(item, view)
     guard let registration = cells[reuseIdentifier] else {
       preconditionFailure(
@@ -194,7 +208,7 @@ public final class ViewFactory<Section: SectionType, View: ListView> {
           + "call registerCell(method:reuseIdentifier:in:configuration:) first")
     }
     let cell = view.dequeueCell(registration.method, reuseIdentifier: reuseIdentifier, at: position)
-    registration.configure(cell, item, position.indexPath)
+    registration.configure(cell, item, position.indexPath, actions)
     return cell
   }
 
