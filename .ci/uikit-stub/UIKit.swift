@@ -24,12 +24,69 @@ open class NSObject: Foundation.NSObject, NSObjectProtocol {
 }
 
 @MainActor open class UIView: UIResponder {
+  public override init() {}
+  public required init?(coder: NSCoder) {}
+  public init(frame: CGRect) {}
+  open var frame = CGRect.zero
+  open var bounds = CGRect.zero
+  open var center = CGPoint.zero
+  open func addSubview(_ view: UIView) {}
+  open func layoutSubviews() {}
   open var window: UIWindow? { nil }
   public static func performWithoutAnimation(_ actions: () -> Void) { actions() }
   open func setNeedsLayout() {}
 }
 @MainActor open class UIWindow: UIView {}
 @MainActor open class UILabel: UIView { open var text: String? }
+@MainActor open class UIAction: NSObject {
+  public convenience init(handler: @escaping UIActionHandler) { self.init() }
+}
+public typealias UIActionHandler = (UIAction) -> Void
+@MainActor open class UIControl: UIView {
+  public struct Event: OptionSet, Sendable {
+    public let rawValue: UInt
+    public init(rawValue: UInt) { self.rawValue = rawValue }
+    public static let touchUpInside = Event(rawValue: 1 << 6)
+    public static let valueChanged = Event(rawValue: 1 << 12)
+    public static let editingChanged = Event(rawValue: 1 << 17)
+  }
+  public struct State: OptionSet, Sendable {
+    public let rawValue: UInt
+    public init(rawValue: UInt) { self.rawValue = rawValue }
+    public static let normal = State([])
+  }
+  open func addAction(_ action: UIAction, for controlEvents: Event) {}
+}
+@MainActor open class UISwitch: UIControl { open var isOn = false }
+@MainActor open class UISlider: UIControl {
+  open var value: Float = 0
+  open var minimumValue: Float = 0
+  open var maximumValue: Float = 1
+}
+@MainActor open class UITextField: UIControl {
+  open var text: String?
+  open var placeholder: String?
+}
+@MainActor public protocol UITextViewDelegate: UIScrollViewDelegate {}
+@MainActor public protocol UITextViewDelegateOptionals: UITextViewDelegate {
+  func textViewDidChange(_ textView: UITextView)
+}
+@MainActor open class UITextView: UIView {
+  open var text: String!
+  open weak var delegate: (any UITextViewDelegate)?
+}
+@MainActor open class UIButton: UIControl {
+  public enum ButtonType: Int, Sendable { case custom, system }
+  public convenience init(type buttonType: ButtonType) { self.init() }
+  open func setTitle(_ title: String?, for state: UIControl.State) {}
+}
+@MainActor open class UIActivityIndicatorView: UIView {
+  public enum Style: Int, Sendable { case medium = 100, large = 101 }
+  public init(style: Style) { super.init() }
+  public required init?(coder: NSCoder) { super.init(coder: coder) }
+  open func startAnimating() {}
+  open func stopAnimating() {}
+}
 @MainActor open class UINib: NSObject {}
 
 // In the SDK the data source and delegate protocols are @objc, with optional requirements. Linux has no
@@ -108,7 +165,11 @@ open class NSObject: Foundation.NSObject, NSObjectProtocol {
   public enum CellStyle: Int, Sendable { case `default`, value1, value2, subtitle }
   public enum EditingStyle: Int, Sendable { case none, delete, insert }
   public init(style: CellStyle, reuseIdentifier: String?) { super.init() }
+  public required init?(coder: NSCoder) { super.init(coder: coder) }
   open var textLabel: UILabel? { nil }
+  open var detailTextLabel: UILabel? { nil }
+  open var contentView: UIView { UIView() }
+  open var accessoryView: UIView?
 }
 @MainActor open class UITableViewHeaderFooterView: UIView { open var textLabel: UILabel? { nil } }
 
@@ -147,7 +208,9 @@ open class NSObject: Foundation.NSObject, NSObjectProtocol {
 }
 
 @MainActor open class UICollectionReusableView: UIView {}
-@MainActor open class UICollectionViewCell: UICollectionReusableView {}
+@MainActor open class UICollectionViewCell: UICollectionReusableView {
+  open var contentView: UIView { UIView() }
+}
 @MainActor open class UICollectionView: UIView {
   open weak var dataSource: (any UICollectionViewDataSource)?
   open weak var delegate: (any UICollectionViewDelegate)?

@@ -6,3 +6,4 @@ extension TableViewDataSource: UITableViewDataSourceOptionals {}
 extension CollectionViewDataSource: UICollectionViewDataSourceOptionals {}
 extension TableViewInteractionResponder: UITableViewDelegateOptionals, UITableViewDataSourceEditingOptionals {}
 extension CollectionViewInteractionResponder: UICollectionViewDelegateOptionals {}
+extension TableCellTextView: UITextViewDelegateOptionals {}

@@ -7,7 +7,8 @@ extension ViewFactory {
   /// their actions to the view data source (see ``ListCell`` for what is called when).
   ///
   /// - Parameters:
-  ///   - cellType: The cell class, a ``ListCell``.
+  ///   - cellType: The cell class, a ``ListCell``: the view makes instances of this very class (a
+  ///     subclass passed as a value of a base metatype included).
   ///   - method: How the view makes the cell.
   ///   - reuseIdentifier: The identifier the factory's closure returns for the items this cell shows.
   ///   - view: The view to register in.
@@ -28,7 +29,7 @@ extension ViewFactory {
       Self.prepare(cell, for: item, actions: actions)
       cell.update(with: model(item))
     }
-    register(method, cellClass: Cell.self, reuseIdentifier: reuseIdentifier, in: view, configure: configure)
+    register(method, cellClass: cellType, reuseIdentifier: reuseIdentifier, in: view, configure: configure)
   }
 
   /// Configures a new cell once, resets a reused one that showed another item, and points its context at
