@@ -19,6 +19,7 @@ let package = Package(
     .executable(name: "live-roster", targets: ["live-roster"]),
     .executable(name: "live-search", targets: ["live-search"]),
     .executable(name: "quickstart", targets: ["quickstart"]),
+    .executable(name: "settings", targets: ["settings"]),
     .executable(name: "simplesource-bench", targets: ["simplesource-bench"]),
   ],
   targets: [
@@ -46,6 +47,13 @@ let package = Package(
       name: "quickstart",
       dependencies: ["SimpleSource", "SimpleSourceTesting"],
       path: "Examples/quickstart",
+      swiftSettings: strictness
+    ),
+    .executableTarget(
+      name: "settings",
+      dependencies: ["SimpleSource", "SimpleSourceTesting"],
+      path: "Examples/settings",
+      resources: [.copy("settings.json")],
       swiftSettings: strictness
     ),
     .executableTarget(
