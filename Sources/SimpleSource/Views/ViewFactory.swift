@@ -196,7 +196,11 @@ public final class ViewFactory<Section: SectionType, View: ListView> {
 
   /// Dequeues the cell for `item` at `position` and configures it.
   ///
-  /// - Parameter actions: Where the actions of a ``ListCell`` go (``ListViewDataSource`` passes its own).
+  /// - Parameters:
+  ///   - item: The item to show.
+  ///   - position: Where the view shows it.
+  ///   - view: The view to dequeue from.
+  ///   - actions: Where the actions of a ``ListCell`` go (``ListViewDataSource`` passes its own).
   /// - Precondition: The identifier the factory's closure returns for `item` is registered.
   public func cell(
     for item: Item, at position: ItemPosition, in view: View, actions: CellActionSink<Item.ID>? = nil
