@@ -1,0 +1,328 @@
+// An ordered list whose versions share structure: a B-tree of elements with subtree counts (a rope).
+
+/// An ordered list that shares structure with the versions it was made from: a B-tree whose leaves hold
+/// the elements and whose inner nodes know how many elements each child holds.
+///
+/// A copy costs O(1); an edit of a copy copies only the nodes on one path from the root (path copying),
+/// so *k* edits of a version of *n* elements cost O(*k* log *n*) time and memory, and every earlier version
+/// stays as it was. It is the building block of persistent snapshots (issue 8): position ↔ element in
+/// O(log *n*).
+///
+/// Every node but the root holds at least a quarter of its capacity, and every leaf is at the same depth,
+/// so the height is O(log *n*) whatever sequence of edits made the list.
+struct PersistentList<Element> {
+  /// Elements per leaf, at most.
+  static var leafCapacity: Int { 64 }
+  /// Children per inner node, at most.
+  static var branchCapacity: Int { 32 }
+
+  final class Node {
+    /// The elements under this node.
+    var count: Int
+    /// A leaf's elements; empty for an inner node.
+    var elements: [Element]
+    /// An inner node's children; empty for a leaf.
+    var children: [Node]
+
+    init(elements: [Element]) {
+      self.count = elements.count
+      self.elements = elements
+      self.children = []
+    }
+
+    init(children: [Node]) {
+      self.count = children.reduce(0) { $0 + $1.count }
+      self.elements = []
+      self.children = children
+    }
+
+    init(copying node: Node) {
+      count = node.count
+      elements = node.elements
+      children = node.children
+    }
+
+    var isLeaf: Bool { children.isEmpty }
+
+    /// Whether the node holds fewer than a quarter of its capacity.
+    var isSmall: Bool {
+      isLeaf
+        ? elements.count < PersistentList.leafCapacity / 4
+        : children.count < PersistentList.branchCapacity / 4
+    }
+
+    /// Whether the node holds more than its capacity.
+    var isOverfull: Bool {
+      isLeaf ? elements.count > PersistentList.leafCapacity : children.count > PersistentList.branchCapacity
+    }
+
+    /// The child holding `index`, and `index` within it.
+    /// - Complexity: O(branch capacity).
+    func child(containing index: Int) -> (child: Int, index: Int) {
+      var index = index
+      for (offset, child) in children.enumerated() {
+        if index < child.count { return (offset, index) }
+        index -= child.count
+      }
+      // Only an insert at the very end gets here: it goes to the last child.
+      return (children.count - 1, index + children[children.count - 1].count)
+    }
+
+    /// Splits an overfull node in two halves: this node keeps the first, the second is returned.
+    func split() -> Node {
+      if isLeaf {
+        let half = elements.count / 2
+        let right = Node(elements: Array(elements[half...]))
+        elements.removeSubrange(half...)
+        count = elements.count
+        return right
+      }
+      let half = children.count / 2
+      let right = Node(children: Array(children[half...]))
+      children.removeSubrange(half...)
+      count -= right.count
+      return right
+    }
+  }
+
+  private(set) var root: Node
+
+  /// An empty list.
+  init() { root = Node(elements: []) }
+
+  /// A list of `elements`, built bottom-up with nodes of even sizes (each at least half full).
+  /// - Complexity: O(*n*).
+  init(_ elements: some Sequence<Element>) {
+    let all = Array(elements)
+    guard !all.isEmpty else {
+      root = Node(elements: [])
+      return
+    }
+    var level = Self.evenRanges(all.count, capacity: Self.leafCapacity).map { Node(elements: Array(all[$0])) }
+    while level.count > 1 {
+      let nodes = level
+      level = Self.evenRanges(nodes.count, capacity: Self.branchCapacity).map {
+        Node(children: Array(nodes[$0]))
+      }
+    }
+    root = level[0]
+  }
+
+  /// `count` split into as few ranges of at most `capacity` as possible, of sizes differing by one at most.
+  private static func evenRanges(_ count: Int, capacity: Int) -> [Range<Int>] {
+    let parts = (count + capacity - 1) / capacity
+    return (0..<parts).map { part in (part * count / parts)..<((part + 1) * count / parts) }
+  }
+
+  /// The number of elements.
+  /// - Complexity: O(1).
+  var count: Int { root.count }
+
+  /// Whether the list is empty.
+  var isEmpty: Bool { root.count == 0 }
+
+  /// The element at `index`.
+  /// - Precondition: `0 <= index < count`.
+  /// - Complexity: O(log *n*).
+  subscript(index: Int) -> Element {
+    get {
+      precondition(index >= 0 && index < count, "PersistentList: index \(index) out of 0..<\(count)")
+      var node = root
+      var index = index
+      while !node.isLeaf {
+        let (child, inner) = node.child(containing: index)
+        node = node.children[child]
+        index = inner
+      }
+      return node.elements[index]
+    }
+    set {
+      precondition(index >= 0 && index < count, "PersistentList: index \(index) out of 0..<\(count)")
+      Self.replace(at: index, with: newValue, in: &root)
+    }
+  }
+
+  /// Inserts `element` at `index`.
+  /// - Precondition: `0 <= index <= count`.
+  /// - Complexity: O(log *n*); copies the nodes on one path when they are shared.
+  mutating func insert(_ element: Element, at index: Int) {
+    precondition(index >= 0 && index <= count, "PersistentList: insert at \(index) out of 0...\(count)")
+    if let sibling = Self.insert(element, at: index, in: &root) {
+      root = Node(children: [root, sibling])
+    }
+  }
+
+  /// Appends `element`.
+  /// - Complexity: O(log *n*).
+  mutating func append(_ element: Element) { insert(element, at: count) }
+
+  /// Removes and returns the element at `index`.
+  /// - Precondition: `0 <= index < count`.
+  /// - Complexity: O(log *n*); copies the nodes on one path when they are shared.
+  @discardableResult
+  mutating func remove(at index: Int) -> Element {
+    precondition(index >= 0 && index < count, "PersistentList: remove at \(index) out of 0..<\(count)")
+    let removed = Self.remove(at: index, in: &root)
+    if !root.isLeaf && root.children.count == 1 { root = root.children[0] }
+    return removed
+  }
+
+  /// The elements in order.
+  /// - Complexity: O(*n*).
+  var elements: [Element] {
+    var result: [Element] = []
+    result.reserveCapacity(count)
+    Self.append(root, to: &result)
+    return result
+  }
+
+  // MARK: - Path copying
+
+  /// Makes `node` unshared, copying it if another version holds it.
+  private static func unique(_ node: inout Node) {
+    if !isKnownUniquelyReferenced(&node) { node = Node(copying: node) }
+  }
+
+  private static func replace(at index: Int, with element: Element, in node: inout Node) {
+    unique(&node)
+    if node.isLeaf {
+      node.elements[index] = element
+      return
+    }
+    let (child, inner) = node.child(containing: index)
+    replace(at: inner, with: element, in: &node.children[child])
+  }
+
+  /// Inserts into the subtree `node`; returns a new right sibling if `node` split.
+  private static func insert(_ element: Element, at index: Int, in node: inout Node) -> Node? {
+    unique(&node)
+    node.count += 1
+    if node.isLeaf {
+      node.elements.insert(element, at: index)
+    } else {
+      let (child, inner) = node.child(containing: index)
+      if let sibling = insert(element, at: inner, in: &node.children[child]) {
+        node.children.insert(sibling, at: child + 1)
+      }
+    }
+    return node.isOverfull ? node.split() : nil
+  }
+
+  private static func remove(at index: Int, in node: inout Node) -> Element {
+    unique(&node)
+    node.count -= 1
+    if node.isLeaf { return node.elements.remove(at: index) }
+    let (child, inner) = node.child(containing: index)
+    let removed = remove(at: inner, in: &node.children[child])
+    rebalance(child, in: node)
+    return removed
+  }
+
+  /// Merges a small child of the unshared `parent` with a neighbour, splitting the result again when it is
+  /// overfull, so every node but the root stays at least a quarter full.
+  private static func rebalance(_ child: Int, in parent: Node) {
+    guard parent.children[child].isSmall, parent.children.count > 1 else { return }
+    let left = child > 0 ? child - 1 : child
+    unique(&parent.children[left])
+    let merged = parent.children[left]
+    let right = parent.children.remove(at: left + 1)
+    merged.count += right.count
+    if merged.isLeaf {
+      merged.elements += right.elements
+    } else {
+      merged.children += right.children
+    }
+    if merged.isOverfull { parent.children.insert(merged.split(), at: left + 1) }
+  }
+
+  private static func append(_ node: Node, to result: inout [Element]) {
+    if node.isLeaf {
+      result += node.elements
+    } else {
+      for child in node.children { append(child, to: &result) }
+    }
+  }
+}
+
+extension PersistentList: Sequence {
+  /// Walks the leaves in order.
+  struct Iterator: IteratorProtocol {
+    /// The inner nodes on the way down, each with the index of the child to visit next.
+    private var path: [(node: Node, next: Int)]
+    private var leaf: [Element] = []
+    private var position = 0
+
+    init(root: Node) { path = [(root, 0)] }
+
+    mutating func next() -> Element? {
+      while position == leaf.count {
+        guard let (node, next) = path.popLast() else { return nil }
+        if node.isLeaf {
+          (leaf, position) = (node.elements, 0)
+        } else if next < node.children.count {
+          path.append((node, next + 1))
+          path.append((node.children[next], 0))
+        }
+      }
+      defer { position += 1 }
+      return leaf[position]
+    }
+  }
+
+  func makeIterator() -> Iterator { Iterator(root: root) }
+
+  var underestimatedCount: Int { count }
+}
+
+extension PersistentList: Sendable where Element: Sendable {}
+// Safe: nodes are only mutated through `unique(_:)`, which copies any node another version can reach, so
+// a node shared between values (and so between tasks) is never written; an unshared one belongs to one
+// value, which Swift's exclusivity rules give to one task at a time.
+extension PersistentList.Node: @unchecked Sendable where Element: Sendable {}
+
+extension PersistentList {
+  /// The B-tree's invariants, for tests; empty when all hold: counts add up, every leaf is at the same
+  /// depth, no node is over its capacity, and every node but the root is at least a quarter full.
+  var violations: [String] {
+    var found: [String] = []
+    var leafDepths = Set<Int>()
+    func visit(_ node: Node, depth: Int, isRoot: Bool) {
+      if node.isOverfull { found.append("a node over capacity at depth \(depth)") }
+      if !isRoot && node.isSmall { found.append("a node under a quarter full at depth \(depth)") }
+      if node.isLeaf {
+        leafDepths.insert(depth)
+        if node.count != node.elements.count { found.append("a leaf's count is wrong at depth \(depth)") }
+        return
+      }
+      if node.count != node.children.reduce(0, { $0 + $1.count }) {
+        found.append("an inner node's count is wrong at depth \(depth)")
+      }
+      for child in node.children { visit(child, depth: depth + 1, isRoot: false) }
+    }
+    visit(root, depth: 0, isRoot: true)
+    if leafDepths.count > 1 { found.append("leaves at depths \(leafDepths.sorted())") }
+    return found
+  }
+
+  /// The height of the tree: 1 for a single leaf.
+  var height: Int {
+    var height = 1
+    var node = root
+    while !node.isLeaf {
+      node = node.children[0]
+      height += 1
+    }
+    return height
+  }
+
+  /// Every node of the tree, for tests that check what two versions share.
+  var nodes: [Node] {
+    var result: [Node] = []
+    var stack = [root]
+    while let node = stack.popLast() {
+      result.append(node)
+      stack += node.children
+    }
+    return result
+  }
+}

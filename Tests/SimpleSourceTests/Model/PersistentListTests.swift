@@ -1,0 +1,94 @@
+// The persistent list against a plain Array: random edits, old versions untouched, and what an edit copies.
+
+import SimpleSourceTesting
+import Testing
+
+@testable import SimpleSource
+
+@Suite("Persistent list")
+struct PersistentListTests {
+  @Test("an empty list, one element, and a bulk-built list read back as built")
+  func basics() {
+    var list = PersistentList<Int>()
+    #expect(list.isEmpty && list.elements == [] && Array(list) == [])
+    list.append(7)
+    #expect(list.count == 1 && list[0] == 7)
+    for count in [1, 63, 64, 65, 2_048, 2_049, 100_000] {
+      let built = PersistentList(0..<count)
+      #expect(built.elements == Array(0..<count), "\(count)")
+      #expect(Array(built) == Array(0..<count), "iteration, \(count)")
+      #expect(built.violations == [], "\(count)")
+    }
+  }
+
+  /// Seeded random edit sequences (`SIMPLESOURCE_PERSISTENT_CASES`, 200 here and 10,000 in CI), each on a
+  /// list of up to 2,500 elements (up to three levels): after the edits the list equals the Array model,
+  /// its invariants hold, and an earlier version kept aside is exactly as it was.
+  @Test("random edits match an Array, keep the B-tree's invariants, and leave old versions alone")
+  func randomEdits() {
+    let settings = RandomTestSettings.current(
+      defaultCases: 200, casesVariable: "SIMPLESOURCE_PERSISTENT_CASES")
+    var random = SeededGenerator(seed: settings.seed)
+    var failures = 0
+    for index in 0..<settings.cases where failures < 3 {
+      let size = Int.random(in: 0..<2_500, using: &random)
+      var model = Array(0..<size)
+      var list = PersistentList(model)
+      var kept: (list: PersistentList<Int>, model: [Int])?
+      for step in 0..<Int.random(in: 1..<120, using: &random) {
+        if step == 10 { kept = (list, model) }
+        switch Int.random(in: 0..<10, using: &random) {
+        case 0..<4:
+          let at = Int.random(in: 0...model.count, using: &random)
+          model.insert(-step, at: at)
+          list.insert(-step, at: at)
+        case 4..<8 where !model.isEmpty:
+          let at = Int.random(in: 0..<model.count, using: &random)
+          #expect(list.remove(at: at) == model.remove(at: at))
+        case 8 where !model.isEmpty:
+          let at = Int.random(in: 0..<model.count, using: &random)
+          model[at] = 1_000_000 + step
+          list[at] = 1_000_000 + step
+        default:
+          // A burst of removals from one end, which drains leaves and merges nodes.
+          for _ in 0..<min(model.count, Int.random(in: 0..<200, using: &random)) {
+            model.removeLast()
+            list.remove(at: list.count - 1)
+          }
+        }
+      }
+      let at = model.isEmpty ? 0 : Int.random(in: 0..<model.count, using: &random)
+      if list.elements != model || list.count != model.count || !list.violations.isEmpty
+        || (!model.isEmpty && list[at] != model[at])
+      {
+        failures += 1
+        Issue.record("case \(index): \(list.violations) \(settings.replay)")
+      }
+      if let kept, kept.list.elements != kept.model {
+        failures += 1
+        Issue.record("case \(index): an old version changed \(settings.replay)")
+      }
+    }
+    print("Persistent list: \(settings.cases) random edit sequences checked, \(settings.replay)")
+  }
+
+  @Test("an edit of a copy copies one path: O(log n) nodes, the rest shared with the original")
+  func editCopiesOnePath() {
+    for count in [10_000, 1_000_000] {
+      let original = PersistentList(0..<count)
+      let before = Set(original.nodes.map(ObjectIdentifier.init))
+      for edit in 0..<3 {
+        var copy = original
+        switch edit {
+        case 0: copy[count / 2] = -1
+        case 1: copy.insert(-1, at: 0)
+        default: copy.remove(at: count - 1)
+        }
+        let fresh = copy.nodes.filter { !before.contains(ObjectIdentifier($0)) }.count
+        #expect(fresh <= copy.height + 1, "\(count) elements, edit \(edit): \(fresh) new nodes")
+      }
+      #expect(original.elements.count == count && original[count / 2] == count / 2, "the original stays")
+      #expect(original.height <= 4, "64 · 32 · 32 · 32 > 1,000,000")
+    }
+  }
+}
