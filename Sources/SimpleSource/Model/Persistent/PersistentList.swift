@@ -16,7 +16,7 @@ struct PersistentList<Element> {
   /// Children per inner node, at most.
   static var branchCapacity: Int { 32 }
 
-  final class Node {
+  final class Node: PersistentTreeNode {
     /// The elements under this node.
     var count: Int
     /// A leaf's elements; empty for an inner node.
@@ -316,13 +316,6 @@ extension PersistentList {
   }
 
   /// Every node of the tree, for tests that check what two versions share.
-  var nodes: [Node] {
-    var result: [Node] = []
-    var stack = [root]
-    while let node = stack.popLast() {
-      result.append(node)
-      stack += node.children
-    }
-    return result
-  }
+  var nodes: [Node] { root.subtree }
+
 }
