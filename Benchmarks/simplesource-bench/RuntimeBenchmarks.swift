@@ -252,11 +252,12 @@ func latency(iterations: Int) async -> RuntimeResult {
   return RuntimeResult(name: "latency", ms: median(ours), floorMS: median(floors))
 }
 
-let runtimeCaseNames = [
-  "throughput", "fanout-1", "fanout-10", "fanout-100", "fanout-1000", "stalled", "latency", "view-apply",
-  "view-rebased", "projection-one-edit-100k", "projection-refilter-100k",
-  "composite-one-edit",
-]
+let runtimeCaseNames =
+  [
+    "throughput", "fanout-1", "fanout-10", "fanout-100", "fanout-1000", "stalled", "latency", "view-apply",
+    "view-rebased", "projection-one-edit-100k", "projection-refilter-100k",
+    "composite-one-edit",
+  ] + editCaseNames
 
 @available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
 func runRuntimeCase(named name: String, iterations: Int) async -> RuntimeResult {
@@ -269,6 +270,7 @@ func runRuntimeCase(named name: String, iterations: Int) async -> RuntimeResult 
   case "projection-one-edit-100k": await projectionOneEdit(iterations: iterations)
   case "projection-refilter-100k": await projectionRefilter(iterations: iterations)
   case "composite-one-edit": await compositeOneEdit(iterations: iterations)
+  case _ where editCaseNames.contains(name): await runEditCase(named: name, iterations: iterations)
   default: await fanout(Int(name.dropFirst("fanout-".count)) ?? 1, iterations: max(20, iterations * 4))
   }
 }

@@ -1,0 +1,134 @@
+// Issue 8's cases: what one edit, a transaction and a whole replacement cost at 10k and 1M items, a new
+// snapshot plus its diff against the Dictionary floor, and a 1M-item source's resident memory.
+
+import Foundation
+import SimpleSource
+
+let editCaseNames = [
+  "edit-replace-10k", "edit-replace-1m", "edit-insert-front-10k", "edit-insert-front-1m", "edit-move-far-10k",
+  "edit-move-far-1m", "transaction-10-edits-1m", "update-one-edit-1m", "set-sections-one-edit-1m",
+  "new-snapshot-diff", "resident-1m",
+]
+
+func flatItems(_ count: Int) -> [BenchSection] { [Section(id: 0, items: (0..<count).map { Item(id: $0) })] }
+
+/// A flat source of `count` items and the median latency, over `rounds`, from `mutate` to the batch.
+@available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
+func editLatency(
+  _ name: String, count: Int, rounds: Int,
+  _ mutate: @escaping @Sendable (BasicDataSource<BenchSection>, Int) async -> Void
+) async -> RuntimeResult {
+  guard let source = try? BasicDataSource(sections: flatItems(count)) else { fatalError("invalid data") }
+  let ms = await batchLatency(of: await source.subscribe(), rounds: rounds) { await mutate(source, $0) }
+  return RuntimeResult(name: name, ms: ms, floorMS: .nan, note: "\(count) items, median of \(rounds)")
+}
+
+@available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
+func runEditCase(named name: String, iterations: Int) async -> RuntimeResult {
+  let big = name.hasSuffix("1m")
+  let count = big ? 1_000_000 : 10_000
+  let rounds = big ? max(5, iterations) : max(20, iterations * 4)
+  switch name {
+  case "edit-replace-10k", "edit-replace-1m":
+    return await editLatency(name, count: count, rounds: rounds) { source, round in
+      _ = try? await source.replaceItem(Item(id: round * 7_919 % count, version: round + 1))
+    }
+  case "edit-insert-front-10k", "edit-insert-front-1m":
+    return await editLatency(name, count: count, rounds: rounds) { source, round in
+      // Each new item goes before the previous one, which is first.
+      _ = try? await source.insertItems([Item(id: -1 - round)], before: round == 0 ? 0 : -round)
+    }
+  case "edit-move-far-10k", "edit-move-far-1m":
+    // Round r moves the first item (r) after the last one (r - 1, or count - 1 at first).
+    return await editLatency(name, count: count, rounds: rounds) { source, round in
+      _ = try? await source.moveItem(round % count, after: (round + count - 1) % count)
+    }
+  case "transaction-10-edits-1m":
+    return await editLatency(name, count: count, rounds: rounds) { source, round in
+      _ = try? await source.update { sections in
+        for edit in 0..<10 { sections[0].items[(round * 10 + edit) * 7_919 % count].version += 1 }
+      }
+    }
+  case "update-one-edit-1m":
+    return await editLatency(name, count: count, rounds: rounds) { source, round in
+      _ = try? await source.update { sections in sections[0].items[round * 7_919 % count].version += 1 }
+    }
+  case "set-sections-one-edit-1m":
+    return await setSectionsOneEdit(count: count, rounds: rounds)
+  case "new-snapshot-diff":
+    return newSnapshotDiff(iterations: iterations)
+  default:
+    return resident(count: 1_000_000)
+  }
+}
+
+/// `setSections` with one item changed; the new sections are built before the clock starts.
+@available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
+func setSectionsOneEdit(count: Int, rounds: Int) async -> RuntimeResult {
+  guard let source = try? BasicDataSource(sections: flatItems(count)) else { fatalError("invalid data") }
+  var batches = await source.subscribe().batches.makeAsyncIterator()
+  var sections = flatItems(count)
+  var times: [Double] = []
+  for round in 0..<rounds {
+    sections[0].items[round * 7_919 % count].version += 1
+    let next = sections
+    let start = ContinuousClock.now
+    _ = try? await source.setSections(next)
+    _ = await batches.next()
+    times.append(elapsedMS(since: start))
+  }
+  return RuntimeResult(
+    name: "set-sections-one-edit-1m", ms: median(times), floorMS: .nan,
+    note: "\(count) items, median of \(rounds)")
+}
+
+/// A new snapshot of 100,000 items built from a plain array and diffed from the old one (already held),
+/// for Int, UUID and String ids, against the floor: one Dictionary build plus one lookup pass over the
+/// same ids. `vs_floor` is the worst of the three.
+@available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
+func newSnapshotDiff(iterations: Int) -> RuntimeResult {
+  let (sourceIDs, targetIDs) = flatIDs(
+    count: 100_000, deleted: 20_000..<30_000, inserted: 10_000, insertAt: 30_000, shuffled: 0..<2_000)
+  var random = SplitMix64(state: 7)
+  let uuids = (0..<110_000).map { _ in
+    UUID(uuid: withUnsafeBytes(of: (random.next(), random.next())) { $0.load(as: uuid_t.self) })
+  }
+  func ratio<ID: Hashable & Sendable>(_ id: (Int) -> ID) -> (ms: Double, floor: Double) {
+    typealias S = Section<Int, Item<ID>>
+    let old = [S(id: 0, items: sourceIDs.map { Item(id: id($0)) })]
+    let new = [S(id: 0, items: targetIDs.map { Item(id: id($0)) })]
+    guard let held = try? Snapshot(old) else { fatalError("invalid data") }
+    let (oldIDs, newIDs) = (sourceIDs.map(id), targetIDs.map(id))
+    let ours = measure(iterations) {
+      guard let snapshot = try? Snapshot(new) else { fatalError("invalid data") }
+      consume(Changeset(from: held, to: snapshot))
+    }
+    let floor = dictionaryFloor(oldIDs, newIDs, iterations: iterations)
+    return (ours.median, floor.median)
+  }
+  let int = ratio { $0 }
+  let uuid = ratio { uuids[$0] }
+  let string = ratio { "item-\($0)-\($0 &* 2_654_435_761 % 1_000_003)" }
+  let ratios = [int, uuid, string].map { $0.ms / $0.floor }
+  return RuntimeResult(
+    name: "new-snapshot-diff", ms: uuid.ms, floorMS: uuid.floor,
+    extra: [
+      "vs_floor": ratios.max() ?? .nan, "vs_floor_int": ratios[0], "vs_floor_uuid": ratios[1],
+      "vs_floor_string": ratios[2],
+    ],
+    note: String(
+      format: "100k ids vs floor: Int %.2fx, UUID %.2fx, String %.2fx", ratios[0], ratios[1], ratios[2]))
+}
+
+/// The resident memory a 1,000,000-item source adds (`bytes`), against the plain `[Item]` array of the
+/// same items (`floor_bytes`: count × stride).
+func resident(count: Int) -> RuntimeResult {
+  let before = residentBytes()
+  let source = try? BasicDataSource(sections: flatItems(count))
+  let bytes = residentBytes() - before
+  withExtendedLifetime(source) {}
+  let floor = Double(count * MemoryLayout<Item<Int>>.stride)
+  return RuntimeResult(
+    name: "resident-1m", ms: .nan, floorMS: .nan, extra: ["bytes": bytes, "floor_bytes": floor],
+    note: String(format: "%.1f MB, %.1fx the plain array (%.1f MB)", bytes / 1e6, bytes / floor, floor / 1e6))
+}
