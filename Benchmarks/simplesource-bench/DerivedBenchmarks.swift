@@ -20,14 +20,12 @@ func batchLatency<S: SectionType>(
   return median(times)
 }
 
-func hundredThousandItems() -> [BenchSection] { [Section(id: 0, items: (0..<100_000).map { Item(id: $0) })] }
-
 /// One `replaceItem` on a flat 100,000-item parent, to a subscriber of the parent and to a subscriber of a
 /// projection showing the even ids; `vs_parent` is the projection's latency over the parent's.
 @available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
 func projectionOneEdit(iterations: Int) async -> RuntimeResult {
   let rounds = max(20, iterations * 4)
-  guard let parent = try? BasicDataSource(sections: hundredThousandItems()) else {
+  guard let parent = try? BasicDataSource(sections: flatItems(100_000)) else {
     fatalError("invalid data")
   }
   // Even ids, replaced with a new version: the item stays shown and is refreshed.
@@ -52,7 +50,7 @@ func projectionOneEdit(iterations: Int) async -> RuntimeResult {
 @available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
 func projectionRefilter(iterations: Int) async -> RuntimeResult {
   let rounds = max(12, iterations)
-  guard let parent = try? BasicDataSource(sections: hundredThousandItems()) else {
+  guard let parent = try? BasicDataSource(sections: flatItems(100_000)) else {
     fatalError("invalid data")
   }
   let rules: [Projection<BenchSection>] = [
@@ -63,7 +61,7 @@ func projectionRefilter(iterations: Int) async -> RuntimeResult {
     _ = try? await projected.setProjection(rules[(round + 1) % 2])
   }
   let lists = [2, 3].map { divisor in
-    [BenchSection(id: 0, items: hundredThousandItems()[0].items.filter { $0.id % divisor == 0 })]
+    [BenchSection(id: 0, items: flatItems(100_000)[0].items.filter { $0.id % divisor == 0 })]
   }
   // The same switches: index the new list, diff it from the old one (already indexed).
   let indexed = lists.map { try? Snapshot($0) }
