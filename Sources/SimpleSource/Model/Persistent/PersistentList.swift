@@ -10,7 +10,12 @@
 ///
 /// Every node but the root holds at least a quarter of its capacity, and every leaf is at the same depth,
 /// so the height is O(log *n*) whatever sequence of edits made the list.
-struct PersistentList<Element> {
+///
+/// Each element carries an order label, and each node knows the largest label under it. When the labels
+/// increase along the list (as ``SnapshotTree`` keeps them), ``rank(ofLabel:)`` finds an element's index
+/// from its label in O(log *n*): the id index stores labels, which edits elsewhere never change, instead
+/// of positions, which every insert before them would.
+struct PersistentList<Element: OrderLabeled> {
   /// Elements per leaf, at most.
   static var leafCapacity: Int { 64 }
   /// Children per inner node, at most.
@@ -23,23 +28,33 @@ struct PersistentList<Element> {
     var elements: [Element]
     /// An inner node's children; empty for a leaf.
     var children: [Node]
+    /// The label of the last element under this node (0 when empty): the largest when labels increase.
+    var lastLabel: UInt64
 
     init(elements: [Element]) {
       self.count = elements.count
       self.elements = elements
       self.children = []
+      self.lastLabel = elements.last?.orderLabel ?? 0
     }
 
     init(children: [Node]) {
       self.count = children.reduce(0) { $0 + $1.count }
       self.elements = []
       self.children = children
+      self.lastLabel = children.last?.lastLabel ?? 0
     }
 
     init(copying node: Node) {
       count = node.count
       elements = node.elements
       children = node.children
+      lastLabel = node.lastLabel
+    }
+
+    /// Recomputes ``lastLabel`` from the last element or child.
+    func updateLastLabel() {
+      lastLabel = (isLeaf ? elements.last?.orderLabel : children.last?.lastLabel) ?? 0
     }
 
     var isLeaf: Bool { children.isEmpty }
@@ -75,12 +90,14 @@ struct PersistentList<Element> {
         let right = Node(elements: Array(elements[half...]))
         elements.removeSubrange(half...)
         count = elements.count
+        updateLastLabel()
         return right
       }
       let half = children.count / 2
       let right = Node(children: Array(children[half...]))
       children.removeSubrange(half...)
       count -= right.count
+      updateLastLabel()
       return right
     }
   }
@@ -142,6 +159,29 @@ struct PersistentList<Element> {
     }
   }
 
+  /// The number of elements whose label is less than `label`: the index of the element labelled `label`,
+  /// or where one would be inserted.
+  /// - Precondition: labels increase along the list.
+  /// - Complexity: O(log *n*).
+  func rank(ofLabel label: UInt64) -> Int {
+    var node = root
+    var rank = 0
+    while !node.isLeaf {
+      guard let child = node.children.firstIndex(where: { $0.lastLabel >= label }) else {
+        return rank + node.count
+      }
+      for skipped in node.children[..<child] { rank += skipped.count }
+      node = node.children[child]
+    }
+    var low = 0
+    var high = node.elements.count
+    while low < high {
+      let middle = (low + high) / 2
+      if node.elements[middle].orderLabel < label { low = middle + 1 } else { high = middle }
+    }
+    return rank + low
+  }
+
   /// Inserts `element` at `index`.
   /// - Precondition: `0 <= index <= count`.
   /// - Complexity: O(log *n*); copies the nodes on one path when they are shared.
@@ -187,10 +227,11 @@ struct PersistentList<Element> {
     unique(&node)
     if node.isLeaf {
       node.elements[index] = element
-      return
+    } else {
+      let (child, inner) = node.child(containing: index)
+      replace(at: inner, with: element, in: &node.children[child])
     }
-    let (child, inner) = node.child(containing: index)
-    replace(at: inner, with: element, in: &node.children[child])
+    node.updateLastLabel()
   }
 
   /// Inserts into the subtree `node`; returns a new right sibling if `node` split.
@@ -205,16 +246,21 @@ struct PersistentList<Element> {
         node.children.insert(sibling, at: child + 1)
       }
     }
+    node.updateLastLabel()
     return node.isOverfull ? node.split() : nil
   }
 
   private static func remove(at index: Int, in node: inout Node) -> Element {
     unique(&node)
     node.count -= 1
-    if node.isLeaf { return node.elements.remove(at: index) }
+    if node.isLeaf {
+      defer { node.updateLastLabel() }
+      return node.elements.remove(at: index)
+    }
     let (child, inner) = node.child(containing: index)
     let removed = remove(at: inner, in: &node.children[child])
     rebalance(child, in: node)
+    node.updateLastLabel()
     return removed
   }
 
@@ -232,6 +278,7 @@ struct PersistentList<Element> {
     } else {
       merged.children += right.children
     }
+    merged.updateLastLabel()
     if merged.isOverfull { parent.children.insert(merged.split(), at: left + 1) }
   }
 
@@ -292,10 +339,16 @@ extension PersistentList {
       if node.isLeaf {
         leafDepths.insert(depth)
         if node.count != node.elements.count { found.append("a leaf's count is wrong at depth \(depth)") }
+        if node.lastLabel != node.elements.last?.orderLabel ?? 0 {
+          found.append("a leaf's last label is wrong at depth \(depth)")
+        }
         return
       }
       if node.count != node.children.reduce(0, { $0 + $1.count }) {
         found.append("an inner node's count is wrong at depth \(depth)")
+      }
+      if node.lastLabel != node.children.last?.lastLabel ?? 0 {
+        found.append("an inner node's last label is wrong at depth \(depth)")
       }
       for child in node.children { visit(child, depth: depth + 1, isRoot: false) }
     }
@@ -319,3 +372,21 @@ extension PersistentList {
   var nodes: [Node] { root.subtree }
 
 }
+
+/// An element of a ``PersistentList``: it carries a label, which increases along the list when the list is
+/// used for lookups by label.
+protocol OrderLabeled {
+  /// The element's order label.
+  var orderLabel: UInt64 { get }
+}
+
+/// A value with an order label: the element of a snapshot's item lists.
+struct Labeled<Value>: OrderLabeled {
+  /// The label; increases along the list.
+  var orderLabel: UInt64
+  /// The value.
+  var value: Value
+}
+
+extension Labeled: Sendable where Value: Sendable {}
+extension Labeled: Equatable where Value: Equatable {}
