@@ -31,23 +31,37 @@ public struct ChangeStage<Section: SectionType>: Sendable {
   public let sectionChanges: ChangeList<Section.ID, Int>
   /// The item changes of this stage, in this stage's coordinates.
   public let itemChanges: ChangeList<Section.Item.ID, ItemPosition>
-  /// The sections the view's data source must hold during this stage: the state after it.
-  public let data: [Section]
+  /// The state the view's data source must hold during this stage: the state after it.
+  public let state: Snapshot<Section>
+
+  /// The sections the view's data source must hold during this stage: ``state``'s sections.
+  /// - Complexity: as ``Snapshot/sections``: O(*n*) the first time for a stage derived from the mutation
+  ///   log; prefer ``state``, whose lookups never copy the list.
+  public var data: [Section] { state.sections }
 
   @inlinable
   init(
     kind: Kind, sectionChanges: ChangeList<Section.ID, Int>,
     itemChanges: ChangeList<Section.Item.ID, ItemPosition>, data: [Section]
   ) {
+    self.init(
+      kind: kind, sectionChanges: sectionChanges, itemChanges: itemChanges,
+      state: Snapshot(trustedLazily: data))
+  }
+
+  @inlinable
+  init(
+    kind: Kind, sectionChanges: ChangeList<Section.ID, Int>,
+    itemChanges: ChangeList<Section.Item.ID, ItemPosition>, state: Snapshot<Section>
+  ) {
     self.kind = kind
     self.sectionChanges = sectionChanges
     self.itemChanges = itemChanges
-    self.data = data
+    self.state = state
   }
 
-  /// The state after this stage as a ``Snapshot``, for lookups by id.
-  /// - Complexity: O(*n*) for *n* items: it builds the id index.
-  public func snapshot() -> Snapshot<Section> { Snapshot(trusted: data) }
+  /// The state after this stage as a ``Snapshot``, for lookups by id: ``state``.
+  public func snapshot() -> Snapshot<Section> { state }
 
   /// Whether the stage has no change (a ``Changeset`` never holds such a stage).
   public var isEmpty: Bool { sectionChanges.isEmpty && itemChanges.isEmpty }

@@ -40,19 +40,8 @@ extension Snapshot {
       offsets[index + 1] = offsets[index] + sections[index].items.count
     }
     return Snapshot(
-      sections: sections, sectionIndexByID: sectionIndexByID, positionByItemID: positions,
-      itemOffsets: offsets)
-  }
-
-  /// A snapshot from parts known to agree.
-  @inlinable
-  init(
-    sections: [Section], sectionIndexByID: [Section.ID: Int], positionByItemID: [Item.ID: PackedPosition],
-    itemOffsets: [Int]
-  ) {
-    self.sections = sections
-    self.sectionIndexByID = sectionIndexByID
-    self.positionByItemID = positionByItemID
-    self.itemOffsets = itemOffsets
+      flat: FlatSnapshot(
+        sections: sections, sectionIndexByID: sectionIndexByID, positionByItemID: positions,
+        itemOffsets: offsets))
   }
 }

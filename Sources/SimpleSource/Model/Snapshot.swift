@@ -1,6 +1,6 @@
-// An immutable, validated list of sections with constant-time lookup from ids to positions.
+// An immutable, validated list of sections with fast lookup from ids to positions, in a flat or persistent form.
 
-/// An immutable list of sections with O(1) lookup from an item or section id to its position and back.
+/// An immutable list of sections with fast lookup from an item or section id to its position and back.
 ///
 /// A snapshot is validated when it is made: section ids are unique, and item ids are unique across the
 /// whole snapshot (an item id names one row, wherever it is). It is a value: copies share storage, and
@@ -12,26 +12,23 @@
 /// ])
 /// snapshot.position(ofItem: 1)   // [0, 0]
 /// ```
+///
+/// **Two forms, each made when first needed.** A snapshot made from arrays (``init(_:)``) holds them and a
+/// hash index: lookups are O(1). A snapshot a data source made by editing the previous one holds the
+/// persistent form: each section's items in a B-tree and an id index that shares structure with the
+/// version before, so *k* edits cost O(*k* log *n*) and lookups O(log *n*). Whatever needs the other form
+/// (``sections`` of an edited snapshot, or a full ``Changeset`` between two of them) builds it once, in
+/// O(*n*), and the snapshot keeps it.
 public struct Snapshot<Section: SectionType>: Sendable {
   /// The item type of the sections.
   public typealias Item = Section.Item
   /// The error a snapshot throws for duplicate ids.
   public typealias Error = DataSourceError<Section.ID, Item.ID>
 
-  /// The sections, in display order.
-  public let sections: [Section]
-  @usableFromInline let sectionIndexByID: [Section.ID: Int]
-  @usableFromInline let positionByItemID: [Item.ID: PackedPosition]
-  /// `itemOffsets[s]` is the number of items in the sections before `s`; one extra entry holds the total.
-  @usableFromInline let itemOffsets: [Int]
+  @usableFromInline let storage: SnapshotStorage<Section>
 
   /// Creates an empty snapshot.
-  public init() {
-    sections = []
-    sectionIndexByID = [:]
-    positionByItemID = [:]
-    itemOffsets = [0]
-  }
+  public init() { storage = SnapshotStorage(flat: FlatSnapshot()) }
 
   /// Creates a snapshot of `sections`, rejecting duplicate ids.
   ///
@@ -42,6 +39,135 @@ public struct Snapshot<Section: SectionType>: Sendable {
   /// - Complexity: O(*n*) expected, for *n* items: one hash insertion per item and per section.
   @inlinable
   public init(_ sections: [Section]) throws(Error) {
+    storage = SnapshotStorage(flat: try FlatSnapshot(sections))
+  }
+
+  /// Creates a snapshot of sections that are known to be valid (derived from valid snapshots).
+  @inlinable
+  init(trusted sections: [Section]) { storage = SnapshotStorage(flat: FlatSnapshot(trusted: sections)) }
+
+  /// A snapshot of its flat form.
+  @inlinable
+  init(flat: FlatSnapshot<Section>) { storage = SnapshotStorage(flat: flat) }
+
+  /// A snapshot of sections known to be valid; the index is built when first needed.
+  @inlinable
+  init(trustedLazily sections: [Section]) { storage = SnapshotStorage(trustedSections: sections) }
+
+  /// The own content of the section at `index` (its items may be missing).
+  /// - Complexity: O(1).
+  func sectionContent(at index: Int) -> Section { storage.sectionContent(at: index) }
+
+  /// A snapshot of its persistent form.
+  init(tree: SnapshotTree<Section>) { storage = SnapshotStorage(tree: tree) }
+
+  /// The flat form: arrays and a hash index; built in O(*n*) the first time an edited snapshot needs it.
+  @inlinable var flat: FlatSnapshot<Section> { storage.flat }
+
+  /// The persistent form; built in O(*n*) the first time a snapshot made from arrays needs it.
+  var tree: SnapshotTree<Section> { storage.tree }
+
+  /// The sections, in display order.
+  /// - Complexity: O(1) for a snapshot made from arrays; O(*n*) the first time for an edited one (see
+  ///   ``Snapshot``). Prefer the lookups below, which never copy the list.
+  public var sections: [Section] { storage.sections }
+  @inlinable var sectionIndexByID: [Section.ID: Int] { flat.sectionIndexByID }
+  @inlinable var positionByItemID: [Item.ID: PackedPosition] { flat.positionByItemID }
+  @inlinable var itemOffsets: [Int] { flat.itemOffsets }
+
+  /// The number of items in all sections.
+  /// - Complexity: O(1).
+  public var itemCount: Int { storage.itemCount }
+
+  /// The number of sections.
+  /// - Complexity: O(1).
+  public var sectionCount: Int { storage.sectionCount }
+
+  /// Whether the snapshot has no sections.
+  public var isEmpty: Bool { sectionCount == 0 }
+
+  /// The number of items in the section at `sectionIndex`.
+  /// - Complexity: O(1).
+  public func itemCount(inSection sectionIndex: Int) -> Int { storage.itemCount(inSection: sectionIndex) }
+
+  /// The ids of the sections, in order.
+  /// - Complexity: O(*s*) for *s* sections.
+  public var sectionIDs: [Section.ID] { storage.sectionIDs }
+
+  /// The ids of the items of the section at `sectionIndex`, in order.
+  /// - Complexity: O(size of the section).
+  public func itemIDs(inSection sectionIndex: Int) -> [Item.ID] { storage.itemIDs(inSection: sectionIndex) }
+
+  /// The index of the section with the given id, or `nil` if there is none.
+  /// - Complexity: O(1) expected.
+  public func index(ofSection id: Section.ID) -> Int? { storage.index(ofSection: id) }
+
+  /// The position of the item with the given id, or `nil` if there is none.
+  /// - Complexity: O(1) expected for a snapshot made from arrays, O(log *n*) for an edited one.
+  public func position(ofItem id: Item.ID) -> ItemPosition? { storage.position(ofItem: id) }
+
+  /// Whether an item with the given id exists.
+  /// - Complexity: as ``position(ofItem:)``.
+  public func contains(item id: Item.ID) -> Bool { storage.contains(item: id) }
+
+  /// The section with the given id, with its items, or `nil` if there is none.
+  /// - Complexity: O(1) for a snapshot made from arrays; O(size of the section) for an edited one.
+  public func section(withID id: Section.ID) -> Section? { index(ofSection: id).map(storage.section(at:)) }
+
+  /// The section at `index`, with its items.
+  /// - Complexity: as ``section(withID:)``.
+  public func section(at index: Int) -> Section { storage.section(at: index) }
+
+  /// The item with the given id, or `nil` if there is none.
+  /// - Complexity: as ``position(ofItem:)``.
+  public func item(withID id: Item.ID) -> Item? { position(ofItem: id).map { self[$0] } }
+
+  /// The item at `position`.
+  /// - Precondition: `position` is within the snapshot; check with ``contains(_:)`` first when unsure.
+  /// - Complexity: O(1) for a snapshot made from arrays, O(log *n*) for an edited one.
+  public subscript(position: ItemPosition) -> Item { storage.item(at: position) }
+
+  /// Whether `position` names an item in this snapshot.
+  /// - Complexity: O(1).
+  public func contains(_ position: ItemPosition) -> Bool {
+    (0..<sectionCount).contains(position.section)
+      && (0..<itemCount(inSection: position.section)).contains(position.item)
+  }
+}
+
+/// The flat form of a snapshot: the sections as arrays, and a hash index from ids to positions.
+@usableFromInline
+struct FlatSnapshot<Section: SectionType>: Sendable {
+  @usableFromInline typealias Item = Section.Item
+
+  /// The sections, in display order.
+  @usableFromInline let sections: [Section]
+  @usableFromInline let sectionIndexByID: [Section.ID: Int]
+  @usableFromInline let positionByItemID: [Item.ID: PackedPosition]
+  /// `itemOffsets[s]` is the number of items in the sections before `s`; one extra entry holds the total.
+  @usableFromInline let itemOffsets: [Int]
+
+  @inlinable
+  init() {
+    sections = []
+    sectionIndexByID = [:]
+    positionByItemID = [:]
+    itemOffsets = [0]
+  }
+
+  /// The flat form of sections known to be valid.
+  @inlinable
+  init(trusted sections: [Section]) {
+    do {
+      try self.init(sections)
+    } catch {
+      preconditionFailure("SimpleSource internal inconsistency: derived snapshot is invalid: \(error)")
+    }
+  }
+
+  /// See ``Snapshot/init(_:)``.
+  @inlinable
+  init(_ sections: [Section]) throws(DataSourceError<Section.ID, Item.ID>) {
     var sectionIndexByID = [Section.ID: Int](minimumCapacity: sections.count)
     var offsets = [Int]()
     offsets.reserveCapacity(sections.count + 1)
@@ -67,72 +193,162 @@ public struct Snapshot<Section: SectionType>: Sendable {
         }
       }
     }
+    self.init(
+      sections: sections, sectionIndexByID: sectionIndexByID, positionByItemID: positionByItemID,
+      itemOffsets: offsets)
+  }
+
+  /// A flat form from parts known to agree.
+  @inlinable
+  init(
+    sections: [Section], sectionIndexByID: [Section.ID: Int], positionByItemID: [Item.ID: PackedPosition],
+    itemOffsets: [Int]
+  ) {
     self.sections = sections
     self.sectionIndexByID = sectionIndexByID
     self.positionByItemID = positionByItemID
-    self.itemOffsets = offsets
+    self.itemOffsets = itemOffsets
+  }
+}
+
+/// The forms of one snapshot: the one it was made with, and the other once something needed it.
+@usableFromInline
+final class SnapshotStorage<Section: SectionType>: Sendable {
+  typealias Item = Section.Item
+
+  /// The form the snapshot was made with (exactly one is set); the others are derived on demand and kept in
+  /// `derived`. `madeSections` are sections known to be valid, whose index is built when first needed.
+  private let madeFlat: FlatSnapshot<Section>?
+  private let madeTree: SnapshotTree<Section>?
+  private let madeSections: [Section]?
+  private let derived = Locked<(flat: FlatSnapshot<Section>?, tree: SnapshotTree<Section>?)>((nil, nil))
+
+  @usableFromInline
+  init(flat: FlatSnapshot<Section>) {
+    (madeFlat, madeTree, madeSections) = (flat, nil, nil)
   }
 
-  /// Creates a snapshot of sections that are known to be valid (derived from valid snapshots).
+  init(tree: SnapshotTree<Section>) {
+    (madeFlat, madeTree, madeSections) = (nil, tree, nil)
+  }
+
   @usableFromInline
-  init(trusted sections: [Section]) {
-    do {
-      try self.init(sections)
-    } catch {
-      preconditionFailure("SimpleSource internal inconsistency: derived snapshot is invalid: \(error)")
+  init(trustedSections sections: [Section]) {
+    (madeFlat, madeTree, madeSections) = (nil, nil, sections)
+  }
+
+  @usableFromInline
+  var flat: FlatSnapshot<Section> {
+    if let madeFlat { return madeFlat }
+    return derived.withLock { derived in
+      if let flat = derived.flat { return flat }
+      let flat =
+        if let madeSections { FlatSnapshot(trusted: madeSections) } else {
+          FlatSnapshot(trustedTree: madeTree!)
+        }
+      derived.flat = flat
+      return flat
     }
   }
 
-  /// The number of items in all sections.
-  @inlinable public var itemCount: Int { itemOffsets[itemOffsets.count - 1] }
+  /// The sections, without building an index when the snapshot was made from them.
+  @usableFromInline
+  var sections: [Section] { madeSections ?? madeFlat?.sections ?? flat.sections }
 
-  /// Whether the snapshot has no sections.
-  @inlinable public var isEmpty: Bool { sections.isEmpty }
+  /// The own content of the section at `index`; its items may be missing.
+  func sectionContent(at index: Int) -> Section {
+    if let madeTree { return madeTree.entries[index].header }
+    return sections[index]
+  }
 
-  /// The ids of the sections, in order.
-  public var sectionIDs: [Section.ID] { sections.map(\.id) }
+  var tree: SnapshotTree<Section> {
+    if let madeTree { return madeTree }
+    return derived.withLock { derived in
+      if let tree = derived.tree { return tree }
+      let tree = SnapshotTree(trusted: sections)
+      derived.tree = tree
+      return tree
+    }
+  }
 
-  /// The ids of the items of the section at `sectionIndex`, in order.
-  public func itemIDs(inSection sectionIndex: Int) -> [Item.ID] { sections[sectionIndex].items.map(\.id) }
+  var itemCount: Int {
+    if let madeTree { return madeTree.itemCount }
+    if let madeFlat { return madeFlat.itemOffsets[madeFlat.itemOffsets.count - 1] }
+    return sections.reduce(0) { $0 + $1.items.count }
+  }
 
-  /// The index of the section with the given id, or `nil` if there is none.
-  /// - Complexity: O(1) expected.
-  @inlinable
-  public func index(ofSection id: Section.ID) -> Int? { sectionIndexByID[id] }
+  var sectionCount: Int { madeTree?.sectionCount ?? sections.count }
 
-  /// The position of the item with the given id, or `nil` if there is none.
-  /// - Complexity: O(1) expected.
-  @inlinable
-  public func position(ofItem id: Item.ID) -> ItemPosition? { positionByItemID[id]?.position }
+  func itemCount(inSection index: Int) -> Int {
+    if let madeTree { return madeTree.itemCount(inSection: index) }
+    return sections[index].items.count
+  }
 
-  /// Whether an item with the given id exists.
-  /// - Complexity: O(1) expected.
-  @inlinable
-  public func contains(item id: Item.ID) -> Bool { positionByItemID[id] != nil }
+  var sectionIDs: [Section.ID] {
+    if let madeTree { return madeTree.entries.map(\.header.id) }
+    return sections.map(\.id)
+  }
 
-  /// The section with the given id, or `nil` if there is none.
-  /// - Complexity: O(1) expected.
-  public func section(withID id: Section.ID) -> Section? { index(ofSection: id).map { sections[$0] } }
+  func itemIDs(inSection index: Int) -> [Item.ID] {
+    if let madeTree { return madeTree.entries[index].items.map(\.value.id) }
+    return sections[index].items.map(\.id)
+  }
 
-  /// The item with the given id, or `nil` if there is none.
-  /// - Complexity: O(1) expected.
-  public func item(withID id: Item.ID) -> Item? { position(ofItem: id).map { self[$0] } }
+  func index(ofSection id: Section.ID) -> Int? {
+    if let madeTree { return madeTree.sectionIndexByID[id] }
+    return flat.sectionIndexByID[id]
+  }
 
-  /// The item at `position`.
-  /// - Precondition: `position` is within the snapshot; check with ``contains(_:)`` first when unsure.
-  @inlinable
-  public subscript(position: ItemPosition) -> Item { sections[position.section].items[position.item] }
+  func position(ofItem id: Item.ID) -> ItemPosition? {
+    if let madeTree { return madeTree.position(ofItem: id) }
+    return flat.positionByItemID[id]?.position
+  }
 
-  /// Whether `position` names an item in this snapshot.
-  public func contains(_ position: ItemPosition) -> Bool {
-    sections.indices.contains(position.section)
-      && sections[position.section].items.indices.contains(position.item)
+  func contains(item id: Item.ID) -> Bool {
+    if let madeTree { return madeTree.contains(item: id) }
+    return flat.positionByItemID[id] != nil
+  }
+
+  func section(at index: Int) -> Section {
+    if let madeTree { return madeTree.section(at: index) }
+    return sections[index]
+  }
+
+  func item(at position: ItemPosition) -> Item {
+    if let madeTree { return madeTree.item(at: position) }
+    return sections[position.section].items[position.item]
+  }
+}
+
+extension FlatSnapshot {
+  /// The flat form of a valid tree.
+  /// - Complexity: O(*n*).
+  init(trustedTree tree: SnapshotTree<Section>) {
+    var sectionIndexByID = [Section.ID: Int](minimumCapacity: tree.sectionCount)
+    var positionByItemID = [Item.ID: PackedPosition](minimumCapacity: tree.itemCount)
+    var offsets = [0]
+    var sections: [Section] = []
+    for index in 0..<tree.sectionCount {
+      let section = tree.section(at: index)
+      sectionIndexByID[section.id] = index
+      for (itemIndex, item) in section.items.enumerated() {
+        positionByItemID[item.id] = PackedPosition(section: index, item: itemIndex)
+      }
+      offsets.append(offsets[index] + section.items.count)
+      sections.append(section)
+    }
+    self.init(
+      sections: sections, sectionIndexByID: sectionIndexByID, positionByItemID: positionByItemID,
+      itemOffsets: offsets)
   }
 }
 
 extension Snapshot: Equatable where Section: Equatable {
   /// Two snapshots are equal when their sections are equal.
-  public static func == (lhs: Snapshot, rhs: Snapshot) -> Bool { lhs.sections == rhs.sections }
+  /// - Complexity: O(1) for copies of one snapshot; otherwise O(*n*), and see ``sections``.
+  public static func == (lhs: Snapshot, rhs: Snapshot) -> Bool {
+    lhs.storage === rhs.storage || lhs.sections == rhs.sections
+  }
 }
 
 extension Snapshot: CustomStringConvertible {

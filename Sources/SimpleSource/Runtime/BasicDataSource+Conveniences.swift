@@ -21,7 +21,7 @@ extension BasicDataSource {
   @discardableResult
   public func appendSections(_ sections: [Section]) throws(Error) -> Int {
     try edit { (store: inout SectionStore<Section>) throws(Error) in
-      try store.insertSections(sections, at: store.sections.count)
+      try store.insertSections(sections, at: store.sectionCount)
     }
   }
 
@@ -100,7 +100,7 @@ extension BasicDataSource {
     try edit { (store: inout SectionStore<Section>) throws(Error) in
       let section = try store.index(ofSection: id)
       return try store.insertItems(
-        items, at: ItemPosition(section: section, item: store.sections[section].items.count))
+        items, at: ItemPosition(section: section, item: store.itemCount(inSection: section)))
     }
   }
 

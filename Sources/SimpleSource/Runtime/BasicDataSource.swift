@@ -37,7 +37,6 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   // The hot paths are @inlinable so that clients' builds specialise them for their section types.
   @usableFromInline var store: SectionStore<Section>
   @usableFromInline var storedVersion = 0
-  @usableFromInline var cachedSnapshot: Snapshot<Section>?
 
   /// Mutations up to this version have been diffed (and, unless they cancelled out, published).
   @usableFromInline var cutVersion = 0
@@ -45,6 +44,10 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   @usableFromInline var publishedVersion = 0
   @usableFromInline var publishedSnapshot: Snapshot<Section>
   @usableFromInline var pendingRefresh = Set<Item.ID>()
+  /// The item ids edited since ``publishedSnapshot``, and whether the sections were reshaped or replaced
+  /// meanwhile: what a log-derived batch needs (see ``Changeset``).
+  @usableFromInline var unpublishedTouched = Set<Item.ID>()
+  @usableFromInline var unpublishedReshaped = false
   @usableFromInline var publishing: Task<Void, Never>?
   @usableFromInline var settleWaiters: [(version: Int, continuation: CheckedContinuation<Void, Never>)] = []
   @usableFromInline let hub: SubscriptionHub<Section>
@@ -60,7 +63,6 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   public init(sections: [Section] = []) throws(Error) {
     let snapshot = try Snapshot(sections)
     store = SectionStore(trusted: snapshot)
-    cachedSnapshot = snapshot
     publishedSnapshot = snapshot
     differ = Differ()
     hub = SubscriptionHub(version: 0, snapshot: snapshot, differ: differ)
@@ -74,7 +76,7 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   // MARK: - Reading and subscribing
 
   /// The newest state.
-  /// - Complexity: O(1) when unchanged since the last read or batch; otherwise O(*n*) to index it.
+  /// - Complexity: O(1): every edit makes the next snapshot as it goes, sharing the rest with the last.
   public var snapshot: Snapshot<Section> { currentSnapshot() }
 
   /// The number of live subscriptions; ended ones are released at once (G7).
@@ -103,12 +105,7 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   }
 
   @inlinable
-  func currentSnapshot() -> Snapshot<Section> {
-    if let cachedSnapshot { return cachedSnapshot }
-    let snapshot = Snapshot(trusted: store.sections)
-    cachedSnapshot = snapshot
-    return snapshot
-  }
+  func currentSnapshot() -> Snapshot<Section> { store.snapshot }
 
   // MARK: - Transactions
 
@@ -139,14 +136,14 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   /// Makes `replacement` the state, if there is one (`nil`: the sections did not change). Callers build
   /// it with ``SectionStore/replacing(_:with:)`` in their own body, which clients' builds inline and
   /// specialise: Swift does not specialise a generic actor's methods themselves, and the O(*n*) work of
-  /// validating and indexing run unspecialised is about 20 times slower. The snapshot built to validate
-  /// becomes the cached one, so publishing does not index the same sections a second time.
+  /// validating and indexing run unspecialised is about 20 times slower. The next batch is a full diff.
   @inlinable
   @discardableResult
   func install(_ replacement: (store: SectionStore<Section>, snapshot: Snapshot<Section>)?) -> Int {
     guard let replacement else { return storedVersion }
     store = replacement.store
-    return commit(snapshot: replacement.snapshot)
+    store.markReplaced()
+    return commit()
   }
 
   /// Runs one validated edit; commits a new version if it changed something.
@@ -161,9 +158,8 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
 
   /// Makes a new version of the current state and makes sure a batch will be cut for it.
   @inlinable
-  func commit(refreshing: Set<Item.ID> = [], snapshot: Snapshot<Section>? = nil) -> Int {
+  func commit(refreshing: Set<Item.ID> = []) -> Int {
     storedVersion += 1
-    cachedSnapshot = snapshot
     if !refreshing.isEmpty { pendingRefresh.formUnion(refreshing) }
     if publishing == nil { publishing = Task { await self.publish() } }
     return storedVersion
@@ -187,13 +183,16 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   func publish() async {
     while cutVersion < storedVersion {
       let toVersion = storedVersion
-      let sections = store.sections
-      let cached = cachedSnapshot
+      let snapshot = store.snapshot
       let refreshing = pendingRefresh
       pendingRefresh = []
-      let (snapshot, changeset) = await Self.diff(
-        from: publishedSnapshot, to: cached, sections: sections, refreshing: refreshing, differ: differ)
-      if cachedSnapshot == nil && storedVersion == toVersion { cachedSnapshot = snapshot }
+      let log = store.takeLog()
+      // Since the last published batch: the touched ids of every cut that published nothing (G4) too.
+      unpublishedTouched.formUnion(log.touched)
+      unpublishedReshaped = unpublishedReshaped || log.reshaped
+      let changeset = await Self.diff(
+        from: publishedSnapshot, to: snapshot,
+        touching: unpublishedReshaped ? nil : unpublishedTouched, refreshing: refreshing, differ: differ)
       cutVersion = toVersion
       // Mutations that cancel out make no batch (G4); the next batch then starts at the last one's end (G1).
       if !changeset.isEmpty {
@@ -201,6 +200,8 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
           UpdateBatch(from: publishedVersion, to: toVersion, changeset: changeset), refreshing: refreshing)
         publishedVersion = toVersion
         publishedSnapshot = snapshot
+        unpublishedTouched = []
+        unpublishedReshaped = false
       }
       resumeSettleWaiters()
     }
@@ -216,14 +217,19 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
     settleWaiters = waiting
   }
 
-  /// Indexes the new state and diffs it, on the global concurrent executor (G9).
+  /// Diffs the new state on the global concurrent executor (G9): from the log when the sections kept
+  /// their shape (`touching` holds every item id edited since `from`), in full otherwise.
   @inlinable
   @concurrent
   static func diff(
-    from: Snapshot<Section>, to cached: Snapshot<Section>?, sections: [Section], refreshing: Set<Item.ID>,
+    from: Snapshot<Section>, to target: Snapshot<Section>, touching: Set<Item.ID>?, refreshing: Set<Item.ID>,
     differ: Differ<Section>
-  ) async -> (Snapshot<Section>, Changeset<Section>) {
-    let target = cached ?? differ.index(sections)
-    return (target, differ.diff(from, target, refreshing))
+  ) async -> Changeset<Section> {
+    if let touching,
+      let changeset = Changeset(from: from, to: target, logged: touching, refreshing: refreshing)
+    {
+      return changeset
+    }
+    return differ.diff(from, target, refreshing)
   }
 }

@@ -1,36 +1,27 @@
 // The editable state of a data source: sections plus an incremental id index, edited atomically.
 
-/// Sections and an id index that single-item edits keep up to date, so a mutation never rebuilds a
-/// whole ``Snapshot``.
+/// The state of a data source and the log of what its edits touched, edited atomically.
 ///
-/// Each item's location (its section's id and its index there) is cached. Appends and replacements
-/// keep the cache exact; an edit that shifts indices inside a section (a delete, a move, an insert in
-/// the middle) marks only that section stale, and its next lookup re-indexes it. So lookups are O(1)
-/// for append-and-update workloads and O(section size) at worst.
+/// The state is a ``Snapshot``. Whole replacements (``replacing(_:with:)``) keep its flat form; the first
+/// item or section edit after one builds the persistent form (O(*n*), once), and from then on every edit
+/// costs O(log *n*) for an item and O(*s* + log *n*) with *s* sections, sharing the rest with the snapshots
+/// already published.
 ///
 /// Every edit validates all its input before it changes anything, so a thrown error leaves the store
-/// exactly as it was (G8). Every edit returns whether it changed anything (G4).
+/// exactly as it was (G8). Every edit returns whether it changed anything (G4), and records the item ids
+/// it inserted, deleted, moved or replaced in ``touched``, and whether it reshaped the sections (inserted,
+/// deleted or moved one) in ``reshaped``: the log a batch is derived from.
 @usableFromInline
 struct SectionStore<Section: SectionType>: Sendable {
   @usableFromInline typealias Item = Section.Item
   @usableFromInline typealias Error = DataSourceError<Section.ID, Item.ID>
 
-  /// Where an item is: its section's id, and its index there unless the section is stale.
-  @usableFromInline
-  struct Location: Sendable {
-    @usableFromInline var section: Section.ID
-    @usableFromInline var index: Int
-    @inlinable init(section: Section.ID, index: Int) {
-      self.section = section
-      self.index = index
-    }
-  }
-
-  @usableFromInline var sections: [Section]
-  @usableFromInline var sectionIndex: [Section.ID: Int]
-  @usableFromInline var itemLocation: [Item.ID: Location]
-  /// Sections whose item indices in ``itemLocation`` may be out of date.
-  @usableFromInline var staleSections: Set<Section.ID> = []
+  /// The current state.
+  @usableFromInline private(set) var snapshot: Snapshot<Section>
+  /// The ids of the items edits inserted, deleted, moved or replaced since the log was last taken.
+  @usableFromInline var touched: Set<Item.ID> = []
+  /// Whether an edit inserted, deleted or moved a section since the log was last taken.
+  @usableFromInline var reshaped = false
 
   /// The store and snapshot that replace `current` with `sections`, validated; `nil` when they are equal.
   @inlinable
@@ -43,59 +34,60 @@ struct SectionStore<Section: SectionType>: Sendable {
   }
 
   @inlinable
-  init(trusted snapshot: Snapshot<Section>) {
-    sections = snapshot.sections
-    sectionIndex = [:]
-    sectionIndex.reserveCapacity(sections.count)
-    itemLocation = [:]
-    itemLocation.reserveCapacity(snapshot.itemCount)
-    for (index, section) in sections.enumerated() {
-      sectionIndex[section.id] = index
-      for (itemIndex, item) in section.items.enumerated() {
-        itemLocation[item.id] = Location(section: section.id, index: itemIndex)
-      }
+  init(trusted snapshot: Snapshot<Section>) { self.snapshot = snapshot }
+
+  /// The sections, with their items.
+  /// - Complexity: O(1) after a whole replacement; O(*n*) the first time after edits.
+  @inlinable var sections: [Section] { snapshot.sections }
+
+  /// The number of sections.
+  @usableFromInline var sectionCount: Int { snapshot.sectionCount }
+
+  /// The number of items in the section at `index`.
+  @usableFromInline func itemCount(inSection index: Int) -> Int { snapshot.itemCount(inSection: index) }
+
+  /// Runs `change` on the persistent form and makes the result the state.
+  private mutating func editTree<Result>(_ change: (inout SnapshotTree<Section>) -> Result) -> Result {
+    var tree = snapshot.tree
+    let result = change(&tree)
+    snapshot = Snapshot(tree: tree)
+    return result
+  }
+
+  /// Takes the log of what edits touched since it was last taken, and starts a new one.
+  @usableFromInline
+  mutating func takeLog() -> (touched: Set<Item.ID>, reshaped: Bool) {
+    defer {
+      touched = []
+      reshaped = false
     }
+    return (touched, reshaped)
+  }
+
+  /// Records that the state was replaced as a whole: the next batch is a full diff.
+  @usableFromInline
+  mutating func markReplaced() {
+    touched = []
+    reshaped = true
   }
 
   // MARK: - Lookups
 
-  @inlinable
+  @usableFromInline
   func index(ofSection id: Section.ID) throws(Error) -> Int {
-    guard let index = sectionIndex[id] else { throw .unknownSection(id) }
+    guard let index = snapshot.index(ofSection: id) else { throw .unknownSection(id) }
     return index
   }
 
-  /// The item's position; re-indexes its section first if it is stale.
-  @inlinable
-  mutating func position(ofItem id: Item.ID) throws(Error) -> ItemPosition {
-    guard let location = itemLocation[id], let section = sectionIndex[location.section] else {
-      throw .unknownItem(id)
-    }
-    if staleSections.remove(location.section) != nil {
-      for (index, item) in sections[section].items.enumerated() {
-        itemLocation[item.id] = Location(section: location.section, index: index)
-      }
-      return try position(ofItem: id)
-    }
-    return ItemPosition(section: section, item: location.index)
+  /// The item's position.
+  @usableFromInline
+  func position(ofItem id: Item.ID) throws(Error) -> ItemPosition {
+    guard let position = snapshot.position(ofItem: id) else { throw .unknownItem(id) }
+    return position
   }
-
-  /// The position of an existing item, without re-indexing (for error reports).
-  @inlinable
-  func currentPosition(ofItem id: Item.ID) -> ItemPosition? {
-    guard let location = itemLocation[id], let section = sectionIndex[location.section] else { return nil }
-    if !staleSections.contains(location.section) {
-      return ItemPosition(section: section, item: location.index)
-    }
-    return sections[section].items.firstIndex { $0.id == id }.map { ItemPosition(section: section, item: $0) }
-  }
-
-  @inlinable
-  mutating func markStale(_ section: Int) { staleSections.insert(sections[section].id) }
 
   /// Rejects `items` if an id repeats among them or already exists.
   /// `firstPosition` is where the first new item would land, for the error.
-  @inlinable
   func checkNew(_ items: [Item], at firstPosition: ItemPosition) throws(Error) {
     var seen = [Item.ID: Int]()
     for (offset, item) in items.enumerated() {
@@ -105,7 +97,7 @@ struct SectionStore<Section: SectionType>: Sendable {
           item.id, first: ItemPosition(section: firstPosition.section, item: firstPosition.item + earlier),
           second: landing)
       }
-      if let existing = currentPosition(ofItem: item.id) {
+      if let existing = snapshot.position(ofItem: item.id) {
         // Where the existing item would stand once the new items were inserted before or after it.
         let shift =
           existing.section == firstPosition.section && existing.item >= firstPosition.item ? items.count : 0
@@ -132,9 +124,9 @@ struct SectionStore<Section: SectionType>: Sendable {
   // MARK: - Sections
 
   /// Inserts sections at `index` (0...count). Their ids and their items' ids must be new.
-  @inlinable
+  @usableFromInline
   mutating func insertSections(_ newSections: [Section], at index: Int) throws(Error) -> Bool {
-    guard (0...sections.count).contains(index) else { throw .sectionOutOfRange(index) }
+    guard (0...sectionCount).contains(index) else { throw .sectionOutOfRange(index) }
     var seenSections = [Section.ID: Int]()
     var seenItems = [Item.ID: ItemPosition]()
     for (offset, section) in newSections.enumerated() {
@@ -142,7 +134,7 @@ struct SectionStore<Section: SectionType>: Sendable {
         throw .duplicateSection(section.id, first: earlier, second: index + offset)
       }
       // Existing sections at or after `index` would stand `newSections.count` further on.
-      if let existing = sectionIndex[section.id] {
+      if let existing = snapshot.index(ofSection: section.id) {
         let shifted = existing >= index ? existing + newSections.count : existing
         throw .duplicateSection(section.id, first: shifted, second: index + offset)
       }
@@ -151,7 +143,7 @@ struct SectionStore<Section: SectionType>: Sendable {
         if let earlier = seenItems.updateValue(landing, forKey: item.id) {
           throw .duplicateItem(item.id, first: earlier, second: landing)
         }
-        if let existing = currentPosition(ofItem: item.id) {
+        if let existing = snapshot.position(ofItem: item.id) {
           let shift = existing.section >= index ? newSections.count : 0
           let shifted = ItemPosition(section: existing.section + shift, item: existing.item)
           throw .duplicateItem(item.id, first: shifted, second: landing)
@@ -159,44 +151,36 @@ struct SectionStore<Section: SectionType>: Sendable {
       }
     }
     if newSections.isEmpty { return false }
-    sections.insert(contentsOf: newSections, at: index)
-    for section in newSections {
-      for (itemIndex, item) in section.items.enumerated() {
-        itemLocation[item.id] = Location(section: section.id, index: itemIndex)
-      }
-    }
-    reindexSections(from: index)
+    editTree { $0.insertSections(newSections, at: index) }
+    reshaped = true
     return true
   }
 
-  @inlinable
+  @usableFromInline
   mutating func deleteSections(_ ids: [Section.ID]) throws(Error) -> Bool {
     var indices = Set<Int>()
     for id in ids { indices.insert(try index(ofSection: id)) }
     if indices.isEmpty { return false }
-    for index in indices.sorted(by: >) {
-      let section = sections.remove(at: index)
-      sectionIndex[section.id] = nil
-      staleSections.remove(section.id)
-      for item in section.items { itemLocation[item.id] = nil }
+    editTree { tree in
+      for index in indices.sorted(by: >) { tree.removeSection(at: index) }
     }
-    reindexSections(from: indices.min() ?? 0)
+    reshaped = true
     return true
   }
 
   /// Moves a section so that it ends at `destination` (an index in the final list).
-  @inlinable
+  @usableFromInline
   mutating func moveSection(_ id: Section.ID, to destination: Int) throws(Error) -> Bool {
     let source = try index(ofSection: id)
-    guard sections.indices.contains(destination) else { throw .sectionOutOfRange(destination) }
+    guard (0..<sectionCount).contains(destination) else { throw .sectionOutOfRange(destination) }
     if source == destination { return false }
-    sections.insert(sections.remove(at: source), at: destination)
-    reindexSections(from: min(source, destination))
+    editTree { $0.moveSection(from: source, to: destination) }
+    reshaped = true
     return true
   }
 
   /// Moves a section before or after another one.
-  @inlinable
+  @usableFromInline
   mutating func moveSection(_ id: Section.ID, relativeTo other: Section.ID, after: Bool) throws(Error) -> Bool
   {
     let source = try index(ofSection: id)
@@ -209,68 +193,62 @@ struct SectionStore<Section: SectionType>: Sendable {
     return try moveSection(id, to: anchorAfterRemoval + (after ? 1 : 0))
   }
 
-  @inlinable
-  mutating func reindexSections(from start: Int) {
-    for index in start..<sections.count { sectionIndex[sections[index].id] = index }
-  }
-
   // MARK: - Items
 
   /// Inserts items at `position` (item in 0...count of that section).
-  @inlinable
+  @usableFromInline
   mutating func insertItems(_ items: [Item], at position: ItemPosition) throws(Error) -> Bool {
-    guard sections.indices.contains(position.section) else { throw .sectionOutOfRange(position.section) }
-    guard (0...sections[position.section].items.count).contains(position.item) else {
+    guard (0..<sectionCount).contains(position.section) else { throw .sectionOutOfRange(position.section) }
+    guard (0...itemCount(inSection: position.section)).contains(position.item) else {
       throw .itemOutOfRange(position)
     }
     try checkNew(items, at: position)
     if items.isEmpty { return false }
-    let isAppend = position.item == sections[position.section].items.count
-    sections[position.section].items.insert(contentsOf: items, at: position.item)
-    let sectionID = sections[position.section].id
-    for (offset, item) in items.enumerated() {
-      itemLocation[item.id] = Location(section: sectionID, index: position.item + offset)
+    editTree { tree in
+      for (offset, item) in items.enumerated() {
+        tree.insertItem(item, at: ItemPosition(section: position.section, item: position.item + offset))
+      }
     }
-    if !isAppend { markStale(position.section) }
+    for item in items { touched.insert(item.id) }
     return true
   }
 
-  @inlinable
+  @usableFromInline
   mutating func deleteItems(_ ids: [Item.ID]) throws(Error) -> Bool {
     var positions = Set<ItemPosition>()
     for id in ids { positions.insert(try position(ofItem: id)) }
     if positions.isEmpty { return false }
-    for position in positions.sorted(by: >) {
-      let item = sections[position.section].items.remove(at: position.item)
-      itemLocation[item.id] = nil
-      markStale(position.section)
-    }
+    let removed = editTree { tree in positions.sorted(by: >).map { tree.removeItem(at: $0).id } }
+    touched.formUnion(removed)
     return true
   }
 
   /// Moves the item at `source` so that it ends at `destination` (a position in the final list), as a
   /// table view's interactive reordering reports it.
-  @inlinable
+  @usableFromInline
   mutating func moveItem(at source: ItemPosition, to destination: ItemPosition) throws(Error) -> Bool {
-    guard sections.indices.contains(source.section) else { throw .sectionOutOfRange(source.section) }
-    guard sections[source.section].items.indices.contains(source.item) else { throw .itemOutOfRange(source) }
-    guard sections.indices.contains(destination.section) else {
+    guard (0..<sectionCount).contains(source.section) else { throw .sectionOutOfRange(source.section) }
+    guard (0..<itemCount(inSection: source.section)).contains(source.item) else {
+      throw .itemOutOfRange(source)
+    }
+    guard (0..<sectionCount).contains(destination.section) else {
       throw .sectionOutOfRange(destination.section)
     }
     let finalCount =
-      sections[destination.section].items.count - (source.section == destination.section ? 1 : 0)
+      itemCount(inSection: destination.section) - (source.section == destination.section ? 1 : 0)
     guard (0...finalCount).contains(destination.item) else { throw .itemOutOfRange(destination) }
     if source == destination { return false }
-    let item = sections[source.section].items.remove(at: source.item)
-    sections[destination.section].items.insert(item, at: destination.item)
-    itemLocation[item.id] = Location(section: sections[destination.section].id, index: destination.item)
-    markStale(source.section)
-    markStale(destination.section)
+    let moved = editTree { tree in
+      let item = tree.removeItem(at: source)
+      tree.insertItem(item, at: destination)
+      return item.id
+    }
+    touched.insert(moved)
     return true
   }
 
   /// Moves an item before or after another item.
-  @inlinable
+  @usableFromInline
   mutating func moveItem(_ id: Item.ID, relativeTo other: Item.ID, after: Bool) throws(Error) -> Bool {
     let source = try position(ofItem: id)
     var anchor = try position(ofItem: other)
@@ -281,40 +259,39 @@ struct SectionStore<Section: SectionType>: Sendable {
   }
 
   /// Moves an item to the end of a section.
-  @inlinable
+  @usableFromInline
   mutating func moveItem(_ id: Item.ID, toSection sectionID: Section.ID) throws(Error) -> Bool {
     let source = try position(ofItem: id)
     let section = try index(ofSection: sectionID)
-    let end = sections[section].items.count - (section == source.section ? 1 : 0)
+    let end = itemCount(inSection: section) - (section == source.section ? 1 : 0)
     return try moveItem(at: source, to: ItemPosition(section: section, item: end))
   }
 
   /// Replaces the item with the same id. Returns `false` when the new value is equal.
-  @inlinable
+  @usableFromInline
   mutating func replaceItem(_ item: Item) throws(Error) -> Bool {
     let position = try position(ofItem: item.id)
-    if sections[position.section].items[position.item] == item { return false }
-    sections[position.section].items[position.item] = item
+    if snapshot[position] == item { return false }
+    editTree { $0.replaceItem(at: position, with: item) }
+    touched.insert(item.id)
     return true
   }
 
   /// Replaces a section's own content (header, footer), keeping its items. Returns whether it changed.
-  @inlinable
+  @usableFromInline
   mutating func replaceSectionContent(_ section: Section) throws(Error) -> Bool {
     let index = try index(ofSection: section.id)
-    if sections[index].isContentEqual(to: section) { return false }
-    var replacement = section
-    replacement.items = sections[index].items
-    sections[index] = replacement
+    if snapshot.sectionContent(at: index).isContentEqual(to: section) { return false }
+    editTree { $0.replaceSectionContent(at: index, with: section) }
     return true
   }
 
   /// The ids among `ids` that exist; throws for the first unknown one.
-  @inlinable
+  @usableFromInline
   func checkExisting(_ ids: some Sequence<Item.ID>) throws(Error) -> Set<Item.ID> {
     var result = Set<Item.ID>()
     for id in ids {
-      guard itemLocation[id] != nil else { throw .unknownItem(id) }
+      guard snapshot.contains(item: id) else { throw .unknownItem(id) }
       result.insert(id)
     }
     return result

@@ -39,9 +39,11 @@ struct ChangesetRandomTests {
   }
 }
 
-/// Checks one pair; returns what is wrong, or `nil`.
-func check(_ old: Snapshot<TestSection>, _ new: Snapshot<TestSection>) -> String? {
-  let changeset = Changeset(from: old, to: new)
+/// Checks one pair and its changeset (the full diff unless given); returns what is wrong, or `nil`.
+func check(
+  _ old: Snapshot<TestSection>, _ new: Snapshot<TestSection>, changeset given: Changeset<TestSection>? = nil
+) -> String? {
+  let changeset = given ?? Changeset(from: old, to: new)
   let carried = carriedItemIDs(old, new)
 
   // Exact replay through the reference view, both refresh styles, stage by stage.
