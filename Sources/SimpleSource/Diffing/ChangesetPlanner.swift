@@ -11,8 +11,9 @@ struct ChangesetPlanner<Section: SectionType> {
 
   @usableFromInline static var none: UInt64 { .max }
 
-  @usableFromInline let source: Snapshot<Section>
-  @usableFromInline let target: Snapshot<Section>
+  /// The flat forms of the two snapshots: the planner walks their arrays and hash indexes.
+  @usableFromInline let source: FlatSnapshot<Section>
+  @usableFromInline let target: FlatSnapshot<Section>
 
   /// The new index of each old section, or -1 when it is deleted.
   @usableFromInline var oldToNewSection: [Int] = []
@@ -41,8 +42,8 @@ struct ChangesetPlanner<Section: SectionType> {
 
   @inlinable
   init(source: Snapshot<Section>, target: Snapshot<Section>, refreshing: Set<Item.ID> = []) {
-    self.source = source
-    self.target = target
+    self.source = source.flat
+    self.target = target.flat
     self.refreshing = refreshing
   }
 

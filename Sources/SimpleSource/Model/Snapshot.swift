@@ -155,6 +155,13 @@ struct FlatSnapshot<Section: SectionType>: Sendable {
     itemOffsets = [0]
   }
 
+  /// The number of items in all sections.
+  @inlinable var itemCount: Int { itemOffsets[itemOffsets.count - 1] }
+
+  /// The item at `position`.
+  @inlinable
+  subscript(position: ItemPosition) -> Item { sections[position.section].items[position.item] }
+
   /// The flat form of sections known to be valid.
   @inlinable
   init(trusted sections: [Section]) {
