@@ -16,8 +16,25 @@ struct SectionStore<Section: SectionType>: Sendable {
   @usableFromInline typealias Item = Section.Item
   @usableFromInline typealias Error = DataSourceError<Section.ID, Item.ID>
 
+  /// The current state: a snapshot after a whole replacement, the persistent form once edited. Keeping
+  /// the form itself, not a snapshot of it, lets consecutive edits on one path change its nodes in place
+  /// when no published snapshot holds them.
+  @usableFromInline var state: State
+
+  @usableFromInline
+  enum State: Sendable {
+    case snapshot(Snapshot<Section>)
+    case tree(SnapshotTree<Section>)
+  }
+
   /// The current state.
-  @usableFromInline private(set) var snapshot: Snapshot<Section>
+  /// - Complexity: O(1).
+  @usableFromInline var snapshot: Snapshot<Section> {
+    switch state {
+    case .snapshot(let snapshot): snapshot
+    case .tree(let tree): Snapshot(tree: tree)
+    }
+  }
   /// The ids of the items edits inserted, deleted, moved or replaced since the log was last taken.
   @usableFromInline var touched: Set<Item.ID> = []
   /// Whether an edit inserted, deleted or moved a section since the log was last taken.
@@ -34,7 +51,7 @@ struct SectionStore<Section: SectionType>: Sendable {
   }
 
   @inlinable
-  init(trusted snapshot: Snapshot<Section>) { self.snapshot = snapshot }
+  init(trusted snapshot: Snapshot<Section>) { state = .snapshot(snapshot) }
 
   /// The sections, with their items.
   /// - Complexity: O(1) after a whole replacement; O(*n*) the first time after edits.
@@ -48,9 +65,15 @@ struct SectionStore<Section: SectionType>: Sendable {
 
   /// Runs `change` on the persistent form and makes the result the state.
   private mutating func editTree<Result>(_ change: (inout SnapshotTree<Section>) -> Result) -> Result {
-    var tree = snapshot.tree
+    var tree: SnapshotTree<Section>
+    switch state {
+    case .snapshot(let snapshot): tree = snapshot.tree
+    case .tree(let current): tree = current
+    }
+    // Leave no second reference to the tree's nodes behind while it changes.
+    state = .snapshot(Snapshot())
     let result = change(&tree)
-    snapshot = Snapshot(tree: tree)
+    state = .tree(tree)
     return result
   }
 

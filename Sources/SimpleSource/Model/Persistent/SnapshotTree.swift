@@ -23,6 +23,7 @@ struct ItemLocation: Sendable, Equatable {
 ///
 /// The tree trusts its caller: positions are in range and ids are new or present as the edit needs.
 /// ``SectionStore`` validates every edit before it makes it.
+@usableFromInline
 struct SnapshotTree<Section: SectionType>: Sendable {
   typealias Item = Section.Item
 
