@@ -20,8 +20,8 @@ extension BasicDataSource {
   @inlinable
   @discardableResult
   public func appendSections(_ sections: [Section]) throws(Error) -> Int {
-    try edit { (store: inout SectionStore<Section>) throws(Error) in
-      try store.insertSections(sections, at: store.sectionCount)
+    try edit { (transaction: inout Transaction<Section>) throws(Error) in
+      try transaction.appendSections(sections)
     }
   }
 
@@ -30,8 +30,8 @@ extension BasicDataSource {
   @inlinable
   @discardableResult
   public func insertSections(_ sections: [Section], before anchor: Section.ID) throws(Error) -> Int {
-    try edit { (store: inout SectionStore<Section>) throws(Error) in
-      try store.insertSections(sections, at: store.index(ofSection: anchor))
+    try edit { (transaction: inout Transaction<Section>) throws(Error) in
+      try transaction.insertSections(sections, before: anchor)
     }
   }
 
@@ -40,8 +40,8 @@ extension BasicDataSource {
   @inlinable
   @discardableResult
   public func insertSections(_ sections: [Section], after anchor: Section.ID) throws(Error) -> Int {
-    try edit { (store: inout SectionStore<Section>) throws(Error) in
-      try store.insertSections(sections, at: store.index(ofSection: anchor) + 1)
+    try edit { (transaction: inout Transaction<Section>) throws(Error) in
+      try transaction.insertSections(sections, after: anchor)
     }
   }
 
@@ -50,7 +50,9 @@ extension BasicDataSource {
   @inlinable
   @discardableResult
   public func deleteSections(_ ids: [Section.ID]) throws(Error) -> Int {
-    try edit { (store: inout SectionStore<Section>) throws(Error) in try store.deleteSections(ids) }
+    try edit { (transaction: inout Transaction<Section>) throws(Error) in
+      try transaction.deleteSections(ids)
+    }
   }
 
   /// Moves a section to just before another.
@@ -58,8 +60,8 @@ extension BasicDataSource {
   @inlinable
   @discardableResult
   public func moveSection(_ id: Section.ID, before anchor: Section.ID) throws(Error) -> Int {
-    try edit { (store: inout SectionStore<Section>) throws(Error) in
-      try store.moveSection(id, relativeTo: anchor, after: false)
+    try edit { (transaction: inout Transaction<Section>) throws(Error) in
+      try transaction.moveSection(id, before: anchor)
     }
   }
 
@@ -68,8 +70,8 @@ extension BasicDataSource {
   @inlinable
   @discardableResult
   public func moveSection(_ id: Section.ID, after anchor: Section.ID) throws(Error) -> Int {
-    try edit { (store: inout SectionStore<Section>) throws(Error) in
-      try store.moveSection(id, relativeTo: anchor, after: true)
+    try edit { (transaction: inout Transaction<Section>) throws(Error) in
+      try transaction.moveSection(id, after: anchor)
     }
   }
 
@@ -78,7 +80,9 @@ extension BasicDataSource {
   @inlinable
   @discardableResult
   public func moveSection(_ id: Section.ID, to index: Int) throws(Error) -> Int {
-    try edit { (store: inout SectionStore<Section>) throws(Error) in try store.moveSection(id, to: index) }
+    try edit { (transaction: inout Transaction<Section>) throws(Error) in
+      try transaction.moveSection(id, to: index)
+    }
   }
 
   /// Replaces a section's own content (its header and footer), keeping its items.
@@ -86,7 +90,8 @@ extension BasicDataSource {
   @inlinable
   @discardableResult
   public func updateSection(_ section: Section) throws(Error) -> Int {
-    try edit { (store: inout SectionStore<Section>) throws(Error) in try store.replaceSectionContent(section)
+    try edit { (transaction: inout Transaction<Section>) throws(Error) in
+      try transaction.updateSection(section)
     }
   }
 
@@ -97,10 +102,8 @@ extension BasicDataSource {
   @inlinable
   @discardableResult
   public func appendItems(_ items: [Item], toSection id: Section.ID) throws(Error) -> Int {
-    try edit { (store: inout SectionStore<Section>) throws(Error) in
-      let section = try store.index(ofSection: id)
-      return try store.insertItems(
-        items, at: ItemPosition(section: section, item: store.itemCount(inSection: section)))
+    try edit { (transaction: inout Transaction<Section>) throws(Error) in
+      try transaction.appendItems(items, toSection: id)
     }
   }
 
@@ -109,8 +112,8 @@ extension BasicDataSource {
   @inlinable
   @discardableResult
   public func insertItems(_ items: [Item], before anchor: Item.ID) throws(Error) -> Int {
-    try edit { (store: inout SectionStore<Section>) throws(Error) in
-      try store.insertItems(items, at: store.position(ofItem: anchor))
+    try edit { (transaction: inout Transaction<Section>) throws(Error) in
+      try transaction.insertItems(items, before: anchor)
     }
   }
 
@@ -119,10 +122,8 @@ extension BasicDataSource {
   @inlinable
   @discardableResult
   public func insertItems(_ items: [Item], after anchor: Item.ID) throws(Error) -> Int {
-    try edit { (store: inout SectionStore<Section>) throws(Error) in
-      var position = try store.position(ofItem: anchor)
-      position.item += 1
-      return try store.insertItems(items, at: position)
+    try edit { (transaction: inout Transaction<Section>) throws(Error) in
+      try transaction.insertItems(items, after: anchor)
     }
   }
 
@@ -131,7 +132,9 @@ extension BasicDataSource {
   @inlinable
   @discardableResult
   public func deleteItems(_ ids: [Item.ID]) throws(Error) -> Int {
-    try edit { (store: inout SectionStore<Section>) throws(Error) in try store.deleteItems(ids) }
+    try edit { (transaction: inout Transaction<Section>) throws(Error) in
+      try transaction.deleteItems(ids)
+    }
   }
 
   /// Replaces the item that has the same id.
@@ -139,7 +142,9 @@ extension BasicDataSource {
   @inlinable
   @discardableResult
   public func replaceItem(_ item: Item) throws(Error) -> Int {
-    try edit { (store: inout SectionStore<Section>) throws(Error) in try store.replaceItem(item) }
+    try edit { (transaction: inout Transaction<Section>) throws(Error) in
+      try transaction.replaceItem(item)
+    }
   }
 
   /// Moves an item to just before another, in that item's section.
@@ -147,8 +152,8 @@ extension BasicDataSource {
   @inlinable
   @discardableResult
   public func moveItem(_ id: Item.ID, before anchor: Item.ID) throws(Error) -> Int {
-    try edit { (store: inout SectionStore<Section>) throws(Error) in
-      try store.moveItem(id, relativeTo: anchor, after: false)
+    try edit { (transaction: inout Transaction<Section>) throws(Error) in
+      try transaction.moveItem(id, before: anchor)
     }
   }
 
@@ -157,8 +162,8 @@ extension BasicDataSource {
   @inlinable
   @discardableResult
   public func moveItem(_ id: Item.ID, after anchor: Item.ID) throws(Error) -> Int {
-    try edit { (store: inout SectionStore<Section>) throws(Error) in
-      try store.moveItem(id, relativeTo: anchor, after: true)
+    try edit { (transaction: inout Transaction<Section>) throws(Error) in
+      try transaction.moveItem(id, after: anchor)
     }
   }
 
@@ -167,8 +172,8 @@ extension BasicDataSource {
   @inlinable
   @discardableResult
   public func moveItem(_ id: Item.ID, toSection section: Section.ID) throws(Error) -> Int {
-    try edit { (store: inout SectionStore<Section>) throws(Error) in
-      try store.moveItem(id, toSection: section)
+    try edit { (transaction: inout Transaction<Section>) throws(Error) in
+      try transaction.moveItem(id, toSection: section)
     }
   }
 
@@ -179,8 +184,8 @@ extension BasicDataSource {
   @inlinable
   @discardableResult
   public func moveItem(at source: ItemPosition, to destination: ItemPosition) throws(Error) -> Int {
-    try edit { (store: inout SectionStore<Section>) throws(Error) in
-      try store.moveItem(at: source, to: destination)
+    try edit { (transaction: inout Transaction<Section>) throws(Error) in
+      try transaction.moveItem(at: source, to: destination)
     }
   }
 }

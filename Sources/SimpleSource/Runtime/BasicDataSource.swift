@@ -149,11 +149,46 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   /// Runs one validated edit; commits a new version if it changed something.
   @inlinable
   @discardableResult
-  func edit(refreshing: Set<Item.ID> = [], _ change: (inout SectionStore<Section>) throws(Error) -> Bool)
-    throws(Error) -> Int
-  {
-    guard try change(&store) else { return storedVersion }
-    return commit(refreshing: refreshing)
+  func edit(_ change: (inout Transaction<Section>) throws(Error) -> Bool) throws(Error) -> Int {
+    var transaction = Transaction(store: store)
+    guard try change(&transaction) else { return storedVersion }
+    return finish(transaction)
+  }
+
+  /// Makes a transaction's edits the next version, if it changed something.
+  @inlinable
+  @discardableResult
+  func finish(_ transaction: Transaction<Section>) -> Int {
+    guard transaction.changed else { return storedVersion }
+    store = transaction.store
+    return commit(refreshing: transaction.refreshing)
+  }
+
+  /// Runs `body`'s edits as one step: they become the next version together, and the batch is derived
+  /// from what they touched.
+  ///
+  /// ```swift
+  /// try await source.transaction { transaction in
+  ///   for order in filled { try transaction.deleteItems([order.id]) }
+  ///   try transaction.appendItems(incoming, toSection: "open")
+  /// }
+  /// ```
+  ///
+  /// - Parameter body: Makes edits through the ``Transaction``; runs on the source's actor.
+  /// - Returns: What `body` returns.
+  /// - Throws: What `body` throws: a ``DataSourceError`` from an edit, or the body's own error. Either way
+  ///   the source is left exactly as it was (G8), with no version and no batch.
+  /// - Complexity: O(*k* log *n*) for *k* item edits, to make and to publish (see ``Transaction``), unlike
+  ///   ``update(_:)``, which validates and diffs the whole list.
+  @inlinable
+  @discardableResult
+  public func transaction<Result: Sendable, Failure: Swift.Error>(
+    _ body: @Sendable (inout Transaction<Section>) throws(Failure) -> Result
+  ) throws(Failure) -> Result {
+    var transaction = Transaction(store: store)
+    let result = try body(&transaction)
+    finish(transaction)
+    return result
   }
 
   /// Makes a new version of the current state and makes sure a batch will be cut for it.
@@ -171,8 +206,7 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   @inlinable
   @discardableResult
   public func refreshItems(_ ids: some Sequence<Item.ID> & Sendable) throws(Error) -> Int {
-    let existing = try store.checkExisting(ids)
-    return try edit(refreshing: existing) { _ throws(Error) in !existing.isEmpty }
+    try edit { (transaction: inout Transaction<Section>) throws(Error) in try transaction.refreshItems(ids) }
   }
 
   // MARK: - Publishing

@@ -207,6 +207,21 @@ struct DataSourceBadInputTests {
         throw Refusal()
       }
     },
+    // Recorded transactions: a bad edit after good ones, and a body that throws after editing.
+    .init("a recorded transaction whose third edit is bad", .unknownItemID, item: "z") {
+      try await $0.transaction { transaction throws(TestSource.Error) in
+        try transaction.deleteItems(["a"])
+        try transaction.appendSections([TestSection(id: "D", items: [item("x")])])
+        try transaction.moveItem("z", before: "b")
+      }
+    },
+    .init("a recorded transaction that edits, then throws", nil) {
+      try await $0.transaction { transaction in
+        try transaction.replaceItem(item("b", 1))
+        try transaction.refreshItems(["c"])
+        throw Refusal()
+      }
+    },
   ]
 
   @Test("a bad mutation is a typed error and changes nothing", arguments: cases)

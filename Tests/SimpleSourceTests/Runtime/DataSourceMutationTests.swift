@@ -153,3 +153,49 @@ struct DataSourceMutationTests {
     #expect(source.subscriberCount == 0)
   }
 }
+
+@Suite("Recorded transactions", .timeLimit(.minutes(1)))
+struct TransactionTests {
+  @Test("a transaction's edits make one version and one batch, equal to the full diff")
+  func oneVersionOneBatch() async throws {
+    let source = try TestSource(sections: layout("A: a b c d | B: e f"))
+    let recorder = await BatchRecorder(await source.subscribe())
+    let seen = try await source.transaction { transaction throws(TestSource.Error) in
+      try transaction.replaceItem(item("b", 1))
+      try transaction.moveItem("a", after: "d")
+      try transaction.deleteItems(["e"])
+      try transaction.appendItems([item("g")], toSection: "B")
+      try transaction.insertItems([item("h")], before: "c")
+      try transaction.refreshItems(["f"])
+      return transaction.snapshot.description
+    }
+    #expect(seen == "[A: b h c d a | B: f g]", "the body reads its own edits")
+    #expect(await source.version == 1)
+    await source.settled()
+    await recorder.waitUntilShowing(await source.snapshot)
+    let batches = await recorder.batches
+    try #require(batches.count == 1)
+    let changeset = batches[0].changeset
+    let full = Changeset(
+      from: try Snapshot(layout("A: a b c d | B: e f")), to: changeset.target, refreshing: ["f"])
+    #expect(changeset.itemChanges.deletes == full.itemChanges.deletes)
+    #expect(changeset.itemChanges.inserts == full.itemChanges.inserts)
+    #expect(changeset.itemChanges.updates == full.itemChanges.updates)
+    #expect(changeset.itemChanges.moves.count == 1 && full.itemChanges.moves.count == 1)
+    #expect(changeset.target.description == "[A: b h c d a | B: f g]")
+  }
+
+  @Test("a transaction that changes nothing makes no version; a failed edit inside can be caught")
+  func nothingChanged() async throws {
+    let source = try TestSource(sections: layout("A: a b"))
+    let changed = try await source.transaction { transaction throws(TestSource.Error) in
+      let replaced = try transaction.replaceItem(item("a"))
+      let moved = try transaction.moveItem("b", after: "a")
+      // A bad edit caught inside the body changes nothing, and the transaction goes on.
+      let refused = (try? transaction.deleteItems(["zz"])) == nil
+      return !replaced && !moved && refused
+    }
+    #expect(changed)
+    #expect(await source.version == 0)
+  }
+}

@@ -1,0 +1,193 @@
+// A transaction: a sequence of recorded edits that become the next state of a source as one step.
+
+/// Edits of a ``BasicDataSource``'s state that become its next version together, each recorded so the
+/// batch is derived from what they touched (see ``BasicDataSource/transaction(_:)``).
+///
+/// The edits are those of ``BasicDataSource``, with the same validation and typed errors; each returns
+/// whether it changed anything. An edit that throws changes nothing, and when the error leaves the body
+/// the whole transaction is dropped. ``snapshot`` is the state so far, for reading as you go.
+///
+/// ```swift
+/// try await source.transaction { transaction in
+///   try transaction.replaceItem(updated)
+///   try transaction.moveItem(updated.id, before: first)
+///   try transaction.deleteItems(expired)
+/// }
+/// ```
+///
+/// - Complexity: Each item edit is O(log *n*) (amortised for inserts), each section edit O(*s* + log *n*)
+///   plus O(log *n*) per item of an inserted or deleted section. A transaction of *k* item edits costs
+///   O(*k* log *n*) to make and to publish, however large the source.
+public struct Transaction<Section: SectionType>: Sendable {
+  /// The item type.
+  public typealias Item = Section.Item
+  /// The error every edit throws for bad input.
+  public typealias Error = DataSourceError<Section.ID, Item.ID>
+
+  @usableFromInline var store: SectionStore<Section>
+  /// Items to refresh although `==` saw no change (``refreshItems(_:)``).
+  @usableFromInline var refreshing = Set<Item.ID>()
+  /// Whether an edit changed something (or asked for a refresh).
+  @usableFromInline var changed = false
+
+  @usableFromInline
+  init(store: SectionStore<Section>) { self.store = store }
+
+  /// The state with the edits made so far.
+  /// - Complexity: O(1).
+  public var snapshot: Snapshot<Section> { store.snapshot }
+
+  @usableFromInline
+  mutating func record(_ edit: (inout SectionStore<Section>) throws(Error) -> Bool) throws(Error) -> Bool {
+    let didChange = try edit(&store)
+    changed = changed || didChange
+    return didChange
+  }
+
+  // MARK: - Sections
+
+  /// Appends sections at the end; see ``BasicDataSource/appendSections(_:)``.
+  @discardableResult
+  public mutating func appendSections(_ sections: [Section]) throws(Error) -> Bool {
+    try record { (store: inout SectionStore<Section>) throws(Error) in
+      try store.insertSections(sections, at: store.sectionCount)
+    }
+  }
+
+  /// Inserts sections before another; see ``BasicDataSource/insertSections(_:before:)``.
+  @discardableResult
+  public mutating func insertSections(_ sections: [Section], before anchor: Section.ID) throws(Error) -> Bool
+  {
+    try record { (store: inout SectionStore<Section>) throws(Error) in
+      try store.insertSections(sections, at: store.index(ofSection: anchor))
+    }
+  }
+
+  /// Inserts sections after another; see ``BasicDataSource/insertSections(_:after:)``.
+  @discardableResult
+  public mutating func insertSections(_ sections: [Section], after anchor: Section.ID) throws(Error) -> Bool {
+    try record { (store: inout SectionStore<Section>) throws(Error) in
+      try store.insertSections(sections, at: store.index(ofSection: anchor) + 1)
+    }
+  }
+
+  /// Deletes sections; see ``BasicDataSource/deleteSections(_:)``.
+  @discardableResult
+  public mutating func deleteSections(_ ids: [Section.ID]) throws(Error) -> Bool {
+    try record { (store: inout SectionStore<Section>) throws(Error) in try store.deleteSections(ids) }
+  }
+
+  /// Moves a section before another; see ``BasicDataSource/moveSection(_:before:)``.
+  @discardableResult
+  public mutating func moveSection(_ id: Section.ID, before anchor: Section.ID) throws(Error) -> Bool {
+    try record { (store: inout SectionStore<Section>) throws(Error) in
+      try store.moveSection(id, relativeTo: anchor, after: false)
+    }
+  }
+
+  /// Moves a section after another; see ``BasicDataSource/moveSection(_:after:)``.
+  @discardableResult
+  public mutating func moveSection(_ id: Section.ID, after anchor: Section.ID) throws(Error) -> Bool {
+    try record { (store: inout SectionStore<Section>) throws(Error) in
+      try store.moveSection(id, relativeTo: anchor, after: true)
+    }
+  }
+
+  /// Moves a section to an index; see ``BasicDataSource/moveSection(_:to:)``.
+  @discardableResult
+  public mutating func moveSection(_ id: Section.ID, to index: Int) throws(Error) -> Bool {
+    try record { (store: inout SectionStore<Section>) throws(Error) in try store.moveSection(id, to: index) }
+  }
+
+  /// Replaces a section's own content; see ``BasicDataSource/updateSection(_:)``.
+  @discardableResult
+  public mutating func updateSection(_ section: Section) throws(Error) -> Bool {
+    try record { (store: inout SectionStore<Section>) throws(Error) in
+      try store.replaceSectionContent(section)
+    }
+  }
+
+  // MARK: - Items
+
+  /// Appends items to a section; see ``BasicDataSource/appendItems(_:toSection:)``.
+  @discardableResult
+  public mutating func appendItems(_ items: [Item], toSection id: Section.ID) throws(Error) -> Bool {
+    try record { (store: inout SectionStore<Section>) throws(Error) in
+      let section = try store.index(ofSection: id)
+      return try store.insertItems(
+        items, at: ItemPosition(section: section, item: store.itemCount(inSection: section)))
+    }
+  }
+
+  /// Inserts items before another; see ``BasicDataSource/insertItems(_:before:)``.
+  @discardableResult
+  public mutating func insertItems(_ items: [Item], before anchor: Item.ID) throws(Error) -> Bool {
+    try record { (store: inout SectionStore<Section>) throws(Error) in
+      try store.insertItems(items, at: store.position(ofItem: anchor))
+    }
+  }
+
+  /// Inserts items after another; see ``BasicDataSource/insertItems(_:after:)``.
+  @discardableResult
+  public mutating func insertItems(_ items: [Item], after anchor: Item.ID) throws(Error) -> Bool {
+    try record { (store: inout SectionStore<Section>) throws(Error) in
+      var position = try store.position(ofItem: anchor)
+      position.item += 1
+      return try store.insertItems(items, at: position)
+    }
+  }
+
+  /// Deletes items; see ``BasicDataSource/deleteItems(_:)``.
+  @discardableResult
+  public mutating func deleteItems(_ ids: [Item.ID]) throws(Error) -> Bool {
+    try record { (store: inout SectionStore<Section>) throws(Error) in try store.deleteItems(ids) }
+  }
+
+  /// Replaces the item with the same id; see ``BasicDataSource/replaceItem(_:)``.
+  @discardableResult
+  public mutating func replaceItem(_ item: Item) throws(Error) -> Bool {
+    try record { (store: inout SectionStore<Section>) throws(Error) in try store.replaceItem(item) }
+  }
+
+  /// Moves an item before another; see ``BasicDataSource/moveItem(_:before:)``.
+  @discardableResult
+  public mutating func moveItem(_ id: Item.ID, before anchor: Item.ID) throws(Error) -> Bool {
+    try record { (store: inout SectionStore<Section>) throws(Error) in
+      try store.moveItem(id, relativeTo: anchor, after: false)
+    }
+  }
+
+  /// Moves an item after another; see ``BasicDataSource/moveItem(_:after:)``.
+  @discardableResult
+  public mutating func moveItem(_ id: Item.ID, after anchor: Item.ID) throws(Error) -> Bool {
+    try record { (store: inout SectionStore<Section>) throws(Error) in
+      try store.moveItem(id, relativeTo: anchor, after: true)
+    }
+  }
+
+  /// Moves an item to the end of a section; see ``BasicDataSource/moveItem(_:toSection:)``.
+  @discardableResult
+  public mutating func moveItem(_ id: Item.ID, toSection section: Section.ID) throws(Error) -> Bool {
+    try record { (store: inout SectionStore<Section>) throws(Error) in
+      try store.moveItem(id, toSection: section)
+    }
+  }
+
+  /// Moves the item at a position; see ``BasicDataSource/moveItem(at:to:)``.
+  @discardableResult
+  public mutating func moveItem(at source: ItemPosition, to destination: ItemPosition) throws(Error) -> Bool {
+    try record { (store: inout SectionStore<Section>) throws(Error) in
+      try store.moveItem(at: source, to: destination)
+    }
+  }
+
+  /// Refreshes items whose `==` did not change, in the transaction's batch; see
+  /// ``BasicDataSource/refreshItems(_:)``.
+  @discardableResult
+  public mutating func refreshItems(_ ids: some Sequence<Item.ID>) throws(Error) -> Bool {
+    let existing = try store.checkExisting(ids)
+    refreshing.formUnion(existing)
+    changed = changed || !existing.isEmpty
+    return !existing.isEmpty
+  }
+}
