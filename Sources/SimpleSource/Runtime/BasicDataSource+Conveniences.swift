@@ -12,7 +12,8 @@ extension BasicDataSource {
   @inlinable
   @discardableResult
   public func setSections(_ sections: [Section]) throws(Error) -> Int {
-    install(try SectionStore.replacing(store.sections, with: sections))
+    try replaceAll(with: sections)
+    return storedVersion
   }
 
   /// Appends sections at the end.

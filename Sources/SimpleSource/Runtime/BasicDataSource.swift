@@ -118,19 +118,45 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   /// }
   /// ```
   ///
+  /// A body that does not throw makes this overload's error typed: a ``DataSourceError``, which a `catch`
+  /// receives as such. A body that throws its own errors picks the other overload, whose error is untyped.
+  ///
   /// - Parameter body: Edits a copy of the sections; runs on the source's actor.
   /// - Returns: What `body` returns.
+  /// - Throws: ``DataSourceError`` when the result has duplicate ids; the source is left exactly as it
+  ///   was (G8).
+  /// - Complexity: O(*n*): the result is validated, compared and diffed as a whole. For a few edits of a
+  ///   long list, ``transaction(_:)`` costs O(*k* log *n*).
+  @inlinable
+  @discardableResult
+  public func update<Result: Sendable>(_ body: @Sendable (inout [Section]) -> Result) throws(Error) -> Result
+  {
+    var sections = store.sections
+    let result = body(&sections)
+    try replaceAll(with: sections)
+    return result
+  }
+
+  /// Mutates the sections in place with a body that may throw; otherwise as the overload for a body that
+  /// does not.
+  ///
   /// - Throws: What `body` throws, or ``DataSourceError`` when the result has duplicate ids. Either way
   ///   the source is left exactly as it was (G8).
-  /// - Complexity: O(*n*): the result is validated and compared as a whole.
+  /// - Complexity: O(*n*): the result is validated, compared and diffed as a whole.
   @inlinable
   @discardableResult
   public func update<Result: Sendable>(_ body: @Sendable (inout [Section]) throws -> Result) throws -> Result
   {
     var sections = store.sections
     let result = try body(&sections)
-    install(try SectionStore.replacing(store.sections, with: sections))
+    try replaceAll(with: sections)
     return result
+  }
+
+  /// Makes `sections` the state, validated, if they differ from it.
+  @inlinable
+  func replaceAll(with sections: [Section]) throws(Error) {
+    install(try SectionStore.replacing(store.sections, with: sections))
   }
 
   /// Makes `replacement` the state, if there is one (`nil`: the sections did not change). Callers build
@@ -179,7 +205,7 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   /// - Throws: What `body` throws: a ``DataSourceError`` from an edit, or the body's own error. Either way
   ///   the source is left exactly as it was (G8), with no version and no batch.
   /// - Complexity: O(*k* log *n*) for *k* item edits, to make and to publish (see ``Transaction``), unlike
-  ///   ``update(_:)``, which validates and diffs the whole list.
+  ///   `update { }`, which validates and diffs the whole list.
   @inlinable
   @discardableResult
   public func transaction<Result: Sendable, Failure: Swift.Error>(

@@ -199,3 +199,21 @@ struct TransactionTests {
     #expect(await source.version == 0)
   }
 }
+
+@Suite("update { } errors", .timeLimit(.minutes(1)))
+struct UpdateErrorTests {
+  @Test("a body that does not throw makes update's error a typed DataSourceError")
+  func typedError() async throws {
+    let source = try TestSource(sections: layout("A: a b | B: c"))
+    do {
+      try await source.update { sections in sections[1].items.append(item("a")) }
+      Issue.record("a duplicate id was accepted")
+    } catch {
+      // `error` is a `DataSourceError` here: this line would not compile if it were `any Error`.
+      let typed: TestSource.Error = error
+      #expect(typed.code == .duplicateItemID && typed.itemID == "a")
+    }
+    #expect(await source.version == 0)
+    #expect(await source.snapshot.description == "[A: a b | B: c]")
+  }
+}
