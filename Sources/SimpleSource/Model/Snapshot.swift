@@ -67,6 +67,9 @@ public struct Snapshot<Section: SectionType>: Sendable {
   /// The persistent form; built in O(*n*) the first time a snapshot made from arrays needs it.
   var tree: SnapshotTree<Section> { storage.tree }
 
+  /// Whether the persistent form exists already, so that ``tree`` costs O(1).
+  @usableFromInline var hasPersistentForm: Bool { storage.hasTree }
+
   /// The sections, in display order.
   /// - Complexity: O(1) for a snapshot made from arrays; O(*n*) the first time for an edited one (see
   ///   ``Snapshot``). Prefer the lookups below, which never copy the list.
@@ -267,6 +270,8 @@ final class SnapshotStorage<Section: SectionType>: Sendable {
     if let madeTree { return madeTree.entries[index].header }
     return sections[index]
   }
+
+  var hasTree: Bool { madeTree != nil || derived.withLock { $0.tree != nil } }
 
   var tree: SnapshotTree<Section> {
     if let madeTree { return madeTree }

@@ -150,7 +150,7 @@ public final class Broadcaster<Section: SectionType>: Sendable {
     }
     // The same off-actor diff a subscriber's catch-up uses.
     let changeset = await SubscriberMailbox<Section>.compose(
-      from: fromSnapshot, to: snapshot, refreshing: refreshing, differ: differ)
+      from: fromSnapshot, to: snapshot, refreshing: refreshing, touched: nil, differ: differ)
     if changeset.isEmpty { return false }
     try publish(UpdateBatch(from: fromVersion, to: version, changeset: changeset), refreshing: refreshing)
     return true

@@ -29,6 +29,10 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
   @usableFromInline var seen: Int
   /// Ids force-refreshed in published batches this subscriber has not received yet.
   @usableFromInline var refreshing: Set<ItemID> = []
+  /// When the subscriber missed batches: the version it held when it started missing them, and the ids
+  /// they touched (see ``UpdateBatch/touchedIDs``), `nil` once one of them could not say. With these a
+  /// catch-up batch is derived from the touched ids instead of a full diff.
+  @usableFromInline var missed: (from: Int, touched: Set<ItemID>?)?
   @usableFromInline var waiter: Waiter?
   @usableFromInline var isEnded = false
   /// The newest published batch, and the newest version and snapshot of the source.
@@ -83,10 +87,20 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
   /// A batch was published. Returns the waiter to resume, with its delivery, if the consumer waits.
   @inlinable
   mutating func publish(_ batch: UpdateBatch<Section>, refreshing: Set<ItemID>) -> (Waiter, Delivery)? {
+    let previous = newest
     newest = batch
     newestVersion = batch.to
     newestSnapshot = batch.snapshot
     guard !isEnded, seen < batch.to else { return nil }
+    if batch.from != version {
+      // It will compose. Only a subscriber that holds the `from` of the first batch it missed can be
+      // caught up from the batches' ids: one that holds another version (after a composition that
+      // cancelled out, or a snapshot newer than the published batches) gets a full diff.
+      let start =
+        missed
+        ?? (version, previous.flatMap { $0.from == version && $0.to == batch.from ? $0.touchedIDs : nil })
+      missed = (start.from, start.touched.flatMap { touched in batch.touchedIDs.map { touched.union($0) } })
+    }
     // Kept in case the subscriber ends up composing (it may miss this batch too); receiving the shared
     // batch clears them, since that batch refreshes them itself.
     if !refreshing.isEmpty { self.refreshing.formUnion(refreshing) }
@@ -105,6 +119,7 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
     newest = nil
     newestSnapshot = empty
     refreshing = []
+    missed = nil
     defer { waiter = nil }
     return waiter
   }
@@ -118,15 +133,17 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
       held = .batch(newest)
       seen = newest.to
       refreshing = []
+      missed = nil
       return .batch(newest)
     }
     defer {
       seen = newestVersion
       refreshing = []
+      missed = nil
     }
     return .compose(
       from: snapshot, fromVersion: version, to: newestSnapshot, toVersion: newestVersion,
-      refreshing: refreshing)
+      refreshing: refreshing, touched: missed.flatMap { $0.from == version ? $0.touched : nil })
   }
 }
 
@@ -137,9 +154,11 @@ enum SubscriptionDelivery<Section: SectionType>: Sendable {
   case batch(UpdateBatch<Section>)
   /// The consumer missed batches: diff its last snapshot against the newest, off the lock, then
   /// report a non-empty result with ``SubscriberStateMachine/delivered(version:snapshot:)``.
+  /// `touched`, when known, holds every item id the missed batches changed: the catch-up batch is then
+  /// derived from them (``Changeset/init(from:to:logged:refreshing:)``).
   case compose(
     from: Snapshot<Section>, fromVersion: Int, to: Snapshot<Section>, toVersion: Int,
-    refreshing: Set<Section.Item.ID>)
+    refreshing: Set<Section.Item.ID>, touched: Set<Section.Item.ID>?)
   /// The subscription ended (cancelled, dropped, or the source finished).
   case end
 }

@@ -47,8 +47,9 @@ final class SubscriberMailbox<Section: SectionType>: Sendable {
         return nil
       case .batch(let batch):
         return batch
-      case .compose(let from, let fromVersion, let to, let toVersion, let refreshing):
-        let changeset = await Self.compose(from: from, to: to, refreshing: refreshing, differ: differ)
+      case .compose(let from, let fromVersion, let to, let toVersion, let refreshing, let touched):
+        let changeset = await Self.compose(
+          from: from, to: to, refreshing: refreshing, touched: touched, differ: differ)
         // An empty composition is not delivered (G4); the subscriber keeps its version (G1).
         if changeset.isEmpty {
           cancelledOutObserver.withLock { $0 }?(toVersion)
@@ -60,13 +61,20 @@ final class SubscriberMailbox<Section: SectionType>: Sendable {
     }
   }
 
-  /// Diffs on the global concurrent executor, never on the caller's actor (G9).
+  /// Diffs on the global concurrent executor, never on the caller's actor (G9): from the `touched` ids
+  /// of the missed batches when they are known and both snapshots are persistent, in full otherwise.
   @inlinable
   @concurrent
   static func compose(
-    from: Snapshot<Section>, to: Snapshot<Section>, refreshing: Set<Section.Item.ID>, differ: Differ<Section>
+    from: Snapshot<Section>, to: Snapshot<Section>, refreshing: Set<Section.Item.ID>,
+    touched: Set<Section.Item.ID>?, differ: Differ<Section>
   ) async -> Changeset<Section> {
-    differ.diff(from, to, refreshing)
+    if let touched, from.hasPersistentForm, to.hasPersistentForm,
+      let changeset = Changeset(from: from, to: to, logged: touched, refreshing: refreshing)
+    {
+      return changeset
+    }
+    return differ.diff(from, to, refreshing)
   }
 }
 

@@ -44,4 +44,24 @@ public struct UpdateBatch<Section: SectionType>: Sendable {
   /// Whether the batch spans several versions: mutations coalesced while a batch was prepared, or batches
   /// a slow subscriber missed, composed into one.
   @inlinable public var isComposed: Bool { to - from > 1 }
+
+  /// Every item id this batch changed (deleted, inserted, moved, refreshed), when its sections kept their
+  /// ids and order and it changed few enough items that deriving a catch-up batch from the ids beats a
+  /// full diff; `nil` otherwise. Items not listed kept their section, content and relative order, which
+  /// is what ``Changeset/init(from:to:logged:refreshing:)`` needs.
+  /// - Complexity: O(*k*) for *k* changes.
+  @usableFromInline
+  var touchedIDs: Set<Section.Item.ID>? {
+    let changeset = self.changeset
+    let sections = changeset.sectionChanges
+    guard sections.deletes.isEmpty, sections.inserts.isEmpty, sections.moves.isEmpty else { return nil }
+    let items = changeset.itemChanges
+    let count = items.deletes.count + items.inserts.count + items.moves.count + items.updates.count
+    guard count * 16 <= max(changeset.target.itemCount, 256) else { return nil }
+    var ids = changeset.forcedRefreshes
+    for list in [items.deletes, items.inserts, items.moves, items.updates] {
+      for change in list { ids.insert(change.id) }
+    }
+    return ids
+  }
 }

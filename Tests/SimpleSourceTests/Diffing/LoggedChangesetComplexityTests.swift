@@ -43,21 +43,50 @@ struct LoggedChangesetComplexityTests {
     return result
   }
 
-  /// The large list has 1,000,000 items, or `SIMPLESOURCE_COMPLEXITY_LARGE` (CI's TSan run: 100,000).
-  @Test("one edit and its batch hash and compare as often at 1,000,000 items as at 10,000")
+  /// The large list has `SIMPLESOURCE_COMPLEXITY_LARGE` items: 300,000 in `swift test`, 1,000,000 in CI's
+  /// own step, 100,000 under TSan.
+  @Test("one edit and its batch hash and compare a few times, as many at 10,000 items as at 1,000,000")
   func callsDoNotGrowWithTheList() throws {
     let largeCount =
-      ProcessInfo.processInfo.environment["SIMPLESOURCE_COMPLEXITY_LARGE"].flatMap(Int.init) ?? 1_000_000
+      ProcessInfo.processInfo.environment["SIMPLESOURCE_COMPLEXITY_LARGE"].flatMap(Int.init) ?? 300_000
     let small = try Self.calls(count: 10_000)
     let large = try Self.calls(count: largeCount)
     for (name, calls) in small.sorted(by: { $0.key < $1.key }) {
       let big = try #require(large[name])
       print("Logged changeset calls, \(name): 10k \(calls), \(largeCount) \(big)")
-      #expect(big.hashes <= calls.hashes + 2, "\(name): hashes \(calls.hashes) at 10k, \(big.hashes) at 1M")
-      #expect(
-        big.equalities <= calls.equalities + 2,
-        "\(name): == \(calls.equalities) at 10k, \(big.equalities) at 1M")
-      #expect(calls.hashes + calls.equalities < 40, "\(name): \(calls) calls for one edit")
+      // A few calls either way: the small sets that collect the touched ids hash and compare them, and
+      // how often they probe depends on the process's random hash seed. A pass over the list would be
+      // 10,000 and \(largeCount).
+      for (count, label) in [(calls, "10k"), (big, "\(largeCount)")] {
+        #expect(count.hashes <= 16 && count.equalities <= 16, "\(name) at \(label): \(count)")
+      }
     }
+  }
+
+  @Test("a subscriber that fell behind catches up from the missed batches' ids, hashing no untouched item")
+  func catchUpFromIDs() async throws {
+    let counter = CallCounter()
+    func item(_ value: Int, version: Int = 0) -> CountingItem {
+      CountingItem(id: CountingID(value: value, counter: counter), version: version)
+    }
+    let initial = [Section(id: 0, items: (0..<100_000).map { item($0) })]
+    let source = try BasicDataSource(sections: initial)
+    let lagging = await source.subscribe()
+    for round in 0..<3 {
+      try await source.replaceItem(item(round * 1_000, version: 1))
+      try await source.moveItem(CountingID(value: 50_000 + round, counter: counter), toSection: 0)
+      await source.settled()
+    }
+    counter.reset()
+    var batches = lagging.batches.makeAsyncIterator()
+    let batch = try #require(await batches.next())
+    let calls = (counter.hashes, counter.equalities)
+    #expect(batch.from == 0 && batch.to == 6, "one composed batch from its own version")
+    #expect(calls.0 < 100 && calls.1 < 100, "hashes and == of the catch-up: \(calls)")
+    let full = Changeset(from: try Snapshot(initial), to: batch.changeset.target)
+    #expect(batch.changeset.itemChanges.updates == full.itemChanges.updates)
+    #expect(batch.changeset.itemChanges.moves.count == full.itemChanges.moves.count)
+    #expect(batch.changeset.itemChanges.moves.count == 3)
+    lagging.cancel()
   }
 }

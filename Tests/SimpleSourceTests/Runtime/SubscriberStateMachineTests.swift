@@ -42,8 +42,9 @@ struct SubscriberStateMachineTests {
     #expect(machine.publish(batch(v0, v1, 0, 1), refreshing: ["a"]) == nil)
     #expect(machine.publish(batch(v1, v2, 1, 2), refreshing: []) == nil)
     guard
-      case .compose(let from, let fromVersion, let to, let toVersion, let refreshing)? = machine.next(
-        waiter: "w")
+      case .compose(let from, let fromVersion, let to, let toVersion, let refreshing, let touched)? =
+        machine.next(
+          waiter: "w")
     else {
       Issue.record("expected a composition")
       return
@@ -51,6 +52,7 @@ struct SubscriberStateMachineTests {
     #expect(from.sections == v0.sections && to.sections == v2.sections)
     #expect(fromVersion == 0 && toVersion == 2)
     #expect(refreshing == ["a"], "force-refreshes of missed batches are kept")
+    #expect(touched == ["b", "c"], "the ids the missed batches changed, to derive the catch-up from")
     machine.delivered(version: 2, snapshot: v2)
     let v3 = snapshot("A: a b c d")
     _ = machine.publish(batch(v2, v3, 2, 3), refreshing: [])
@@ -59,6 +61,31 @@ struct SubscriberStateMachineTests {
       return
     }
     #expect(next.from == 2)
+  }
+
+  @Test(
+    "the catch-up knows the missed batches' ids only when it holds the first one's from, and no batch reshaped"
+  )
+  func catchUpIDs() {
+    func composedTouched(_ machine: inout Machine) -> Set<String>?? {
+      guard case .compose(_, _, _, _, _, let touched)? = machine.next(waiter: "w") else { return nil }
+      return .some(touched)
+    }
+    // Held version 0, missed 0→1 and 1→2: known.
+    var lagging = machine(at: 0, v0)
+    _ = lagging.publish(batch(v0, v1, 0, 1), refreshing: [])
+    _ = lagging.publish(batch(v1, v2, 1, 2), refreshing: [])
+    #expect(composedTouched(&lagging) == .some(["b", "c"]))
+    // A subscriber whose snapshot is newer than the published batches' start: a full diff.
+    var ahead = machine(at: 1, v1)
+    _ = ahead.publish(batch(v0, v2, 0, 2), refreshing: [])
+    #expect(composedTouched(&ahead) == .some(nil))
+    // A missed batch that inserted a section: a full diff.
+    var reshaped = machine(at: 0, v0)
+    let withSection = snapshot("A: a b | B:")
+    _ = reshaped.publish(batch(v0, withSection, 0, 1), refreshing: [])
+    _ = reshaped.publish(batch(withSection, snapshot("A: a b | B: c"), 1, 2), refreshing: [])
+    #expect(composedTouched(&reshaped) == .some(nil))
   }
 
   @Test("an empty composition keeps the subscriber's version, and it waits for the next version")
@@ -73,7 +100,7 @@ struct SubscriberStateMachineTests {
     // The consumer found it empty and did not report a delivery: it now waits for version 3.
     #expect(machine.next(waiter: "w") == nil)
     let resume = machine.publish(batch(v0, v2, 2, 3), refreshing: [])
-    guard case .compose(_, let fromVersion, _, let toVersion, _)? = resume?.1 else {
+    guard case .compose(_, let fromVersion, _, let toVersion, _, _)? = resume?.1 else {
       Issue.record("expected a composition from version 0")
       return
     }
@@ -106,8 +133,8 @@ extension SubscriptionDelivery: Equatable {
     switch (lhs, rhs) {
     case (.end, .end): true
     case (.batch(let l), .batch(let r)): l.from == r.from && l.to == r.to
-    case (.compose(_, let lf, _, let lt, let lr), .compose(_, let rf, _, let rt, let rr)):
-      lf == rf && lt == rt && lr == rr
+    case (.compose(_, let lf, _, let lt, let lr, let lx), .compose(_, let rf, _, let rt, let rr, let rx)):
+      lf == rf && lt == rt && lr == rr && lx == rx
     default: false
     }
   }
