@@ -86,6 +86,18 @@ struct SubscriberStateMachineTests {
     _ = reshaped.publish(batch(v0, withSection, 0, 1), refreshing: [])
     _ = reshaped.publish(batch(withSection, snapshot("A: a b | B: c"), 1, 2), refreshing: [])
     #expect(composedTouched(&reshaped) == .some(nil))
+    // Past a sixteenth of the list (at least 16 ids), the ids are dropped: memory stays bounded.
+    func items(_ range: Range<Int>) -> Snapshot<TestSection> {
+      snapshot("A: " + range.map { "i\($0)" }.joined(separator: " "))
+    }
+    var stalled = machine(at: 0, v0)
+    var previous = v0
+    for round in 0..<3 {
+      let next = items(0..<(8 * round + 8))
+      _ = stalled.publish(batch(previous, next, round, round + 1), refreshing: [])
+      previous = next
+    }
+    #expect(composedTouched(&stalled) == .some(nil), "24 ids on a 24-item list")
   }
 
   @Test("an empty composition keeps the subscriber's version, and it waits for the next version")
