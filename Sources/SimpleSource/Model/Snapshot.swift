@@ -70,6 +70,19 @@ public struct Snapshot<Section: SectionType>: Sendable {
   /// Whether the persistent form exists already, so that ``tree`` costs O(1).
   @usableFromInline var hasPersistentForm: Bool { storage.hasTree }
 
+  /// Whether the two hold the same sections (ids and own content) and equal items in the same order:
+  /// O(1) for copies of one snapshot, O(*s* + *k* log *n*) for persistent versions *k* edits apart,
+  /// otherwise O(*n*) over the arrays.
+  func hasSameContent(as other: Snapshot) -> Bool {
+    if storage === other.storage { return true }
+    if itemCount != other.itemCount || sectionCount != other.sectionCount { return false }
+    if hasPersistentForm && other.hasPersistentForm { return tree.hasSameContent(as: other.tree) }
+    return SectionStore.same(sections, other.sections)
+  }
+
+  /// Whether the sections exist as arrays already, so that ``sections`` costs O(1).
+  var hasArrays: Bool { storage.hasArrays }
+
   /// The sections, in display order.
   /// - Complexity: O(1) for a snapshot made from arrays; O(*n*) the first time for an edited one (see
   ///   ``Snapshot``). Prefer the lookups below, which never copy the list.
@@ -272,6 +285,7 @@ final class SnapshotStorage<Section: SectionType>: Sendable {
   }
 
   var hasTree: Bool { madeTree != nil || derived.withLock { $0.tree != nil } }
+  var hasArrays: Bool { madeTree == nil || derived.withLock { $0.flat != nil } }
 
   var tree: SnapshotTree<Section> {
     if let madeTree { return madeTree }

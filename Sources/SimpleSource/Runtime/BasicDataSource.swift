@@ -105,7 +105,7 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   }
 
   @inlinable
-  func currentSnapshot() -> Snapshot<Section> { store.snapshot }
+  func currentSnapshot() -> Snapshot<Section> { store.settledSnapshot() }
 
   // MARK: - Transactions
 
@@ -243,7 +243,7 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   func publish() async {
     while cutVersion < storedVersion {
       let toVersion = storedVersion
-      let snapshot = store.snapshot
+      let snapshot = currentSnapshot()
       let refreshing = pendingRefresh
       pendingRefresh = []
       let log = store.takeLog()

@@ -63,6 +63,16 @@ struct SectionStore<Section: SectionType>: Sendable {
   /// The number of items in the section at `index`.
   @usableFromInline func itemCount(inSection index: Int) -> Int { snapshot.itemCount(inSection: index) }
 
+  /// The current state as a snapshot that later reads return again (the same storage), until the next
+  /// edit: what a source publishes and hands out.
+  /// - Complexity: O(1).
+  @usableFromInline
+  mutating func settledSnapshot() -> Snapshot<Section> {
+    let current = snapshot
+    state = .snapshot(current)
+    return current
+  }
+
   /// Runs `change` on the persistent form and makes the result the state.
   private mutating func editTree<Result>(_ change: (inout SnapshotTree<Section>) -> Result) -> Result {
     var tree: SnapshotTree<Section>

@@ -29,8 +29,13 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
   /// The item type.
   public typealias Item = Section.Item
 
+  /// What the view shows: the source's snapshot, or a stage's, as of the last batch applied (with the
+  /// user's moves on their way). Its lookups never copy the list, however long.
+  public private(set) var shown = Snapshot<Section>()
   /// The sections the view shows.
-  public private(set) var sections: [Section] = []
+  /// - Complexity: O(1) after a whole replacement; O(*n*) the first time after a batch derived from the
+  ///   mutation log (see ``Snapshot/sections``). The view's questions below never need it.
+  public var sections: [Section] { shown.sections }
   /// The version of the source that the view shows (plus any moves of the user's still on their way).
   public var version: Int { state.version }
   /// The view; held weakly, as UIKit views hold their data sources weakly in turn. Set by the
@@ -59,7 +64,9 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
 
   private let differ: Differ<Section>
   private var following: Task<Void, Never>?
-  private var showingWaiters: [(sections: [Section], continuation: CheckedContinuation<Void, Never>)] = []
+  private var showingWaiters:
+    [(snapshot: Snapshot<Section>, continuation: CheckedContinuation<Void, Never>)] =
+      []
   /// The source's state as of ``version``, as the subscription delivered it.
   private var sourceSnapshot = Snapshot<Section>()
   /// Every decision its tasks share: subscriptions, the gate, the user's moves, waiters.
@@ -120,7 +127,7 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
     // A later follow() or stop() while this one subscribed wins.
     guard let waiters = state.subscribed(epoch: current, version: subscription.version) else { return }
     sourceSnapshot = subscription.snapshot
-    sections = subscription.snapshot.sections
+    shown = subscription.snapshot
     view?.reloadData()
     for waiter in waiters { waiter.resume() }
     let batches = subscription.batches
@@ -142,13 +149,17 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
   // MARK: - The view's questions
 
   /// The number of sections.
-  public var numberOfSections: Int { sections.count }
+  /// - Complexity: O(1).
+  public var numberOfSections: Int { shown.sectionCount }
   /// The number of items in a section.
-  public func numberOfItems(inSection section: Int) -> Int { sections[section].items.count }
+  /// - Complexity: O(1).
+  public func numberOfItems(inSection section: Int) -> Int { shown.itemCount(inSection: section) }
   /// The item at a position.
-  public func item(at position: ItemPosition) -> Item { sections[position.section].items[position.item] }
-  /// The section at an index (for its header and footer).
-  public func section(at index: Int) -> Section { sections[index] }
+  /// - Complexity: O(log *n*) at most (see ``Snapshot/subscript(_:)``).
+  public func item(at position: ItemPosition) -> Item { shown[position] }
+  /// The section at an index, with its items (for its header and footer).
+  /// - Complexity: O(1) after a whole replacement; O(size of the section) after a logged batch.
+  public func section(at index: Int) -> Section { shown.section(at: index) }
 
   /// The configured cell for the item at `position`, made by the ``factory``.
   public func cell(at position: ItemPosition, in view: View) -> View.Cell {
@@ -164,8 +175,8 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
     if let position = sourceSnapshot.position(ofItem: id), isShown(position), item(at: position).id == id {
       return position
     }
-    for (sectionIndex, section) in sections.enumerated() {
-      if let itemIndex = section.items.firstIndex(where: { $0.id == id }) {
+    for sectionIndex in 0..<shown.sectionCount {
+      if let itemIndex = shown.itemIDs(inSection: sectionIndex).firstIndex(of: id) {
         return ItemPosition(section: sectionIndex, item: itemIndex)
       }
     }
@@ -174,11 +185,11 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
 
   /// The text header of a section, if the factory gives one.
   public func headerTitle(inSection index: Int) -> String? {
-    factory.headerTitle(for: sections[index], at: index)
+    factory.headerTitle(for: section(at: index), at: index)
   }
   /// The text footer of a section, if the factory gives one.
   public func footerTitle(inSection index: Int) -> String? {
-    factory.footerTitle(for: sections[index], at: index)
+    factory.footerTitle(for: section(at: index), at: index)
   }
 
   /// The configured supplementary view of `kind` at `position` (`[section, 0]` for headers and footers),
@@ -186,7 +197,7 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
   public func supplementaryView(ofKind kind: SupplementaryKind, at position: ItemPosition, in view: View)
     -> View.SupplementaryView?
   {
-    factory.supplementaryView(ofKind: kind, for: sections[position.section], at: position, in: view)
+    factory.supplementaryView(ofKind: kind, for: section(at: position.section), at: position, in: view)
   }
 
   /// The supplementary view UIKit asks for at `indexPath`, which may have one index (a view of a whole
@@ -199,15 +210,20 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
   {
     let oneIndex = indexPath.count == 1 ? ItemPosition(section: indexPath[0], item: 0) : nil
     guard let position = ItemPosition(exactly: indexPath) ?? oneIndex,
-      sections.indices.contains(position.section)
+      (0..<shown.sectionCount).contains(position.section)
     else { return nil }
     return supplementaryView(ofKind: kind, at: position, in: view)
   }
 
   /// Returns once the view shows `snapshot` exactly.
   public func waitUntilShowing(_ snapshot: Snapshot<Section>) async {
-    if SectionStore.same(sections, snapshot.sections) { return }
-    await withCheckedContinuation { showingWaiters.append((snapshot.sections, $0)) }
+    if isShowing(snapshot) { return }
+    await withCheckedContinuation { showingWaiters.append((snapshot, $0)) }
+  }
+
+  /// Whether the view shows `snapshot`'s content exactly.
+  private func isShowing(_ snapshot: Snapshot<Section>) -> Bool {
+    shown.hasSameContent(as: snapshot)
   }
 
   // MARK: - Reordering
@@ -249,8 +265,10 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
     }
     let move: InteractiveMove<Section>
     do {
+      var sections = shown.sections
       move = try InteractiveMove(in: sections, from: source, to: destination)
       try move.apply(to: &sections)
+      shown = Snapshot(trustedLazily: sections)
     } catch {
       preconditionFailure("SimpleSource: the view reported an impossible move: \(error)")
     }
@@ -342,7 +360,7 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
       case .compute(let atEdits, let pending): (edits, moves) = (atEdits, pending)
       }
       let changeset = await Self.rebase(
-        shown: sections, onto: sourceSnapshot, replaying: moves, differ: differ)
+        shown: shown, onto: sourceSnapshot, replaying: moves, differ: differ)
       switch state.reconcileComputed(epoch: current, edits: edits) {
       case .drop: return
       case .retry: continue
@@ -356,7 +374,7 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
 
   @concurrent
   private nonisolated static func rebase(
-    shown: [Section], onto source: Snapshot<Section>, replaying moves: [InteractiveMove<Section>],
+    shown: Snapshot<Section>, onto source: Snapshot<Section>, replaying moves: [InteractiveMove<Section>],
     differ: Differ<Section>
   ) async -> Changeset<Section> {
     var target = source.sections
@@ -368,22 +386,23 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
       }
       target[to.section].items.insert(target[from.section].items.remove(at: from.item), at: to.item)
     }
-    return differ.diff(differ.index(shown), differ.index(target), [])
+    return differ.diff(shown, differ.index(target), [])
   }
 
   private func finish(at newVersion: Int, reconciled: Bool) {
     // A move whose delegate returned while this batch was being rebased is included now: replaying it
     // on later batches would undo later writes that move the same item.
     if state.finished(at: newVersion, reconciled: reconciled) { reconcileSoon() }
-    let shown = showingWaiters.filter { SectionStore.same(sections, $0.sections) }
-    showingWaiters.removeAll { SectionStore.same(sections, $0.sections) }
-    for waiter in shown { waiter.continuation.resume() }
+    guard !showingWaiters.isEmpty else { return }
+    let reached = showingWaiters.filter { isShowing($0.snapshot) }
+    showingWaiters.removeAll { isShowing($0.snapshot) }
+    for waiter in reached { waiter.continuation.resume() }
   }
 
   private func apply(_ batch: UpdateBatch<Section>) {
     batchCount += 1
     guard let view else {
-      sections = batch.snapshot.sections
+      shown = batch.snapshot
       return
     }
     let changes = batch.changeset.stages.reduce(0) { $0 + $1.sectionChanges.count + $1.itemChanges.count }
@@ -421,7 +440,7 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
   ) {
     for stage in batch.changeset.stages {
       let update = batchUpdate(for: stage, refreshing: style, in: view)
-      let swap: @MainActor () -> Void = { self.sections = stage.data }
+      let swap: @MainActor () -> Void = { self.shown = stage.state }
       if let perform {
         let swapped = SwapCheck()
         perform(update) {
@@ -449,11 +468,8 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
     var reconfigured: [ItemPosition] = []
     for position in update.reconfigureItems {
       let old = item(at: position)
-      let data = stage.data
-      let sameSlot =
-        data.indices.contains(position.section)
-        && data[position.section].items.indices.contains(position.item)
-      if sameSlot, case let new = data[position.section].items[position.item], new.id == old.id,
+      let data = stage.state
+      if data.contains(position), case let new = data[position], new.id == old.id,
         factory.reuseIdentifier(for: old, in: view) == factory.reuseIdentifier(for: new, in: view)
       {
         reconfigured.append(position)
@@ -467,7 +483,7 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
 
   private func reload(_ batch: UpdateBatch<Section>, in view: View) {
     reloadCount += 1
-    sections = batch.snapshot.sections
+    shown = batch.snapshot
     view.reloadData()
   }
 }

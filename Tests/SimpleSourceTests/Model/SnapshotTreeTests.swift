@@ -94,6 +94,14 @@ struct SnapshotTreeTests {
       if let kept, kept.tree.sections != kept.model || !kept.tree.violations.isEmpty {
         problems.append("an old version changed")
       }
+      // Content comparison: against a fresh tree of other shape and labels, and against the kept version,
+      // which shares most of its nodes.
+      if !tree.hasSameContent(as: SnapshotTree(trusted: model)) {
+        problems.append("not the same as a fresh tree")
+      }
+      if let kept, tree.hasSameContent(as: kept.tree) != (kept.model == model) {
+        problems.append("hasSameContent disagrees with the arrays on the kept version")
+      }
       if !problems.isEmpty {
         failures += 1
         Issue.record("case \(index): \(problems.prefix(5)) \(settings.replay)")

@@ -282,12 +282,36 @@ struct PersistentList<Element: OrderLabeled> {
     if merged.isOverfull { parent.children.insert(merged.split(), at: left + 1) }
   }
 
-  private static func append(_ node: Node, to result: inout [Element]) {
+  fileprivate static func append(_ node: Node, to result: inout [Element]) {
     if node.isLeaf {
       result += node.elements
     } else {
       for child in node.children { append(child, to: &result) }
     }
+  }
+}
+
+extension PersistentList {
+  /// Whether the two lists hold equal elements by `same`, in order. Subtrees the lists share are skipped
+  /// without a look, so two versions made from each other by *k* edits compare in O(*k* log *n*) when
+  /// their shapes agree; O(*n*) otherwise.
+  func elementsEqual(_ other: PersistentList, by same: (Element, Element) -> Bool) -> Bool {
+    func equal(_ left: Node, _ right: Node) -> Bool {
+      if left === right { return true }
+      if left.count != right.count { return false }
+      if left.isLeaf && right.isLeaf { return zip(left.elements, right.elements).allSatisfy(same) }
+      if !left.isLeaf && !right.isLeaf && left.children.count == right.children.count
+        && zip(left.children, right.children).allSatisfy({ $0.count == $1.count })
+      {
+        return zip(left.children, right.children).allSatisfy(equal)
+      }
+      var leftElements: [Element] = []
+      var rightElements: [Element] = []
+      Self.append(left, to: &leftElements)
+      Self.append(right, to: &rightElements)
+      return zip(leftElements, rightElements).allSatisfy(same)
+    }
+    return equal(root, other.root)
   }
 }
 

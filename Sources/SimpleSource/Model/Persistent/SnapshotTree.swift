@@ -243,6 +243,21 @@ struct SnapshotTree<Section: SectionType>: Sendable {
 }
 
 extension SnapshotTree {
+  /// Whether both trees hold the same sections (ids and own content) with equal items in the same order.
+  /// - Complexity: O(*s* + *k* log *n*) for versions made from each other by *k* edits (shared subtrees
+  ///   are skipped); O(*n*) at worst.
+  func hasSameContent(as other: SnapshotTree) -> Bool {
+    guard entries.count == other.entries.count, itemCount == other.itemCount else { return false }
+    for (left, right) in zip(entries, other.entries) {
+      guard left.header.id == right.header.id, left.header.isContentEqual(to: right.header),
+        left.items.elementsEqual(right.items, by: { $0.value == $1.value })
+      else { return false }
+    }
+    return true
+  }
+}
+
+extension SnapshotTree {
   /// The tree's invariants, for tests; empty when all hold: each section's list is a valid B-tree with
   /// increasing labels, every item's location names its section and label, and the counts add up.
   var violations: [String] {
