@@ -153,10 +153,11 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
     return result
   }
 
-  /// Makes `sections` the state, validated, if they differ from it.
+  /// Makes `sections` the state, validated, if they differ from it. The O(*n*) validation and comparison
+  /// run in the ``Differ``'s closure, which the client's build specialised (see ``install(_:)``).
   @inlinable
   func replaceAll(with sections: [Section]) throws(Error) {
-    install(try SectionStore.replacing(store.sections, with: sections))
+    install(try differ.replace(store.sections, sections))
   }
 
   /// Makes `replacement` the state, if there is one (`nil`: the sections did not change). Callers build

@@ -14,9 +14,18 @@ struct Differ<Section: SectionType>: Sendable {
   @usableFromInline let diff:
     @Sendable (Snapshot<Section>, Snapshot<Section>, Set<Section.Item.ID>) -> Changeset<Section>
 
+  /// ``SectionStore/replacing(_:with:)``: validates new sections and compares them with the current ones.
+  @usableFromInline let replace:
+    @Sendable ([Section], [Section]) throws(DataSourceError<Section.ID, Section.Item.ID>) -> (
+      store: SectionStore<Section>, snapshot: Snapshot<Section>
+    )?
+
   @inlinable
   init() {
     index = { Snapshot(trusted: $0) }
     diff = { Changeset(from: $0, to: $1, refreshing: $2) }
+    replace = { (current, sections) throws(DataSourceError<Section.ID, Section.Item.ID>) in
+      try SectionStore.replacing(current, with: sections)
+    }
   }
 }
