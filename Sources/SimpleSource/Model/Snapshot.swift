@@ -244,7 +244,14 @@ final class SnapshotStorage<Section: SectionType>: Sendable {
   private let madeFlat: FlatSnapshot<Section>?
   private let madeTree: SnapshotTree<Section>?
   private let madeSections: [Section]?
-  private let derived = Locked<(flat: FlatSnapshot<Section>?, tree: SnapshotTree<Section>?)>((nil, nil))
+  private let derived = Locked<Derived>(Derived())
+
+  /// The forms built on demand: the arrays alone, the flat form (arrays and index), the tree.
+  private struct Derived: Sendable {
+    var sections: [Section]?
+    var flat: FlatSnapshot<Section>?
+    var tree: SnapshotTree<Section>?
+  }
 
   @usableFromInline
   init(flat: FlatSnapshot<Section>) {
@@ -263,20 +270,26 @@ final class SnapshotStorage<Section: SectionType>: Sendable {
   @usableFromInline
   var flat: FlatSnapshot<Section> {
     if let madeFlat { return madeFlat }
+    let sections = self.sections
     return derived.withLock { derived in
       if let flat = derived.flat { return flat }
-      let flat =
-        if let madeSections { FlatSnapshot(trusted: madeSections) } else {
-          FlatSnapshot(trustedTree: madeTree!)
-        }
+      let flat = FlatSnapshot(trusted: sections)
       derived.flat = flat
       return flat
     }
   }
 
-  /// The sections, without building an index when the snapshot was made from them.
+  /// The sections as arrays; built from the tree, without an index, when the snapshot was edited.
   @usableFromInline
-  var sections: [Section] { madeSections ?? madeFlat?.sections ?? flat.sections }
+  var sections: [Section] {
+    if let sections = madeSections ?? madeFlat?.sections { return sections }
+    return derived.withLock { derived in
+      if let sections = derived.sections ?? derived.flat?.sections { return sections }
+      let sections = madeTree!.sections
+      derived.sections = sections
+      return sections
+    }
+  }
 
   /// The own content of the section at `index`; its items may be missing.
   func sectionContent(at index: Int) -> Section {
@@ -285,7 +298,7 @@ final class SnapshotStorage<Section: SectionType>: Sendable {
   }
 
   var hasTree: Bool { madeTree != nil || derived.withLock { $0.tree != nil } }
-  var hasArrays: Bool { madeTree == nil || derived.withLock { $0.flat != nil } }
+  var hasArrays: Bool { madeTree == nil || derived.withLock { $0.flat != nil || $0.sections != nil } }
 
   var tree: SnapshotTree<Section> {
     if let madeTree { return madeTree }
@@ -343,29 +356,6 @@ final class SnapshotStorage<Section: SectionType>: Sendable {
   func item(at position: ItemPosition) -> Item {
     if let madeTree { return madeTree.item(at: position) }
     return sections[position.section].items[position.item]
-  }
-}
-
-extension FlatSnapshot {
-  /// The flat form of a valid tree.
-  /// - Complexity: O(*n*).
-  init(trustedTree tree: SnapshotTree<Section>) {
-    var sectionIndexByID = [Section.ID: Int](minimumCapacity: tree.sectionCount)
-    var positionByItemID = [Item.ID: PackedPosition](minimumCapacity: tree.itemCount)
-    var offsets = [0]
-    var sections: [Section] = []
-    for index in 0..<tree.sectionCount {
-      let section = tree.section(at: index)
-      sectionIndexByID[section.id] = index
-      for (itemIndex, item) in section.items.enumerated() {
-        positionByItemID[item.id] = PackedPosition(section: index, item: itemIndex)
-      }
-      offsets.append(offsets[index] + section.items.count)
-      sections.append(section)
-    }
-    self.init(
-      sections: sections, sectionIndexByID: sectionIndexByID, positionByItemID: positionByItemID,
-      itemOffsets: offsets)
   }
 }
 
