@@ -53,6 +53,8 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   @usableFromInline let hub: SubscriptionHub<Section>
   /// Indexing and diffing, specialised for `Section` by the client's build (see ``Differ``).
   @usableFromInline let differ: Differ<Section>
+  /// An empty store that ``edit(_:)`` leaves in ``store`` while the edit holds the real one.
+  @usableFromInline let vacated = SectionStore<Section>(trusted: Snapshot())
 
   /// The version of the newest state; every mutation that changes something adds one.
   public var version: Int { storedVersion }
@@ -177,9 +179,22 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   @inlinable
   @discardableResult
   func edit(_ change: (inout Transaction<Section>) throws(Error) -> Bool) throws(Error) -> Int {
+    // One edit leaves the store as it was when it throws (G8), so it edits the store itself: moved into
+    // the transaction, with no second reference to its nodes, it changes them in place when no published
+    // snapshot holds them, instead of copying a path per edit.
     var transaction = Transaction(store: store)
-    guard try change(&transaction) else { return storedVersion }
-    return finish(transaction)
+    store = vacated
+    do {
+      guard try change(&transaction) else {
+        store = transaction.store
+        return storedVersion
+      }
+    } catch {
+      store = transaction.store
+      throw error
+    }
+    store = transaction.store
+    return commit(refreshing: transaction.refreshing)
   }
 
   /// Makes a transaction's edits the next version, if it changed something.

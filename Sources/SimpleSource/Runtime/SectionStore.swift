@@ -58,10 +58,32 @@ struct SectionStore<Section: SectionType>: Sendable {
   @inlinable var sections: [Section] { snapshot.sections }
 
   /// The number of sections.
-  @usableFromInline var sectionCount: Int { snapshot.sectionCount }
+  @usableFromInline var sectionCount: Int { read({ $0.sectionCount }, { $0.sectionCount }) }
 
   /// The number of items in the section at `index`.
-  @usableFromInline func itemCount(inSection index: Int) -> Int { snapshot.itemCount(inSection: index) }
+  @usableFromInline func itemCount(inSection index: Int) -> Int {
+    read({ $0.itemCount(inSection: index) }, { $0.itemCount(inSection: index) })
+  }
+
+  /// Reads the current state in whichever form it is, without making a snapshot of the tree.
+  private func read<Result>(
+    _ fromSnapshot: (Snapshot<Section>) -> Result, _ fromTree: (SnapshotTree<Section>) -> Result
+  ) -> Result {
+    switch state {
+    case .snapshot(let snapshot): fromSnapshot(snapshot)
+    case .tree(let tree): fromTree(tree)
+    }
+  }
+
+  /// The index of the section `id`, or `nil`.
+  private func sectionIndex(_ id: Section.ID) -> Int? {
+    read({ $0.index(ofSection: id) }, { $0.sectionIndexByID[id] })
+  }
+
+  /// The position of the item `id`, or `nil`.
+  private func itemPosition(_ id: Item.ID) -> ItemPosition? {
+    read({ $0.position(ofItem: id) }, { $0.position(ofItem: id) })
+  }
 
   /// The current state as a snapshot that later reads return again (the same storage), until the next
   /// edit: what a source publishes and hands out.
@@ -108,14 +130,14 @@ struct SectionStore<Section: SectionType>: Sendable {
 
   @usableFromInline
   func index(ofSection id: Section.ID) throws(Error) -> Int {
-    guard let index = snapshot.index(ofSection: id) else { throw .unknownSection(id) }
+    guard let index = sectionIndex(id) else { throw .unknownSection(id) }
     return index
   }
 
   /// The item's position.
   @usableFromInline
   func position(ofItem id: Item.ID) throws(Error) -> ItemPosition {
-    guard let position = snapshot.position(ofItem: id) else { throw .unknownItem(id) }
+    guard let position = itemPosition(id) else { throw .unknownItem(id) }
     return position
   }
 
@@ -130,7 +152,7 @@ struct SectionStore<Section: SectionType>: Sendable {
           item.id, first: ItemPosition(section: firstPosition.section, item: firstPosition.item + earlier),
           second: landing)
       }
-      if let existing = snapshot.position(ofItem: item.id) {
+      if let existing = itemPosition(item.id) {
         // Where the existing item would stand once the new items were inserted before or after it.
         let shift =
           existing.section == firstPosition.section && existing.item >= firstPosition.item ? items.count : 0
@@ -167,7 +189,7 @@ struct SectionStore<Section: SectionType>: Sendable {
         throw .duplicateSection(section.id, first: earlier, second: index + offset)
       }
       // Existing sections at or after `index` would stand `newSections.count` further on.
-      if let existing = snapshot.index(ofSection: section.id) {
+      if let existing = sectionIndex(section.id) {
         let shifted = existing >= index ? existing + newSections.count : existing
         throw .duplicateSection(section.id, first: shifted, second: index + offset)
       }
@@ -176,7 +198,7 @@ struct SectionStore<Section: SectionType>: Sendable {
         if let earlier = seenItems.updateValue(landing, forKey: item.id) {
           throw .duplicateItem(item.id, first: earlier, second: landing)
         }
-        if let existing = snapshot.position(ofItem: item.id) {
+        if let existing = itemPosition(item.id) {
           let shift = existing.section >= index ? newSections.count : 0
           let shifted = ItemPosition(section: existing.section + shift, item: existing.item)
           throw .duplicateItem(item.id, first: shifted, second: landing)
@@ -304,7 +326,7 @@ struct SectionStore<Section: SectionType>: Sendable {
   @usableFromInline
   mutating func replaceItem(_ item: Item) throws(Error) -> Bool {
     let position = try position(ofItem: item.id)
-    if snapshot[position] == item { return false }
+    if read({ $0[position] }, { $0.item(at: position) }) == item { return false }
     editTree { $0.replaceItem(at: position, with: item) }
     touched.insert(item.id)
     return true
@@ -314,7 +336,9 @@ struct SectionStore<Section: SectionType>: Sendable {
   @usableFromInline
   mutating func replaceSectionContent(_ section: Section) throws(Error) -> Bool {
     let index = try index(ofSection: section.id)
-    if snapshot.sectionContent(at: index).isContentEqual(to: section) { return false }
+    if read({ $0.sectionContent(at: index) }, { $0.entries[index].header }).isContentEqual(to: section) {
+      return false
+    }
     editTree { $0.replaceSectionContent(at: index, with: section) }
     return true
   }
@@ -324,7 +348,7 @@ struct SectionStore<Section: SectionType>: Sendable {
   func checkExisting(_ ids: some Sequence<Item.ID>) throws(Error) -> Set<Item.ID> {
     var result = Set<Item.ID>()
     for id in ids {
-      guard snapshot.contains(item: id) else { throw .unknownItem(id) }
+      guard read({ $0.contains(item: id) }, { $0.contains(item: id) }) else { throw .unknownItem(id) }
       result.insert(id)
     }
     return result

@@ -30,12 +30,16 @@ struct PersistentList<Element: OrderLabeled> {
     var children: [Node]
     /// The label of the last element under this node (0 when empty): the largest when labels increase.
     var lastLabel: UInt64
+    /// Whether the node is a leaf: stored, since unspecialised code would look up the metadata of
+    /// `children`'s type to ask it.
+    let isLeaf: Bool
 
     init(elements: [Element]) {
       self.count = elements.count
       self.elements = elements
       self.children = []
       self.lastLabel = elements.last?.orderLabel ?? 0
+      self.isLeaf = true
     }
 
     init(children: [Node]) {
@@ -43,6 +47,7 @@ struct PersistentList<Element: OrderLabeled> {
       self.elements = []
       self.children = children
       self.lastLabel = children.last?.lastLabel ?? 0
+      self.isLeaf = false
     }
 
     init(copying node: Node) {
@@ -50,14 +55,13 @@ struct PersistentList<Element: OrderLabeled> {
       elements = node.elements
       children = node.children
       lastLabel = node.lastLabel
+      isLeaf = node.isLeaf
     }
 
     /// Recomputes ``lastLabel`` from the last element or child.
     func updateLastLabel() {
       lastLabel = (isLeaf ? elements.last?.orderLabel : children.last?.lastLabel) ?? 0
     }
-
-    var isLeaf: Bool { children.isEmpty }
 
     /// Whether the node holds fewer than a quarter of its capacity.
     var isSmall: Bool {
@@ -74,10 +78,15 @@ struct PersistentList<Element: OrderLabeled> {
     /// The child holding `index`, and `index` within it.
     /// - Complexity: O(branch capacity).
     func child(containing index: Int) -> (child: Int, index: Int) {
+      // Index loops, not `enumerated()`: unspecialised generic code pays a metadata lookup per iterator.
       var index = index
-      for (offset, child) in children.enumerated() {
-        if index < child.count { return (offset, index) }
-        index -= child.count
+      var offset = 0
+      let count = children.count
+      while offset < count {
+        let size = children[offset].count
+        if index < size { return (offset, index) }
+        index -= size
+        offset += 1
       }
       // Only an insert at the very end gets here: it goes to the last child.
       return (children.count - 1, index + children[children.count - 1].count)
@@ -167,10 +176,13 @@ struct PersistentList<Element: OrderLabeled> {
     var node = root
     var rank = 0
     while !node.isLeaf {
-      guard let child = node.children.firstIndex(where: { $0.lastLabel >= label }) else {
-        return rank + node.count
+      var child = 0
+      let count = node.children.count
+      while child < count && node.children[child].lastLabel < label {
+        rank += node.children[child].count
+        child += 1
       }
-      for skipped in node.children[..<child] { rank += skipped.count }
+      if child == count { return rank }
       node = node.children[child]
     }
     var low = 0
