@@ -53,7 +53,7 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   @usableFromInline let hub: SubscriptionHub<Section>
   /// Indexing and diffing, specialised for `Section` by the client's build (see ``Differ``).
   @usableFromInline let differ: Differ<Section>
-  /// An empty store that ``edit(_:)`` leaves in ``store`` while the edit holds the real one.
+  /// What ``edit(_:)`` leaves in ``store`` while the edit holds the store itself.
   @usableFromInline let vacated = SectionStore<Section>(trusted: Snapshot())
 
   /// The version of the newest state; every mutation that changes something adds one.
@@ -155,45 +155,28 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
     return result
   }
 
-  /// Makes `sections` the state, validated, if they differ from it. The O(*n*) validation and comparison
-  /// run in the ``Differ``'s closure, which the client's build specialised (see ``install(_:)``).
+  /// Makes `sections` the state, validated, if they differ from it; the next batch is a full diff.
+  ///
+  /// The O(*n*) validation and comparison run in the ``Differ``'s closure, which the client's build
+  /// specialised: Swift does not specialise a generic actor's methods themselves, and that work run
+  /// unspecialised is several times slower.
   @inlinable
   func replaceAll(with sections: [Section]) throws(Error) {
-    install(try differ.replace(store.sections, sections))
-  }
-
-  /// Makes `replacement` the state, if there is one (`nil`: the sections did not change). Callers build
-  /// it with ``SectionStore/replacing(_:with:)`` in their own body, which clients' builds inline and
-  /// specialise: Swift does not specialise a generic actor's methods themselves, and the O(*n*) work of
-  /// validating and indexing run unspecialised is about 20 times slower. The next batch is a full diff.
-  @inlinable
-  @discardableResult
-  func install(_ replacement: (store: SectionStore<Section>, snapshot: Snapshot<Section>)?) -> Int {
-    guard let replacement else { return storedVersion }
-    store = replacement.store
-    store.markReplaced()
-    return commit()
+    guard let replacement = try differ.replace(store.sections, sections) else { return }
+    store = replacement
+    commit()
   }
 
   /// Runs one validated edit; commits a new version if it changed something.
   @inlinable
   @discardableResult
   func edit(_ change: (inout Transaction<Section>) throws(Error) -> Bool) throws(Error) -> Int {
-    // One edit leaves the store as it was when it throws (G8), so it edits the store itself: moved into
-    // the transaction, with no second reference to its nodes, it changes them in place when no published
-    // snapshot holds them, instead of copying a path per edit.
+    // One edit that throws changes nothing (G8), so it may edit the store itself: moved out of `store`,
+    // its nodes have no second reference and change in place unless a published snapshot holds them.
     var transaction = Transaction(store: store)
     store = vacated
-    do {
-      guard try change(&transaction) else {
-        store = transaction.store
-        return storedVersion
-      }
-    } catch {
-      store = transaction.store
-      throw error
-    }
-    store = transaction.store
+    defer { store = transaction.store }
+    guard try change(&transaction) else { return storedVersion }
     return commit(refreshing: transaction.refreshing)
   }
 
@@ -235,6 +218,7 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
 
   /// Makes a new version of the current state and makes sure a batch will be cut for it.
   @inlinable
+  @discardableResult
   func commit(refreshing: Set<Item.ID> = []) -> Int {
     storedVersion += 1
     if !refreshing.isEmpty { pendingRefresh.formUnion(refreshing) }

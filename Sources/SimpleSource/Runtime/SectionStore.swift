@@ -40,14 +40,15 @@ struct SectionStore<Section: SectionType>: Sendable {
   /// Whether an edit inserted, deleted or moved a section since the log was last taken.
   @usableFromInline var reshaped = false
 
-  /// The store and snapshot that replace `current` with `sections`, validated; `nil` when they are equal.
+  /// The store that replaces `current` with `sections`, validated, its log marked reshaped (the next
+  /// batch is a full diff); `nil` when they are equal.
   @inlinable
-  static func replacing(_ current: [Section], with sections: [Section]) throws(Error)
-    -> (store: Self, snapshot: Snapshot<Section>)?
-  {
+  static func replacing(_ current: [Section], with sections: [Section]) throws(Error) -> Self? {
     let snapshot = try Snapshot(sections)
     if same(current, sections) { return nil }
-    return (Self(trusted: snapshot), snapshot)
+    var store = Self(trusted: snapshot)
+    store.reshaped = true
+    return store
   }
 
   @inlinable
@@ -117,13 +118,6 @@ struct SectionStore<Section: SectionType>: Sendable {
       reshaped = false
     }
     return (touched, reshaped)
-  }
-
-  /// Records that the state was replaced as a whole: the next batch is a full diff.
-  @usableFromInline
-  mutating func markReplaced() {
-    touched = []
-    reshaped = true
   }
 
   // MARK: - Lookups

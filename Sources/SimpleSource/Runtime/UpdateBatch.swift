@@ -14,12 +14,15 @@ public struct UpdateBatch<Section: SectionType>: Sendable {
     @usableFromInline let from: Int
     @usableFromInline let to: Int
     @usableFromInline let changeset: Changeset<Section>
+    /// See ``UpdateBatch/touchedIDs``: computed once here, not by each subscriber that needs it.
+    @usableFromInline let touchedIDs: Set<Section.Item.ID>?
 
     @inlinable
     init(from: Int, to: Int, changeset: Changeset<Section>) {
       self.from = from
       self.to = to
       self.changeset = changeset
+      self.touchedIDs = UpdateBatch.touchedIDs(of: changeset)
     }
   }
 
@@ -49,10 +52,11 @@ public struct UpdateBatch<Section: SectionType>: Sendable {
   /// ids and order and it changed few enough items that deriving a catch-up batch from the ids beats a
   /// full diff; `nil` otherwise. Items not listed kept their section, content and relative order, which
   /// is what ``Changeset/init(from:to:logged:refreshing:)`` needs.
-  /// - Complexity: O(*k*) for *k* changes.
-  @usableFromInline
-  var touchedIDs: Set<Section.Item.ID>? {
-    let changeset = self.changeset
+  /// Computed once per batch, when it is made: O(*k*) for *k* changes.
+  @inlinable var touchedIDs: Set<Section.Item.ID>? { storage.touchedIDs }
+
+  @inlinable
+  static func touchedIDs(of changeset: Changeset<Section>) -> Set<Section.Item.ID>? {
     let sections = changeset.sectionChanges
     guard sections.deletes.isEmpty, sections.inserts.isEmpty, sections.moves.isEmpty else { return nil }
     let items = changeset.itemChanges
