@@ -60,14 +60,17 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   public var version: Int { storedVersion }
 
   /// Creates a source holding `sections` at version 0.
+  /// - Parameters:
+  ///   - sections: The first state.
+  ///   - history: How many offered versions are retained for subscribers that resume (G11).
   /// - Throws: ``DataSourceError`` for duplicate section or item ids.
   @inlinable
-  public init(sections: [Section] = []) throws(Error) {
+  public init(sections: [Section] = [], history: HistoryLimit = .default) throws(Error) {
     let snapshot = try Snapshot(sections)
     store = SectionStore(trusted: snapshot)
     publishedSnapshot = snapshot
     differ = Differ()
-    hub = SubscriptionHub(version: 0, snapshot: snapshot, differ: differ)
+    hub = SubscriptionHub(version: 0, snapshot: snapshot, differ: differ, history: history)
   }
 
   deinit {
@@ -89,6 +92,22 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   public func subscribe(pacing: Pacing = .immediate) -> Subscription<Section> {
     hub.subscribe(at: (storedVersion, currentSnapshot()), pacing: pacing)
   }
+
+  /// Resumes a subscriber that holds the state at `version` (G11): see ``Resumption``.
+  ///
+  /// The subscription starts at `version` when it is the current version or one the history retains
+  /// (``HistoryLimit``): its first batch, if any, goes from exactly that version to the newest state, in
+  /// one batch derived from the ids changed since when the batches since could say which. Any other
+  /// version (forgotten, never offered, or not yet made) gets a reset at the current state.
+  ///
+  /// - Complexity: O(log *v*) for *v* retained versions, plus O(*k*) for the *k* ids changed since.
+  public func subscribe(from version: Int, pacing: Pacing = .immediate) -> Resumption<Section> {
+    if version == storedVersion { return .resumed(subscribe(pacing: pacing)) }
+    return hub.resume(from: version, pacing: pacing)
+  }
+
+  /// The versions retained for subscribers that resume, oldest first: the `to` of each retained batch.
+  public nonisolated var retainedVersions: [Int] { hub.retainedVersions }
 
   /// Returns once every mutation made before the call has been diffed and offered to every subscriber.
   ///

@@ -79,11 +79,12 @@ public final class Broadcaster<Section: SectionType>: Sendable {
   /// Creates a broadcaster whose newest state is `snapshot` at `version`.
   ///
   /// Inlinable so that the catch-up diffs of subscribers that fall behind run specialised for your types.
+  /// - Parameter history: How many offered versions are retained for subscribers that resume (G11).
   @inlinable
-  public init(snapshot: Snapshot<Section>, version: Int = 0) {
+  public init(snapshot: Snapshot<Section>, version: Int = 0, history: HistoryLimit = .default) {
     let differ = Differ<Section>()
     self.differ = differ
-    hub = SubscriptionHub(version: version, snapshot: snapshot, differ: differ)
+    hub = SubscriptionHub(version: version, snapshot: snapshot, differ: differ, history: history)
     state = Locked(PublishState(version: version, snapshot: snapshot))
   }
 
@@ -104,6 +105,22 @@ public final class Broadcaster<Section: SectionType>: Sendable {
   public func subscribe(pacing: Pacing = .immediate) -> Subscription<Section> {
     hub.subscribe(at: nil, pacing: pacing)
   }
+
+  /// Resumes a subscriber that holds the state at `version` (G11).
+  ///
+  /// When the history retains `version`, the subscription starts there: its snapshot is the one the
+  /// subscriber holds, and its first batch, if any, is one batch from exactly that version to the newest,
+  /// derived from the ids changed since when every batch since could say which. Otherwise (a version no
+  /// longer retained, never offered, or not yet made) it is a reset at the newest offered state.
+  ///
+  /// - Complexity: O(log *v*) for *v* retained versions, plus O(*k*) for the *k* ids changed since.
+  @inlinable
+  public func subscribe(from version: Int, pacing: Pacing = .immediate) -> Resumption<Section> {
+    hub.resume(from: version, pacing: pacing)
+  }
+
+  /// The versions retained for subscribers that resume, oldest first; the newest offered is the last.
+  public var retainedVersions: [Int] { hub.retainedVersions }
 
   /// Publishes a batch computed elsewhere (from a mutation log, or decoded from a server).
   ///

@@ -31,6 +31,13 @@ public protocol DataSourceType<Section>: AnyObject, Sendable {
   /// Returns once every mutation made before the call has been diffed and offered to every subscriber
   /// (G10).
   func settled() async
+
+  /// Resumes a subscriber that holds the state at `version` (G11): one batch from exactly that version
+  /// when the source still knows it, an explicit reset with the current snapshot otherwise.
+  ///
+  /// The default resumes only from the current version and resets from any other; sources built on a
+  /// ``Broadcaster`` forward to ``Broadcaster/subscribe(from:pacing:)``, which retains a history.
+  func subscribe(from version: Int, pacing: Pacing) async -> Resumption<Section>
 }
 
 extension DataSourceType {
@@ -39,4 +46,10 @@ extension DataSourceType {
 
   /// Returns the current snapshot and every batch after it, as soon as each is ready.
   public func subscribe() async -> Subscription<Section> { await subscribe(pacing: .immediate) }
+
+  /// Resumes from the current version only: any other version is a reset.
+  public func subscribe(from version: Int, pacing: Pacing) async -> Resumption<Section> {
+    let subscription = await subscribe(pacing: pacing)
+    return subscription.version == version ? .resumed(subscription) : .reset(subscription)
+  }
 }

@@ -41,11 +41,12 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
   @usableFromInline var newestSnapshot: Snapshot<Section>
 
   /// A subscriber holding `snapshot` at `version`, which may be newer than the newest published batch
-  /// when the source has mutations still being diffed.
+  /// when the source has mutations still being diffed, or older when it resumes (G11): then
+  /// `missedTouched` holds the ids changed since `version`, when known.
   @inlinable
   init(
     version: Int, snapshot: Snapshot<Section>, newest: UpdateBatch<Section>?, newestVersion: Int,
-    newestSnapshot: Snapshot<Section>
+    newestSnapshot: Snapshot<Section>, missedTouched: Set<ItemID>? = nil
   ) {
     self.version = version
     self.held = .snapshot(snapshot)
@@ -53,6 +54,7 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
     self.newest = newest
     self.newestVersion = newestVersion
     self.newestSnapshot = newestSnapshot
+    if version < newestVersion { missed = (version, missedTouched) }
   }
 
   /// The snapshot at ``version``.

@@ -106,10 +106,28 @@ extension SubscriptionHub {
   func subscribe(at start: (version: Int, snapshot: Snapshot<Section>)?, pacing: Pacing)
     -> Subscription<Section>
   {
-    guard let (mailbox, version, snapshot) = register(at: start) else {
-      let (version, snapshot) = start ?? newest
-      return Subscription(snapshot: snapshot, version: version, batches: AsyncStream { $0.finish() })
+    let subscription = subscribe(
+      start.map { .at(version: $0.version, snapshot: $0.snapshot) } ?? .newest, pacing: pacing)
+    if let subscription { return subscription }
+    let (version, snapshot) = start ?? newest
+    return Subscription(snapshot: snapshot, version: version, batches: AsyncStream { $0.finish() })
+  }
+
+  /// Resumes a subscriber that holds `version` when the history retains it (G11); otherwise registers
+  /// it at the newest published state, as a reset.
+  /// - Complexity: O(log *v*) for *v* retained versions, O(*k*) for the ids changed since, O(*s*).
+  @inlinable
+  func resume(from version: Int, pacing: Pacing) -> Resumption<Section> {
+    if let subscription = subscribe(.resuming(from: version), pacing: pacing) {
+      return .resumed(subscription)
     }
+    return .reset(subscribe(at: nil, pacing: pacing))
+  }
+
+  /// The subscription of a subscriber registered from `start`; `nil` when it was not registered.
+  @inlinable
+  func subscribe(_ start: Start, pacing: Pacing) -> Subscription<Section>? {
+    guard let (mailbox, version, snapshot) = register(start) else { return nil }
     let token = SubscriptionToken(hub: self, mailbox: mailbox)
     let gate = pacing.makeGate?()
     let batches = AsyncStream<UpdateBatch<Section>>(

@@ -92,11 +92,14 @@ final class SubscriptionHub<Section: SectionType>: Sendable {
     @usableFromInline var newestVersion: Int
     @usableFromInline var newestSnapshot: Snapshot<Section>
     @usableFromInline var isFinished = false
+    /// The newest offered versions, for subscribers that resume (G11).
+    @usableFromInline var history: RetainedHistory<Section>
 
     @inlinable
-    init(version: Int, snapshot: Snapshot<Section>) {
+    init(version: Int, snapshot: Snapshot<Section>, history limit: HistoryLimit) {
       newestVersion = version
       newestSnapshot = snapshot
+      history = RetainedHistory(version: version, snapshot: snapshot, limit: limit)
     }
   }
 
@@ -105,32 +108,57 @@ final class SubscriptionHub<Section: SectionType>: Sendable {
   @usableFromInline let differ: Differ<Section>
 
   @inlinable
-  init(version: Int, snapshot: Snapshot<Section>, differ: Differ<Section>) {
-    registry = Locked(Registry(version: version, snapshot: snapshot))
+  init(version: Int, snapshot: Snapshot<Section>, differ: Differ<Section>, history: HistoryLimit) {
+    registry = Locked(Registry(version: version, snapshot: snapshot, history: history))
     self.differ = differ
   }
 
   @inlinable
   var count: Int { registry.withLock { $0.mailboxes.count } }
 
-  /// Registers a subscriber that holds `start`, or the newest published state (read under the same lock,
-  /// G5) when `start` is `nil`; `nil` once the hub has finished.
+  /// How a subscriber starts: where it stands, or where it asks to resume.
+  @usableFromInline
+  enum Start: Sendable {
+    /// The newest published state, read under the same lock as the registration (G5).
+    case newest
+    /// A state the source vouches for, which may be newer than the newest published one.
+    case at(version: Int, snapshot: Snapshot<Section>)
+    /// A version the subscriber says it holds: registered only if the history retains it (G11).
+    case resuming(from: Int)
+  }
+
+  /// Registers a subscriber from `start`; `nil` once the hub has finished, or when resuming from a
+  /// version the history does not retain.
   @inlinable
-  func register(at start: (version: Int, snapshot: Snapshot<Section>)?)
+  func register(_ start: Start)
     -> (mailbox: SubscriberMailbox<Section>, version: Int, snapshot: Snapshot<Section>)?
   {
     registry.withLock { registry in
       if registry.isFinished { return nil }
-      let (version, snapshot) = start ?? (registry.newestVersion, registry.newestSnapshot)
+      let version: Int
+      let snapshot: Snapshot<Section>
+      var touched: Set<Section.Item.ID>?
+      switch start {
+      case .newest: (version, snapshot) = (registry.newestVersion, registry.newestSnapshot)
+      case .at(let at, let held): (version, snapshot) = (at, held)
+      case .resuming(let from):
+        guard let retained = registry.history.start(from: from) else { return nil }
+        (version, snapshot, touched) = (from, retained.snapshot, retained.touched)
+      }
       let mailbox = SubscriberMailbox(
         SubscriberMailbox<Section>.Machine(
           version: version, snapshot: snapshot, newest: registry.newest,
-          newestVersion: registry.newestVersion, newestSnapshot: registry.newestSnapshot),
+          newestVersion: registry.newestVersion, newestSnapshot: registry.newestSnapshot,
+          missedTouched: touched),
         differ: differ)
       registry.mailboxes.append(mailbox)
       return (mailbox, version, snapshot)
     }
   }
+
+  /// The versions the history retains, oldest first.
+  @inlinable
+  var retainedVersions: [Int] { registry.withLock { $0.history.versions } }
 
   /// The newest published version and snapshot.
   @inlinable
@@ -144,6 +172,7 @@ final class SubscriptionHub<Section: SectionType>: Sendable {
       registry.newest = batch
       registry.newestVersion = batch.to
       registry.newestSnapshot = batch.snapshot
+      registry.history.record(batch)
       return registry.mailboxes
     }
     for mailbox in mailboxes { mailbox.publish(batch, refreshing: refreshing) }
