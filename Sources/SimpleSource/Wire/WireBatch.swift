@@ -1,0 +1,334 @@
+// A batch as it crosses the wire: its versions and stages, with the contents a receiver needs to apply it.
+
+/// An ``UpdateBatch`` in the form it crosses the wire: its versions and its stages, each change named by
+/// id and position, with the content of every inserted or refreshed section and item, so a receiver
+/// applies it to the snapshot it holds without the sender's.
+///
+/// The wire format article (<doc:WireFormat>) specifies its JSON form.
+///
+/// ```swift
+/// let message = WireMessage<Section<String, Task>>.batch(WireBatch(batch))
+/// let bytes = try WireCoder().encode(message)
+/// ```
+public struct WireBatch<Section: SectionType>: Sendable {
+  /// The version the receiver must hold.
+  public var from: Int
+  /// The version the batch leads to.
+  public var to: Int
+  /// The stages, in order.
+  public var stages: [WireStage<Section>]
+
+  /// Creates a batch from its parts.
+  public init(from: Int, to: Int, stages: [WireStage<Section>]) {
+    self.from = from
+    self.to = to
+    self.stages = stages
+  }
+
+  /// The wire form of `batch`.
+  /// - Complexity: O(*k* log *n*) for *k* changes, plus the size of inserted sections.
+  public init(_ batch: UpdateBatch<Section>) {
+    self.init(from: batch.from, to: batch.to, stages: batch.changeset.stages.map(WireStage.init))
+  }
+
+  /// Applies the batch to `snapshot`, the receiver's state at ``from``, and returns the state at ``to``
+  /// with the ids of the items it changed.
+  ///
+  /// Every change is checked against what `snapshot` holds before anything is made: a position out of
+  /// range, a position that holds another id than the one named, an inserted id already present, two
+  /// changes at one position, an empty stage. The first such problem throws; `snapshot` is a value and
+  /// is never changed.
+  ///
+  /// - Returns: The new state; the ids of every item deleted, inserted, moved or refreshed; whether
+  ///   sections were deleted, inserted or moved.
+  /// - Throws: ``WireError`` naming the stage, the change and the position.
+  /// - Complexity: O(*k* log *n*) for *k* changes, plus the size of sections inserted or moved; O(*n*)
+  ///   once when `snapshot` was made from arrays.
+  public func applied(to snapshot: Snapshot<Section>) throws(WireError) -> (
+    snapshot: Snapshot<Section>, touched: Set<Section.Item.ID>, reshaped: Bool
+  ) {
+    guard !stages.isEmpty else { throw WireError(.emptyBatch, "batch \(from)→\(to) has no stage") }
+    var tree = snapshot.tree
+    var touched = Set<Section.Item.ID>()
+    var reshaped = false
+    for (index, stage) in stages.enumerated() {
+      try stage.apply(to: &tree, stage: index, touched: &touched, reshaped: &reshaped)
+    }
+    return (Snapshot(tree: tree), touched, reshaped)
+  }
+
+  /// The batch a receiver holding `snapshot` at `version` re-serves to its own subscribers: the state at
+  /// ``to`` and the changeset to it, derived from the changed ids when the sections kept their order.
+  ///
+  /// - Throws: ``WireError/Code-swift.struct/versionMismatch`` when ``from`` is not `version` or ``to``
+  ///   is not after it, and every error of ``applied(to:)``.
+  /// - Complexity: as ``applied(to:)``, then O(*k* log *n*) for the changeset; O(*n*) when sections moved.
+  public func update(from snapshot: Snapshot<Section>, at version: Int) throws(WireError) -> UpdateBatch<
+    Section
+  > {
+    guard from == version else {
+      throw WireError(.versionMismatch, "batch from \(from), receiver holds \(version)")
+    }
+    guard to > from else { throw WireError(.versionMismatch, "batch to \(to) is not after its from \(from)") }
+    let (target, touched, reshaped) = try applied(to: snapshot)
+    let refreshing = Set(stages.lazy.flatMap { $0.items.updates.lazy.map(\.value.id) })
+    let changeset =
+      reshaped
+      ? nil : Changeset(from: snapshot, to: target, logged: touched, refreshing: refreshing)
+    return UpdateBatch(
+      from: from, to: to,
+      changeset: changeset ?? Changeset(from: snapshot, to: target, refreshing: refreshing))
+  }
+}
+
+/// One stage of a ``WireBatch``: the changes of one ``ChangeStage``, in the same coordinates, with the
+/// content of inserted and refreshed sections and items.
+///
+/// Deletes, move sources and updates are positions before the stage; inserts and move destinations are
+/// positions after it (UIKit's rules R1–R3). An inserted section carries its items; a refreshed section
+/// carries its own content with no items.
+public struct WireStage<Section: SectionType>: Sendable {
+  /// What the stage does.
+  public var kind: ChangeStage<Section>.Kind
+  /// The section changes.
+  public var sections: WireChanges<Section.ID, Section, Int>
+  /// The item changes.
+  public var items: WireChanges<Section.Item.ID, Section.Item, ItemPosition>
+
+  /// Creates a stage from its parts.
+  public init(
+    kind: ChangeStage<Section>.Kind, sections: WireChanges<Section.ID, Section, Int>,
+    items: WireChanges<Section.Item.ID, Section.Item, ItemPosition>
+  ) {
+    self.kind = kind
+    self.sections = sections
+    self.items = items
+  }
+
+  /// The wire form of `stage`, its contents read from the stage's state.
+  /// - Complexity: O(*k* log *n*) for *k* changes, plus the size of inserted sections.
+  public init(_ stage: ChangeStage<Section>) {
+    let state = stage.state
+    let sectionChanges = stage.sectionChanges
+    let itemChanges = stage.itemChanges
+    sections = WireChanges(
+      deletes: sectionChanges.deletes.map { WireRemoval(id: $0.id, at: $0.from!) },
+      inserts: sectionChanges.inserts.map { WirePlacement(at: $0.to!, value: state.section(at: $0.to!)) },
+      moves: sectionChanges.moves.map { WireMove(id: $0.id, from: $0.from!, to: $0.to!) },
+      updates: sectionChanges.updates.map { change in
+        var content = state.sectionContent(at: change.to!)
+        content.items = []
+        return WirePlacement(at: change.to!, value: content)
+      })
+    items = WireChanges(
+      deletes: itemChanges.deletes.map { WireRemoval(id: $0.id, at: $0.from!) },
+      inserts: itemChanges.inserts.map { WirePlacement(at: $0.to!, value: state[$0.to!]) },
+      moves: itemChanges.moves.map { WireMove(id: $0.id, from: $0.from!, to: $0.to!) },
+      updates: itemChanges.updates.map { WirePlacement(at: $0.to!, value: state[$0.to!]) })
+    kind = stage.kind
+  }
+
+  /// Applies the stage to `tree` after checking every change; `tree` is unchanged when it throws.
+  ///
+  /// Order: item removals (deletes and move sources, old coordinates), section removals, section
+  /// placements in ascending new index, item placements in ascending new position, then refreshes. Each
+  /// placement at its final index, in ascending order, leaves the earlier ones where they belong.
+  func apply(
+    to tree: inout SnapshotTree<Section>, stage: Int, touched: inout Set<Section.Item.ID>,
+    reshaped: inout Bool
+  ) throws(WireError) {
+    if sections.isEmpty && items.isEmpty { throw WireError(.emptyBatch, "stage \(stage) has no change") }
+    var next = tree
+    let problem = { (code: WireError.Code, detail: String) in WireError(code, "stage \(stage) \(detail)") }
+
+    // Item removals, in old coordinates, checked against what is there.
+    var removedItems: [Section.Item.ID: Section.Item] = [:]
+    var itemRemovals: [(position: ItemPosition, id: Section.Item.ID, kind: String)] =
+      items.deletes.map { ($0.at, $0.id, "item delete") }
+    itemRemovals += items.moves.map { ($0.from, $0.id, "item move") }
+    for removal in itemRemovals {
+      try Self.check(removal.position, holds: removal.id, in: next, problem: problem, what: removal.kind)
+    }
+    itemRemovals.sort { $0.position > $1.position }
+    for (earlier, later) in zip(itemRemovals, itemRemovals.dropFirst())
+    where earlier.position == later.position {
+      throw problem(.duplicateID, "names the item at \(later.position) twice")
+    }
+    for removal in itemRemovals { removedItems[removal.id] = next.removeItem(at: removal.position) }
+
+    // Section removals, in old coordinates.
+    var sectionRemovals: [(index: Int, id: Section.ID, kind: String)] =
+      sections.deletes.map { ($0.at, $0.id, "section delete") }
+    sectionRemovals += sections.moves.map { ($0.from, $0.id, "section move") }
+    for removal in sectionRemovals {
+      guard removal.index >= 0, removal.index < next.sectionCount else {
+        throw problem(
+          .positionOutOfRange, "\(removal.kind) at \(removal.index): \(next.sectionCount) sections")
+      }
+      let held = next.entries[removal.index].header.id
+      guard held == removal.id else {
+        throw problem(
+          .idMismatch, "\(removal.kind) at \(removal.index) names \(removal.id) but holds \(held)")
+      }
+    }
+    sectionRemovals.sort { $0.index > $1.index }
+    for (earlier, later) in zip(sectionRemovals, sectionRemovals.dropFirst())
+    where earlier.index == later.index {
+      throw problem(.duplicateID, "names the section at \(later.index) twice")
+    }
+    var movedSections: [Section.ID: Section] = [:]
+    for removal in sectionRemovals {
+      let section = next.removeSection(at: removal.index)
+      if sections.moves.contains(where: { $0.id == removal.id }) { movedSections[removal.id] = section }
+    }
+
+    // Section placements, in ascending new index.
+    var sectionPlacements: [(index: Int, section: Section)] = sections.inserts.map { ($0.at, $0.value) }
+    for move in sections.moves { sectionPlacements.append((move.to, movedSections[move.id]!)) }
+    sectionPlacements.sort { $0.index < $1.index }
+    for placement in sectionPlacements {
+      guard placement.index >= 0, placement.index <= next.sectionCount else {
+        throw problem(
+          .positionOutOfRange, "section placed at \(placement.index): \(next.sectionCount) sections")
+      }
+      guard next.sectionIndexByID[placement.section.id] == nil else {
+        throw problem(
+          .duplicateID, "section \(placement.section.id) placed at \(placement.index) is already held")
+      }
+      var ids = Set<Section.Item.ID>()
+      for item in placement.section.items where next.contains(item: item.id) || !ids.insert(item.id).inserted
+      {
+        throw problem(.duplicateID, "item \(item.id) of section \(placement.section.id) is already held")
+      }
+      next.insertSections([placement.section], at: placement.index)
+    }
+
+    // Item placements, in ascending new position.
+    var itemPlacements: [(position: ItemPosition, item: Section.Item)] = items.inserts.map {
+      ($0.at, $0.value)
+    }
+    for move in items.moves { itemPlacements.append((move.to, removedItems[move.id]!)) }
+    itemPlacements.sort { $0.position < $1.position }
+    for (earlier, later) in zip(itemPlacements, itemPlacements.dropFirst())
+    where earlier.position == later.position {
+      throw problem(.positionOutOfRange, "places two items at \(later.position)")
+    }
+    for placement in itemPlacements {
+      let position = placement.position
+      guard position.section >= 0, position.section < next.sectionCount, position.item >= 0,
+        position.item <= next.itemCount(inSection: position.section)
+      else { throw problem(.positionOutOfRange, "item placed at \(position) is out of range") }
+      guard !next.contains(item: placement.item.id) else {
+        throw problem(.duplicateID, "item \(placement.item.id) placed at \(position) is already held")
+      }
+      next.insertItem(placement.item, at: position)
+    }
+
+    // Refreshes: same position before and after.
+    for update in sections.updates {
+      guard update.at >= 0, update.at < next.sectionCount else {
+        throw problem(.positionOutOfRange, "section update at \(update.at): \(next.sectionCount) sections")
+      }
+      let held = next.entries[update.at].header.id
+      guard held == update.value.id else {
+        throw problem(
+          .idMismatch, "section update at \(update.at) names \(update.value.id) but holds \(held)")
+      }
+      next.replaceSectionContent(at: update.at, with: update.value)
+    }
+    for update in items.updates {
+      try Self.check(update.at, holds: update.value.id, in: next, problem: problem, what: "item update")
+      next.replaceItem(at: update.at, with: update.value)
+    }
+
+    for id in removedItems.keys { touched.insert(id) }
+    for insert in items.inserts { touched.insert(insert.value.id) }
+    for update in items.updates { touched.insert(update.value.id) }
+    if !sections.deletes.isEmpty || !sections.inserts.isEmpty || !sections.moves.isEmpty { reshaped = true }
+    tree = next
+  }
+
+  private static func check(
+    _ position: ItemPosition, holds id: Section.Item.ID, in tree: SnapshotTree<Section>,
+    problem: (WireError.Code, String) -> WireError, what: String
+  ) throws(WireError) {
+    guard position.section >= 0, position.section < tree.sectionCount, position.item >= 0,
+      position.item < tree.itemCount(inSection: position.section)
+    else { throw problem(.positionOutOfRange, "\(what) at \(position) is out of range") }
+    let held = tree.item(at: position).id
+    guard held == id else {
+      throw problem(.idMismatch, "\(what) at \(position) names \(id) but holds \(held)")
+    }
+  }
+}
+
+/// The changes of one kind of element (sections or items) in a ``WireStage``.
+public struct WireChanges<ID: Hashable & Sendable, Value: Sendable, Position: Hashable & Sendable>: Sendable {
+  /// Elements removed, by id and position before the stage.
+  public var deletes: [WireRemoval<ID, Position>]
+  /// Elements added, with their content, at their position after the stage.
+  public var inserts: [WirePlacement<Value, Position>]
+  /// Elements moved, by id, from their position before the stage to their position after it.
+  public var moves: [WireMove<ID, Position>]
+  /// Elements refreshed, with their new content, at their position (the same before and after).
+  public var updates: [WirePlacement<Value, Position>]
+
+  /// Creates a list of changes.
+  public init(
+    deletes: [WireRemoval<ID, Position>] = [], inserts: [WirePlacement<Value, Position>] = [],
+    moves: [WireMove<ID, Position>] = [], updates: [WirePlacement<Value, Position>] = []
+  ) {
+    self.deletes = deletes
+    self.inserts = inserts
+    self.moves = moves
+    self.updates = updates
+  }
+
+  /// Whether there is no change.
+  public var isEmpty: Bool { deletes.isEmpty && inserts.isEmpty && moves.isEmpty && updates.isEmpty }
+}
+
+/// An element removed: its id and its position before the stage.
+public struct WireRemoval<ID: Hashable & Sendable, Position: Hashable & Sendable>: Hashable, Sendable {
+  /// The id, checked against what the receiver holds at ``at``.
+  public var id: ID
+  /// The position before the stage.
+  public var at: Position
+
+  /// Creates a removal.
+  public init(id: ID, at: Position) {
+    self.id = id
+    self.at = at
+  }
+}
+
+/// An element moved: its id, its position before the stage and its position after it.
+public struct WireMove<ID: Hashable & Sendable, Position: Hashable & Sendable>: Hashable, Sendable {
+  /// The id, checked against what the receiver holds at ``from``.
+  public var id: ID
+  /// The position before the stage.
+  public var from: Position
+  /// The position after the stage.
+  public var to: Position
+
+  /// Creates a move.
+  public init(id: ID, from: Position, to: Position) {
+    self.id = id
+    self.from = from
+    self.to = to
+  }
+}
+
+/// An element inserted or refreshed: its content and its position after the stage.
+public struct WirePlacement<Value: Sendable, Position: Hashable & Sendable>: Sendable {
+  /// The position after the stage (for a refresh, the same as before it).
+  public var at: Position
+  /// The content: an item, or a section (with its items when inserted, without when refreshed).
+  public var value: Value
+
+  /// Creates a placement.
+  public init(at: Position, value: Value) {
+    self.at = at
+    self.value = value
+  }
+}

@@ -1,0 +1,68 @@
+// The wire format pinned by fixture files: each decodes and re-encodes byte for byte, and each is what the
+// encoder makes of a known batch, so the format cannot drift unnoticed.
+
+import Foundation
+import SimpleSourceTesting
+import Testing
+
+@testable import SimpleSource
+
+@Suite("Wire format fixtures")
+struct WireFixtureTests {
+  static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+    .appendingPathComponent("Fixtures")
+
+  /// Each fixture's file name and the message it holds, built from known snapshots.
+  static var messages: [(name: String, message: WireMessage<TestSection>)] {
+    func batch(_ old: String, _ new: String, from: Int, to: Int) -> WireMessage<TestSection> {
+      .batch(
+        WireBatch(
+          UpdateBatch(from: from, to: to, changeset: Changeset(from: snapshot(old), to: snapshot(new)))))
+    }
+    return [
+      ("subscribe-fresh", .subscribe(stream: nil, from: nil)),
+      ("subscribe-resume", .subscribe(stream: "tasks-7f3a", from: 12)),
+      ("reset", .reset(stream: "tasks-7f3a", version: 12, snapshot: snapshot("todo: a b | done: c"))),
+      ("resumed", .resumed(stream: "tasks-7f3a", version: 12)),
+      // One refresh stage and one structure stage: a delete, an insert, a move within and across sections.
+      ("batch-items", batch("todo: a b c d | done: e", "todo: d a' x c | done: e b", from: 12, to: 14)),
+      // A moved section that also has item changes: the section changes in one structure stage, the item
+      // inserts and moves in a stage of their own (UIKit's rule R28).
+      ("batch-sections", batch("A: a b | B: c d | C: e", "C: h e | B: d c f | D: g", from: 14, to: 15)),
+      ("error", .error(WireError(.versionMismatch, "batch from 9, receiver holds 12"))),
+    ]
+  }
+
+  @Test("every fixture is what the encoder makes of its message, and decodes and re-encodes byte for byte")
+  func fixtures() throws {
+    let coder = WireCoder()
+    let write = ProcessInfo.processInfo.environment["SIMPLESOURCE_WRITE_FIXTURES"] == "1"
+    for (name, message) in Self.messages {
+      let url = Self.directory.appendingPathComponent("\(name).json")
+      let encoded = coder.encode(message)
+      if write { try encoded.write(to: url) }
+      let stored = try Data(contentsOf: url)
+      #expect(
+        stored == encoded,
+        "\(name).json differs from the encoder's output:\n\(String(decoding: encoded, as: UTF8.self))")
+      let decoded = try coder.decode(stored, as: TestSection.self)
+      #expect(coder.encode(decoded) == stored, "\(name).json does not re-encode byte for byte")
+    }
+  }
+
+  @Test("the batch fixtures apply to their old snapshot and give the new one")
+  func fixturesApply() throws {
+    let coder = WireCoder()
+    for (name, old, new, from) in [
+      ("batch-items", "todo: a b c d | done: e", "todo: d a' x c | done: e b", 12),
+      ("batch-sections", "A: a b | B: c d | C: e", "C: h e | B: d c f | D: g", 14),
+    ] {
+      let stored = try Data(contentsOf: Self.directory.appendingPathComponent("\(name).json"))
+      guard case .batch(let batch) = try coder.decode(stored, as: TestSection.self) else {
+        Issue.record("\(name) is not a batch")
+        continue
+      }
+      #expect(try batch.update(from: snapshot(old), at: from).snapshot == snapshot(new), "\(name)")
+    }
+  }
+}
