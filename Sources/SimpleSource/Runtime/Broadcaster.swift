@@ -79,7 +79,10 @@ public final class Broadcaster<Section: SectionType>: Sendable {
   /// Creates a broadcaster whose newest state is `snapshot` at `version`.
   ///
   /// Inlinable so that the catch-up diffs of subscribers that fall behind run specialised for your types.
-  /// - Parameter history: How many offered versions are retained for subscribers that resume (G11).
+  /// - Parameters:
+  ///   - snapshot: The newest state.
+  ///   - version: Its version.
+  ///   - history: How many offered versions are retained for subscribers that resume (G11).
   @inlinable
   public init(snapshot: Snapshot<Section>, version: Int = 0, history: HistoryLimit = .default) {
     let differ = Differ<Section>()
