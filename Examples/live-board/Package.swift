@@ -1,0 +1,56 @@
+// swift-tools-version: 6.2
+// live-board: a live task board served by Hummingbird over HTTP and WebSocket, stored in SQLite with GRDB,
+// streamed to browsers and Swift clients as SimpleSource wire messages. A package of its own, so that the
+// root package keeps no dependencies.
+import PackageDescription
+
+let strictness: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny")]
+
+let package = Package(
+  name: "live-board",
+  platforms: [.macOS(.v14)],
+  products: [
+    .executable(name: "live-board", targets: ["live-board"]),
+    .executable(name: "board-load", targets: ["board-load"]),
+  ],
+  dependencies: [
+    .package(name: "SimpleSource", path: "../.."),
+    .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+    .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.8.1"),
+    .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+    .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+  ],
+  targets: [
+    .target(
+      name: "LiveBoard",
+      dependencies: [
+        .product(name: "SimpleSource", package: "SimpleSource"),
+        .product(name: "Hummingbird", package: "hummingbird"),
+        .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+        .product(name: "GRDB", package: "GRDB.swift"),
+        .product(name: "Logging", package: "swift-log"),
+      ],
+      resources: [.copy("Public")],
+      swiftSettings: strictness
+    ),
+    .executableTarget(name: "live-board", dependencies: ["LiveBoard"], swiftSettings: strictness),
+    .executableTarget(
+      name: "board-load",
+      dependencies: [
+        "LiveBoard",
+        .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+      ],
+      swiftSettings: strictness
+    ),
+    .testTarget(
+      name: "LiveBoardTests",
+      dependencies: [
+        "LiveBoard",
+        .product(name: "HummingbirdTesting", package: "hummingbird"),
+        .product(name: "HummingbirdWSTesting", package: "hummingbird-websocket"),
+      ],
+      swiftSettings: strictness
+    ),
+  ],
+  swiftLanguageModes: [.v6]
+)

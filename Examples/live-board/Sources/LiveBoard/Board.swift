@@ -1,0 +1,294 @@
+// The board: SQLite (through GRDB) is the truth; every accepted write is mirrored into a data source, which
+// streams it to every client as wire batches.
+
+import Foundation
+import GRDB
+import SimpleSource
+
+/// A card on the board.
+public struct Card: Identifiable, Equatable, Sendable, Codable {
+  /// The card's id: unique on the board.
+  public var id: String
+  /// What the card says.
+  public var title: String
+
+  /// Creates a card.
+  public init(id: String, title: String) {
+    self.id = id
+    self.title = title
+  }
+}
+
+/// A column of cards: a section whose header is the column's title.
+public typealias Column = Section<String, Card>
+
+/// Why a write was refused; nothing was written.
+public struct BoardError: Error, Equatable, Sendable {
+  /// The HTTP status the refusal maps to: 400, 404 or 409.
+  public var status: Int
+  /// A stable name, such as `"unknownCard"`.
+  public var code: String
+  /// What was wrong, for people.
+  public var detail: String
+
+  static func invalid(_ detail: String) -> Self { Self(status: 400, code: "invalid", detail: detail) }
+  static func unknownCard(_ id: String) -> Self {
+    Self(status: 404, code: "unknownCard", detail: "no card \(id)")
+  }
+  static func unknownColumn(_ id: String) -> Self {
+    Self(
+      status: 400, code: "unknownColumn",
+      detail: "no column \(id); the columns are \(Board.columns.map(\.id))")
+  }
+}
+
+/// The board's store and its live data source.
+///
+/// Each write is validated against the database, made in one database transaction, and then made in the
+/// data source as one recorded transaction, all on this actor: the source is always the database's state at
+/// the version it reports, and a refused write changes neither.
+public actor Board {
+  /// The fixed columns: id and title.
+  public static let columns: [(id: String, title: String)] = [
+    ("todo", "To do"), ("doing", "Doing"), ("done", "Done"),
+  ]
+  /// The longest title accepted, in characters.
+  public static let maxTitle = 200
+
+  let database: DatabaseQueue
+  /// The live board, one section per column.
+  public let source: BasicDataSource<Column>
+  /// The name of this run's stream of versions: new at every start, so no client resumes onto another run.
+  public nonisolated let stream: String
+  var isWriting = false
+  var writers: [CheckedContinuation<Void, Never>] = []
+
+  /// Opens (or creates) the board stored at `path`; `nil` keeps it in memory.
+  /// - Parameter history: How many versions clients can resume from.
+  public init(path: String?, history: HistoryLimit = .default) throws {
+    database = try path.map { try DatabaseQueue(path: $0) } ?? DatabaseQueue()
+    try database.write { db in
+      try db.execute(
+        sql: """
+          CREATE TABLE IF NOT EXISTS card (
+            id TEXT PRIMARY KEY NOT NULL,
+            title TEXT NOT NULL,
+            columnID TEXT NOT NULL,
+            position INTEGER NOT NULL
+          );
+          CREATE INDEX IF NOT EXISTS card_column ON card(columnID, position);
+          """)
+    }
+    let columns = try database.read { db in try Self.readColumns(db) }
+    source = try BasicDataSource(sections: columns, history: history)
+    stream = "board-" + UUID().uuidString.prefix(8).lowercased()
+  }
+
+  static func readColumns(_ db: GRDB.Database) throws -> [Column] {
+    let rows = try Row.fetchAll(db, sql: "SELECT id, title, columnID FROM card ORDER BY columnID, position")
+    var cards: [String: [Card]] = [:]
+    for row in rows { cards[row["columnID"], default: []].append(Card(id: row["id"], title: row["title"])) }
+    return columns.map { Column(id: $0.id, header: $0.title, items: cards[$0.id] ?? []) }
+  }
+
+  /// The board as the database holds it, with the source's version.
+  public func read() async throws(BoardError) -> (version: Int, columns: [Column]) {
+    try await exclusive { () async throws(BoardError) in
+      let columns = try self.read { db in try Self.readColumns(db) }
+      return (version: await self.source.version, columns: columns)
+    }
+  }
+
+  // MARK: - Writes
+
+  /// Adds a card at the end of `column`, or before the card `before`.
+  /// - Returns: The card and the version the write made.
+  public func create(id: String?, title: String, column: String, before: String?) async throws(BoardError)
+    -> (
+      Card, Int
+    )
+  {
+    try await exclusive { () async throws(BoardError) in
+      try await self.createNow(id: id, title: title, column: column, before: before)
+    }
+  }
+
+  func createNow(id: String?, title: String, column: String, before: String?) async throws(BoardError) -> (
+    Card, Int
+  ) {
+    let card = Card(id: id ?? UUID().uuidString.prefix(12).lowercased(), title: try Self.checked(title))
+    guard !card.id.isEmpty, card.id.count <= 64 else { throw .invalid("an id has 1 to 64 characters") }
+    try checkColumn(column)
+    if try position(of: card.id) != nil {
+      throw BoardError(status: 409, code: "duplicateID", detail: "card \(card.id) exists")
+    }
+    let index = try insertionIndex(in: column, before: before, moving: nil)
+    try write { db in
+      try db.execute(
+        sql: "UPDATE card SET position = position + 1 WHERE columnID = ? AND position >= ?",
+        arguments: [column, index])
+      try db.execute(
+        sql: "INSERT INTO card (id, title, columnID, position) VALUES (?, ?, ?, ?)",
+        arguments: [card.id, card.title, column, index])
+    }
+    let version = await mirror { (transaction: inout Transaction<Column>) throws(Failure) in
+      if let before {
+        _ = try transaction.insertItems([card], before: before)
+      } else {
+        _ = try transaction.appendItems([card], toSection: column)
+      }
+    }
+    return (card, version)
+  }
+
+  /// Changes a card's title.
+  public func rename(_ id: String, title: String) async throws(BoardError) -> (Card, Int) {
+    try await exclusive { () async throws(BoardError) in try await self.renameNow(id, title: title) }
+  }
+
+  func renameNow(_ id: String, title: String) async throws(BoardError) -> (Card, Int) {
+    let card = Card(id: id, title: try Self.checked(title))
+    guard try position(of: id) != nil else { throw .unknownCard(id) }
+    try write { db in
+      try db.execute(sql: "UPDATE card SET title = ? WHERE id = ?", arguments: [card.title, id])
+    }
+    return (
+      card,
+      await mirror { (transaction: inout Transaction<Column>) throws(Failure) in
+        _ = try transaction.replaceItem(card)
+      }
+    )
+  }
+
+  /// Moves a card to the end of `column`, or before the card `before`.
+  public func move(_ id: String, to column: String, before: String?) async throws(BoardError) -> Int {
+    try await exclusive { () async throws(BoardError) in
+      try await self.moveNow(id, to: column, before: before)
+    }
+  }
+
+  func moveNow(_ id: String, to column: String, before: String?) async throws(BoardError) -> Int {
+    guard let (from, oldIndex) = try position(of: id) else { throw .unknownCard(id) }
+    try checkColumn(column)
+    if before == id { throw .invalid("a card cannot move before itself") }
+    let index = try insertionIndex(in: column, before: before, moving: id)
+    try write { db in
+      try db.execute(
+        sql: "UPDATE card SET position = position - 1 WHERE columnID = ? AND position > ?",
+        arguments: [from, oldIndex])
+      try db.execute(
+        sql: "UPDATE card SET position = position + 1 WHERE columnID = ? AND position >= ? AND id != ?",
+        arguments: [column, index, id])
+      try db.execute(
+        sql: "UPDATE card SET columnID = ?, position = ? WHERE id = ?", arguments: [column, index, id])
+    }
+    return await mirror { (transaction: inout Transaction<Column>) throws(Failure) in
+      if let before {
+        _ = try transaction.moveItem(id, before: before)
+      } else {
+        _ = try transaction.moveItem(id, toSection: column)
+      }
+    }
+  }
+
+  /// Deletes a card.
+  public func delete(_ id: String) async throws(BoardError) -> Int {
+    try await exclusive { () async throws(BoardError) in try await self.deleteNow(id) }
+  }
+
+  func deleteNow(_ id: String) async throws(BoardError) -> Int {
+    guard let (column, index) = try position(of: id) else { throw .unknownCard(id) }
+    try write { db in
+      try db.execute(sql: "DELETE FROM card WHERE id = ?", arguments: [id])
+      try db.execute(
+        sql: "UPDATE card SET position = position - 1 WHERE columnID = ? AND position > ?",
+        arguments: [column, index])
+    }
+    return await mirror { (transaction: inout Transaction<Column>) throws(Failure) in
+      _ = try transaction.deleteItems([id])
+    }
+  }
+
+  // MARK: - Helpers
+
+  /// Runs writes one at a time, though each suspends while the source applies it: a write validated
+  /// against the database must reach the source before the next one is validated.
+  func exclusive<T: Sendable>(_ body: () async throws(BoardError) -> T) async throws(BoardError) -> T {
+    while isWriting { await withCheckedContinuation { writers.append($0) } }
+    isWriting = true
+    defer {
+      isWriting = false
+      if !writers.isEmpty { writers.removeFirst().resume() }
+    }
+    return try await body()
+  }
+
+  static func checked(_ title: String) throws(BoardError) -> String {
+    let trimmed = title.trimmingCharacters(in: .whitespacesAndNewlines)
+    guard !trimmed.isEmpty else { throw .invalid("a title is not empty") }
+    guard trimmed.count <= maxTitle else { throw .invalid("a title has at most \(maxTitle) characters") }
+    return trimmed
+  }
+
+  func checkColumn(_ column: String) throws(BoardError) {
+    guard Self.columns.contains(where: { $0.id == column }) else { throw .unknownColumn(column) }
+  }
+
+  /// The column and position of card `id` in the database.
+  func position(of id: String) throws(BoardError) -> (String, Int)? {
+    try read { db in
+      try Row.fetchOne(db, sql: "SELECT columnID, position FROM card WHERE id = ?", arguments: [id])
+        .map { ($0["columnID"], $0["position"]) }
+    }
+  }
+
+  /// Where a card lands in `column`: before `before` (a card of that column), or at the end. A card that
+  /// moves within its column is counted out first.
+  func insertionIndex(in column: String, before: String?, moving: String?) throws(BoardError) -> Int {
+    guard let before else {
+      let count = try read { db in
+        try Int.fetchOne(
+          db, sql: "SELECT COUNT(*) FROM card WHERE columnID = ? AND id != ?",
+          arguments: [column, moving ?? ""])
+      }
+      return count ?? 0
+    }
+    guard let (anchorColumn, anchorIndex) = try position(of: before) else { throw .unknownCard(before) }
+    guard anchorColumn == column else { throw .invalid("card \(before) is not in column \(column)") }
+    if let moving, let (movingColumn, movingIndex) = try position(of: moving), movingColumn == column,
+      movingIndex < anchorIndex
+    {
+      return anchorIndex - 1
+    }
+    return anchorIndex
+  }
+
+  func read<T>(_ body: @Sendable (GRDB.Database) throws -> T) throws(BoardError) -> T {
+    do { return try database.read(body) } catch {
+      throw BoardError(status: 500, code: "database", detail: "\(error)")
+    }
+  }
+
+  func write(_ body: @Sendable (GRDB.Database) throws -> Void) throws(BoardError) {
+    do { try database.write(body) } catch {
+      throw BoardError(status: 500, code: "database", detail: "\(error)")
+    }
+  }
+
+  /// Makes in the source the write just committed to the database; returns the version it made.
+  typealias Failure = DataSourceError<String, String>
+
+  func mirror(_ body: @Sendable (inout Transaction<Column>) throws(Failure) -> Void) async
+    -> Int
+  {
+    do {
+      try await source.transaction { (transaction: inout Transaction<Column>) throws(Failure) in
+        try body(&transaction)
+      }
+    } catch {
+      // The write was validated against the database, which the source mirrors: this cannot happen.
+      fatalError("live-board: the source no longer mirrors the database: \(error)")
+    }
+    return await source.version
+  }
+}

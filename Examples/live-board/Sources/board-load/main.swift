@@ -1,0 +1,276 @@
+// A load run against a running live-board: N WebSocket clients follow the board while W writers edit it by
+// HTTP. Every client must end equal to the database; prints p50/p99 delivery latency, batches per client,
+// and the server's resident memory. A benchmark program, not a test: `bash Examples/live-board/load.sh`.
+//
+//   board-load --port 8080 [--clients 1000] [--writers 8] [--writes 40] [--server-pid PID]
+
+import Foundation
+import HummingbirdWSClient
+import LiveBoard
+import Logging
+import SimpleSource
+
+#if canImport(FoundationNetworking)
+  import FoundationNetworking
+#endif
+
+/// The run's settings, from the command line.
+struct Settings: Sendable {
+  var port = 8080
+  var clientCount = 1000
+  var writerCount = 8
+  var writesPerWriter = 40
+  var serverPID: Int?
+
+  static func parse() -> Settings {
+    var settings = Settings()
+    var arguments = CommandLine.arguments.dropFirst().makeIterator()
+    while let argument = arguments.next() {
+      let value = arguments.next().flatMap(Int.init)
+      switch argument {
+      case "--port": settings.port = value ?? settings.port
+      case "--clients": settings.clientCount = value ?? settings.clientCount
+      case "--writers": settings.writerCount = value ?? settings.writerCount
+      case "--writes": settings.writesPerWriter = value ?? settings.writesPerWriter
+      case "--server-pid": settings.serverPID = value
+      default:
+        print("usage: board-load --port N [--clients N] [--writers N] [--writes N] [--server-pid PID]")
+        exit(2)
+      }
+    }
+    return settings
+  }
+
+  var base: String { "http://127.0.0.1:\(port)" }
+}
+
+let settings = Settings.parse()
+let port = settings.port
+let clientCount = settings.clientCount
+let writerCount = settings.writerCount
+let writesPerWriter = settings.writesPerWriter
+let serverPID = settings.serverPID
+let clock = ContinuousClock()
+let start = clock.now
+let base = settings.base
+
+/// What every client saw, and when each write was sent.
+actor Tally {
+  var started = 0
+  var sent: [Int: ContinuousClock.Instant] = [:]
+  var arrivals: [Int: [(to: Int, at: ContinuousClock.Instant)]] = [:]
+  var failures: [String] = []
+  var startWaiters: [(Int, CheckedContinuation<Void, Never>)] = []
+
+  func clientStarted() {
+    started += 1
+    let ready = startWaiters.filter { $0.0 <= started }
+    startWaiters.removeAll { $0.0 <= started }
+    for waiter in ready { waiter.1.resume() }
+  }
+
+  func waitForStarted(_ count: Int) async {
+    if started >= count { return }
+    await withCheckedContinuation { startWaiters.append((count, $0)) }
+  }
+
+  func wrote(_ version: Int, sentAt: ContinuousClock.Instant) {
+    sent[version] = min(sent[version] ?? sentAt, sentAt)
+  }
+  func arrived(_ client: Int, to: Int, at: ContinuousClock.Instant) {
+    arrivals[client, default: []].append((to, at))
+  }
+  func failed(_ reason: String) { failures.append(reason) }
+}
+
+let tally = Tally()
+
+/// One client: follows `/live` into its own RemoteDataSource until it holds `target` (read from `goal`).
+actor Goal {
+  var target: Int?
+  var waiters: [CheckedContinuation<Int, Never>] = []
+  func set(_ value: Int) {
+    target = value
+    for waiter in waiters { waiter.resume(returning: value) }
+    waiters = []
+  }
+  func value() async -> Int {
+    if let target { return target }
+    return await withCheckedContinuation { waiters.append($0) }
+  }
+}
+let goal = Goal()
+
+func runClient(_ index: Int, settings: Settings, tally: Tally, goal: Goal) async -> RemoteDataSource<Column> {
+  let clock = ContinuousClock()
+  var logger = Logger(label: "board-load")
+  logger.logLevel = .critical
+  let remote = RemoteDataSource<Column>()
+  let coder = WireCoder()
+  do {
+    try await WebSocketClient.connect(
+      url: "ws://127.0.0.1:\(settings.port)/live", configuration: .init(maxFrameSize: 1 << 22), logger: logger
+    ) { inbound, outbound, _ in
+      try await outbound.write(
+        .text(String(decoding: coder.encode(await remote.subscribeRequest), as: UTF8.self)))
+      let watcher = Task {
+        let target = await goal.value()
+        await remote.waitUntil(remoteVersion: target)
+        try await outbound.close(.normalClosure, reason: nil)
+      }
+      defer { watcher.cancel() }
+      var first = true
+      for try await message in inbound.messages(maxSize: 1 << 22) {
+        guard case .text(let text) = message else { continue }
+        let decoded: WireMessage<Column> = try coder.decode(Data(text.utf8))
+        if case .batch(let batch) = decoded { await tally.arrived(index, to: batch.to, at: clock.now) }
+        try await remote.receive(decoded)
+        if first {
+          first = false
+          await tally.clientStarted()
+        }
+      }
+    }
+  } catch {
+    await tally.failed("client \(index): \(error)")
+  }
+  return remote
+}
+
+struct Reply: Decodable { var version: Int }
+
+func request(_ method: String, _ path: String, _ body: String?, settings: Settings, tally: Tally) async throws
+  -> Int
+{
+  let clock = ContinuousClock()
+  var request = URLRequest(url: URL(string: settings.base + path)!)
+  request.httpMethod = method
+  request.setValue("application/json", forHTTPHeaderField: "content-type")
+  request.httpBody = body.map { Data($0.utf8) }
+  let sentAt = clock.now
+  let (data, response) = try await URLSession.shared.data(for: request)
+  let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+  guard (200..<300).contains(status) else {
+    throw NSError(
+      domain: "board-load", code: status,
+      userInfo: [NSLocalizedDescriptionKey: String(decoding: data, as: UTF8.self)])
+  }
+  let version = try JSONDecoder().decode(Reply.self, from: data).version
+  await tally.wrote(version, sentAt: sentAt)
+  return version
+}
+
+/// One writer: creates, renames, moves and deletes cards of its own.
+func runWriter(_ writer: Int, settings: Settings, tally: Tally) async throws -> Int {
+  func request(_ method: String, _ path: String, _ body: String?) async throws -> Int {
+    try await board_load.request(method, path, body, settings: settings, tally: tally)
+  }
+  var generator = SystemRandomNumberGenerator()
+  var mine: [String] = []
+  var last = 0
+  for step in 0..<settings.writesPerWriter {
+    let columns = ["todo", "doing", "done"]
+    let column = columns.randomElement(using: &generator)!
+    switch mine.isEmpty ? 0 : Int.random(in: 0..<4, using: &generator) {
+    case 0:
+      let id = "w\(writer)-\(step)"
+      last = try await request(
+        "POST", "/api/cards", #"{"id":"\#(id)","title":"Card \#(id)","column":"\#(column)"}"#)
+      mine.append(id)
+    case 1:
+      last = try await request(
+        "PATCH", "/api/cards/\(mine.randomElement()!)", #"{"title":"Edited \#(step)"}"#)
+    case 2:
+      last = try await request(
+        "POST", "/api/cards/\(mine.randomElement()!)/move", #"{"column":"\#(column)"}"#)
+    default:
+      let id = mine.remove(at: Int.random(in: 0..<mine.count, using: &generator))
+      last = try await request("DELETE", "/api/cards/\(id)", nil)
+    }
+  }
+  return last
+}
+
+func residentBytes(_ pid: Int) -> Int? {
+  guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
+  for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+    return line.split(separator: " ").dropFirst().first.flatMap { Int($0) }.map { $0 * 1024 }
+  }
+  return nil
+}
+
+let rssBefore = serverPID.flatMap(residentBytes)
+let clients = Task {
+  await withTaskGroup(of: RemoteDataSource<Column>.self) { group in
+    for index in 0..<clientCount {
+      group.addTask { await runClient(index, settings: settings, tally: tally, goal: goal) }
+    }
+    var remotes: [RemoteDataSource<Column>] = []
+    for await remote in group { remotes.append(remote) }
+    return remotes
+  }
+}
+await tally.waitForStarted(clientCount)
+let connected = clock.now - start
+let writeStart = clock.now
+let finalVersions = try await withThrowingTaskGroup(of: Int.self) { group in
+  for writer in 0..<writerCount {
+    group.addTask { try await runWriter(writer, settings: settings, tally: tally) }
+  }
+  var versions: [Int] = []
+  for try await version in group { versions.append(version) }
+  return versions
+}
+let rssPeak = serverPID.flatMap(residentBytes)
+let (truthData, _) = try await URLSession.shared.data(from: URL(string: base + "/api/board")!)
+struct Truth: Decodable {
+  var version: Int
+  var columns: [Column]
+}
+let truth = try JSONDecoder().decode(Truth.self, from: truthData)
+await goal.set(max(truth.version, finalVersions.max() ?? 0))
+let remotes = await clients.value
+let elapsed = clock.now - writeStart
+
+var equal = 0
+for remote in remotes where await remote.snapshot.sections == truth.columns { equal += 1 }
+let sent = await tally.sent
+var latencies: [Duration] = []
+var batchCounts: [Int] = []
+let arrivals = await tally.arrivals
+for client in 0..<clientCount {
+  let list = arrivals[client] ?? []
+  batchCounts.append(list.count)
+  for (version, sentAt) in sent {
+    if let arrival = list.first(where: { $0.to >= version }) { latencies.append(arrival.at - sentAt) }
+  }
+}
+latencies.sort()
+func percentile(_ p: Double, of latencies: [Duration]) -> Double {
+  guard !latencies.isEmpty else { return .nan }
+  let value = latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))]
+  return Double(value.components.seconds) * 1000 + Double(value.components.attoseconds) / 1e15
+}
+let failures = await tally.failures
+let writes = writerCount * writesPerWriter
+let meanBatches = batchCounts.isEmpty ? 0 : Double(batchCounts.reduce(0, +)) / Double(batchCounts.count)
+print(
+  "board-load: \(clientCount) clients connected in \(connected); \(writerCount) writers made \(writes) writes in \(elapsed)"
+)
+print("  clients equal to the database: \(equal) of \(clientCount); failures: \(failures.count)")
+print(
+  "  delivery latency p50 \(String(format: "%.1f", percentile(0.5, of: latencies))) ms, p99 \(String(format: "%.1f", percentile(0.99, of: latencies))) ms over \(latencies.count) deliveries"
+)
+print(
+  "  batches per client: mean \(String(format: "%.1f", meanBatches)), min \(batchCounts.min() ?? 0), max \(batchCounts.max() ?? 0) (for \(writes) writes: coalesced)"
+)
+if let rssBefore, let rssPeak {
+  print(
+    "  server resident memory: \(rssBefore / 1_048_576) MiB before the clients, \(rssPeak / 1_048_576) MiB with them after the writes"
+  )
+}
+print(
+  #"{"clients":\#(clientCount),"writers":\#(writerCount),"writes":\#(writes),"equal":\#(equal),"p50_ms":\#(percentile(0.5, of: latencies)),"p99_ms":\#(percentile(0.99, of: latencies)),"batches_per_client":\#(meanBatches),"server_rss_bytes":\#(rssPeak ?? 0)}"#
+)
+for failure in failures.prefix(5) { print("  \(failure)") }
+exit(equal == clientCount && failures.isEmpty ? 0 : 1)

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# The load run: a release live-board on loopback, then board-load with 1,000 WebSocket clients while 8
+# writers edit by HTTP. Prints p50/p99 delivery latency, batches per client and the server's memory, and
+# fails unless every client ends equal to the database. A benchmark, not a test.
+#   bash Examples/live-board/load.sh [--clients N] [--writers N] [--writes N]
+set -euo pipefail
+cd "$(dirname "$0")"
+ulimit -n 65536 2>/dev/null || ulimit -n 8192 2>/dev/null || true
+swift build -c release
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+exec 3< <(.build/release/live-board --port "$port" --memory 2>&1)
+server=$!
+trap 'kill $server 2>/dev/null || true' EXIT
+read -r listening <&3   # printed once the server listens
+echo "$listening"
+.build/release/board-load --port "$port" --server-pid "$server" "$@"
