@@ -88,6 +88,11 @@ public final class ObservedDataSource<Section: SectionType>: DataSourceType {
     await base.subscribe(pacing: pacing)
   }
 
+  /// Resumes a subscriber from a version it holds, or resets it (G11); see ``Resumption``.
+  public func subscribe(from version: Int, pacing: Pacing) async -> Resumption<Section> {
+    await base.subscribe(from: version, pacing: pacing)
+  }
+
   /// Returns once every value applied before the call has been diffed and offered to every subscriber.
   public func settled() async { await base.settled() }
 }

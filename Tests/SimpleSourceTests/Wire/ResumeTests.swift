@@ -189,10 +189,46 @@ struct ResumeTests {
     #expect(broadcaster.subscribe(from: 2).isResumed)
     #expect(!broadcaster.subscribe(from: 1).isResumed)
 
-    let observed = try ObservedDataSource<TestSection>(
-      AsyncStream<[TestSection]> { $0.finish() }, initial: layout("A: a"))
-    let version = await observed.version
-    #expect(await observed.subscribe(from: version, pacing: .immediate).isResumed)
-    #expect(!(await observed.subscribe(from: version + 1, pacing: .immediate).isResumed))
+    // A source of its own with no history: the protocol's default resumes only at its version.
+    let fixed = FixedSource(snapshot: snapshot("A: a"), version: 3)
+    #expect(await fixed.subscribe(from: 3, pacing: .immediate).isResumed)
+    #expect(!(await fixed.subscribe(from: 2, pacing: .immediate).isResumed))
   }
+
+  @Test("sources built on sources resume from their own retained versions")
+  func derivedSourcesResume() async throws {
+    let parent = try BasicDataSource(sections: layout("A: a b c d"))
+    let projected = try await ProjectedDataSource(parent, projection: Projection(where: { $0.id != "b" }))
+    let first = await projected.version
+    let held = await projected.snapshot
+    try await parent.deleteItems(["c"])
+    await parent.settled()
+    await projected.settled()
+    #expect(await projected.version > first)
+    guard case .resumed(let subscription) = await projected.subscribe(from: first, pacing: .immediate) else {
+      Issue.record("the projection did not resume from \(first)")
+      return
+    }
+    #expect(subscription.snapshot == held)
+    let final = await Self.follow(subscription, until: await projected.version)
+    #expect(final == (await projected.snapshot))
+  }
+}
+
+/// A source with one fixed state and no history: it keeps the protocol's default `subscribe(from:pacing:)`.
+final class FixedSource: DataSourceType {
+  let fixed: Snapshot<TestSection>
+  let fixedVersion: Int
+
+  init(snapshot: Snapshot<TestSection>, version: Int) {
+    fixed = snapshot
+    fixedVersion = version
+  }
+
+  var snapshot: Snapshot<TestSection> { fixed }
+  var version: Int { fixedVersion }
+  func subscribe(pacing: Pacing) async -> Subscription<TestSection> {
+    Subscription(snapshot: fixed, version: fixedVersion, batches: AsyncStream { $0.finish() })
+  }
+  func settled() async {}
 }

@@ -152,6 +152,11 @@ public final class CompositeDataSource<Section: SectionType>: DataSourceType {
     engine.broadcaster.subscribe(pacing: pacing)
   }
 
+  /// Resumes a subscriber from a version it holds, or resets it (G11); see ``Resumption``.
+  public func subscribe(from version: Int, pacing: Pacing) async -> Resumption<Section> {
+    engine.broadcaster.subscribe(from: version, pacing: pacing)
+  }
+
   /// Returns once every mutation of every child made before the call has reached the composite and been
   /// offered to every subscriber (G10).
   public func settled() async {

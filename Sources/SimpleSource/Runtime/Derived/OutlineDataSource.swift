@@ -194,6 +194,11 @@ public final class OutlineDataSource<Base: SectionType>: DataSourceType where Ba
     engine.broadcaster.subscribe(pacing: pacing)
   }
 
+  /// Resumes a subscriber from a version it holds, or resets it (G11); see ``Resumption``.
+  public func subscribe(from version: Int, pacing: Pacing) async -> Resumption<Section> {
+    engine.broadcaster.subscribe(from: version, pacing: pacing)
+  }
+
   /// Returns once every mutation of the parent made before the call has reached the outline and been
   /// offered to every subscriber (G10).
   public func settled() async { await settle(parent, applied: engine.applied) }
