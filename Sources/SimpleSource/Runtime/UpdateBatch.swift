@@ -16,6 +16,9 @@ public struct UpdateBatch<Section: SectionType>: Sendable {
     @usableFromInline let changeset: Changeset<Section>
     /// See ``UpdateBatch/touchedIDs``: computed once here, not by each subscriber that needs it.
     @usableFromInline let touchedIDs: Set<Section.Item.ID>?
+    /// The batch's wire message, encoded by the first feed that sends it and shared by every other
+    /// (see `WireCoder.encode(_:)`).
+    @usableFromInline let wire = Locked<[UInt8]?>(nil)
 
     @inlinable
     init(from: Int, to: Int, changeset: Changeset<Section>) {

@@ -28,6 +28,17 @@ public struct WireCoder: Sendable {
     }
   }
 
+  /// The `batch` message of `batch`: encoded once per batch, and the bytes shared by every feed that
+  /// sends it, so a server fanning one batch out to many clients encodes it once, not once per client.
+  /// - Complexity: O(*k* log *n*) the first time for *k* changes; O(size of the message) to copy after.
+  public func encode<Section>(_ batch: UpdateBatch<Section>) -> Data
+  where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item.ID: Codable {
+    if let bytes = batch.storage.wire.withLock({ $0 }) { return Data(bytes) }
+    let data = encode(WireMessage<Section>.batch(WireBatch(batch)))
+    batch.storage.wire.withLock { $0 = $0 ?? Array(data) }
+    return data
+  }
+
   /// The message in `data`.
   /// - Throws: ``WireError``: ``WireError/Code-swift.struct/tooLarge``,
   ///   ``WireError/Code-swift.struct/malformed`` (with the coding path and reason),

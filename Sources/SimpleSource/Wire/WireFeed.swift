@@ -1,5 +1,7 @@
 // The sending side: one client's messages from any data source, starting with a reset or a resume.
 
+public import Foundation
+
 /// The messages one client receives from a data source: a reset or a resume first, then one batch
 /// message for every batch of its subscription.
 ///
@@ -37,6 +39,43 @@ public struct WireFeed<Section: SectionType>: AsyncSequence, Sendable {
         return start
       }
       return await batches.next().map { .batch(WireBatch($0)) }
+    }
+  }
+
+  /// The feed's messages as JSON bytes: ``start``, then each batch's message, encoded once per batch
+  /// however many feeds send it (`WireCoder.encode(_:)` for a batch). What a server writes to
+  /// its sockets.
+  public func encoded(with coder: WireCoder = WireCoder()) -> Encoded
+  where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item.ID: Codable {
+    Encoded(start: coder.encode(start), batches: subscription.batches, coder: coder)
+  }
+
+  /// The feed's messages as JSON bytes; see ``encoded(with:)``.
+  public struct Encoded: AsyncSequence, Sendable
+  where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item.ID: Codable {
+    let start: Data
+    let batches: AsyncStream<UpdateBatch<Section>>
+    let coder: WireCoder
+
+    /// Yields the start message's bytes, then each batch message's.
+    public struct AsyncIterator: AsyncIteratorProtocol {
+      var start: Data?
+      var batches: AsyncStream<UpdateBatch<Section>>.Iterator
+      let coder: WireCoder
+
+      /// The next message's bytes, or `nil` when the subscription has ended.
+      public mutating func next() async -> Data? {
+        if let start {
+          self.start = nil
+          return start
+        }
+        return await batches.next().map(coder.encode)
+      }
+    }
+
+    /// Makes the iterator; the feed has one consumer.
+    public func makeAsyncIterator() -> AsyncIterator {
+      AsyncIterator(start: start, batches: batches.makeAsyncIterator(), coder: coder)
     }
   }
 

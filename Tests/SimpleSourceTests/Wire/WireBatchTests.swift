@@ -209,6 +209,36 @@ struct WireBatchTests {
     }
   }
 
+  @Test("a batch is encoded once however many feeds send it, and the bytes are its message's")
+  func encodedOnce() async throws {
+    let batch = UpdateBatch(
+      from: 1, to: 2, changeset: Changeset(from: snapshot("A: a b c"), to: snapshot("A: c a b' d")))
+    let coder = WireCoder()
+    #expect(batch.storage.wire.withLock { $0 } == nil)
+    let first = coder.encode(batch)
+    #expect(first == coder.encode(WireMessage<TestSection>.batch(WireBatch(batch))))
+    #expect(batch.storage.wire.withLock { $0 } == Array(first))
+    #expect(coder.encode(batch) == first)
+
+    let source = try BasicDataSource(sections: layout("A: a b"))
+    let feeds = await [
+      source.wireFeed(stream: "s", request: (nil, nil)), source.wireFeed(stream: "s", request: (nil, nil)),
+    ]
+    try await source.appendItems([TestItem("c")], toSection: "A")
+    var sent: [[Data]] = []
+    for feed in feeds {
+      var iterator = feed.encoded(with: coder).makeAsyncIterator()
+      sent.append([await iterator.next()!, await iterator.next()!])
+      feed.cancel()
+    }
+    #expect(sent[0] == sent[1])
+    guard case .batch(let decoded) = try coder.decode(sent[0][1], as: TestSection.self) else {
+      Issue.record("the second message is not a batch")
+      return
+    }
+    #expect(try decoded.update(from: snapshot("A: a b"), at: 0).snapshot == (await source.snapshot))
+  }
+
   @Test("a message over the size limit is refused before it is parsed")
   func tooLarge() {
     let text = #"{"format":"simplesource","formatVersion":1,"type":"resumed","stream":"s","version":1}"#

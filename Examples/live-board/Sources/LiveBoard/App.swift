@@ -169,10 +169,11 @@ struct LiveSession {
         await sending?.value
         let next = await board.source.wireFeed(stream: board.stream, request: (stream, from))
         feed = next
+        // Each batch is encoded once, however many clients it goes to.
         sending = Task { [outbound, coder] in
-          for await message in next {
+          for await bytes in next.encoded(with: coder) {
             do {
-              try await outbound.write(.text(String(decoding: coder.encode(message), as: UTF8.self)))
+              try await outbound.write(.text(String(decoding: bytes, as: UTF8.self)))
             } catch {
               next.cancel()
             }

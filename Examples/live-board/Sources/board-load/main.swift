@@ -199,7 +199,18 @@ func residentBytes(_ pid: Int) -> Int? {
   return nil
 }
 
+/// CPU seconds (user + system) a process has used, from /proc.
+func cpuSeconds(_ pid: Int) -> Double? {
+  guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+    let close = stat.lastIndex(of: ")")
+  else { return nil }
+  let fields = stat[stat.index(after: close)...].split(separator: " ")
+  guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
+  return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+}
+
 let rssBefore = serverPID.flatMap(residentBytes)
+let serverCPUBefore = serverPID.flatMap(cpuSeconds)
 let clients = Task {
   await withTaskGroup(of: RemoteDataSource<Column>.self) { group in
     for index in 0..<clientCount {
@@ -222,6 +233,7 @@ let finalVersions = try await withThrowingTaskGroup(of: Int.self) { group in
   return versions
 }
 let rssPeak = serverPID.flatMap(residentBytes)
+let serverCPU = serverPID.flatMap(cpuSeconds).map { $0 - (serverCPUBefore ?? 0) }
 let (truthData, _) = try await URLSession.shared.data(from: URL(string: base + "/api/board")!)
 struct Truth: Decodable {
   var version: Int
@@ -263,6 +275,10 @@ print(
 )
 print(
   "  batches per client: mean \(String(format: "%.1f", meanBatches)), min \(batchCounts.min() ?? 0), max \(batchCounts.max() ?? 0) (for \(writes) writes: coalesced)"
+)
+let ownCPU = cpuSeconds(Int(getpid())) ?? 0
+print(
+  "  CPU: the server \(String(format: "%.1f", serverCPU ?? .nan)) s, this load generator (all clients) \(String(format: "%.1f", ownCPU)) s, on 2 cores"
 )
 if let rssBefore, let rssPeak {
   print(
