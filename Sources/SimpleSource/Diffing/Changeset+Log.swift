@@ -14,7 +14,7 @@ extension Changeset {
   /// - Complexity: O(*s* + *k* log *n* + *m* log *n*) for *s* sections and *k* touched ids, where *m* ≤ *n*
   ///   counts untouched items that must move (a run of them moves only when at least as many touched
   ///   items would otherwise move, so *m* ≤ *k*). It reads both snapshots through their persistent form.
-  @usableFromInline
+  @inlinable
   init?(
     from source: Snapshot<Section>, to target: Snapshot<Section>, logged touched: Set<Item.ID>,
     refreshing: Set<Item.ID>
@@ -71,26 +71,26 @@ extension Changeset {
 }
 
 /// The item changes of a log-derived changeset: where each touched id was and is, and the minimal moves.
-struct LogPlanner<Section: SectionType> {
-  typealias Item = Section.Item
+@usableFromInline struct LogPlanner<Section: SectionType> {
+  @usableFromInline typealias Item = Section.Item
 
-  let old: SnapshotTree<Section>
-  let new: SnapshotTree<Section>
-  var summary = ChangeList<Item.ID, ItemPosition>()
+  @usableFromInline let old: SnapshotTree<Section>
+  @usableFromInline let new: SnapshotTree<Section>
+  @usableFromInline var summary = ChangeList<Item.ID, ItemPosition>()
   /// For each section, the old ranks of the touched items that were in it.
-  var touchedOld: [Int: [Int]] = [:]
+  @usableFromInline var touchedOld: [Int: [Int]] = [:]
   /// For each section, the new ranks of the touched items that are in it.
-  var touchedNew: [Int: [Int]] = [:]
+  @usableFromInline var touchedNew: [Int: [Int]] = [:]
   /// Touched items that stay in their section: candidates for the longest increasing subsequence.
-  var stayers: [Int: [(id: Item.ID, from: Int, to: Int)]] = [:]
+  @usableFromInline var stayers: [Int: [(id: Item.ID, from: Int, to: Int)]] = [:]
 
-  init(old: SnapshotTree<Section>, new: SnapshotTree<Section>) {
+  @inlinable init(old: SnapshotTree<Section>, new: SnapshotTree<Section>) {
     self.old = old
     self.new = new
   }
 
   /// Records what happened to the touched item `id`.
-  mutating func record(_ id: Item.ID, refreshing: Bool) {
+  @inlinable mutating func record(_ id: Item.ID, refreshing: Bool) {
     let from = old.position(ofItem: id)
     let to = new.position(ofItem: id)
     if let from { touchedOld[from.section, default: []].append(from.item) }
@@ -113,7 +113,7 @@ struct LogPlanner<Section: SectionType> {
 
   /// Adds the moves within each section: every element outside a longest increasing subsequence of old
   /// positions taken in new order, where an element is a touched stayer or a run of untouched items.
-  mutating func findMoves() {
+  @inlinable mutating func findMoves() {
     for (section, stayers) in stayers {
       let oldRanks = touchedOld[section, default: []].sorted()
       let newRanks = touchedNew[section, default: []].sorted()
@@ -166,7 +166,7 @@ struct LogPlanner<Section: SectionType> {
 }
 
 /// The number of elements of the sorted `values` that are at most `value`.
-private func upperBound(_ values: [Int], _ value: Int) -> Int {
+@inlinable func upperBound(_ values: [Int], _ value: Int) -> Int {
   var (low, high) = (0, values.count)
   while low < high {
     let middle = (low + high) / 2
@@ -176,7 +176,7 @@ private func upperBound(_ values: [Int], _ value: Int) -> Int {
 }
 
 /// The number of elements of the sorted `values` that are less than `value`.
-private func lowerBound(_ values: [Int], _ value: Int) -> Int {
+@inlinable func lowerBound(_ values: [Int], _ value: Int) -> Int {
   var (low, high) = (0, values.count)
   while low < high {
     let middle = (low + high) / 2
@@ -191,7 +191,7 @@ private func lowerBound(_ values: [Int], _ value: Int) -> Int {
 ///   - keys: Distinct integers.
 ///   - weights: Positive weights, one per key.
 /// - Complexity: O(*m* log *m*) for *m* keys: a Fenwick tree of prefix maxima over the keys' ranks.
-func weightedLongestIncreasingSubsequence(keys: [Int], weights: [Int]) -> [Bool] {
+@inlinable func weightedLongestIncreasingSubsequence(keys: [Int], weights: [Int]) -> [Bool] {
   let count = keys.count
   let rankOf = Dictionary(
     uniqueKeysWithValues: keys.sorted().enumerated().map { ($0.element, $0.offset + 1) })

@@ -28,7 +28,7 @@ public struct Snapshot<Section: SectionType>: Sendable {
   @usableFromInline let storage: SnapshotStorage<Section>
 
   /// Creates an empty snapshot.
-  public init() { storage = SnapshotStorage(flat: FlatSnapshot()) }
+  @inlinable public init() { storage = SnapshotStorage(flat: FlatSnapshot()) }
 
   /// Creates a snapshot of `sections`, rejecting duplicate ids.
   ///
@@ -56,24 +56,24 @@ public struct Snapshot<Section: SectionType>: Sendable {
 
   /// The own content of the section at `index` (its items may be missing).
   /// - Complexity: O(1).
-  func sectionContent(at index: Int) -> Section { storage.sectionContent(at: index) }
+  @inlinable func sectionContent(at index: Int) -> Section { storage.sectionContent(at: index) }
 
   /// A snapshot of its persistent form.
-  init(tree: SnapshotTree<Section>) { storage = SnapshotStorage(tree: tree) }
+  @inlinable init(tree: SnapshotTree<Section>) { storage = SnapshotStorage(tree: tree) }
 
   /// The flat form: arrays and a hash index; built in O(*n*) the first time an edited snapshot needs it.
   @inlinable var flat: FlatSnapshot<Section> { storage.flat }
 
   /// The persistent form; built in O(*n*) the first time a snapshot made from arrays needs it.
-  var tree: SnapshotTree<Section> { storage.tree }
+  @inlinable var tree: SnapshotTree<Section> { storage.tree }
 
   /// Whether the persistent form exists already, so that ``tree`` costs O(1).
-  @usableFromInline var hasPersistentForm: Bool { storage.hasTree }
+  @inlinable var hasPersistentForm: Bool { storage.hasTree }
 
   /// Whether the two hold the same sections (ids and own content) and equal items in the same order:
   /// O(1) for copies of one snapshot, O(*s* + *k* log *n*) for persistent versions *k* edits apart,
   /// otherwise O(*n*) over the arrays.
-  func hasSameContent(as other: Snapshot) -> Bool {
+  @inlinable func hasSameContent(as other: Snapshot) -> Bool {
     if storage === other.storage { return true }
     if itemCount != other.itemCount || sectionCount != other.sectionCount { return false }
     if hasPersistentForm && other.hasPersistentForm { return tree.hasSameContent(as: other.tree) }
@@ -81,71 +81,77 @@ public struct Snapshot<Section: SectionType>: Sendable {
   }
 
   /// Whether the sections exist as arrays already, so that ``sections`` costs O(1).
-  var hasArrays: Bool { storage.hasArrays }
+  @inlinable var hasArrays: Bool { storage.hasArrays }
 
   /// The sections, in display order.
   /// - Complexity: O(1) for a snapshot made from arrays; O(*n*) the first time for an edited one (see
   ///   ``Snapshot``). Prefer the lookups below, which never copy the list.
-  public var sections: [Section] { storage.sections }
+  @inlinable public var sections: [Section] { storage.sections }
   @inlinable var sectionIndexByID: [Section.ID: Int] { flat.sectionIndexByID }
   @inlinable var positionByItemID: [Item.ID: PackedPosition] { flat.positionByItemID }
   @inlinable var itemOffsets: [Int] { flat.itemOffsets }
 
   /// The number of items in all sections.
   /// - Complexity: O(1).
-  public var itemCount: Int { storage.itemCount }
+  @inlinable public var itemCount: Int { storage.itemCount }
 
   /// The number of sections.
   /// - Complexity: O(1).
-  public var sectionCount: Int { storage.sectionCount }
+  @inlinable public var sectionCount: Int { storage.sectionCount }
 
   /// Whether the snapshot has no sections.
-  public var isEmpty: Bool { sectionCount == 0 }
+  @inlinable public var isEmpty: Bool { sectionCount == 0 }
 
   /// The number of items in the section at `sectionIndex`.
   /// - Complexity: O(1).
-  public func itemCount(inSection sectionIndex: Int) -> Int { storage.itemCount(inSection: sectionIndex) }
+  @inlinable public func itemCount(inSection sectionIndex: Int) -> Int {
+    storage.itemCount(inSection: sectionIndex)
+  }
 
   /// The ids of the sections, in order.
   /// - Complexity: O(*s*) for *s* sections.
-  public var sectionIDs: [Section.ID] { storage.sectionIDs }
+  @inlinable public var sectionIDs: [Section.ID] { storage.sectionIDs }
 
   /// The ids of the items of the section at `sectionIndex`, in order.
   /// - Complexity: O(size of the section).
-  public func itemIDs(inSection sectionIndex: Int) -> [Item.ID] { storage.itemIDs(inSection: sectionIndex) }
+  @inlinable public func itemIDs(inSection sectionIndex: Int) -> [Item.ID] {
+    storage.itemIDs(inSection: sectionIndex)
+  }
 
   /// The index of the section with the given id, or `nil` if there is none.
   /// - Complexity: O(1) expected.
-  public func index(ofSection id: Section.ID) -> Int? { storage.index(ofSection: id) }
+  @inlinable public func index(ofSection id: Section.ID) -> Int? { storage.index(ofSection: id) }
 
   /// The position of the item with the given id, or `nil` if there is none.
   /// - Complexity: O(1) expected for a snapshot made from arrays, O(log *n*) for an edited one.
-  public func position(ofItem id: Item.ID) -> ItemPosition? { storage.position(ofItem: id) }
+  @inlinable public func position(ofItem id: Item.ID) -> ItemPosition? { storage.position(ofItem: id) }
 
   /// Whether an item with the given id exists.
   /// - Complexity: as ``position(ofItem:)``.
-  public func contains(item id: Item.ID) -> Bool { storage.contains(item: id) }
+  @inlinable public func contains(item id: Item.ID) -> Bool { storage.contains(item: id) }
 
   /// The section with the given id, with its items, or `nil` if there is none.
   /// - Complexity: O(1) for a snapshot made from arrays; O(size of the section) for an edited one.
-  public func section(withID id: Section.ID) -> Section? { index(ofSection: id).map(storage.section(at:)) }
+  @inlinable public func section(withID id: Section.ID) -> Section? {
+    index(ofSection: id).map(storage.section(at:))
+  }
 
   /// The section at `index`, with its items.
   /// - Complexity: as ``section(withID:)``.
-  public func section(at index: Int) -> Section { storage.section(at: index) }
+  @inlinable public func section(at index: Int) -> Section { storage.section(at: index) }
 
   /// The item with the given id, or `nil` if there is none.
   /// - Complexity: as ``position(ofItem:)``.
-  public func item(withID id: Item.ID) -> Item? { position(ofItem: id).map { self[$0] } }
+  @inlinable public func item(withID id: Item.ID) -> Item? { position(ofItem: id).map { self[$0] } }
 
   /// The item at `position`.
   /// - Precondition: `position` is within the snapshot; check with ``contains(_:)`` first when unsure.
   /// - Complexity: O(1) for a snapshot made from arrays, O(log *n*) for an edited one.
-  public subscript(position: ItemPosition) -> Item { storage.item(at: position) }
+  @inlinable public subscript(position: ItemPosition) -> Item { storage.item(at: position) }
 
   /// Whether `position` names an item in this snapshot.
   /// - Complexity: O(1).
-  public func contains(_ position: ItemPosition) -> Bool {
+  @inlinable public func contains(_ position: ItemPosition) -> Bool {
     (0..<sectionCount).contains(position.section)
       && (0..<itemCount(inSection: position.section)).contains(position.item)
   }
@@ -237,37 +243,37 @@ struct FlatSnapshot<Section: SectionType>: Sendable {
 /// The forms of one snapshot: the one it was made with, and the other once something needed it.
 @usableFromInline
 final class SnapshotStorage<Section: SectionType>: Sendable {
-  typealias Item = Section.Item
+  @usableFromInline typealias Item = Section.Item
 
   /// The form the snapshot was made with (exactly one is set); the others are derived on demand and kept in
   /// `derived`. `madeSections` are sections known to be valid, whose index is built when first needed.
-  private let madeFlat: FlatSnapshot<Section>?
-  private let madeTree: SnapshotTree<Section>?
-  private let madeSections: [Section]?
-  private let derived = Locked<Derived>(Derived())
+  @usableFromInline let madeFlat: FlatSnapshot<Section>?
+  @usableFromInline let madeTree: SnapshotTree<Section>?
+  @usableFromInline let madeSections: [Section]?
+  @usableFromInline let derived = Locked<Derived>(Derived())
 
   /// The forms built on demand: the arrays alone, the flat form (arrays and index), the tree.
-  private struct Derived: Sendable {
-    var sections: [Section]?
-    var flat: FlatSnapshot<Section>?
-    var tree: SnapshotTree<Section>?
+  @usableFromInline struct Derived: Sendable {
+    @usableFromInline var sections: [Section]?
+    @usableFromInline var flat: FlatSnapshot<Section>?
+    @usableFromInline var tree: SnapshotTree<Section>?
   }
 
-  @usableFromInline
+  @inlinable
   init(flat: FlatSnapshot<Section>) {
     (madeFlat, madeTree, madeSections) = (flat, nil, nil)
   }
 
-  init(tree: SnapshotTree<Section>) {
+  @inlinable init(tree: SnapshotTree<Section>) {
     (madeFlat, madeTree, madeSections) = (nil, tree, nil)
   }
 
-  @usableFromInline
+  @inlinable
   init(trustedSections sections: [Section]) {
     (madeFlat, madeTree, madeSections) = (nil, nil, sections)
   }
 
-  @usableFromInline
+  @inlinable
   var flat: FlatSnapshot<Section> {
     if let madeFlat { return madeFlat }
     let sections = self.sections
@@ -280,7 +286,7 @@ final class SnapshotStorage<Section: SectionType>: Sendable {
   }
 
   /// The sections as arrays; built from the tree, without an index, when the snapshot was edited.
-  @usableFromInline
+  @inlinable
   var sections: [Section] {
     if let sections = madeSections ?? madeFlat?.sections { return sections }
     return derived.withLock { derived in
@@ -292,15 +298,17 @@ final class SnapshotStorage<Section: SectionType>: Sendable {
   }
 
   /// The own content of the section at `index`; its items may be missing.
-  func sectionContent(at index: Int) -> Section {
+  @inlinable func sectionContent(at index: Int) -> Section {
     if let madeTree { return madeTree.entries[index].header }
     return sections[index]
   }
 
-  var hasTree: Bool { madeTree != nil || derived.withLock { $0.tree != nil } }
-  var hasArrays: Bool { madeTree == nil || derived.withLock { $0.flat != nil || $0.sections != nil } }
+  @inlinable var hasTree: Bool { madeTree != nil || derived.withLock { $0.tree != nil } }
+  @inlinable var hasArrays: Bool {
+    madeTree == nil || derived.withLock { $0.flat != nil || $0.sections != nil }
+  }
 
-  var tree: SnapshotTree<Section> {
+  @inlinable var tree: SnapshotTree<Section> {
     if let madeTree { return madeTree }
     return derived.withLock { derived in
       if let tree = derived.tree { return tree }
@@ -310,50 +318,50 @@ final class SnapshotStorage<Section: SectionType>: Sendable {
     }
   }
 
-  var itemCount: Int {
+  @inlinable var itemCount: Int {
     if let madeTree { return madeTree.itemCount }
     if let madeFlat { return madeFlat.itemOffsets[madeFlat.itemOffsets.count - 1] }
     return sections.reduce(0) { $0 + $1.items.count }
   }
 
-  var sectionCount: Int { madeTree?.sectionCount ?? sections.count }
+  @inlinable var sectionCount: Int { madeTree?.sectionCount ?? sections.count }
 
-  func itemCount(inSection index: Int) -> Int {
+  @inlinable func itemCount(inSection index: Int) -> Int {
     if let madeTree { return madeTree.itemCount(inSection: index) }
     return sections[index].items.count
   }
 
-  var sectionIDs: [Section.ID] {
+  @inlinable var sectionIDs: [Section.ID] {
     if let madeTree { return madeTree.entries.map(\.header.id) }
     return sections.map(\.id)
   }
 
-  func itemIDs(inSection index: Int) -> [Item.ID] {
+  @inlinable func itemIDs(inSection index: Int) -> [Item.ID] {
     if let madeTree { return madeTree.entries[index].items.map(\.value.id) }
     return sections[index].items.map(\.id)
   }
 
-  func index(ofSection id: Section.ID) -> Int? {
+  @inlinable func index(ofSection id: Section.ID) -> Int? {
     if let madeTree { return madeTree.sectionIndexByID[id] }
     return flat.sectionIndexByID[id]
   }
 
-  func position(ofItem id: Item.ID) -> ItemPosition? {
+  @inlinable func position(ofItem id: Item.ID) -> ItemPosition? {
     if let madeTree { return madeTree.position(ofItem: id) }
     return flat.positionByItemID[id]?.position
   }
 
-  func contains(item id: Item.ID) -> Bool {
+  @inlinable func contains(item id: Item.ID) -> Bool {
     if let madeTree { return madeTree.contains(item: id) }
     return flat.positionByItemID[id] != nil
   }
 
-  func section(at index: Int) -> Section {
+  @inlinable func section(at index: Int) -> Section {
     if let madeTree { return madeTree.section(at: index) }
     return sections[index]
   }
 
-  func item(at position: ItemPosition) -> Item {
+  @inlinable func item(at position: ItemPosition) -> Item {
     if let madeTree { return madeTree.item(at: position) }
     return sections[position.section].items[position.item]
   }
@@ -362,14 +370,14 @@ final class SnapshotStorage<Section: SectionType>: Sendable {
 extension Snapshot: Equatable where Section: Equatable {
   /// Two snapshots are equal when their sections are equal.
   /// - Complexity: O(1) for copies of one snapshot; otherwise O(*n*), and see ``sections``.
-  public static func == (lhs: Snapshot, rhs: Snapshot) -> Bool {
+  @inlinable public static func == (lhs: Snapshot, rhs: Snapshot) -> Bool {
     lhs.storage === rhs.storage || lhs.sections == rhs.sections
   }
 }
 
 extension Snapshot: CustomStringConvertible {
   /// The section ids, each with its item ids: `[A: 1 2 | B: 3]`.
-  public var description: String {
+  @inlinable public var description: String {
     "["
       + sections.map { "\($0.id): " + $0.items.map { "\($0.id)" }.joined(separator: " ") }
       .joined(separator: " | ") + "]"

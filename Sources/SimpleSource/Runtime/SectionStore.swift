@@ -29,7 +29,7 @@ struct SectionStore<Section: SectionType>: Sendable {
 
   /// The current state.
   /// - Complexity: O(1).
-  @usableFromInline var snapshot: Snapshot<Section> {
+  @inlinable var snapshot: Snapshot<Section> {
     switch state {
     case .snapshot(let snapshot): snapshot
     case .tree(let tree): Snapshot(tree: tree)
@@ -59,15 +59,15 @@ struct SectionStore<Section: SectionType>: Sendable {
   @inlinable var sections: [Section] { snapshot.sections }
 
   /// The number of sections.
-  @usableFromInline var sectionCount: Int { read({ $0.sectionCount }, { $0.sectionCount }) }
+  @inlinable var sectionCount: Int { read({ $0.sectionCount }, { $0.sectionCount }) }
 
   /// The number of items in the section at `index`.
-  @usableFromInline func itemCount(inSection index: Int) -> Int {
+  @inlinable func itemCount(inSection index: Int) -> Int {
     read({ $0.itemCount(inSection: index) }, { $0.itemCount(inSection: index) })
   }
 
   /// Reads the current state in whichever form it is, without making a snapshot of the tree.
-  private func read<Result>(
+  @inlinable func read<Result>(
     _ fromSnapshot: (Snapshot<Section>) -> Result, _ fromTree: (SnapshotTree<Section>) -> Result
   ) -> Result {
     switch state {
@@ -77,19 +77,19 @@ struct SectionStore<Section: SectionType>: Sendable {
   }
 
   /// The index of the section `id`, or `nil`.
-  private func sectionIndex(_ id: Section.ID) -> Int? {
+  @inlinable func sectionIndex(_ id: Section.ID) -> Int? {
     read({ $0.index(ofSection: id) }, { $0.sectionIndexByID[id] })
   }
 
   /// The position of the item `id`, or `nil`.
-  private func itemPosition(_ id: Item.ID) -> ItemPosition? {
+  @inlinable func itemPosition(_ id: Item.ID) -> ItemPosition? {
     read({ $0.position(ofItem: id) }, { $0.position(ofItem: id) })
   }
 
   /// The current state as a snapshot that later reads return again (the same storage), until the next
   /// edit: what a source publishes and hands out.
   /// - Complexity: O(1).
-  @usableFromInline
+  @inlinable
   mutating func settledSnapshot() -> Snapshot<Section> {
     let current = snapshot
     state = .snapshot(current)
@@ -97,7 +97,7 @@ struct SectionStore<Section: SectionType>: Sendable {
   }
 
   /// Runs `change` on the persistent form and makes the result the state.
-  private mutating func editTree<Result>(_ change: (inout SnapshotTree<Section>) -> Result) -> Result {
+  @inlinable mutating func editTree<Result>(_ change: (inout SnapshotTree<Section>) -> Result) -> Result {
     var tree: SnapshotTree<Section>
     switch state {
     case .snapshot(let snapshot): tree = snapshot.tree
@@ -111,7 +111,7 @@ struct SectionStore<Section: SectionType>: Sendable {
   }
 
   /// Takes the log of what edits touched since it was last taken, and starts a new one.
-  @usableFromInline
+  @inlinable
   mutating func takeLog() -> (touched: Set<Item.ID>, reshaped: Bool) {
     defer {
       touched = []
@@ -122,14 +122,14 @@ struct SectionStore<Section: SectionType>: Sendable {
 
   // MARK: - Lookups
 
-  @usableFromInline
+  @inlinable
   func index(ofSection id: Section.ID) throws(Error) -> Int {
     guard let index = sectionIndex(id) else { throw .unknownSection(id) }
     return index
   }
 
   /// The item's position.
-  @usableFromInline
+  @inlinable
   func position(ofItem id: Item.ID) throws(Error) -> ItemPosition {
     guard let position = itemPosition(id) else { throw .unknownItem(id) }
     return position
@@ -137,7 +137,7 @@ struct SectionStore<Section: SectionType>: Sendable {
 
   /// Rejects `items` if an id repeats among them or already exists.
   /// `firstPosition` is where the first new item would land, for the error.
-  func checkNew(_ items: [Item], at firstPosition: ItemPosition) throws(Error) {
+  @inlinable func checkNew(_ items: [Item], at firstPosition: ItemPosition) throws(Error) {
     var seen = [Item.ID: Int]()
     for (offset, item) in items.enumerated() {
       let landing = ItemPosition(section: firstPosition.section, item: firstPosition.item + offset)
@@ -173,7 +173,7 @@ struct SectionStore<Section: SectionType>: Sendable {
   // MARK: - Sections
 
   /// Inserts sections at `index` (0...count). Their ids and their items' ids must be new.
-  @usableFromInline
+  @inlinable
   mutating func insertSections(_ newSections: [Section], at index: Int) throws(Error) -> Bool {
     guard (0...sectionCount).contains(index) else { throw .sectionOutOfRange(index) }
     var seenSections = [Section.ID: Int]()
@@ -205,7 +205,7 @@ struct SectionStore<Section: SectionType>: Sendable {
     return true
   }
 
-  @usableFromInline
+  @inlinable
   mutating func deleteSections(_ ids: [Section.ID]) throws(Error) -> Bool {
     var indices = Set<Int>()
     for id in ids { indices.insert(try index(ofSection: id)) }
@@ -218,7 +218,7 @@ struct SectionStore<Section: SectionType>: Sendable {
   }
 
   /// Moves a section so that it ends at `destination` (an index in the final list).
-  @usableFromInline
+  @inlinable
   mutating func moveSection(_ id: Section.ID, to destination: Int) throws(Error) -> Bool {
     let source = try index(ofSection: id)
     guard (0..<sectionCount).contains(destination) else { throw .sectionOutOfRange(destination) }
@@ -229,7 +229,7 @@ struct SectionStore<Section: SectionType>: Sendable {
   }
 
   /// Moves a section before or after another one.
-  @usableFromInline
+  @inlinable
   mutating func moveSection(_ id: Section.ID, relativeTo other: Section.ID, after: Bool) throws(Error) -> Bool
   {
     let source = try index(ofSection: id)
@@ -245,7 +245,7 @@ struct SectionStore<Section: SectionType>: Sendable {
   // MARK: - Items
 
   /// Inserts items at `position` (item in 0...count of that section).
-  @usableFromInline
+  @inlinable
   mutating func insertItems(_ items: [Item], at position: ItemPosition) throws(Error) -> Bool {
     guard (0..<sectionCount).contains(position.section) else { throw .sectionOutOfRange(position.section) }
     guard (0...itemCount(inSection: position.section)).contains(position.item) else {
@@ -262,7 +262,7 @@ struct SectionStore<Section: SectionType>: Sendable {
     return true
   }
 
-  @usableFromInline
+  @inlinable
   mutating func deleteItems(_ ids: [Item.ID]) throws(Error) -> Bool {
     var positions = Set<ItemPosition>()
     for id in ids { positions.insert(try position(ofItem: id)) }
@@ -274,7 +274,7 @@ struct SectionStore<Section: SectionType>: Sendable {
 
   /// Moves the item at `source` so that it ends at `destination` (a position in the final list), as a
   /// table view's interactive reordering reports it.
-  @usableFromInline
+  @inlinable
   mutating func moveItem(at source: ItemPosition, to destination: ItemPosition) throws(Error) -> Bool {
     guard (0..<sectionCount).contains(source.section) else { throw .sectionOutOfRange(source.section) }
     guard (0..<itemCount(inSection: source.section)).contains(source.item) else {
@@ -297,7 +297,7 @@ struct SectionStore<Section: SectionType>: Sendable {
   }
 
   /// Moves an item before or after another item.
-  @usableFromInline
+  @inlinable
   mutating func moveItem(_ id: Item.ID, relativeTo other: Item.ID, after: Bool) throws(Error) -> Bool {
     let source = try position(ofItem: id)
     var anchor = try position(ofItem: other)
@@ -308,7 +308,7 @@ struct SectionStore<Section: SectionType>: Sendable {
   }
 
   /// Moves an item to the end of a section.
-  @usableFromInline
+  @inlinable
   mutating func moveItem(_ id: Item.ID, toSection sectionID: Section.ID) throws(Error) -> Bool {
     let source = try position(ofItem: id)
     let section = try index(ofSection: sectionID)
@@ -317,7 +317,7 @@ struct SectionStore<Section: SectionType>: Sendable {
   }
 
   /// Replaces the item with the same id. Returns `false` when the new value is equal.
-  @usableFromInline
+  @inlinable
   mutating func replaceItem(_ item: Item) throws(Error) -> Bool {
     let position = try position(ofItem: item.id)
     if read({ $0[position] }, { $0.item(at: position) }) == item { return false }
@@ -327,7 +327,7 @@ struct SectionStore<Section: SectionType>: Sendable {
   }
 
   /// Replaces a section's own content (header, footer), keeping its items. Returns whether it changed.
-  @usableFromInline
+  @inlinable
   mutating func replaceSectionContent(_ section: Section) throws(Error) -> Bool {
     let index = try index(ofSection: section.id)
     if read({ $0.sectionContent(at: index) }, { $0.entries[index].header }).isContentEqual(to: section) {
@@ -338,7 +338,7 @@ struct SectionStore<Section: SectionType>: Sendable {
   }
 
   /// The ids among `ids` that exist; throws for the first unknown one.
-  @usableFromInline
+  @inlinable
   func checkExisting(_ ids: some Sequence<Item.ID>) throws(Error) -> Set<Item.ID> {
     var result = Set<Item.ID>()
     for id in ids {

@@ -30,14 +30,14 @@ public struct Transaction<Section: SectionType>: Sendable {
   /// Whether an edit changed something (or asked for a refresh).
   @usableFromInline var changed = false
 
-  @usableFromInline
+  @inlinable
   init(store: SectionStore<Section>) { self.store = store }
 
   /// The state with the edits made so far.
   /// - Complexity: O(1).
-  public var snapshot: Snapshot<Section> { store.snapshot }
+  @inlinable public var snapshot: Snapshot<Section> { store.snapshot }
 
-  @usableFromInline
+  @inlinable
   mutating func record(_ edit: (inout SectionStore<Section>) throws(Error) -> Bool) throws(Error) -> Bool {
     let didChange = try edit(&store)
     changed = changed || didChange
@@ -48,7 +48,7 @@ public struct Transaction<Section: SectionType>: Sendable {
 
   /// Appends sections at the end; see ``BasicDataSource/appendSections(_:)``.
   @discardableResult
-  public mutating func appendSections(_ sections: [Section]) throws(Error) -> Bool {
+  @inlinable public mutating func appendSections(_ sections: [Section]) throws(Error) -> Bool {
     try record { (store: inout SectionStore<Section>) throws(Error) in
       try store.insertSections(sections, at: store.sectionCount)
     }
@@ -56,7 +56,8 @@ public struct Transaction<Section: SectionType>: Sendable {
 
   /// Inserts sections before another; see ``BasicDataSource/insertSections(_:before:)``.
   @discardableResult
-  public mutating func insertSections(_ sections: [Section], before anchor: Section.ID) throws(Error) -> Bool
+  @inlinable public mutating func insertSections(_ sections: [Section], before anchor: Section.ID)
+    throws(Error) -> Bool
   {
     try record { (store: inout SectionStore<Section>) throws(Error) in
       try store.insertSections(sections, at: store.index(ofSection: anchor))
@@ -65,7 +66,9 @@ public struct Transaction<Section: SectionType>: Sendable {
 
   /// Inserts sections after another; see ``BasicDataSource/insertSections(_:after:)``.
   @discardableResult
-  public mutating func insertSections(_ sections: [Section], after anchor: Section.ID) throws(Error) -> Bool {
+  @inlinable public mutating func insertSections(_ sections: [Section], after anchor: Section.ID)
+    throws(Error) -> Bool
+  {
     try record { (store: inout SectionStore<Section>) throws(Error) in
       try store.insertSections(sections, at: store.index(ofSection: anchor) + 1)
     }
@@ -73,13 +76,15 @@ public struct Transaction<Section: SectionType>: Sendable {
 
   /// Deletes sections; see ``BasicDataSource/deleteSections(_:)``.
   @discardableResult
-  public mutating func deleteSections(_ ids: [Section.ID]) throws(Error) -> Bool {
+  @inlinable public mutating func deleteSections(_ ids: [Section.ID]) throws(Error) -> Bool {
     try record { (store: inout SectionStore<Section>) throws(Error) in try store.deleteSections(ids) }
   }
 
   /// Moves a section before another; see ``BasicDataSource/moveSection(_:before:)``.
   @discardableResult
-  public mutating func moveSection(_ id: Section.ID, before anchor: Section.ID) throws(Error) -> Bool {
+  @inlinable public mutating func moveSection(_ id: Section.ID, before anchor: Section.ID) throws(Error)
+    -> Bool
+  {
     try record { (store: inout SectionStore<Section>) throws(Error) in
       try store.moveSection(id, relativeTo: anchor, after: false)
     }
@@ -87,7 +92,9 @@ public struct Transaction<Section: SectionType>: Sendable {
 
   /// Moves a section after another; see ``BasicDataSource/moveSection(_:after:)``.
   @discardableResult
-  public mutating func moveSection(_ id: Section.ID, after anchor: Section.ID) throws(Error) -> Bool {
+  @inlinable public mutating func moveSection(_ id: Section.ID, after anchor: Section.ID) throws(Error)
+    -> Bool
+  {
     try record { (store: inout SectionStore<Section>) throws(Error) in
       try store.moveSection(id, relativeTo: anchor, after: true)
     }
@@ -95,13 +102,13 @@ public struct Transaction<Section: SectionType>: Sendable {
 
   /// Moves a section to an index; see ``BasicDataSource/moveSection(_:to:)``.
   @discardableResult
-  public mutating func moveSection(_ id: Section.ID, to index: Int) throws(Error) -> Bool {
+  @inlinable public mutating func moveSection(_ id: Section.ID, to index: Int) throws(Error) -> Bool {
     try record { (store: inout SectionStore<Section>) throws(Error) in try store.moveSection(id, to: index) }
   }
 
   /// Replaces a section's own content; see ``BasicDataSource/updateSection(_:)``.
   @discardableResult
-  public mutating func updateSection(_ section: Section) throws(Error) -> Bool {
+  @inlinable public mutating func updateSection(_ section: Section) throws(Error) -> Bool {
     try record { (store: inout SectionStore<Section>) throws(Error) in
       try store.replaceSectionContent(section)
     }
@@ -111,7 +118,8 @@ public struct Transaction<Section: SectionType>: Sendable {
 
   /// Appends items to a section; see ``BasicDataSource/appendItems(_:toSection:)``.
   @discardableResult
-  public mutating func appendItems(_ items: [Item], toSection id: Section.ID) throws(Error) -> Bool {
+  @inlinable public mutating func appendItems(_ items: [Item], toSection id: Section.ID) throws(Error) -> Bool
+  {
     try record { (store: inout SectionStore<Section>) throws(Error) in
       let section = try store.index(ofSection: id)
       return try store.insertItems(
@@ -121,7 +129,7 @@ public struct Transaction<Section: SectionType>: Sendable {
 
   /// Inserts items before another; see ``BasicDataSource/insertItems(_:before:)``.
   @discardableResult
-  public mutating func insertItems(_ items: [Item], before anchor: Item.ID) throws(Error) -> Bool {
+  @inlinable public mutating func insertItems(_ items: [Item], before anchor: Item.ID) throws(Error) -> Bool {
     try record { (store: inout SectionStore<Section>) throws(Error) in
       try store.insertItems(items, at: store.position(ofItem: anchor))
     }
@@ -129,7 +137,7 @@ public struct Transaction<Section: SectionType>: Sendable {
 
   /// Inserts items after another; see ``BasicDataSource/insertItems(_:after:)``.
   @discardableResult
-  public mutating func insertItems(_ items: [Item], after anchor: Item.ID) throws(Error) -> Bool {
+  @inlinable public mutating func insertItems(_ items: [Item], after anchor: Item.ID) throws(Error) -> Bool {
     try record { (store: inout SectionStore<Section>) throws(Error) in
       var position = try store.position(ofItem: anchor)
       position.item += 1
@@ -139,19 +147,19 @@ public struct Transaction<Section: SectionType>: Sendable {
 
   /// Deletes items; see ``BasicDataSource/deleteItems(_:)``.
   @discardableResult
-  public mutating func deleteItems(_ ids: [Item.ID]) throws(Error) -> Bool {
+  @inlinable public mutating func deleteItems(_ ids: [Item.ID]) throws(Error) -> Bool {
     try record { (store: inout SectionStore<Section>) throws(Error) in try store.deleteItems(ids) }
   }
 
   /// Replaces the item with the same id; see ``BasicDataSource/replaceItem(_:)``.
   @discardableResult
-  public mutating func replaceItem(_ item: Item) throws(Error) -> Bool {
+  @inlinable public mutating func replaceItem(_ item: Item) throws(Error) -> Bool {
     try record { (store: inout SectionStore<Section>) throws(Error) in try store.replaceItem(item) }
   }
 
   /// Moves an item before another; see ``BasicDataSource/moveItem(_:before:)``.
   @discardableResult
-  public mutating func moveItem(_ id: Item.ID, before anchor: Item.ID) throws(Error) -> Bool {
+  @inlinable public mutating func moveItem(_ id: Item.ID, before anchor: Item.ID) throws(Error) -> Bool {
     try record { (store: inout SectionStore<Section>) throws(Error) in
       try store.moveItem(id, relativeTo: anchor, after: false)
     }
@@ -159,7 +167,7 @@ public struct Transaction<Section: SectionType>: Sendable {
 
   /// Moves an item after another; see ``BasicDataSource/moveItem(_:after:)``.
   @discardableResult
-  public mutating func moveItem(_ id: Item.ID, after anchor: Item.ID) throws(Error) -> Bool {
+  @inlinable public mutating func moveItem(_ id: Item.ID, after anchor: Item.ID) throws(Error) -> Bool {
     try record { (store: inout SectionStore<Section>) throws(Error) in
       try store.moveItem(id, relativeTo: anchor, after: true)
     }
@@ -167,7 +175,8 @@ public struct Transaction<Section: SectionType>: Sendable {
 
   /// Moves an item to the end of a section; see ``BasicDataSource/moveItem(_:toSection:)``.
   @discardableResult
-  public mutating func moveItem(_ id: Item.ID, toSection section: Section.ID) throws(Error) -> Bool {
+  @inlinable public mutating func moveItem(_ id: Item.ID, toSection section: Section.ID) throws(Error) -> Bool
+  {
     try record { (store: inout SectionStore<Section>) throws(Error) in
       try store.moveItem(id, toSection: section)
     }
@@ -175,7 +184,9 @@ public struct Transaction<Section: SectionType>: Sendable {
 
   /// Moves the item at a position; see ``BasicDataSource/moveItem(at:to:)``.
   @discardableResult
-  public mutating func moveItem(at source: ItemPosition, to destination: ItemPosition) throws(Error) -> Bool {
+  @inlinable public mutating func moveItem(at source: ItemPosition, to destination: ItemPosition)
+    throws(Error) -> Bool
+  {
     try record { (store: inout SectionStore<Section>) throws(Error) in
       try store.moveItem(at: source, to: destination)
     }
@@ -184,7 +195,7 @@ public struct Transaction<Section: SectionType>: Sendable {
   /// Refreshes items whose `==` did not change, in the transaction's batch; see
   /// ``BasicDataSource/refreshItems(_:)``.
   @discardableResult
-  public mutating func refreshItems(_ ids: some Sequence<Item.ID>) throws(Error) -> Bool {
+  @inlinable public mutating func refreshItems(_ ids: some Sequence<Item.ID>) throws(Error) -> Bool {
     let existing = try store.checkExisting(ids)
     refreshing.formUnion(existing)
     changed = changed || !existing.isEmpty

@@ -19,7 +19,7 @@ public struct WireBatch<Section: SectionType>: Sendable {
   public var stages: [WireStage<Section>]
 
   /// Creates a batch from its parts.
-  public init(from: Int, to: Int, stages: [WireStage<Section>]) {
+  @inlinable public init(from: Int, to: Int, stages: [WireStage<Section>]) {
     self.from = from
     self.to = to
     self.stages = stages
@@ -27,7 +27,7 @@ public struct WireBatch<Section: SectionType>: Sendable {
 
   /// The wire form of `batch`.
   /// - Complexity: O(*k* log *n*) for *k* changes, plus the size of inserted sections.
-  public init(_ batch: UpdateBatch<Section>) {
+  @inlinable public init(_ batch: UpdateBatch<Section>) {
     self.init(from: batch.from, to: batch.to, stages: batch.changeset.stages.map(WireStage.init))
   }
 
@@ -44,7 +44,7 @@ public struct WireBatch<Section: SectionType>: Sendable {
   /// - Throws: ``WireError`` naming the stage, the change and the position.
   /// - Complexity: O(*k* log *n*) for *k* changes, plus the size of sections inserted or moved; O(*n*)
   ///   once when `snapshot` was made from arrays.
-  public func applied(to snapshot: Snapshot<Section>) throws(WireError) -> (
+  @inlinable public func applied(to snapshot: Snapshot<Section>) throws(WireError) -> (
     snapshot: Snapshot<Section>, touched: Set<Section.Item.ID>, reshaped: Bool
   ) {
     guard !stages.isEmpty else { throw WireError(.emptyBatch, "batch \(from)→\(to) has no stage") }
@@ -63,9 +63,11 @@ public struct WireBatch<Section: SectionType>: Sendable {
   /// - Throws: ``WireError/Code-swift.struct/versionMismatch`` when ``from`` is not `version` or ``to``
   ///   is not after it, and every error of ``applied(to:)``.
   /// - Complexity: as ``applied(to:)``, then O(*k* log *n*) for the changeset; O(*n*) when sections moved.
-  public func update(from snapshot: Snapshot<Section>, at version: Int) throws(WireError) -> UpdateBatch<
-    Section
-  > {
+  @inlinable public func update(from snapshot: Snapshot<Section>, at version: Int) throws(WireError)
+    -> UpdateBatch<
+      Section
+    >
+  {
     guard from == version else {
       throw WireError(.versionMismatch, "batch from \(from), receiver holds \(version)")
     }
@@ -96,7 +98,7 @@ public struct WireStage<Section: SectionType>: Sendable {
   public var items: WireChanges<Section.Item.ID, Section.Item, ItemPosition>
 
   /// Creates a stage from its parts.
-  public init(
+  @inlinable public init(
     kind: ChangeStage<Section>.Kind, sections: WireChanges<Section.ID, Section, Int>,
     items: WireChanges<Section.Item.ID, Section.Item, ItemPosition>
   ) {
@@ -107,7 +109,7 @@ public struct WireStage<Section: SectionType>: Sendable {
 
   /// The wire form of `stage`, its contents read from the stage's state.
   /// - Complexity: O(*k* log *n*) for *k* changes, plus the size of inserted sections.
-  public init(_ stage: ChangeStage<Section>) {
+  @inlinable public init(_ stage: ChangeStage<Section>) {
     let state = stage.state
     let sectionChanges = stage.sectionChanges
     let itemChanges = stage.itemChanges
@@ -133,7 +135,7 @@ public struct WireStage<Section: SectionType>: Sendable {
   /// Order: item removals (deletes and move sources, old coordinates), section removals, section
   /// placements in ascending new index, item placements in ascending new position, then refreshes. Each
   /// placement at its final index, in ascending order, leaves the earlier ones where they belong.
-  func apply(
+  @inlinable func apply(
     to tree: inout SnapshotTree<Section>, stage: Int, touched: inout Set<Section.Item.ID>,
     reshaped: inout Bool
   ) throws(WireError) {
@@ -248,7 +250,7 @@ public struct WireStage<Section: SectionType>: Sendable {
     tree = next
   }
 
-  private static func check(
+  @inlinable static func check(
     _ position: ItemPosition, holds id: Section.Item.ID, in tree: SnapshotTree<Section>,
     problem: (WireError.Code, String) -> WireError, what: String
   ) throws(WireError) {
@@ -274,7 +276,7 @@ public struct WireChanges<ID: Hashable & Sendable, Value: Sendable, Position: Ha
   public var updates: [WirePlacement<Value, Position>]
 
   /// Creates a list of changes.
-  public init(
+  @inlinable public init(
     deletes: [WireRemoval<ID, Position>] = [], inserts: [WirePlacement<Value, Position>] = [],
     moves: [WireMove<ID, Position>] = [], updates: [WirePlacement<Value, Position>] = []
   ) {
@@ -285,7 +287,9 @@ public struct WireChanges<ID: Hashable & Sendable, Value: Sendable, Position: Ha
   }
 
   /// Whether there is no change.
-  public var isEmpty: Bool { deletes.isEmpty && inserts.isEmpty && moves.isEmpty && updates.isEmpty }
+  @inlinable public var isEmpty: Bool {
+    deletes.isEmpty && inserts.isEmpty && moves.isEmpty && updates.isEmpty
+  }
 }
 
 /// An element removed: its id and its position before the stage.
@@ -296,7 +300,7 @@ public struct WireRemoval<ID: Hashable & Sendable, Position: Hashable & Sendable
   public var at: Position
 
   /// Creates a removal.
-  public init(id: ID, at: Position) {
+  @inlinable public init(id: ID, at: Position) {
     self.id = id
     self.at = at
   }
@@ -312,7 +316,7 @@ public struct WireMove<ID: Hashable & Sendable, Position: Hashable & Sendable>: 
   public var to: Position
 
   /// Creates a move.
-  public init(id: ID, from: Position, to: Position) {
+  @inlinable public init(id: ID, from: Position, to: Position) {
     self.id = id
     self.from = from
     self.to = to
@@ -327,7 +331,7 @@ public struct WirePlacement<Value: Sendable, Position: Hashable & Sendable>: Sen
   public var value: Value
 
   /// Creates a placement.
-  public init(at: Position, value: Value) {
+  @inlinable public init(at: Position, value: Value) {
     self.at = at
     self.value = value
   }

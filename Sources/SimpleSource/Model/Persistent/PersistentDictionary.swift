@@ -10,20 +10,20 @@
 /// bottom. After a removal the trie is compacted (a node left with one entry is inlined into its parent),
 /// so its shape depends only on its contents. It is the id → location index of persistent snapshots
 /// (issue 8).
-struct PersistentDictionary<Key: Hashable, Value> {
-  final class Node: PersistentTreeNode {
+@usableFromInline struct PersistentDictionary<Key: Hashable, Value> {
+  @usableFromInline final class Node: PersistentTreeNode {
     /// Bits of the slots holding an entry inline.
-    var dataMap: UInt32
+    @usableFromInline var dataMap: UInt32
     /// Bits of the slots holding a child.
-    var nodeMap: UInt32
+    @usableFromInline var nodeMap: UInt32
     /// The inline entries, in slot order; a collision node's entries, in insertion order.
-    var entries: [(key: Key, value: Value)]
+    @usableFromInline var entries: [(key: Key, value: Value)]
     /// The children, in slot order.
-    var children: [Node]
+    @usableFromInline var children: [Node]
     /// Whether this is a collision node: entries whose whole hashes are equal, below the last level.
-    let isCollision: Bool
+    @usableFromInline let isCollision: Bool
 
-    init(
+    @inlinable init(
       dataMap: UInt32 = 0, nodeMap: UInt32 = 0, entries: [(key: Key, value: Value)] = [],
       children: [Node] = [], isCollision: Bool = false
     ) {
@@ -34,7 +34,7 @@ struct PersistentDictionary<Key: Hashable, Value> {
       self.isCollision = isCollision
     }
 
-    init(copying node: Node) {
+    @inlinable init(copying node: Node) {
       dataMap = node.dataMap
       nodeMap = node.nodeMap
       entries = node.entries
@@ -43,31 +43,31 @@ struct PersistentDictionary<Key: Hashable, Value> {
     }
 
     /// A node holding only one entry, which its parent can hold inline instead.
-    var isSingleEntry: Bool { children.isEmpty && entries.count == 1 }
+    @inlinable var isSingleEntry: Bool { children.isEmpty && entries.count == 1 }
   }
 
-  private(set) var root = Node()
+  @usableFromInline var root = Node()
   /// The number of entries.
   /// - Complexity: O(1).
-  private(set) var count = 0
+  @usableFromInline var count = 0
 
   /// An empty dictionary.
-  init() {}
+  @inlinable init() {}
 
   /// Bits of the hash consumed per level.
-  private static var bitsPerLevel: Int { 5 }
+  @inlinable static var bitsPerLevel: Int { 5 }
 
   /// The slot of `hash` at the level that starts at bit `shift`.
-  private static func bit(_ hash: Int, _ shift: Int) -> UInt32 {
+  @inlinable static func bit(_ hash: Int, _ shift: Int) -> UInt32 {
     1 << UInt32(truncatingIfNeeded: (UInt(bitPattern: hash) >> UInt(shift)) & 31)
   }
 
   /// The index, among the slots of `map`, of the slot `bit`.
-  private static func index(_ map: UInt32, _ bit: UInt32) -> Int { (map & (bit &- 1)).nonzeroBitCount }
+  @inlinable static func index(_ map: UInt32, _ bit: UInt32) -> Int { (map & (bit &- 1)).nonzeroBitCount }
 
   /// The value for `key`, or `nil`; setting `nil` removes it.
   /// - Complexity: O(log₃₂ *n*); a setter copies one path when it is shared.
-  subscript(key: Key) -> Value? {
+  @inlinable subscript(key: Key) -> Value? {
     get {
       let hash = key.hashValue
       var node = root
@@ -97,7 +97,7 @@ struct PersistentDictionary<Key: Hashable, Value> {
   /// - Returns: The value it replaced, or `nil` if `key` was new.
   /// - Complexity: O(log₃₂ *n*).
   @discardableResult
-  mutating func updateValue(_ value: Value, forKey key: Key) -> Value? {
+  @inlinable mutating func updateValue(_ value: Value, forKey key: Key) -> Value? {
     let old = Self.update(key, value, hash: key.hashValue, shift: 0, in: &root)
     if old == nil { count += 1 }
     return old
@@ -107,7 +107,7 @@ struct PersistentDictionary<Key: Hashable, Value> {
   /// - Returns: Its value, or `nil` if it was not there.
   /// - Complexity: O(log₃₂ *n*).
   @discardableResult
-  mutating func removeValue(forKey key: Key) -> Value? {
+  @inlinable mutating func removeValue(forKey key: Key) -> Value? {
     let old = Self.remove(key, hash: key.hashValue, shift: 0, in: &root)
     if old != nil { count -= 1 }
     return old
@@ -115,11 +115,12 @@ struct PersistentDictionary<Key: Hashable, Value> {
 
   // MARK: - Path copying
 
-  private static func unique(_ node: inout Node) {
+  @inlinable static func unique(_ node: inout Node) {
     if !isKnownUniquelyReferenced(&node) { node = Node(copying: node) }
   }
 
-  private static func update(_ key: Key, _ value: Value, hash: Int, shift: Int, in node: inout Node) -> Value?
+  @inlinable static func update(_ key: Key, _ value: Value, hash: Int, shift: Int, in node: inout Node)
+    -> Value?
   {
     unique(&node)
     if node.isCollision {
@@ -157,7 +158,7 @@ struct PersistentDictionary<Key: Hashable, Value> {
   }
 
   /// A node holding two entries of different keys whose hashes agree up to `shift`.
-  private static func pair(
+  @inlinable static func pair(
     _ first: (key: Key, value: Value), hash firstHash: Int, _ second: (key: Key, value: Value),
     hash secondHash: Int, shift: Int
   ) -> Node {
@@ -171,7 +172,7 @@ struct PersistentDictionary<Key: Hashable, Value> {
       dataMap: firstBit | secondBit, entries: firstBit < secondBit ? [first, second] : [second, first])
   }
 
-  private static func remove(_ key: Key, hash: Int, shift: Int, in node: inout Node) -> Value? {
+  @inlinable static func remove(_ key: Key, hash: Int, shift: Int, in node: inout Node) -> Value? {
     if node.isCollision {
       guard let index = node.entries.firstIndex(where: { $0.key == key }) else { return nil }
       unique(&node)
@@ -204,7 +205,7 @@ struct PersistentDictionary<Key: Hashable, Value> {
     return removed
   }
 
-  private static func contains(_ key: Key, hash: Int, shift: Int, in node: Node) -> Bool {
+  @inlinable static func contains(_ key: Key, hash: Int, shift: Int, in node: Node) -> Bool {
     var node = node
     var shift = shift
     while true {
@@ -221,7 +222,7 @@ struct PersistentDictionary<Key: Hashable, Value> {
 extension PersistentDictionary {
   /// Every entry, in no particular order.
   /// - Complexity: O(*n*).
-  var entries: [(key: Key, value: Value)] {
+  @inlinable var entries: [(key: Key, value: Value)] {
     var result: [(key: Key, value: Value)] = []
     result.reserveCapacity(count)
     var stack = [root]
@@ -233,12 +234,12 @@ extension PersistentDictionary {
   }
 
   /// Every node of the trie, for tests that check what two versions share.
-  var nodes: [Node] { root.subtree }
+  @inlinable var nodes: [Node] { root.subtree }
 
   /// The trie's invariants, for tests; empty when all hold: bitmaps match the slots, maps do not overlap,
   /// entries sit in their hash's slot, no child below the root holds a single entry (compaction), and
   /// ``count`` is the number of entries.
-  var violations: [String] {
+  @inlinable var violations: [String] {
     var found: [String] = []
     var total = 0
     func visit(_ node: Node, shift: Int, isRoot: Bool) {

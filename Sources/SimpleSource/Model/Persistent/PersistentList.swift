@@ -15,26 +15,26 @@
 /// increase along the list (as ``SnapshotTree`` keeps them), ``rank(ofLabel:)`` finds an element's index
 /// from its label in O(log *n*): the id index stores labels, which edits elsewhere never change, instead
 /// of positions, which every insert before them would.
-struct PersistentList<Element: OrderLabeled> {
+@usableFromInline struct PersistentList<Element: OrderLabeled> {
   /// Elements per leaf, at most.
-  static var leafCapacity: Int { 64 }
+  @inlinable static var leafCapacity: Int { 64 }
   /// Children per inner node, at most.
-  static var branchCapacity: Int { 32 }
+  @inlinable static var branchCapacity: Int { 32 }
 
-  final class Node: PersistentTreeNode {
+  @usableFromInline final class Node: PersistentTreeNode {
     /// The elements under this node.
-    var count: Int
+    @usableFromInline var count: Int
     /// A leaf's elements; empty for an inner node.
-    var elements: [Element]
+    @usableFromInline var elements: [Element]
     /// An inner node's children; empty for a leaf.
-    var children: [Node]
+    @usableFromInline var children: [Node]
     /// The label of the last element under this node (0 when empty): the largest when labels increase.
-    var lastLabel: UInt64
+    @usableFromInline var lastLabel: UInt64
     /// Whether the node is a leaf: stored, since unspecialised code would look up the metadata of
     /// `children`'s type to ask it.
-    let isLeaf: Bool
+    @usableFromInline let isLeaf: Bool
 
-    init(elements: [Element]) {
+    @inlinable init(elements: [Element]) {
       self.count = elements.count
       self.elements = elements
       self.children = []
@@ -42,7 +42,7 @@ struct PersistentList<Element: OrderLabeled> {
       self.isLeaf = true
     }
 
-    init(children: [Node]) {
+    @inlinable init(children: [Node]) {
       self.count = children.reduce(0) { $0 + $1.count }
       self.elements = []
       self.children = children
@@ -50,7 +50,7 @@ struct PersistentList<Element: OrderLabeled> {
       self.isLeaf = false
     }
 
-    init(copying node: Node) {
+    @inlinable init(copying node: Node) {
       count = node.count
       elements = node.elements
       children = node.children
@@ -59,25 +59,25 @@ struct PersistentList<Element: OrderLabeled> {
     }
 
     /// Recomputes ``lastLabel`` from the last element or child.
-    func updateLastLabel() {
+    @inlinable func updateLastLabel() {
       lastLabel = (isLeaf ? elements.last?.orderLabel : children.last?.lastLabel) ?? 0
     }
 
     /// Whether the node holds fewer than a quarter of its capacity.
-    var isSmall: Bool {
+    @inlinable var isSmall: Bool {
       isLeaf
         ? elements.count < PersistentList.leafCapacity / 4
         : children.count < PersistentList.branchCapacity / 4
     }
 
     /// Whether the node holds more than its capacity.
-    var isOverfull: Bool {
+    @inlinable var isOverfull: Bool {
       isLeaf ? elements.count > PersistentList.leafCapacity : children.count > PersistentList.branchCapacity
     }
 
     /// The child holding `index`, and `index` within it.
     /// - Complexity: O(branch capacity).
-    func child(containing index: Int) -> (child: Int, index: Int) {
+    @inlinable func child(containing index: Int) -> (child: Int, index: Int) {
       // Index loops, not `enumerated()`: unspecialised generic code pays a metadata lookup per iterator.
       var index = index
       var offset = 0
@@ -93,7 +93,7 @@ struct PersistentList<Element: OrderLabeled> {
     }
 
     /// Splits an overfull node in two halves: this node keeps the first, the second is returned.
-    func split() -> Node {
+    @inlinable func split() -> Node {
       if isLeaf {
         let half = elements.count / 2
         let right = Node(elements: Array(elements[half...]))
@@ -111,14 +111,14 @@ struct PersistentList<Element: OrderLabeled> {
     }
   }
 
-  private(set) var root: Node
+  @usableFromInline var root: Node
 
   /// An empty list.
-  init() { root = Node(elements: []) }
+  @inlinable init() { root = Node(elements: []) }
 
   /// A list of `elements`, built bottom-up with nodes of even sizes (each at least half full).
   /// - Complexity: O(*n*).
-  init(_ elements: some Sequence<Element>) {
+  @inlinable init(_ elements: some Sequence<Element>) {
     let all = Array(elements)
     guard !all.isEmpty else {
       root = Node(elements: [])
@@ -135,22 +135,22 @@ struct PersistentList<Element: OrderLabeled> {
   }
 
   /// `count` split into as few ranges of at most `capacity` as possible, of sizes differing by one at most.
-  private static func evenRanges(_ count: Int, capacity: Int) -> [Range<Int>] {
+  @inlinable static func evenRanges(_ count: Int, capacity: Int) -> [Range<Int>] {
     let parts = (count + capacity - 1) / capacity
     return (0..<parts).map { part in (part * count / parts)..<((part + 1) * count / parts) }
   }
 
   /// The number of elements.
   /// - Complexity: O(1).
-  var count: Int { root.count }
+  @inlinable var count: Int { root.count }
 
   /// Whether the list is empty.
-  var isEmpty: Bool { root.count == 0 }
+  @inlinable var isEmpty: Bool { root.count == 0 }
 
   /// The element at `index`.
   /// - Precondition: `0 <= index < count`.
   /// - Complexity: O(log *n*).
-  subscript(index: Int) -> Element {
+  @inlinable subscript(index: Int) -> Element {
     get {
       precondition(index >= 0 && index < count, "PersistentList: index \(index) out of 0..<\(count)")
       var node = root
@@ -172,7 +172,7 @@ struct PersistentList<Element: OrderLabeled> {
   /// or where one would be inserted.
   /// - Precondition: labels increase along the list.
   /// - Complexity: O(log *n*).
-  func rank(ofLabel label: UInt64) -> Int {
+  @inlinable func rank(ofLabel label: UInt64) -> Int {
     var node = root
     var rank = 0
     while !node.isLeaf {
@@ -197,7 +197,7 @@ struct PersistentList<Element: OrderLabeled> {
   /// Inserts `element` at `index`.
   /// - Precondition: `0 <= index <= count`.
   /// - Complexity: O(log *n*); copies the nodes on one path when they are shared.
-  mutating func insert(_ element: Element, at index: Int) {
+  @inlinable mutating func insert(_ element: Element, at index: Int) {
     precondition(index >= 0 && index <= count, "PersistentList: insert at \(index) out of 0...\(count)")
     if let sibling = Self.insert(element, at: index, in: &root) {
       root = Node(children: [root, sibling])
@@ -206,13 +206,13 @@ struct PersistentList<Element: OrderLabeled> {
 
   /// Appends `element`.
   /// - Complexity: O(log *n*).
-  mutating func append(_ element: Element) { insert(element, at: count) }
+  @inlinable mutating func append(_ element: Element) { insert(element, at: count) }
 
   /// Removes and returns the element at `index`.
   /// - Precondition: `0 <= index < count`.
   /// - Complexity: O(log *n*); copies the nodes on one path when they are shared.
   @discardableResult
-  mutating func remove(at index: Int) -> Element {
+  @inlinable mutating func remove(at index: Int) -> Element {
     precondition(index >= 0 && index < count, "PersistentList: remove at \(index) out of 0..<\(count)")
     let removed = Self.remove(at: index, in: &root)
     if !root.isLeaf && root.children.count == 1 { root = root.children[0] }
@@ -221,7 +221,7 @@ struct PersistentList<Element: OrderLabeled> {
 
   /// The elements in order.
   /// - Complexity: O(*n*).
-  var elements: [Element] {
+  @inlinable var elements: [Element] {
     var result: [Element] = []
     result.reserveCapacity(count)
     Self.append(root, to: &result)
@@ -231,11 +231,11 @@ struct PersistentList<Element: OrderLabeled> {
   // MARK: - Path copying
 
   /// Makes `node` unshared, copying it if another version holds it.
-  private static func unique(_ node: inout Node) {
+  @inlinable static func unique(_ node: inout Node) {
     if !isKnownUniquelyReferenced(&node) { node = Node(copying: node) }
   }
 
-  private static func replace(at index: Int, with element: Element, in node: inout Node) {
+  @inlinable static func replace(at index: Int, with element: Element, in node: inout Node) {
     unique(&node)
     if node.isLeaf {
       node.elements[index] = element
@@ -247,7 +247,7 @@ struct PersistentList<Element: OrderLabeled> {
   }
 
   /// Inserts into the subtree `node`; returns a new right sibling if `node` split.
-  private static func insert(_ element: Element, at index: Int, in node: inout Node) -> Node? {
+  @inlinable static func insert(_ element: Element, at index: Int, in node: inout Node) -> Node? {
     unique(&node)
     node.count += 1
     if node.isLeaf {
@@ -262,7 +262,7 @@ struct PersistentList<Element: OrderLabeled> {
     return node.isOverfull ? node.split() : nil
   }
 
-  private static func remove(at index: Int, in node: inout Node) -> Element {
+  @inlinable static func remove(at index: Int, in node: inout Node) -> Element {
     unique(&node)
     node.count -= 1
     if node.isLeaf {
@@ -278,7 +278,7 @@ struct PersistentList<Element: OrderLabeled> {
 
   /// Merges a small child of the unshared `parent` with a neighbour, splitting the result again when it is
   /// overfull, so every node but the root stays at least a quarter full.
-  private static func rebalance(_ child: Int, in parent: Node) {
+  @inlinable static func rebalance(_ child: Int, in parent: Node) {
     guard parent.children[child].isSmall, parent.children.count > 1 else { return }
     let left = child > 0 ? child - 1 : child
     unique(&parent.children[left])
@@ -294,7 +294,7 @@ struct PersistentList<Element: OrderLabeled> {
     if merged.isOverfull { parent.children.insert(merged.split(), at: left + 1) }
   }
 
-  fileprivate static func append(_ node: Node, to result: inout [Element]) {
+  @inlinable static func append(_ node: Node, to result: inout [Element]) {
     if node.isLeaf {
       result += node.elements
     } else {
@@ -307,7 +307,7 @@ extension PersistentList {
   /// Whether the two lists hold equal elements by `same`, in order. Subtrees the lists share are skipped
   /// without a look, so two versions made from each other by *k* edits compare in O(*k* log *n*) when
   /// their shapes agree; O(*n*) otherwise.
-  func elementsEqual(_ other: PersistentList, by same: (Element, Element) -> Bool) -> Bool {
+  @inlinable func elementsEqual(_ other: PersistentList, by same: (Element, Element) -> Bool) -> Bool {
     func equal(_ left: Node, _ right: Node) -> Bool {
       if left === right { return true }
       if left.count != right.count { return false }
@@ -329,15 +329,15 @@ extension PersistentList {
 
 extension PersistentList: Sequence {
   /// Walks the leaves in order.
-  struct Iterator: IteratorProtocol {
+  @usableFromInline struct Iterator: IteratorProtocol {
     /// The inner nodes on the way down, each with the index of the child to visit next.
-    private var path: [(node: Node, next: Int)]
-    private var leaf: [Element] = []
-    private var position = 0
+    @usableFromInline var path: [(node: Node, next: Int)]
+    @usableFromInline var leaf: [Element] = []
+    @usableFromInline var position = 0
 
-    init(root: Node) { path = [(root, 0)] }
+    @inlinable init(root: Node) { path = [(root, 0)] }
 
-    mutating func next() -> Element? {
+    @inlinable mutating func next() -> Element? {
       while position == leaf.count {
         guard let (node, next) = path.popLast() else { return nil }
         if node.isLeaf {
@@ -352,9 +352,9 @@ extension PersistentList: Sequence {
     }
   }
 
-  func makeIterator() -> Iterator { Iterator(root: root) }
+  @inlinable func makeIterator() -> Iterator { Iterator(root: root) }
 
-  var underestimatedCount: Int { count }
+  @inlinable var underestimatedCount: Int { count }
 }
 
 extension PersistentList: Sendable where Element: Sendable {}
@@ -366,7 +366,7 @@ extension PersistentList.Node: @unchecked Sendable where Element: Sendable {}
 extension PersistentList {
   /// The B-tree's invariants, for tests; empty when all hold: counts add up, every leaf is at the same
   /// depth, no node is over its capacity, and every node but the root is at least a quarter full.
-  var violations: [String] {
+  @inlinable var violations: [String] {
     var found: [String] = []
     var leafDepths = Set<Int>()
     func visit(_ node: Node, depth: Int, isRoot: Bool) {
@@ -394,7 +394,7 @@ extension PersistentList {
   }
 
   /// The height of the tree: 1 for a single leaf.
-  var height: Int {
+  @inlinable var height: Int {
     var height = 1
     var node = root
     while !node.isLeaf {
@@ -405,23 +405,28 @@ extension PersistentList {
   }
 
   /// Every node of the tree, for tests that check what two versions share.
-  var nodes: [Node] { root.subtree }
+  @inlinable var nodes: [Node] { root.subtree }
 
 }
 
 /// An element of a ``PersistentList``: it carries a label, which increases along the list when the list is
 /// used for lookups by label.
-protocol OrderLabeled {
+@usableFromInline protocol OrderLabeled {
   /// The element's order label.
   var orderLabel: UInt64 { get }
 }
 
 /// A value with an order label: the element of a snapshot's item lists.
-struct Labeled<Value>: OrderLabeled {
+@usableFromInline struct Labeled<Value>: OrderLabeled {
   /// The label; increases along the list.
-  var orderLabel: UInt64
+  @usableFromInline var orderLabel: UInt64
   /// The value.
-  var value: Value
+  @usableFromInline var value: Value
+
+  @inlinable init(orderLabel: UInt64, value: Value) {
+    self.orderLabel = orderLabel
+    self.value = value
+  }
 }
 
 extension Labeled: Sendable where Value: Sendable {}

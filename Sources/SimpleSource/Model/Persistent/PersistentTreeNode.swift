@@ -1,7 +1,7 @@
 // What the persistent structures' nodes share: children, and a walk over a subtree.
 
 /// A node of a persistent tree, with its children.
-protocol PersistentTreeNode: AnyObject {
+@usableFromInline protocol PersistentTreeNode: AnyObject {
   /// The node's children, in order.
   var children: [Self] { get }
 }
@@ -9,7 +9,7 @@ protocol PersistentTreeNode: AnyObject {
 extension PersistentTreeNode {
   /// This node and every node below it, depth first.
   /// - Complexity: O(*n*) in the number of nodes.
-  var subtree: [Self] {
+  @inlinable var subtree: [Self] {
     var result: [Self] = []
     var stack = [self]
     while let node = stack.popLast() {

@@ -1,11 +1,16 @@
 // The persistent form of a snapshot: sections whose items are B-trees, and a hash trie from item ids to labels.
 
 /// Where an item is: the key of its section and its order label there.
-struct ItemLocation: Sendable, Equatable {
+@usableFromInline struct ItemLocation: Sendable, Equatable {
   /// The key of the item's section (see ``SnapshotTree/SectionEntry/key``), stable while sections move.
-  var section: UInt32
+  @usableFromInline var section: UInt32
   /// The item's label in its section's list; labels increase along the list.
-  var label: UInt64
+  @usableFromInline var label: UInt64
+
+  @inlinable init(section: UInt32, label: UInt64) {
+    self.section = section
+    self.label = label
+  }
 }
 
 /// Sections of items in a form where a new version made by *k* edits costs O(*k* log *n*) and shares the
@@ -25,49 +30,55 @@ struct ItemLocation: Sendable, Equatable {
 /// ``SectionStore`` validates every edit before it makes it.
 @usableFromInline
 struct SnapshotTree<Section: SectionType>: Sendable {
-  typealias Item = Section.Item
+  @usableFromInline typealias Item = Section.Item
 
   /// A section: its own content, a stable key, and its items.
-  struct SectionEntry: Sendable {
+  @usableFromInline struct SectionEntry: Sendable {
     /// The section with no items: its id and its own content (header, footer).
-    var header: Section
+    @usableFromInline var header: Section
     /// The section's key in ``ItemLocation``: unique in this tree, kept when the section moves.
-    var key: UInt32
+    @usableFromInline var key: UInt32
     /// The items, labelled.
-    var items: PersistentList<Labeled<Item>>
+    @usableFromInline var items: PersistentList<Labeled<Item>>
+
+    @inlinable init(header: Section, key: UInt32, items: PersistentList<Labeled<Item>>) {
+      self.header = header
+      self.key = key
+      self.items = items
+    }
   }
 
   /// The sections, in order.
-  private(set) var entries: [SectionEntry] = []
+  @usableFromInline var entries: [SectionEntry] = []
   /// The index of each section by id.
-  private(set) var sectionIndexByID: [Section.ID: Int] = [:]
+  @usableFromInline var sectionIndexByID: [Section.ID: Int] = [:]
   /// The index of each section by key.
-  private(set) var sectionIndexByKey: [UInt32: Int] = [:]
+  @usableFromInline var sectionIndexByKey: [UInt32: Int] = [:]
   /// Where each item is.
-  private(set) var locations = PersistentDictionary<Item.ID, ItemLocation>()
+  @usableFromInline var locations = PersistentDictionary<Item.ID, ItemLocation>()
   /// The key the next new section gets.
-  private var nextKey: UInt32 = 0
+  @usableFromInline var nextKey: UInt32 = 0
   /// The number of items in all sections.
-  private(set) var itemCount = 0
+  @usableFromInline var itemCount = 0
 
   /// Distance between the labels of a bulk-built list, and between an appended item and the last one.
-  static var spacing: UInt64 { 1 << 32 }
+  @inlinable static var spacing: UInt64 { 1 << 32 }
   /// Labels are in `1..<labelLimit`.
-  static var labelLimit: UInt64 { 1 << 63 }
+  @inlinable static var labelLimit: UInt64 { 1 << 63 }
 
   /// An empty tree.
-  init() {}
+  @inlinable init() {}
 
   /// A tree of `sections`, which are known to be valid.
   /// - Complexity: O(*n*): one hash insertion per item.
-  init(trusted sections: [Section]) {
+  @inlinable init(trusted sections: [Section]) {
     entries.reserveCapacity(sections.count)
     for section in sections { entries.append(makeEntry(section)) }
     reindexSections()
   }
 
   /// A new entry for `section`, its items labelled `spacing` apart and recorded in ``locations``.
-  private mutating func makeEntry(_ section: Section) -> SectionEntry {
+  @inlinable mutating func makeEntry(_ section: Section) -> SectionEntry {
     precondition(section.items.count < Int(Self.labelLimit / Self.spacing), "too many items in one section")
     let key = nextKey
     nextKey += 1
@@ -84,7 +95,7 @@ struct SnapshotTree<Section: SectionType>: Sendable {
     return SectionEntry(header: header, key: key, items: PersistentList(labelled))
   }
 
-  private mutating func reindexSections() {
+  @inlinable mutating func reindexSections() {
     sectionIndexByID = Dictionary(minimumCapacity: entries.count)
     sectionIndexByKey = Dictionary(minimumCapacity: entries.count)
     for (index, entry) in entries.enumerated() {
@@ -96,11 +107,11 @@ struct SnapshotTree<Section: SectionType>: Sendable {
   // MARK: - Reading
 
   /// The number of sections.
-  var sectionCount: Int { entries.count }
+  @inlinable var sectionCount: Int { entries.count }
 
   /// The section at `index` with its items.
   /// - Complexity: O(size of the section).
-  func section(at index: Int) -> Section {
+  @inlinable func section(at index: Int) -> Section {
     var section = entries[index].header
     section.items = entries[index].items.elements.map(\.value)
     return section
@@ -108,36 +119,38 @@ struct SnapshotTree<Section: SectionType>: Sendable {
 
   /// Every section with its items.
   /// - Complexity: O(*n*).
-  var sections: [Section] { entries.indices.map(section(at:)) }
+  @inlinable var sections: [Section] { entries.indices.map(section(at:)) }
 
   /// The item at `position`.
   /// - Complexity: O(log *n*).
-  func item(at position: ItemPosition) -> Item { entries[position.section].items[position.item].value }
+  @inlinable func item(at position: ItemPosition) -> Item {
+    entries[position.section].items[position.item].value
+  }
 
   /// The number of items in the section at `index`.
-  func itemCount(inSection index: Int) -> Int { entries[index].items.count }
+  @inlinable func itemCount(inSection index: Int) -> Int { entries[index].items.count }
 
   /// The position of the item `id`, or `nil`.
   /// - Complexity: O(log *n*): one hash, one descent.
-  func position(ofItem id: Item.ID) -> ItemPosition? {
+  @inlinable func position(ofItem id: Item.ID) -> ItemPosition? {
     guard let location = locations[id], let section = sectionIndexByKey[location.section] else { return nil }
     return ItemPosition(section: section, item: entries[section].items.rank(ofLabel: location.label))
   }
 
   /// Whether an item `id` exists.
-  func contains(item id: Item.ID) -> Bool { locations[id] != nil }
+  @inlinable func contains(item id: Item.ID) -> Bool { locations[id] != nil }
 
   // MARK: - Item edits
 
   /// Replaces the item at `position` with `item`, which has the same id.
   /// - Complexity: O(log *n*).
-  mutating func replaceItem(at position: ItemPosition, with item: Item) {
+  @inlinable mutating func replaceItem(at position: ItemPosition, with item: Item) {
     entries[position.section].items[position.item].value = item
   }
 
   /// Inserts `item`, whose id is new, at `position`.
   /// - Complexity: O(log *n*) amortised.
-  mutating func insertItem(_ item: Item, at position: ItemPosition) {
+  @inlinable mutating func insertItem(_ item: Item, at position: ItemPosition) {
     let label = makeRoom(at: position)
     entries[position.section].items.insert(Labeled(orderLabel: label, value: item), at: position.item)
     locations.updateValue(ItemLocation(section: entries[position.section].key, label: label), forKey: item.id)
@@ -147,7 +160,7 @@ struct SnapshotTree<Section: SectionType>: Sendable {
   /// Removes and returns the item at `position`.
   /// - Complexity: O(log *n*).
   @discardableResult
-  mutating func removeItem(at position: ItemPosition) -> Item {
+  @inlinable mutating func removeItem(at position: ItemPosition) -> Item {
     let item = entries[position.section].items.remove(at: position.item).value
     locations.removeValue(forKey: item.id)
     itemCount -= 1
@@ -156,7 +169,7 @@ struct SnapshotTree<Section: SectionType>: Sendable {
 
   /// A free label for an item inserted at `position`, relabelling a range around it when its neighbours'
   /// labels leave no room.
-  private mutating func makeRoom(at position: ItemPosition) -> UInt64 {
+  @inlinable mutating func makeRoom(at position: ItemPosition) -> UInt64 {
     if let label = freeLabel(at: position) { return label }
     relabel(around: position)
     guard let label = freeLabel(at: position) else {
@@ -167,7 +180,7 @@ struct SnapshotTree<Section: SectionType>: Sendable {
 
   /// A label between the neighbours of `position`: `spacing` after the last item for an append when there
   /// is room, else the midpoint; `nil` when the neighbours are adjacent.
-  private func freeLabel(at position: ItemPosition) -> UInt64? {
+  @inlinable func freeLabel(at position: ItemPosition) -> UInt64? {
     let items = entries[position.section].items
     let low = position.item > 0 ? items[position.item - 1].orderLabel : 0
     let high = position.item < items.count ? items[position.item].orderLabel : Self.labelLimit
@@ -178,7 +191,7 @@ struct SnapshotTree<Section: SectionType>: Sendable {
 
   /// Spreads the labels of the smallest aligned range around the insertion point whose density is below
   /// its threshold (`(2 / 1.3)^j` items for a range of 2^j labels) evenly over that range.
-  private mutating func relabel(around position: ItemPosition) {
+  @inlinable mutating func relabel(around position: ItemPosition) {
     let items = entries[position.section].items
     let anchor = position.item > 0 ? items[position.item - 1].orderLabel : 0
     var allowed = 1.0
@@ -208,7 +221,7 @@ struct SnapshotTree<Section: SectionType>: Sendable {
 
   /// Inserts `sections`, whose ids and items' ids are new, at `index`.
   /// - Complexity: O(*s*) plus one hash per new item.
-  mutating func insertSections(_ sections: [Section], at index: Int) {
+  @inlinable mutating func insertSections(_ sections: [Section], at index: Int) {
     var new: [SectionEntry] = []
     for section in sections { new.append(makeEntry(section)) }
     entries.insert(contentsOf: new, at: index)
@@ -218,7 +231,7 @@ struct SnapshotTree<Section: SectionType>: Sendable {
   /// Removes the section at `index` and returns it with its items.
   /// - Complexity: O(*s*) plus O(log *n*) per item of the section.
   @discardableResult
-  mutating func removeSection(at index: Int) -> Section {
+  @inlinable mutating func removeSection(at index: Int) -> Section {
     let removed = section(at: index)
     for item in removed.items { locations.removeValue(forKey: item.id) }
     itemCount -= removed.items.count
@@ -229,13 +242,13 @@ struct SnapshotTree<Section: SectionType>: Sendable {
 
   /// Moves the section at `source` so that it ends at `destination`.
   /// - Complexity: O(*s*).
-  mutating func moveSection(from source: Int, to destination: Int) {
+  @inlinable mutating func moveSection(from source: Int, to destination: Int) {
     entries.insert(entries.remove(at: source), at: destination)
     reindexSections()
   }
 
   /// Replaces the own content of the section at `index` with that of `section` (its items are ignored).
-  mutating func replaceSectionContent(at index: Int, with section: Section) {
+  @inlinable mutating func replaceSectionContent(at index: Int, with section: Section) {
     var header = section
     header.items = []
     entries[index].header = header
@@ -246,7 +259,7 @@ extension SnapshotTree {
   /// Whether both trees hold the same sections (ids and own content) with equal items in the same order.
   /// - Complexity: O(*s* + *k* log *n*) for versions made from each other by *k* edits (shared subtrees
   ///   are skipped); O(*n*) at worst.
-  func hasSameContent(as other: SnapshotTree) -> Bool {
+  @inlinable func hasSameContent(as other: SnapshotTree) -> Bool {
     guard entries.count == other.entries.count, itemCount == other.itemCount else { return false }
     for (left, right) in zip(entries, other.entries) {
       guard left.header.id == right.header.id, left.header.isContentEqual(to: right.header),
@@ -260,7 +273,7 @@ extension SnapshotTree {
 extension SnapshotTree {
   /// The tree's invariants, for tests; empty when all hold: each section's list is a valid B-tree with
   /// increasing labels, every item's location names its section and label, and the counts add up.
-  var violations: [String] {
+  @inlinable var violations: [String] {
     var found: [String] = []
     var total = 0
     for (index, entry) in entries.enumerated() {
