@@ -20,8 +20,8 @@ extension BasicDataSource {
   /// - Throws: ``DataSourceError`` when a section or item id already exists or repeats.
   @inlinable
   @discardableResult
-  public func appendSections(_ sections: [Section]) throws(Error) -> Int {
-    try edit { (transaction: inout Transaction<Section>) throws(Error) in
+  public nonisolated func appendSections(_ sections: [Section]) async throws(Error) -> Int {
+    try await edit { (transaction: inout Transaction<Section>) throws(Error) in
       try transaction.appendSections(sections)
     }
   }
@@ -30,8 +30,10 @@ extension BasicDataSource {
   /// - Throws: ``DataSourceError`` for an unknown `anchor`, or ids that exist or repeat.
   @inlinable
   @discardableResult
-  public func insertSections(_ sections: [Section], before anchor: Section.ID) throws(Error) -> Int {
-    try edit { (transaction: inout Transaction<Section>) throws(Error) in
+  public nonisolated func insertSections(_ sections: [Section], before anchor: Section.ID) async throws(Error)
+    -> Int
+  {
+    try await edit { (transaction: inout Transaction<Section>) throws(Error) in
       try transaction.insertSections(sections, before: anchor)
     }
   }
@@ -40,8 +42,10 @@ extension BasicDataSource {
   /// - Throws: ``DataSourceError`` for an unknown `anchor`, or ids that exist or repeat.
   @inlinable
   @discardableResult
-  public func insertSections(_ sections: [Section], after anchor: Section.ID) throws(Error) -> Int {
-    try edit { (transaction: inout Transaction<Section>) throws(Error) in
+  public nonisolated func insertSections(_ sections: [Section], after anchor: Section.ID) async throws(Error)
+    -> Int
+  {
+    try await edit { (transaction: inout Transaction<Section>) throws(Error) in
       try transaction.insertSections(sections, after: anchor)
     }
   }
@@ -50,8 +54,8 @@ extension BasicDataSource {
   /// - Throws: ``DataSourceErrorCode/unknownSectionID`` for the first unknown id.
   @inlinable
   @discardableResult
-  public func deleteSections(_ ids: [Section.ID]) throws(Error) -> Int {
-    try edit { (transaction: inout Transaction<Section>) throws(Error) in
+  public nonisolated func deleteSections(_ ids: [Section.ID]) async throws(Error) -> Int {
+    try await edit { (transaction: inout Transaction<Section>) throws(Error) in
       try transaction.deleteSections(ids)
     }
   }
@@ -60,8 +64,9 @@ extension BasicDataSource {
   /// - Throws: ``DataSourceError`` for unknown ids, or ``DataSourceErrorCode/moveRelativeToItself``.
   @inlinable
   @discardableResult
-  public func moveSection(_ id: Section.ID, before anchor: Section.ID) throws(Error) -> Int {
-    try edit { (transaction: inout Transaction<Section>) throws(Error) in
+  public nonisolated func moveSection(_ id: Section.ID, before anchor: Section.ID) async throws(Error) -> Int
+  {
+    try await edit { (transaction: inout Transaction<Section>) throws(Error) in
       try transaction.moveSection(id, before: anchor)
     }
   }
@@ -70,8 +75,8 @@ extension BasicDataSource {
   /// - Throws: ``DataSourceError`` for unknown ids, or ``DataSourceErrorCode/moveRelativeToItself``.
   @inlinable
   @discardableResult
-  public func moveSection(_ id: Section.ID, after anchor: Section.ID) throws(Error) -> Int {
-    try edit { (transaction: inout Transaction<Section>) throws(Error) in
+  public nonisolated func moveSection(_ id: Section.ID, after anchor: Section.ID) async throws(Error) -> Int {
+    try await edit { (transaction: inout Transaction<Section>) throws(Error) in
       try transaction.moveSection(id, after: anchor)
     }
   }
@@ -80,8 +85,8 @@ extension BasicDataSource {
   /// - Throws: ``DataSourceError`` for an unknown id or an index out of range.
   @inlinable
   @discardableResult
-  public func moveSection(_ id: Section.ID, to index: Int) throws(Error) -> Int {
-    try edit { (transaction: inout Transaction<Section>) throws(Error) in
+  public nonisolated func moveSection(_ id: Section.ID, to index: Int) async throws(Error) -> Int {
+    try await edit { (transaction: inout Transaction<Section>) throws(Error) in
       try transaction.moveSection(id, to: index)
     }
   }
@@ -90,8 +95,8 @@ extension BasicDataSource {
   /// - Throws: ``DataSourceErrorCode/unknownSectionID`` when no section has `section.id`.
   @inlinable
   @discardableResult
-  public func updateSection(_ section: Section) throws(Error) -> Int {
-    try edit { (transaction: inout Transaction<Section>) throws(Error) in
+  public nonisolated func updateSection(_ section: Section) async throws(Error) -> Int {
+    try await edit { (transaction: inout Transaction<Section>) throws(Error) in
       try transaction.updateSection(section)
     }
   }
@@ -102,8 +107,8 @@ extension BasicDataSource {
   /// - Throws: ``DataSourceError`` for an unknown section, or item ids that exist or repeat.
   @inlinable
   @discardableResult
-  public func appendItems(_ items: [Item], toSection id: Section.ID) throws(Error) -> Int {
-    try edit { (transaction: inout Transaction<Section>) throws(Error) in
+  public nonisolated func appendItems(_ items: [Item], toSection id: Section.ID) async throws(Error) -> Int {
+    try await edit { (transaction: inout Transaction<Section>) throws(Error) in
       try transaction.appendItems(items, toSection: id)
     }
   }
@@ -112,8 +117,8 @@ extension BasicDataSource {
   /// - Throws: ``DataSourceError`` for an unknown `anchor`, or item ids that exist or repeat.
   @inlinable
   @discardableResult
-  public func insertItems(_ items: [Item], before anchor: Item.ID) throws(Error) -> Int {
-    try edit { (transaction: inout Transaction<Section>) throws(Error) in
+  public nonisolated func insertItems(_ items: [Item], before anchor: Item.ID) async throws(Error) -> Int {
+    try await edit { (transaction: inout Transaction<Section>) throws(Error) in
       try transaction.insertItems(items, before: anchor)
     }
   }
@@ -122,8 +127,8 @@ extension BasicDataSource {
   /// - Throws: ``DataSourceError`` for an unknown `anchor`, or item ids that exist or repeat.
   @inlinable
   @discardableResult
-  public func insertItems(_ items: [Item], after anchor: Item.ID) throws(Error) -> Int {
-    try edit { (transaction: inout Transaction<Section>) throws(Error) in
+  public nonisolated func insertItems(_ items: [Item], after anchor: Item.ID) async throws(Error) -> Int {
+    try await edit { (transaction: inout Transaction<Section>) throws(Error) in
       try transaction.insertItems(items, after: anchor)
     }
   }
@@ -132,8 +137,8 @@ extension BasicDataSource {
   /// - Throws: ``DataSourceErrorCode/unknownItemID`` for the first unknown id.
   @inlinable
   @discardableResult
-  public func deleteItems(_ ids: [Item.ID]) throws(Error) -> Int {
-    try edit { (transaction: inout Transaction<Section>) throws(Error) in
+  public nonisolated func deleteItems(_ ids: [Item.ID]) async throws(Error) -> Int {
+    try await edit { (transaction: inout Transaction<Section>) throws(Error) in
       try transaction.deleteItems(ids)
     }
   }
@@ -142,8 +147,8 @@ extension BasicDataSource {
   /// - Throws: ``DataSourceErrorCode/unknownItemID`` when no item has `item.id`.
   @inlinable
   @discardableResult
-  public func replaceItem(_ item: Item) throws(Error) -> Int {
-    try edit { (transaction: inout Transaction<Section>) throws(Error) in
+  public nonisolated func replaceItem(_ item: Item) async throws(Error) -> Int {
+    try await edit { (transaction: inout Transaction<Section>) throws(Error) in
       try transaction.replaceItem(item)
     }
   }
@@ -152,8 +157,8 @@ extension BasicDataSource {
   /// - Throws: ``DataSourceError`` for unknown ids, or ``DataSourceErrorCode/moveRelativeToItself``.
   @inlinable
   @discardableResult
-  public func moveItem(_ id: Item.ID, before anchor: Item.ID) throws(Error) -> Int {
-    try edit { (transaction: inout Transaction<Section>) throws(Error) in
+  public nonisolated func moveItem(_ id: Item.ID, before anchor: Item.ID) async throws(Error) -> Int {
+    try await edit { (transaction: inout Transaction<Section>) throws(Error) in
       try transaction.moveItem(id, before: anchor)
     }
   }
@@ -162,8 +167,8 @@ extension BasicDataSource {
   /// - Throws: ``DataSourceError`` for unknown ids, or ``DataSourceErrorCode/moveRelativeToItself``.
   @inlinable
   @discardableResult
-  public func moveItem(_ id: Item.ID, after anchor: Item.ID) throws(Error) -> Int {
-    try edit { (transaction: inout Transaction<Section>) throws(Error) in
+  public nonisolated func moveItem(_ id: Item.ID, after anchor: Item.ID) async throws(Error) -> Int {
+    try await edit { (transaction: inout Transaction<Section>) throws(Error) in
       try transaction.moveItem(id, after: anchor)
     }
   }
@@ -172,8 +177,8 @@ extension BasicDataSource {
   /// - Throws: ``DataSourceError`` for an unknown item or section.
   @inlinable
   @discardableResult
-  public func moveItem(_ id: Item.ID, toSection section: Section.ID) throws(Error) -> Int {
-    try edit { (transaction: inout Transaction<Section>) throws(Error) in
+  public nonisolated func moveItem(_ id: Item.ID, toSection section: Section.ID) async throws(Error) -> Int {
+    try await edit { (transaction: inout Transaction<Section>) throws(Error) in
       try transaction.moveItem(id, toSection: section)
     }
   }
@@ -184,8 +189,10 @@ extension BasicDataSource {
   ///   ``DataSourceErrorCode/itemIndexOutOfRange`` naming the bad index.
   @inlinable
   @discardableResult
-  public func moveItem(at source: ItemPosition, to destination: ItemPosition) throws(Error) -> Int {
-    try edit { (transaction: inout Transaction<Section>) throws(Error) in
+  public nonisolated func moveItem(at source: ItemPosition, to destination: ItemPosition) async throws(Error)
+    -> Int
+  {
+    try await edit { (transaction: inout Transaction<Section>) throws(Error) in
       try transaction.moveItem(at: source, to: destination)
     }
   }

@@ -189,7 +189,7 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   /// Runs one validated edit; commits a new version if it changed something.
   @inlinable
   @discardableResult
-  func edit(_ change: (inout Transaction<Section>) throws(Error) -> Bool) throws(Error) -> Int {
+  func edit(_ change: @Sendable (inout Transaction<Section>) throws(Error) -> Bool) throws(Error) -> Int {
     // One edit that throws changes nothing (G8), so it may edit the store itself: moved out of `store`,
     // its nodes have no second reference and change in place unless a published snapshot holds them.
     var transaction = Transaction(store: store)
@@ -275,8 +275,7 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
       cutVersion = toVersion
       // Mutations that cancel out make no batch (G4); the next batch then starts at the last one's end (G1).
       if !changeset.isEmpty {
-        hub.publish(
-          UpdateBatch(from: publishedVersion, to: toVersion, changeset: changeset), refreshing: refreshing)
+        hub.publish(differ.batch(publishedVersion, toVersion, changeset), refreshing: refreshing)
         publishedVersion = toVersion
         publishedSnapshot = snapshot
         unpublishedTouched = []
@@ -304,9 +303,7 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
     from: Snapshot<Section>, to target: Snapshot<Section>, touching: Set<Item.ID>?, refreshing: Set<Item.ID>,
     differ: Differ<Section>
   ) async -> Changeset<Section> {
-    if let touching,
-      let changeset = Changeset(from: from, to: target, logged: touching, refreshing: refreshing)
-    {
+    if let touching, let changeset = differ.logged(from, target, touching, refreshing) {
       return changeset
     }
     return differ.diff(from, target, refreshing)

@@ -14,6 +14,15 @@ struct Differ<Section: SectionType>: Sendable {
   @usableFromInline let diff:
     @Sendable (Snapshot<Section>, Snapshot<Section>, Set<Section.Item.ID>) -> Changeset<Section>
 
+  /// ``Changeset/init(from:to:logged:refreshing:)``: the batch derived from the ids the log touched.
+  @usableFromInline let logged:
+    @Sendable (Snapshot<Section>, Snapshot<Section>, Set<Section.Item.ID>, Set<Section.Item.ID>) -> Changeset<
+      Section
+    >?
+
+  /// ``UpdateBatch/init(from:to:changeset:)``, which collects the ids the batch touched.
+  @usableFromInline let batch: @Sendable (Int, Int, Changeset<Section>) -> UpdateBatch<Section>
+
   /// ``SectionStore/replacing(_:with:)``: validates new sections and compares them with the current ones.
   @usableFromInline let replace:
     @Sendable ([Section], [Section]) throws(DataSourceError<Section.ID, Section.Item.ID>) -> SectionStore<
@@ -24,6 +33,8 @@ struct Differ<Section: SectionType>: Sendable {
   init() {
     index = { Snapshot(trusted: $0) }
     diff = { Changeset(from: $0, to: $1, refreshing: $2) }
+    logged = { Changeset(from: $0, to: $1, logged: $2, refreshing: $3) }
+    batch = { UpdateBatch(from: $0, to: $1, changeset: $2) }
     replace = { (current, sections) throws(DataSourceError<Section.ID, Section.Item.ID>) in
       try SectionStore.replacing(current, with: sections)
     }

@@ -56,7 +56,7 @@ final class SubscriberMailbox<Section: SectionType>: Sendable {
           continue
         }
         state.withLock { $0.delivered(version: toVersion, snapshot: to) }
-        return UpdateBatch(from: fromVersion, to: toVersion, changeset: changeset)
+        return differ.batch(fromVersion, toVersion, changeset)
       }
     }
   }
@@ -70,7 +70,7 @@ final class SubscriberMailbox<Section: SectionType>: Sendable {
     touched: Set<Section.Item.ID>?, differ: Differ<Section>
   ) async -> Changeset<Section> {
     if let touched, from.hasPersistentForm, to.hasPersistentForm,
-      let changeset = Changeset(from: from, to: to, logged: touched, refreshing: refreshing)
+      let changeset = differ.logged(from, to, touched, refreshing)
     {
       return changeset
     }

@@ -156,8 +156,10 @@ extension BasicDataSource: ReorderingDelegate {
     let section = try? store.index(ofSection: move.destinationSectionID)
     let (from, to) = try move.place(
       from: positions[move.itemID], inSection: section,
-      itemCount: section.map { store.sections[$0].items.count }
+      itemCount: section.map { store.itemCount(inSection: $0) }
     ) { positions[$0] }
-    return try moveItem(at: from, to: to)
+    return try edit { (transaction: inout Transaction<Section>) throws(Error) in
+      try transaction.moveItem(at: from, to: to)
+    }
   }
 }

@@ -41,6 +41,10 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   }
 
   @usableFromInline let broadcaster: Broadcaster<Section>
+  /// ``WireBatch/update(from:at:)``, made in the inlinable initialiser so that the client's build
+  /// specialises it (see ``Differ``).
+  @usableFromInline let apply:
+    @Sendable (WireBatch<Section>, Snapshot<Section>, Int) throws(WireError) -> UpdateBatch<Section>
   /// The state held, at ``remoteVersion``.
   @usableFromInline var held: Snapshot<Section>
   /// The stream followed, as the sender names it; `nil` before the first reset.
@@ -61,6 +65,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   public init(history: HistoryLimit = .default) {
     broadcaster = Broadcaster(snapshot: Snapshot(), history: history)
     held = Snapshot()
+    apply = { (batch, held, version) throws(WireError) in try batch.update(from: held, at: version) }
   }
 
   deinit {
@@ -139,7 +144,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
         ignoredBatches += 1
         return
       }
-      let update = try batch.update(from: held, at: remoteVersion)
+      let update = try apply(batch, held, remoteVersion)
       held = update.snapshot
       self.remoteVersion = batch.to
       offer(update.changeset, remote: batch.to)

@@ -271,7 +271,11 @@ struct DataSourceContractTests {
 extension BasicDataSource where Section == TestSection {
   /// Two mutations in one turn of the actor: no cut can fall between them.
   func insertThenDelete(_ item: TestItem, in section: String) throws {
-    try appendItems([item], toSection: section)
-    try deleteItems([item.id])
+    try edit { (transaction: inout Transaction<TestSection>) throws(Error) in
+      try transaction.appendItems([item], toSection: section)
+    }
+    try edit { (transaction: inout Transaction<TestSection>) throws(Error) in
+      try transaction.deleteItems([item.id])
+    }
   }
 }
