@@ -144,7 +144,7 @@ struct RetainedHistory<Section: SectionType>: Sendable {
         break
       }
       union.formUnion(ids)
-      touched = union.count * 16 <= max(newestCount, 256) ? union : nil
+      touched = UpdateBatch<Section>.isWorthLogging(union.count, of: newestCount) ? union : nil
       if touched == nil { break }
     }
     return (entries[low].snapshot, touched)

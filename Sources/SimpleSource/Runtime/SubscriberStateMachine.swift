@@ -103,7 +103,9 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
         ?? (version, previous.flatMap { $0.from == version && $0.to == batch.from ? $0.touchedIDs : nil })
       let touched = start.touched.flatMap { touched in batch.touchedIDs.map { touched.union($0) } }
       // Bounded (G6): past a sixteenth of the list a full diff is as cheap, and the ids are dropped.
-      let bounded = touched.flatMap { $0.count * 16 <= max(batch.snapshot.itemCount, 256) ? $0 : nil }
+      let bounded = touched.flatMap {
+        UpdateBatch<Section>.isWorthLogging($0.count, of: batch.snapshot.itemCount) ? $0 : nil
+      }
       missed = (start.from, bounded)
     }
     // Kept in case the subscriber ends up composing (it may miss this batch too); receiving the shared

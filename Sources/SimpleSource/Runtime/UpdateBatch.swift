@@ -58,13 +58,19 @@ public struct UpdateBatch<Section: SectionType>: Sendable {
   /// Computed once per batch, when it is made: O(*k*) for *k* changes.
   @inlinable var touchedIDs: Set<Section.Item.ID>? { storage.touchedIDs }
 
+  /// Whether `count` touched ids are few enough, in a list of `itemCount` items, that a batch derived
+  /// from them beats a full diff: at most a sixteenth of the list (or 16 ids). The one rule for a batch's
+  /// ids, a lagging subscriber's and a resume's; past it the ids are dropped, which also bounds memory (G6).
+  @inlinable
+  static func isWorthLogging(_ count: Int, of itemCount: Int) -> Bool { count * 16 <= max(itemCount, 256) }
+
   @inlinable
   static func touchedIDs(of changeset: Changeset<Section>) -> Set<Section.Item.ID>? {
     let sections = changeset.sectionChanges
     guard sections.deletes.isEmpty, sections.inserts.isEmpty, sections.moves.isEmpty else { return nil }
     let items = changeset.itemChanges
     let count = items.deletes.count + items.inserts.count + items.moves.count + items.updates.count
-    guard count * 16 <= max(changeset.target.itemCount, 256) else { return nil }
+    guard isWorthLogging(count, of: changeset.target.itemCount) else { return nil }
     var ids = changeset.forcedRefreshes
     for list in [items.deletes, items.inserts, items.moves, items.updates] {
       for change in list { ids.insert(change.id) }

@@ -98,24 +98,21 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   /// - Complexity: a batch of *k* changes: O(*k* log *n*) when the sections kept their order, O(*n*)
   ///   otherwise; a reset: O(*n*) to diff it against what subscribers held.
   public func receive(_ message: WireMessage<Section>) throws(WireError) {
-    do {
-      try accept(message)
-    } catch {
-      phase = .awaitingStart
-      lastError = error
-      throw error
-    }
+    do { try accept(message) } catch { throw refused(error) }
   }
 
   /// Decodes `data` with `coder` and receives the message; see ``receive(_:)``.
   public func receive(_ data: Data, coder: WireCoder = WireCoder()) throws(WireError) {
     let message: WireMessage<Section>
-    do { message = try coder.decode(data) } catch {
-      phase = .awaitingStart
-      lastError = error
-      throw error
-    }
+    do { message = try coder.decode(data) } catch { throw refused(error) }
     try receive(message)
+  }
+
+  /// Records a refusal: batches are ignored until a reset or resume.
+  private func refused(_ error: WireError) -> WireError {
+    phase = .awaitingStart
+    lastError = error
+    return error
   }
 
   private func accept(_ message: WireMessage<Section>) throws(WireError) {

@@ -178,10 +178,11 @@ public struct WireStage<Section: SectionType>: Sendable {
     where earlier.index == later.index {
       throw problem(.duplicateID, "names the section at \(later.index) twice")
     }
+    let movedIDs = Set(sections.moves.map(\.id))
     var movedSections: [Section.ID: Section] = [:]
     for removal in sectionRemovals {
       let section = next.removeSection(at: removal.index)
-      if sections.moves.contains(where: { $0.id == removal.id }) { movedSections[removal.id] = section }
+      if movedIDs.contains(removal.id) { movedSections[removal.id] = section }
     }
 
     // Section placements, in ascending new index.
