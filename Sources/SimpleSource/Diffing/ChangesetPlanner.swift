@@ -74,7 +74,9 @@ struct ChangesetPlanner<Section: SectionType> {
     }
   }
 
-  /// Pairs items by id with one hash lookup per old item; records deletes, inserts and content updates.
+  /// Pairs items by id; records deletes, inserts and content updates. Within a section that survives, the
+  /// items its old and new lists start and end with pair by position (see ``commonEnds(_:_:)``); every
+  /// other old item costs one hash lookup.
   @inlinable
   mutating func matchItems() {
     let old = source.sections
@@ -92,10 +94,21 @@ struct ChangesetPlanner<Section: SectionType> {
     for oldSection in old.indices {
       let items = old[oldSection].items
       let base = sourceOffsets[oldSection]
-      let oldSectionSurvives = oldToNewSection[oldSection] >= 0
+      let newSection = oldToNewSection[oldSection]
+      let oldSectionSurvives = newSection >= 0
+      // The runs of ids both lists of a surviving section start and end with match without a lookup.
+      let (prefix, suffix) =
+        oldSectionSurvives ? Self.commonEnds(items, target.sections[newSection].items) : (0, 0)
+      let suffixStart = items.count - suffix
+      let shift = oldSectionSurvives ? target.sections[newSection].items.count - items.count : 0
       for oldItem in items.indices {
         let item = items[oldItem]
-        if oldSectionSurvives, let packed = target.positionByItemID[item.id],
+        if oldItem < prefix || oldItem >= suffixStart {
+          let newItem = oldItem < prefix ? oldItem : oldItem + shift
+          carry(
+            item, at: oldSection, oldItem, oldIndex: base + oldItem,
+            to: PackedPosition(section: newSection, item: newItem))
+        } else if oldSectionSurvives, let packed = target.positionByItemID[item.id],
           newToOldSection[packed.section] >= 0
         {
           carry(item, at: oldSection, oldItem, oldIndex: base + oldItem, to: packed)
@@ -106,6 +119,22 @@ struct ChangesetPlanner<Section: SectionType> {
       }
     }
     insertUnmatched(staged: anySectionInserted)
+  }
+
+  /// How many items `old` and `new` start with that have equal ids in the same order, and how many they
+  /// end with, not overlapping: those pair up by position. Ids are unique in a snapshot, so a lookup would
+  /// pair them the same way.
+  /// - Complexity: O(*p* + *s*) id comparisons for a prefix of *p* and a suffix of *s*.
+  @inlinable
+  static func commonEnds(_ old: [Item], _ new: [Item]) -> (prefix: Int, suffix: Int) {
+    let limit = min(old.count, new.count)
+    var prefix = 0
+    while prefix < limit && old[prefix].id == new[prefix].id { prefix += 1 }
+    var suffix = 0
+    while suffix < limit - prefix && old[old.count - 1 - suffix].id == new[new.count - 1 - suffix].id {
+      suffix += 1
+    }
+    return (prefix, suffix)
   }
 
   /// Pairs the old item at (`oldSection`, `oldItem`) with the new one at `packed`, and records an update

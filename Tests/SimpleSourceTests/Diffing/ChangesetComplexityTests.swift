@@ -76,3 +76,29 @@ struct ChangesetComplexityTests {
     #expect(!changeset.isEmpty)
   }
 }
+
+extension ChangesetComplexityTests {
+  @Test("a change inside a long list hashes only the ids between the common start and end")
+  func commonEndsAreNotHashed() throws {
+    let counter = CallCounter()
+    let count = 20_000
+    func items(_ values: some Sequence<Int>) -> [CountingItem] {
+      values.map { CountingItem(id: CountingID(value: $0, counter: counter), version: 0) }
+    }
+    // In the middle, 100 items are deleted, 50 inserted and two runs of 50 swap places; the lists start
+    // and end alike.
+    let old = try Snapshot([Section(id: 0, items: items(0..<count))])
+    let m = count / 2
+    let newValues =
+      Array(0..<m) + Array(count..<(count + 50)) + Array((m + 150)..<(m + 200)) + Array((m + 100)..<(m + 150))
+      + Array((m + 200)..<count)
+    let new = try Snapshot([Section(id: 0, items: items(newValues))])
+    counter.reset()
+    let changeset = Changeset(from: old, to: new)
+    // Only the old ids where the lists differ are looked up, not one per item.
+    #expect(counter.hashes <= 200, "hashes: \(counter.hashes)")
+    #expect(changeset.itemChanges.deletes.map(\.id.value) == Array(m..<(m + 100)))
+    #expect(changeset.itemChanges.inserts.map(\.id.value) == Array(count..<(count + 50)))
+    #expect(changeset.itemChanges.moves.count == 50)
+  }
+}
