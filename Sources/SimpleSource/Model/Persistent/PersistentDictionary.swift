@@ -11,15 +11,18 @@
 /// so its shape depends only on its contents. It is the id → location index of persistent snapshots
 /// (issue 8).
 @usableFromInline struct PersistentDictionary<Key: Hashable, Value> {
+  // The stored properties opt out of Swift's dynamic exclusivity checks, which cost about a fifth of an
+  // edit: a node is written only by the one value that holds it uniquely (see `unique(_:)`), in
+  // non-reentrant code that never holds two accesses to one property; shared nodes are only read.
   @usableFromInline final class Node: PersistentTreeNode {
     /// Bits of the slots holding an entry inline.
-    @usableFromInline var dataMap: UInt32
+    @exclusivity(unchecked) @usableFromInline var dataMap: UInt32
     /// Bits of the slots holding a child.
-    @usableFromInline var nodeMap: UInt32
+    @exclusivity(unchecked) @usableFromInline var nodeMap: UInt32
     /// The inline entries, in slot order; a collision node's entries, in insertion order.
-    @usableFromInline var entries: [(key: Key, value: Value)]
+    @exclusivity(unchecked) @usableFromInline var entries: [(key: Key, value: Value)]
     /// The children, in slot order.
-    @usableFromInline var children: [Node]
+    @exclusivity(unchecked) @usableFromInline var children: [Node]
     /// Whether this is a collision node: entries whose whole hashes are equal, below the last level.
     @usableFromInline let isCollision: Bool
 

@@ -21,15 +21,18 @@
   /// Children per inner node, at most.
   @inlinable static var branchCapacity: Int { 32 }
 
+  // The stored properties opt out of Swift's dynamic exclusivity checks, which cost about a fifth of an
+  // edit: a node is written only by the one value that holds it uniquely (see `unique(_:)`), in
+  // non-reentrant code that never holds two accesses to one property; shared nodes are only read.
   @usableFromInline final class Node: PersistentTreeNode {
     /// The elements under this node.
-    @usableFromInline var count: Int
+    @exclusivity(unchecked) @usableFromInline var count: Int
     /// A leaf's elements; empty for an inner node.
-    @usableFromInline var elements: [Element]
+    @exclusivity(unchecked) @usableFromInline var elements: [Element]
     /// An inner node's children; empty for a leaf.
-    @usableFromInline var children: [Node]
+    @exclusivity(unchecked) @usableFromInline var children: [Node]
     /// The label of the last element under this node (0 when empty): the largest when labels increase.
-    @usableFromInline var lastLabel: UInt64
+    @exclusivity(unchecked) @usableFromInline var lastLabel: UInt64
     /// Whether the node is a leaf: stored, since unspecialised code would look up the metadata of
     /// `children`'s type to ask it.
     @usableFromInline let isLeaf: Bool
