@@ -102,11 +102,13 @@ func newSnapshotDiff(iterations: Int) -> RuntimeResult {
     let new = [S(id: 0, items: targetIDs.map { Item(id: id($0)) })]
     guard let held = try? Snapshot(old) else { fatalError("invalid data") }
     let (oldIDs, newIDs) = (sourceIDs.map(id), targetIDs.map(id))
-    let ours = measure(iterations) {
-      guard let snapshot = try? Snapshot(new) else { fatalError("invalid data") }
-      consume(Changeset(from: held, to: snapshot))
-    }
-    let floor = dictionaryFloor(oldIDs, newIDs, iterations: iterations)
+    // Alternating iterations, so that a change in the machine's load between the two affects both alike.
+    let (ours, floor) = measureAlternately(
+      iterations,
+      {
+        guard let snapshot = try? Snapshot(new) else { fatalError("invalid data") }
+        consume(Changeset(from: held, to: snapshot))
+      }, { dictionaryFloorPass(oldIDs, newIDs) })
     return (ours.median, floor.median)
   }
   let int = ratio { $0 }

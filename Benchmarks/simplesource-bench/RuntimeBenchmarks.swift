@@ -16,8 +16,7 @@ typealias BenchSection = Section<Int, Item<Int>>
 
 @available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
 func elapsedMS(since start: ContinuousClock.Instant) -> Double {
-  let duration = ContinuousClock.now - start
-  return Double(duration.components.seconds) * 1e3 + Double(duration.components.attoseconds) / 1e15
+  milliseconds(ContinuousClock.now - start)
 }
 
 func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }

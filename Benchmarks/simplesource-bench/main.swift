@@ -57,8 +57,7 @@ func measure(_ iterations: Int, _ body: () -> Void) -> Timing {
   var timing = Timing()
   for _ in 0..<iterations {
     let elapsed = clock.measure(body)
-    timing.samples.append(
-      Double(elapsed.components.seconds) * 1e3 + Double(elapsed.components.attoseconds) / 1e15)
+    timing.samples.append(milliseconds(elapsed))
   }
   return timing
 }
@@ -137,13 +136,35 @@ func minimalSectionMoves<ID: Hashable>(_ old: [ID], _ new: [ID]) -> Int {
 /// the new ones.
 @available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
 func dictionaryFloor<ID: Hashable>(_ sourceIDs: [ID], _ targetIDs: [ID], iterations: Int) -> Timing {
-  measure(iterations) {
-    var index = [ID: Int](minimumCapacity: sourceIDs.count)
-    for (offset, id) in sourceIDs.enumerated() { index[id] = offset }
-    var found = 0
-    for id in targetIDs where index[id] != nil { found += 1 }
-    consume(found)
+  measure(iterations) { dictionaryFloorPass(sourceIDs, targetIDs) }
+}
+
+/// One pass of the floor: the Dictionary build and the lookups.
+func dictionaryFloorPass<ID: Hashable>(_ sourceIDs: [ID], _ targetIDs: [ID]) {
+  var index = [ID: Int](minimumCapacity: sourceIDs.count)
+  for (offset, id) in sourceIDs.enumerated() { index[id] = offset }
+  var found = 0
+  for id in targetIDs where index[id] != nil { found += 1 }
+  consume(found)
+}
+
+/// Times `first` and `second` in alternating iterations, after one warm-up of each.
+@available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
+func measureAlternately(_ iterations: Int, _ first: () -> Void, _ second: () -> Void) -> (Timing, Timing) {
+  let clock = ContinuousClock()
+  first()
+  second()
+  var timings = (Timing(), Timing())
+  for _ in 0..<iterations {
+    timings.0.samples.append(milliseconds(clock.measure(first)))
+    timings.1.samples.append(milliseconds(clock.measure(second)))
   }
+  return timings
+}
+
+@available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
+func milliseconds(_ duration: Duration) -> Double {
+  Double(duration.components.seconds) * 1e3 + Double(duration.components.attoseconds) / 1e15
 }
 
 struct DiffResult {
