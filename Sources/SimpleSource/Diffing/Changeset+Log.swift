@@ -33,7 +33,8 @@ extension Changeset {
     }
 
     var log = LogPlanner<Section>(old: old, new: new)
-    for id in touched.union(refreshing) { log.record(id, refreshing: refreshing.contains(id)) }
+    for id in touched { log.record(id, refreshing: !refreshing.isEmpty && refreshing.contains(id)) }
+    for id in refreshing where !touched.contains(id) { log.record(id, refreshing: true) }
     log.findMoves()
     var items = log.summary
     items.deletes.sort { $0.from! < $1.from! }
@@ -78,35 +79,41 @@ extension Changeset {
   @usableFromInline let new: SnapshotTree<Section>
   @usableFromInline var summary = ChangeList<Item.ID, ItemPosition>()
   /// For each section, the old ranks of the touched items that were in it.
-  @usableFromInline var touchedOld: [Int: [Int]] = [:]
+  @usableFromInline var touchedOld: [[Int]]
   /// For each section, the new ranks of the touched items that are in it.
-  @usableFromInline var touchedNew: [Int: [Int]] = [:]
-  /// Touched items that stay in their section: candidates for the longest increasing subsequence.
-  @usableFromInline var stayers: [Int: [(id: Item.ID, from: Int, to: Int)]] = [:]
+  @usableFromInline var touchedNew: [[Int]]
+  /// For each section, the touched items that stay in it: candidates for the longest increasing
+  /// subsequence.
+  @usableFromInline var stayers: [[(id: Item.ID, from: Int, to: Int)]]
 
+  /// A planner for trees with the same sections.
   @inlinable init(old: SnapshotTree<Section>, new: SnapshotTree<Section>) {
     self.old = old
     self.new = new
+    touchedOld = Array(repeating: [], count: old.sectionCount)
+    touchedNew = Array(repeating: [], count: old.sectionCount)
+    stayers = Array(repeating: [], count: old.sectionCount)
   }
 
   /// Records what happened to the touched item `id`.
+  /// - Complexity: O(log *n*): one hash and one descent on each side.
   @inlinable mutating func record(_ id: Item.ID, refreshing: Bool) {
-    let from = old.position(ofItem: id)
-    let to = new.position(ofItem: id)
-    if let from { touchedOld[from.section, default: []].append(from.item) }
-    if let to { touchedNew[to.section, default: []].append(to.item) }
+    let from = old.locate(id)
+    let to = new.locate(id)
+    if let from { touchedOld[from.position.section].append(from.position.item) }
+    if let to { touchedNew[to.position.section].append(to.position.item) }
     switch (from, to) {
     case (let from?, let to?):
-      if old.item(at: from) != new.item(at: to) || refreshing {
-        summary.updates.append(ItemChange(id: id, from: from, to: to))
+      if from.item != to.item || refreshing {
+        summary.updates.append(ItemChange(id: id, from: from.position, to: to.position))
       }
-      if from.section == to.section {
-        stayers[from.section, default: []].append((id, from.item, to.item))
+      if from.position.section == to.position.section {
+        stayers[from.position.section].append((id, from.position.item, to.position.item))
       } else {
-        summary.moves.append(ItemChange(id: id, from: from, to: to))
+        summary.moves.append(ItemChange(id: id, from: from.position, to: to.position))
       }
-    case (let from?, nil): summary.deletes.append(ItemChange(id: id, from: from, to: nil))
-    case (nil, let to?): summary.inserts.append(ItemChange(id: id, from: nil, to: to))
+    case (let from?, nil): summary.deletes.append(ItemChange(id: id, from: from.position, to: nil))
+    case (nil, let to?): summary.inserts.append(ItemChange(id: id, from: nil, to: to.position))
     case (nil, nil): break
     }
   }
@@ -114,9 +121,10 @@ extension Changeset {
   /// Adds the moves within each section: every element outside a longest increasing subsequence of old
   /// positions taken in new order, where an element is a touched stayer or a run of untouched items.
   @inlinable mutating func findMoves() {
-    for (section, stayers) in stayers {
-      let oldRanks = touchedOld[section, default: []].sorted()
-      let newRanks = touchedNew[section, default: []].sorted()
+    for (section, stayers) in stayers.enumerated() where !stayers.isEmpty {
+      let oldRanks = touchedOld[section].sorted()
+      let newRanks = touchedNew[section].sorted()
+      if Self.keepOrder(stayers, oldRanks: oldRanks, newRanks: newRanks) { continue }
       // How many untouched items precede each touched one, on each side: nondecreasing.
       let untouchedBeforeOld = oldRanks.enumerated().map { $0.element - $0.offset }
       let untouchedBeforeNew = newRanks.enumerated().map { $0.element - $0.offset }
@@ -162,6 +170,26 @@ extension Changeset {
         }
       }
     }
+  }
+}
+
+extension LogPlanner {
+  /// Whether the section's survivors keep their order, so that nothing in it moves: the stayers keep
+  /// their order among themselves, and each has as many untouched items before it on both sides. Edits
+  /// that replace items, or insert and delete them, leave a section so; this answers without the longest
+  /// increasing subsequence.
+  /// - Complexity: O(*t* log *t*) for *t* touched items in the section.
+  @inlinable static func keepOrder(
+    _ stayers: [(id: Item.ID, from: Int, to: Int)], oldRanks: [Int], newRanks: [Int]
+  ) -> Bool {
+    var previousFrom = -1
+    for stayer in stayers.sorted(by: { $0.to < $1.to }) {
+      guard stayer.from > previousFrom,
+        stayer.from - lowerBound(oldRanks, stayer.from) == stayer.to - lowerBound(newRanks, stayer.to)
+      else { return false }
+      previousFrom = stayer.from
+    }
+    return true
   }
 }
 

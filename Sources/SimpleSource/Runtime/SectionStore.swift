@@ -141,7 +141,8 @@ struct SectionStore<Section: SectionType>: Sendable {
     var seen = [Item.ID: Int]()
     for (offset, item) in items.enumerated() {
       let landing = ItemPosition(section: firstPosition.section, item: firstPosition.item + offset)
-      if let earlier = seen.updateValue(offset, forKey: item.id) {
+      // One item cannot repeat itself: no table for it.
+      if items.count > 1, let earlier = seen.updateValue(offset, forKey: item.id) {
         throw .duplicateItem(
           item.id, first: ItemPosition(section: firstPosition.section, item: firstPosition.item + earlier),
           second: landing)
@@ -319,8 +320,10 @@ struct SectionStore<Section: SectionType>: Sendable {
   /// Replaces the item with the same id. Returns `false` when the new value is equal.
   @inlinable
   mutating func replaceItem(_ item: Item) throws(Error) -> Bool {
-    let position = try position(ofItem: item.id)
-    if read({ $0[position] }, { $0.item(at: position) }) == item { return false }
+    let found = read(
+      { snapshot in snapshot.position(ofItem: item.id).map { ($0, snapshot[$0]) } }, { $0.locate(item.id) })
+    guard let (position, current) = found else { throw .unknownItem(item.id) }
+    if current == item { return false }
     editTree { $0.replaceItem(at: position, with: item) }
     touched.insert(item.id)
     return true

@@ -147,6 +147,10 @@
   /// - Complexity: O(1).
   @inlinable var count: Int { root.count }
 
+  /// The label of the last element; 0 when the list is empty.
+  /// - Complexity: O(1).
+  @inlinable var lastLabel: UInt64 { root.lastLabel }
+
   /// Whether the list is empty.
   @inlinable var isEmpty: Bool { root.count == 0 }
 
@@ -197,6 +201,33 @@
     return rank + low
   }
 
+  /// The index of the element labelled `label`, and the element.
+  /// - Precondition: labels increase along the list, and one element has this label.
+  /// - Complexity: O(log *n*): one descent, as ``rank(ofLabel:)``.
+  @inlinable func find(label: UInt64) -> (index: Int, element: Element) {
+    var node = root
+    var rank = 0
+    while !node.isLeaf {
+      var child = 0
+      let count = node.children.count
+      while child < count - 1 && node.children[child].lastLabel < label {
+        rank += node.children[child].count
+        child += 1
+      }
+      node = node.children[child]
+    }
+    var low = 0
+    var high = node.elements.count
+    while low < high {
+      let middle = (low + high) / 2
+      if node.elements[middle].orderLabel < label { low = middle + 1 } else { high = middle }
+    }
+    precondition(
+      low < node.elements.count && node.elements[low].orderLabel == label,
+      "PersistentList: no element labelled \(label)")
+    return (rank + low, node.elements[low])
+  }
+
   /// Inserts `element` at `index`.
   /// - Precondition: `0 <= index <= count`.
   /// - Complexity: O(log *n*); copies the nodes on one path when they are shared.
@@ -239,12 +270,24 @@
   }
 
   @inlinable static func replace(at index: Int, with element: Element, in node: inout Node) {
+    modify(at: index, in: &node) { $0 = element }
+  }
+
+  /// Changes the element at `index` in place, in one descent.
+  /// - Precondition: `0 <= index < count`.
+  /// - Complexity: O(log *n*); copies the nodes on one path when they are shared.
+  @inlinable mutating func modify(at index: Int, _ body: (inout Element) -> Void) {
+    precondition(index >= 0 && index < count, "PersistentList: index \(index) out of 0..<\(count)")
+    Self.modify(at: index, in: &root, body)
+  }
+
+  @inlinable static func modify(at index: Int, in node: inout Node, _ body: (inout Element) -> Void) {
     unique(&node)
     if node.isLeaf {
-      node.elements[index] = element
+      body(&node.elements[index])
     } else {
       let (child, inner) = node.child(containing: index)
-      replace(at: inner, with: element, in: &node.children[child])
+      modify(at: inner, in: &node.children[child], body)
     }
     node.updateLastLabel()
   }

@@ -137,6 +137,14 @@ struct SnapshotTree<Section: SectionType>: Sendable {
     return ItemPosition(section: section, item: entries[section].items.rank(ofLabel: location.label))
   }
 
+  /// The position of the item `id` and the item, or `nil`.
+  /// - Complexity: O(log *n*): one hash, one descent.
+  @inlinable func locate(_ id: Item.ID) -> (position: ItemPosition, item: Item)? {
+    guard let location = locations[id], let section = sectionIndexByKey[location.section] else { return nil }
+    let (rank, element) = entries[section].items.find(label: location.label)
+    return (ItemPosition(section: section, item: rank), element.value)
+  }
+
   /// Whether an item `id` exists.
   @inlinable func contains(item id: Item.ID) -> Bool { locations[id] != nil }
 
@@ -145,7 +153,7 @@ struct SnapshotTree<Section: SectionType>: Sendable {
   /// Replaces the item at `position` with `item`, which has the same id.
   /// - Complexity: O(log *n*).
   @inlinable mutating func replaceItem(at position: ItemPosition, with item: Item) {
-    entries[position.section].items[position.item].value = item
+    entries[position.section].items.modify(at: position.item) { $0.value = item }
   }
 
   /// Inserts `item`, whose id is new, at `position`.
@@ -182,7 +190,10 @@ struct SnapshotTree<Section: SectionType>: Sendable {
   /// is room, else the midpoint; `nil` when the neighbours are adjacent.
   @inlinable func freeLabel(at position: ItemPosition) -> UInt64? {
     let items = entries[position.section].items
-    let low = position.item > 0 ? items[position.item - 1].orderLabel : 0
+    // At the end, the label before is the list's last, which its root keeps: no descent.
+    let low =
+      position.item == 0
+      ? 0 : position.item == items.count ? items.lastLabel : items[position.item - 1].orderLabel
     let high = position.item < items.count ? items[position.item].orderLabel : Self.labelLimit
     if high - low < 2 { return nil }
     if position.item == items.count && high - low > Self.spacing { return low + Self.spacing }
