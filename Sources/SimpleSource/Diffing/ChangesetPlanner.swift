@@ -75,8 +75,10 @@ struct ChangesetPlanner<Section: SectionType> {
   }
 
   /// Pairs items by id; records deletes, inserts and content updates. Within a section that survives, the
-  /// items its old and new lists start and end with pair by position (see ``commonEnds(_:_:)``); every
-  /// other old item costs one hash lookup.
+  /// items its old and new lists start and end with pair by position (see ``commonEnds(_:_:)``). Every
+  /// other old item is first looked for at the distance the last looked-up item moved, with one id
+  /// comparison, so a run of items that shifted together costs one lookup; otherwise it costs one hash
+  /// lookup.
   @inlinable
   mutating func matchItems() {
     let old = source.sections
@@ -100,17 +102,36 @@ struct ChangesetPlanner<Section: SectionType> {
       let (prefix, suffix) =
         oldSectionSurvives ? Self.commonEnds(items, target.sections[newSection].items) : (0, 0)
       let suffixStart = items.count - suffix
-      let shift = oldSectionSurvives ? target.sections[newSection].items.count - items.count : 0
+      let newItems = oldSectionSurvives ? target.sections[newSection].items : []
+      let suffixShift = newItems.count - items.count
+      // The run of old items just before this one that stand in a row in the new list too, and where the
+      // last of them went. Once two do, the next is first looked for right after them, with one id
+      // comparison: a run that shifted together costs two lookups, and a shuffled list few comparisons.
+      var run = 0
+      var runEnd = -1
       for oldItem in items.indices {
         let item = items[oldItem]
         if oldItem < prefix || oldItem >= suffixStart {
-          let newItem = oldItem < prefix ? oldItem : oldItem + shift
+          let newItem = oldItem < prefix ? oldItem : oldItem + suffixShift
           carry(
             item, at: oldSection, oldItem, oldIndex: base + oldItem,
             to: PackedPosition(section: newSection, item: newItem))
+          (run, runEnd) = (0, -1)
+        } else if run >= 2, runEnd + 1 < newItems.count, newItems[runEnd + 1].id == item.id {
+          runEnd += 1
+          run += 1
+          carry(
+            item, at: oldSection, oldItem, oldIndex: base + oldItem,
+            to: PackedPosition(section: newSection, item: runEnd))
         } else if oldSectionSurvives, let packed = target.positionByItemID[item.id],
           newToOldSection[packed.section] >= 0
         {
+          if packed.section == newSection {
+            run = packed.item == runEnd + 1 && run > 0 ? run + 1 : 1
+            runEnd = packed.item
+          } else {
+            (run, runEnd) = (0, -1)
+          }
           carry(item, at: oldSection, oldItem, oldIndex: base + oldItem, to: packed)
         } else {
           delete(

@@ -101,4 +101,26 @@ extension ChangesetComplexityTests {
     #expect(changeset.itemChanges.inserts.map(\.id.value) == Array(count..<(count + 50)))
     #expect(changeset.itemChanges.moves.count == 50)
   }
+
+  @Test("a run of items that shifted together costs one lookup")
+  func shiftedRunsAreNotHashed() throws {
+    let counter = CallCounter()
+    let count = 20_000
+    func items(_ values: some Sequence<Int>) -> [CountingItem] {
+      values.map { CountingItem(id: CountingID(value: $0, counter: counter), version: 0) }
+    }
+    // 100 items deleted at the middle and the last one replaced by a new id: no common end covers the
+    // 9,899 items between, which all moved up by 100.
+    let m = count / 2
+    let old = try Snapshot([Section(id: 0, items: items(0..<count))])
+    let new = try Snapshot([
+      Section(id: 0, items: items(Array(0..<m) + Array((m + 100)..<(count - 1)) + [count]))
+    ])
+    counter.reset()
+    let changeset = Changeset(from: old, to: new)
+    #expect(counter.hashes <= 110, "hashes: \(counter.hashes)")
+    #expect(changeset.itemChanges.deletes.count == 101)
+    #expect(changeset.itemChanges.inserts.map(\.id.value) == [count])
+    #expect(changeset.itemChanges.moves.isEmpty)
+  }
 }
