@@ -78,13 +78,16 @@ struct ChangesetComplexityTests {
 }
 
 extension ChangesetComplexityTests {
+  /// Items of version 0 with these ids, whose `==` and hashes `counter` counts.
+  static func items(_ values: some Sequence<Int>, counting counter: CallCounter) -> [CountingItem] {
+    values.map { CountingItem(id: CountingID(value: $0, counter: counter), version: 0) }
+  }
+
   @Test("a change inside a long list hashes only the ids between the common start and end")
   func commonEndsAreNotHashed() throws {
     let counter = CallCounter()
     let count = 20_000
-    func items(_ values: some Sequence<Int>) -> [CountingItem] {
-      values.map { CountingItem(id: CountingID(value: $0, counter: counter), version: 0) }
-    }
+    func items(_ values: some Sequence<Int>) -> [CountingItem] { Self.items(values, counting: counter) }
     // In the middle, 100 items are deleted, 50 inserted and two runs of 50 swap places; the lists start
     // and end alike.
     let old = try Snapshot([Section(id: 0, items: items(0..<count))])
@@ -106,9 +109,7 @@ extension ChangesetComplexityTests {
   func shiftedRunsAreNotHashed() throws {
     let counter = CallCounter()
     let count = 20_000
-    func items(_ values: some Sequence<Int>) -> [CountingItem] {
-      values.map { CountingItem(id: CountingID(value: $0, counter: counter), version: 0) }
-    }
+    func items(_ values: some Sequence<Int>) -> [CountingItem] { Self.items(values, counting: counter) }
     // 100 items deleted at the middle and the last one replaced by a new id: no common end covers the
     // 9,899 items between, which all moved up by 100.
     let m = count / 2

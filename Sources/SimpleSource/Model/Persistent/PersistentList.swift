@@ -179,32 +179,22 @@
   /// or where one would be inserted.
   /// - Precondition: labels increase along the list.
   /// - Complexity: O(log *n*).
-  @inlinable func rank(ofLabel label: UInt64) -> Int {
-    var node = root
-    var rank = 0
-    while !node.isLeaf {
-      var child = 0
-      let count = node.children.count
-      while child < count && node.children[child].lastLabel < label {
-        rank += node.children[child].count
-        child += 1
-      }
-      if child == count { return rank }
-      node = node.children[child]
-    }
-    var low = 0
-    var high = node.elements.count
-    while low < high {
-      let middle = (low + high) / 2
-      if node.elements[middle].orderLabel < label { low = middle + 1 } else { high = middle }
-    }
-    return rank + low
-  }
+  @inlinable func rank(ofLabel label: UInt64) -> Int { descend(toLabel: label).rank }
 
   /// The index of the element labelled `label`, and the element.
   /// - Precondition: labels increase along the list, and one element has this label.
   /// - Complexity: O(log *n*): one descent, as ``rank(ofLabel:)``.
   @inlinable func find(label: UInt64) -> (index: Int, element: Element) {
+    let (leaf, offset, rank) = descend(toLabel: label)
+    precondition(
+      offset < leaf.elements.count && leaf.elements[offset].orderLabel == label,
+      "PersistentList: no element labelled \(label)")
+    return (rank, leaf.elements[offset])
+  }
+
+  /// The leaf where `label` is or would be, the offset there, and the rank in the whole list: the number
+  /// of elements labelled less than `label`. A label past the last goes to the end of the last leaf.
+  @inlinable func descend(toLabel label: UInt64) -> (leaf: Node, offset: Int, rank: Int) {
     var node = root
     var rank = 0
     while !node.isLeaf {
@@ -222,10 +212,7 @@
       let middle = (low + high) / 2
       if node.elements[middle].orderLabel < label { low = middle + 1 } else { high = middle }
     }
-    precondition(
-      low < node.elements.count && node.elements[low].orderLabel == label,
-      "PersistentList: no element labelled \(label)")
-    return (rank + low, node.elements[low])
+    return (node, low, rank + low)
   }
 
   /// Inserts `element` at `index`.
