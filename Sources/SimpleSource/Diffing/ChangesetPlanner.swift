@@ -75,10 +75,9 @@ struct ChangesetPlanner<Section: SectionType> {
   }
 
   /// Pairs items by id; records deletes, inserts and content updates. Within a section that survives, the
-  /// items its old and new lists start and end with pair by position (see ``commonEnds(_:_:)``). Every
-  /// other old item is first looked for at the distance the last looked-up item moved, with one id
-  /// comparison, so a run of items that shifted together costs one lookup; otherwise it costs one hash
-  /// lookup.
+  /// items its old and new lists start and end with pair by position (see ``commonEnds(_:_:)``). Between
+  /// them, once two old items stand in a row in the new list, the next is first compared with the item
+  /// after them, so a run of items that shifted together costs two lookups; any other item costs one.
   @inlinable
   mutating func matchItems() {
     let old = source.sections

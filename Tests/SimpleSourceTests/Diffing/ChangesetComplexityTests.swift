@@ -105,7 +105,7 @@ extension ChangesetComplexityTests {
     #expect(changeset.itemChanges.moves.count == 50)
   }
 
-  @Test("a run of items that shifted together costs one lookup")
+  @Test("a run of items that shifted together costs two lookups, not one per item")
   func shiftedRunsAreNotHashed() throws {
     let counter = CallCounter()
     let count = 20_000
