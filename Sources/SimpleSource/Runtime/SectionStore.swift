@@ -25,6 +25,9 @@ struct SectionStore<Section: SectionType>: Sendable {
   enum State: Sendable {
     case snapshot(Snapshot<Section>)
     case tree(SnapshotTree<Section>)
+    /// Only while ``editTree(_:)`` holds the tree: no second reference to its nodes is left behind, and
+    /// leaving this costs nothing (an empty snapshot would be two allocations per edit).
+    case vacant
   }
 
   /// The current state.
@@ -33,6 +36,7 @@ struct SectionStore<Section: SectionType>: Sendable {
     switch state {
     case .snapshot(let snapshot): snapshot
     case .tree(let tree): Snapshot(tree: tree)
+    case .vacant: Self.vacantState()
     }
   }
   /// The ids of the items edits inserted, deleted, moved or replaced since the log was last taken.
@@ -73,7 +77,13 @@ struct SectionStore<Section: SectionType>: Sendable {
     switch state {
     case .snapshot(let snapshot): fromSnapshot(snapshot)
     case .tree(let tree): fromTree(tree)
+    case .vacant: Self.vacantState()
     }
+  }
+
+  /// Stops at a read of the state while an edit holds it, which no code path does.
+  @inlinable static func vacantState() -> Never {
+    preconditionFailure("SectionStore: the state was read while an edit held it")
   }
 
   /// The index of the section `id`, or `nil`.
@@ -102,9 +112,10 @@ struct SectionStore<Section: SectionType>: Sendable {
     switch state {
     case .snapshot(let snapshot): tree = snapshot.tree
     case .tree(let current): tree = current
+    case .vacant: Self.vacantState()
     }
     // Leave no second reference to the tree's nodes behind while it changes.
-    state = .snapshot(Snapshot())
+    state = .vacant
     let result = change(&tree)
     state = .tree(tree)
     return result
