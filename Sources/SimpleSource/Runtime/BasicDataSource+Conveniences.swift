@@ -21,7 +21,7 @@ extension BasicDataSource {
   @inlinable
   @discardableResult
   public nonisolated func appendSections(_ sections: [Section]) async throws(Error) -> Int {
-    try await edit { (transaction: inout Transaction<Section>) throws(Error) in
+    try await applyEdit { (transaction: inout Transaction<Section>) throws(Error) in
       try transaction.appendSections(sections)
     }
   }
@@ -33,7 +33,7 @@ extension BasicDataSource {
   public nonisolated func insertSections(_ sections: [Section], before anchor: Section.ID) async throws(Error)
     -> Int
   {
-    try await edit { (transaction: inout Transaction<Section>) throws(Error) in
+    try await applyEdit { (transaction: inout Transaction<Section>) throws(Error) in
       try transaction.insertSections(sections, before: anchor)
     }
   }
@@ -45,7 +45,7 @@ extension BasicDataSource {
   public nonisolated func insertSections(_ sections: [Section], after anchor: Section.ID) async throws(Error)
     -> Int
   {
-    try await edit { (transaction: inout Transaction<Section>) throws(Error) in
+    try await applyEdit { (transaction: inout Transaction<Section>) throws(Error) in
       try transaction.insertSections(sections, after: anchor)
     }
   }
@@ -55,7 +55,7 @@ extension BasicDataSource {
   @inlinable
   @discardableResult
   public nonisolated func deleteSections(_ ids: [Section.ID]) async throws(Error) -> Int {
-    try await edit { (transaction: inout Transaction<Section>) throws(Error) in
+    try await applyEdit { (transaction: inout Transaction<Section>) throws(Error) in
       try transaction.deleteSections(ids)
     }
   }
@@ -66,7 +66,7 @@ extension BasicDataSource {
   @discardableResult
   public nonisolated func moveSection(_ id: Section.ID, before anchor: Section.ID) async throws(Error) -> Int
   {
-    try await edit { (transaction: inout Transaction<Section>) throws(Error) in
+    try await applyEdit { (transaction: inout Transaction<Section>) throws(Error) in
       try transaction.moveSection(id, before: anchor)
     }
   }
@@ -76,7 +76,7 @@ extension BasicDataSource {
   @inlinable
   @discardableResult
   public nonisolated func moveSection(_ id: Section.ID, after anchor: Section.ID) async throws(Error) -> Int {
-    try await edit { (transaction: inout Transaction<Section>) throws(Error) in
+    try await applyEdit { (transaction: inout Transaction<Section>) throws(Error) in
       try transaction.moveSection(id, after: anchor)
     }
   }
@@ -86,7 +86,7 @@ extension BasicDataSource {
   @inlinable
   @discardableResult
   public nonisolated func moveSection(_ id: Section.ID, to index: Int) async throws(Error) -> Int {
-    try await edit { (transaction: inout Transaction<Section>) throws(Error) in
+    try await applyEdit { (transaction: inout Transaction<Section>) throws(Error) in
       try transaction.moveSection(id, to: index)
     }
   }
@@ -96,7 +96,7 @@ extension BasicDataSource {
   @inlinable
   @discardableResult
   public nonisolated func updateSection(_ section: Section) async throws(Error) -> Int {
-    try await edit { (transaction: inout Transaction<Section>) throws(Error) in
+    try await applyEdit { (transaction: inout Transaction<Section>) throws(Error) in
       try transaction.updateSection(section)
     }
   }
@@ -108,7 +108,7 @@ extension BasicDataSource {
   @inlinable
   @discardableResult
   public nonisolated func appendItems(_ items: [Item], toSection id: Section.ID) async throws(Error) -> Int {
-    try await edit { (transaction: inout Transaction<Section>) throws(Error) in
+    try await applyEdit { (transaction: inout Transaction<Section>) throws(Error) in
       try transaction.appendItems(items, toSection: id)
     }
   }
@@ -118,7 +118,7 @@ extension BasicDataSource {
   @inlinable
   @discardableResult
   public nonisolated func insertItems(_ items: [Item], before anchor: Item.ID) async throws(Error) -> Int {
-    try await edit { (transaction: inout Transaction<Section>) throws(Error) in
+    try await applyEdit { (transaction: inout Transaction<Section>) throws(Error) in
       try transaction.insertItems(items, before: anchor)
     }
   }
@@ -128,7 +128,7 @@ extension BasicDataSource {
   @inlinable
   @discardableResult
   public nonisolated func insertItems(_ items: [Item], after anchor: Item.ID) async throws(Error) -> Int {
-    try await edit { (transaction: inout Transaction<Section>) throws(Error) in
+    try await applyEdit { (transaction: inout Transaction<Section>) throws(Error) in
       try transaction.insertItems(items, after: anchor)
     }
   }
@@ -138,7 +138,7 @@ extension BasicDataSource {
   @inlinable
   @discardableResult
   public nonisolated func deleteItems(_ ids: [Item.ID]) async throws(Error) -> Int {
-    try await edit { (transaction: inout Transaction<Section>) throws(Error) in
+    try await applyEdit { (transaction: inout Transaction<Section>) throws(Error) in
       try transaction.deleteItems(ids)
     }
   }
@@ -148,7 +148,7 @@ extension BasicDataSource {
   @inlinable
   @discardableResult
   public nonisolated func replaceItem(_ item: Item) async throws(Error) -> Int {
-    try await edit { (transaction: inout Transaction<Section>) throws(Error) in
+    try await applyEdit { (transaction: inout Transaction<Section>) throws(Error) in
       try transaction.replaceItem(item)
     }
   }
@@ -158,7 +158,7 @@ extension BasicDataSource {
   @inlinable
   @discardableResult
   public nonisolated func moveItem(_ id: Item.ID, before anchor: Item.ID) async throws(Error) -> Int {
-    try await edit { (transaction: inout Transaction<Section>) throws(Error) in
+    try await applyEdit { (transaction: inout Transaction<Section>) throws(Error) in
       try transaction.moveItem(id, before: anchor)
     }
   }
@@ -168,7 +168,7 @@ extension BasicDataSource {
   @inlinable
   @discardableResult
   public nonisolated func moveItem(_ id: Item.ID, after anchor: Item.ID) async throws(Error) -> Int {
-    try await edit { (transaction: inout Transaction<Section>) throws(Error) in
+    try await applyEdit { (transaction: inout Transaction<Section>) throws(Error) in
       try transaction.moveItem(id, after: anchor)
     }
   }
@@ -178,7 +178,7 @@ extension BasicDataSource {
   @inlinable
   @discardableResult
   public nonisolated func moveItem(_ id: Item.ID, toSection section: Section.ID) async throws(Error) -> Int {
-    try await edit { (transaction: inout Transaction<Section>) throws(Error) in
+    try await applyEdit { (transaction: inout Transaction<Section>) throws(Error) in
       try transaction.moveItem(id, toSection: section)
     }
   }
@@ -192,8 +192,26 @@ extension BasicDataSource {
   public nonisolated func moveItem(at source: ItemPosition, to destination: ItemPosition) async throws(Error)
     -> Int
   {
-    try await edit { (transaction: inout Transaction<Section>) throws(Error) in
+    try await applyEdit { (transaction: inout Transaction<Section>) throws(Error) in
       try transaction.moveItem(at: source, to: destination)
+    }
+  }
+}
+
+extension BasicDataSource {
+  /// Runs one validated edit from outside the actor, as ``edit(_:)``; the item and section conveniences
+  /// call this one.
+  ///
+  /// It is `nonisolated` so that the client's build specialises the closure it hands to ``apply(_:)``:
+  /// everything an edit does then runs specialised, and the generic actor method only hands it the
+  /// state and counts the version.
+  @inlinable
+  @discardableResult
+  nonisolated func applyEdit(_ change: @Sendable (inout Transaction<Section>) throws(Error) -> Bool)
+    async throws(Error) -> Int
+  {
+    try await apply { (store, refreshing, vacated) throws(Error) in
+      try Transaction.run(change, on: &store, refreshing: &refreshing, vacated: vacated)
     }
   }
 }

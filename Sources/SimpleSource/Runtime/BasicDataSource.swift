@@ -191,13 +191,23 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   @inlinable
   @discardableResult
   func edit(_ change: @Sendable (inout Transaction<Section>) throws(Error) -> Bool) throws(Error) -> Int {
-    // One edit that throws changes nothing (G8), so it may edit the store itself: moved out of `store`,
-    // its nodes have no second reference and change in place unless a published snapshot holds them.
-    var transaction = Transaction(store: store)
-    store = vacated
-    defer { store = transaction.store }
-    guard try change(&transaction) else { return storedVersion }
-    return commit(refreshing: transaction.refreshing)
+    try apply { (store, refreshing, vacated) throws(Error) in
+      try Transaction.run(change, on: &store, refreshing: &refreshing, vacated: vacated)
+    }
+  }
+
+  /// Lets `change` edit the store (and add to the pending refreshes) in place; commits a new version if
+  /// it returns `true`. `vacated` is an empty store to leave in `store` while the edit holds it.
+  @inlinable
+  func apply(
+    _ change:
+      @Sendable (
+        _ store: inout SectionStore<Section>, _ refreshing: inout Set<Item.ID>,
+        _ vacated: SectionStore<Section>
+      ) throws(Error) -> Bool
+  ) throws(Error) -> Int {
+    guard try change(&store, &pendingRefresh, vacated) else { return storedVersion }
+    return commit()
   }
 
   /// Makes a transaction's edits the next version, if it changed something.
@@ -206,7 +216,8 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   func finish(_ transaction: Transaction<Section>) -> Int {
     guard transaction.changed else { return storedVersion }
     store = transaction.store
-    return commit(refreshing: transaction.refreshing)
+    if !transaction.refreshing.isEmpty { pendingRefresh.formUnion(transaction.refreshing) }
+    return commit()
   }
 
   /// Runs `body`'s edits as one step: they become the next version together, and the batch is derived
@@ -239,9 +250,8 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   /// Makes a new version of the current state and makes sure a batch will be cut for it.
   @inlinable
   @discardableResult
-  func commit(refreshing: Set<Item.ID> = []) -> Int {
+  func commit() -> Int {
     storedVersion += 1
-    if !refreshing.isEmpty { pendingRefresh.formUnion(refreshing) }
     if publishing == nil { publishing = Task { await self.publish() } }
     return storedVersion
   }

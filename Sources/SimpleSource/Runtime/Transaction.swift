@@ -37,6 +37,23 @@ public struct Transaction<Section: SectionType>: Sendable {
   /// - Complexity: O(1).
   @inlinable public var snapshot: Snapshot<Section> { store.snapshot }
 
+  /// Runs `change` as a transaction of its own on `store`, in place: one edit that throws changes nothing
+  /// (G8), so it may edit the store itself, moved out of `store` (which holds `vacated` meanwhile), and
+  /// its nodes change in place unless a published snapshot holds them. Adds its refreshes to
+  /// `refreshing`; returns whether it changed something.
+  @inlinable
+  static func run(
+    _ change: (inout Transaction) throws(Error) -> Bool, on store: inout SectionStore<Section>,
+    refreshing: inout Set<Item.ID>, vacated: SectionStore<Section>
+  ) throws(Error) -> Bool {
+    var transaction = Transaction(store: vacated)
+    swap(&transaction.store, &store)
+    defer { swap(&transaction.store, &store) }
+    guard try change(&transaction) else { return false }
+    if !transaction.refreshing.isEmpty { refreshing.formUnion(transaction.refreshing) }
+    return true
+  }
+
   @inlinable
   mutating func record(_ edit: (inout SectionStore<Section>) throws(Error) -> Bool) throws(Error) -> Bool {
     let didChange = try edit(&store)
