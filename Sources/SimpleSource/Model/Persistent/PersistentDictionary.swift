@@ -73,18 +73,22 @@
   @inlinable subscript(key: Key) -> Value? {
     get {
       let hash = key.hashValue
-      var node = root
-      var shift = 0
-      while true {
-        if node.isCollision { return node.entries.first { $0.key == key }?.value }
-        let bit = Self.bit(hash, shift)
-        if node.dataMap & bit != 0 {
-          let entry = node.entries[Self.index(node.dataMap, bit)]
-          return entry.key == key ? entry.value : nil
+      // The root keeps every node on the way alive for the whole descent, so the descent holds them
+      // unowned: no reference counting on nodes that other threads' snapshots share.
+      return withExtendedLifetime(root) { () -> Value? in
+        unowned(unsafe) var node = root
+        var shift = 0
+        while true {
+          if node.isCollision { return node.entries.first { $0.key == key }?.value }
+          let bit = Self.bit(hash, shift)
+          if node.dataMap & bit != 0 {
+            let entry = node.entries[Self.index(node.dataMap, bit)]
+            return entry.key == key ? entry.value : nil
+          }
+          guard node.nodeMap & bit != 0 else { return nil }
+          node = node.children[Self.index(node.nodeMap, bit)]
+          shift += Self.bitsPerLevel
         }
-        guard node.nodeMap & bit != 0 else { return nil }
-        node = node.children[Self.index(node.nodeMap, bit)]
-        shift += Self.bitsPerLevel
       }
     }
     set {

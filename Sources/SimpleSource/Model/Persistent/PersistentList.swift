@@ -195,17 +195,23 @@
   /// The leaf where `label` is or would be, the offset there, and the rank in the whole list: the number
   /// of elements labelled less than `label`. A label past the last goes to the end of the last leaf.
   @inlinable func descend(toLabel label: UInt64) -> (leaf: Node, offset: Int, rank: Int) {
-    var node = root
     var rank = 0
-    while !node.isLeaf {
-      var child = 0
-      let count = node.children.count
-      while child < count - 1 && node.children[child].lastLabel < label {
-        rank += node.children[child].count
-        child += 1
+    // The root keeps every node on the way alive, so the descent holds them unowned (see
+    // `PersistentDictionary`'s subscript).
+    let leaf = withExtendedLifetime(root) { () -> Node in
+      unowned(unsafe) var node = root
+      while !node.isLeaf {
+        var child = 0
+        let count = node.children.count
+        while child < count - 1 && node.children[child].lastLabel < label {
+          rank += node.children[child].count
+          child += 1
+        }
+        node = node.children[child]
       }
-      node = node.children[child]
+      return node
     }
+    let node = leaf
     var low = 0
     var high = node.elements.count
     while low < high {
