@@ -24,11 +24,12 @@
 /// - **G10 Settling.** ``settled()`` returns once every earlier mutation has been diffed and offered to
 ///   every subscriber.
 ///
-/// **When a batch is cut.** Mutations apply at once, each making a new ``version``. A batch is cut when
-/// the source is idle and a mutation arrives, or as soon as the previous batch's diff finishes, once the
-/// mutations already waiting for the actor at that moment have run: it holds every mutation since the
-/// last cut. So a burst of mutations from many tasks makes a few batches, not one per mutation, and no
-/// batch waits for more mutations than arrived during one diff and one turn of the actor's queue.
+/// **When a batch is cut.** Mutations apply at once, each making a new ``version``. A batch is due when
+/// the source is idle and a mutation arrives, or as soon as the previous batch's diff finishes. Before it
+/// is cut, the writers waiting for the actor go first, one turn of its queue at a time, while each turn
+/// brings new mutations and for at most the ``Coalescing`` delay (1 ms by default); the batch holds every
+/// mutation since the last cut. An isolated mutation's batch is cut after one turn; a sustained stream
+/// from many tasks makes a batch about once per delay and diff instead of one every few mutations.
 public actor BasicDataSource<Section: SectionType>: DataSourceType {
   /// The item type.
   public typealias Item = Section.Item
@@ -56,6 +57,10 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   @usableFromInline let differ: Differ<Section>
   /// What ``edit(_:)`` leaves in ``store`` while the edit holds the store itself.
   @usableFromInline let vacated = SectionStore<Section>(trusted: Snapshot())
+  /// How long a cut waits for writers that keep arriving, in nanoseconds (see ``Coalescing``).
+  @usableFromInline let coalescingDelay: UInt64
+  /// The monotonic clock the coalescing delay is measured with, in nanoseconds; tests inject one.
+  @usableFromInline let clock: @Sendable () -> UInt64
 
   /// The version of the newest state; every mutation that changes something adds one.
   public var version: Int { storedVersion }
@@ -64,9 +69,23 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   /// - Parameters:
   ///   - sections: The first state.
   ///   - history: How many offered versions are retained for subscribers that resume (G11).
+  ///   - coalescing: How long a batch may wait for mutations that keep arriving (see ``Coalescing``).
   /// - Throws: ``DataSourceError`` for duplicate section or item ids.
   @inlinable
-  public init(sections: [Section] = [], history: HistoryLimit = .default) throws(Error) {
+  public init(sections: [Section] = [], history: HistoryLimit = .default, coalescing: Coalescing = .default)
+    throws(Error)
+  {
+    try self.init(sections: sections, history: history, coalescing: coalescing, clock: monotonicNanoseconds)
+  }
+
+  /// Creates a source whose coalescing delay is measured with `clock` (nanoseconds); for tests.
+  @inlinable
+  init(
+    sections: [Section], history: HistoryLimit, coalescing: Coalescing,
+    clock: @escaping @Sendable () -> UInt64
+  ) throws(Error) {
+    coalescingDelay = coalescing.nanoseconds
+    self.clock = clock
     let snapshot = try Snapshot(sections)
     store = SectionStore(trusted: snapshot)
     publishedSnapshot = snapshot
@@ -272,9 +291,11 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   @inlinable
   func publish() async {
     while cutVersion < storedVersion {
-      // Writers already waiting for the actor go first and join this cut: a batch freezes the tree, so
-      // the edits after it copy the paths they touch, and fewer, fuller batches copy fewer paths.
-      await Task.yield()
+      // Writers waiting for the actor go first and join this cut, turn after turn while they keep
+      // coming, up to the coalescing delay: a batch freezes the tree, so the edits after it copy the
+      // paths they touch, and fewer, fuller batches copy fewer paths and wake subscribers less often.
+      var window = CoalescingWindow(version: storedVersion, now: clock(), maximumDelay: coalescingDelay)
+      repeat { await Task.yield() } while !window.shouldCut(afterTurnAt: storedVersion, now: clock())
       let toVersion = storedVersion
       let snapshot = currentSnapshot()
       let refreshing = pendingRefresh
