@@ -199,11 +199,15 @@ func stalled() async -> RuntimeResult {
   await source.settled()
   let start = ContinuousClock.now
   var at10k = 0.0
+  var at500k = 0.0
   for index in warmUp..<(warmUp + 1_000_000) {
     _ = try? await source.replaceItem(Item(id: index % 10_000, version: index))
     if index == warmUp + 9_999 {
       await source.settled()
       at10k = residentBytes()
+    } else if index == warmUp + 499_999 {
+      await source.settled()
+      at500k = residentBytes()
     }
   }
   await source.settled()
@@ -211,8 +215,11 @@ func stalled() async -> RuntimeResult {
   let ms = elapsedMS(since: start)
   withExtendedLifetime(subscription) {}
   return RuntimeResult(
-    name: "stalled", ms: ms, floorMS: .nan, extra: ["bytes_10k": at10k, "bytes_1m": at1m],
-    note: String(format: "resident %.1f MB at 10k, %.1f MB at 1M mutations", at10k / 1e6, at1m / 1e6))
+    name: "stalled", ms: ms, floorMS: .nan,
+    extra: ["bytes_10k": at10k, "bytes_500k": at500k, "bytes_1m": at1m],
+    note: String(
+      format: "resident %.1f MB at 10k, %.1f MB at 500k, %.1f MB at 1M mutations", at10k / 1e6, at500k / 1e6,
+      at1m / 1e6))
 }
 
 // MARK: - Latency
