@@ -302,7 +302,11 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
       pendingRefresh = []
       let log = store.takeLog()
       // Since the last published batch: the touched ids of every cut that published nothing (G4) too.
-      unpublishedTouched.formUnion(log.touched)
+      if unpublishedTouched.isEmpty {
+        unpublishedTouched = log.touched  // the usual case: no rehash of thousands of ids on the actor
+      } else {
+        unpublishedTouched.formUnion(log.touched)
+      }
       unpublishedReshaped = unpublishedReshaped || log.reshaped
       let changeset = await Self.diff(
         from: publishedSnapshot, to: snapshot,
