@@ -8,8 +8,8 @@ internal import Dispatch
 /// so, one turn of the actor's queue at a time, while each turn brings new mutations, for at most
 /// ``maximumDelay``. A source that nobody is writing to cuts after one turn, so an isolated mutation's
 /// batch is not delayed; under a sustained stream of mutations the source cuts about once per
-/// ``maximumDelay`` instead of after every few mutations. It never waits while idle: the wait ends at the
-/// first turn that brings nothing.
+/// ``maximumDelay`` and diff instead of after every few mutations. It never waits while idle: the wait
+/// ends at the first turn that brings nothing.
 ///
 /// Fewer, fuller batches are cheaper for everyone: each batch freezes the state (the edits after it copy
 /// the paths they touch), is diffed, and wakes every subscriber.
@@ -22,18 +22,22 @@ public struct Coalescing: Hashable, Sendable {
   /// already waiting for the actor when the cut is due.
   public var maximumDelay: Double
 
-  /// Creates a policy that waits at most `maximumDelay` seconds (a negative value counts as 0).
-  public init(maximumDelay: Double) { self.maximumDelay = max(maximumDelay, 0) }
+  /// Creates a policy that waits at most `maximumDelay` seconds. A negative value or NaN counts as 0;
+  /// `.infinity` waits, while mutations keep arriving, for as long as they do.
+  public init(maximumDelay: Double) { self.maximumDelay = maximumDelay > 0 ? maximumDelay : 0 }
 
-  /// Up to a millisecond: a 120 Hz frame is 8 ms, and under load it makes batches of hundreds of
-  /// mutations instead of tens.
+  /// Up to a millisecond: well inside a 120 Hz frame (8 ms), and under load it makes batches of
+  /// thousands of mutations instead of tens.
   public static let `default` = Coalescing(maximumDelay: 0.001)
 
   /// Only the writers already waiting when a cut is due join it.
   public static let immediate = Coalescing(maximumDelay: 0)
 
-  /// ``maximumDelay`` in nanoseconds.
-  @inlinable var nanoseconds: UInt64 { UInt64((maximumDelay * 1e9).rounded()) }
+  /// ``maximumDelay`` in nanoseconds, `UInt64.max` for a delay past that (584 years) or infinite.
+  @inlinable var nanoseconds: UInt64 {
+    let nanoseconds = (maximumDelay * 1e9).rounded()
+    return nanoseconds < 0x1p64 ? UInt64(nanoseconds) : .max
+  }
 }
 
 /// The decision a source makes after each turn of its actor's queue while a cut is due: cut now, or let

@@ -50,9 +50,13 @@ struct CoalescingTests {
     #expect(turn(&window, 1, .max - 1))
   }
 
-  @Test("a policy counts a negative delay as none, and converts seconds to nanoseconds")
+  @Test("a policy counts a negative or NaN delay as none, and converts seconds to nanoseconds without a trap")
   func policy() {
     #expect(Coalescing(maximumDelay: -1).maximumDelay == 0)
+    #expect(Coalescing(maximumDelay: .nan).maximumDelay == 0)
+    #expect(Coalescing(maximumDelay: .infinity).nanoseconds == .max, "no trap converting to nanoseconds")
+    #expect(Coalescing(maximumDelay: 1e300).nanoseconds == .max)
+    #expect(Coalescing(maximumDelay: 18e9).nanoseconds == 18_000_000_000_000_000_000)
     #expect(Coalescing(maximumDelay: 0.0025).nanoseconds == 2_500_000)
     #expect(Coalescing.default.nanoseconds == 1_000_000)
     #expect(Coalescing.immediate.nanoseconds == 0)
