@@ -210,8 +210,8 @@ extension BasicDataSource {
   nonisolated func applyEdit(_ change: @Sendable (inout Transaction<Section>) throws(Error) -> Bool)
     async throws(Error) -> Int
   {
-    try await apply { (store, refreshing, vacated) throws(Error) in
-      try Transaction.run(change, on: &store, refreshing: &refreshing, vacated: vacated)
+    try await apply { (store, refreshing) throws(Error) in
+      try Transaction.run(change, on: &store, refreshing: &refreshing)
     }
   }
 }

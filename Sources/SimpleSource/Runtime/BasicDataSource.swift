@@ -55,8 +55,6 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   @usableFromInline let hub: SubscriptionHub<Section>
   /// Indexing and diffing, specialised for `Section` by the client's build (see ``Differ``).
   @usableFromInline let differ: Differ<Section>
-  /// What ``edit(_:)`` leaves in ``store`` while the edit holds the store itself.
-  @usableFromInline let vacated = SectionStore<Section>(trusted: Snapshot())
   /// How long a cut waits for writers that keep arriving, in nanoseconds (see ``Coalescing``).
   @usableFromInline let coalescingDelay: UInt64
   /// The monotonic clock the coalescing delay is measured with, in nanoseconds; tests inject one.
@@ -210,22 +208,20 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   @inlinable
   @discardableResult
   func edit(_ change: @Sendable (inout Transaction<Section>) throws(Error) -> Bool) throws(Error) -> Int {
-    try apply { (store, refreshing, vacated) throws(Error) in
-      try Transaction.run(change, on: &store, refreshing: &refreshing, vacated: vacated)
+    try apply { (store, refreshing) throws(Error) in
+      try Transaction.run(change, on: &store, refreshing: &refreshing)
     }
   }
 
   /// Lets `change` edit the store (and add to the pending refreshes) in place; commits a new version if
-  /// it returns `true`. `vacated` is an empty store to leave in `store` while the edit holds it.
+  /// it returns `true`.
   @inlinable
   func apply(
     _ change:
-      @Sendable (
-        _ store: inout SectionStore<Section>, _ refreshing: inout Set<Item.ID>,
-        _ vacated: SectionStore<Section>
-      ) throws(Error) -> Bool
+      @Sendable (_ store: inout SectionStore<Section>, _ refreshing: inout Set<Item.ID>) throws(Error)
+      -> Bool
   ) throws(Error) -> Int {
-    guard try change(&store, &pendingRefresh, vacated) else { return storedVersion }
+    guard try change(&store, &pendingRefresh) else { return storedVersion }
     return commit()
   }
 

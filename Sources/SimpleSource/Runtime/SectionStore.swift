@@ -25,8 +25,9 @@ struct SectionStore<Section: SectionType>: Sendable {
   enum State: Sendable {
     case snapshot(Snapshot<Section>)
     case tree(SnapshotTree<Section>)
-    /// Only while ``editTree(_:)`` holds the tree: no second reference to its nodes is left behind, and
-    /// leaving this costs nothing (an empty snapshot would be two allocations per edit).
+    /// Only while an edit holds the tree (``editTree(_:)``) or the whole store (``vacant``): no second
+    /// reference to its nodes is left behind, and leaving this costs nothing (an empty snapshot would be
+    /// two allocations per edit).
     case vacant
   }
 
@@ -57,6 +58,11 @@ struct SectionStore<Section: SectionType>: Sendable {
 
   @inlinable
   init(trusted snapshot: Snapshot<Section>) { state = .snapshot(snapshot) }
+
+  /// A store to leave in place of one an edit holds: it allocates nothing, and reading it stops.
+  @inlinable static var vacant: Self { Self(state: .vacant) }
+
+  @inlinable init(state: State) { self.state = state }
 
   /// The sections, with their items.
   /// - Complexity: O(1) after a whole replacement; O(*n*) the first time after edits.

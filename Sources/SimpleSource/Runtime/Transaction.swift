@@ -38,15 +38,15 @@ public struct Transaction<Section: SectionType>: Sendable {
   @inlinable public var snapshot: Snapshot<Section> { store.snapshot }
 
   /// Runs `change` as a transaction of its own on `store`, in place: one edit that throws changes nothing
-  /// (G8), so it may edit the store itself, moved out of `store` (which holds `vacated` meanwhile), and
-  /// its nodes change in place unless a published snapshot holds them. Adds its refreshes to
-  /// `refreshing`; returns whether it changed something.
+  /// (G8), so it may edit the store itself, moved out of `store` (which is vacant meanwhile), and its
+  /// nodes change in place unless a published snapshot holds them. Adds its refreshes to `refreshing`;
+  /// returns whether it changed something.
   @inlinable
   static func run(
     _ change: (inout Transaction) throws(Error) -> Bool, on store: inout SectionStore<Section>,
-    refreshing: inout Set<Item.ID>, vacated: SectionStore<Section>
+    refreshing: inout Set<Item.ID>
   ) throws(Error) -> Bool {
-    var transaction = Transaction(store: vacated)
+    var transaction = Transaction(store: .vacant)
     swap(&transaction.store, &store)
     defer { swap(&transaction.store, &store) }
     guard try change(&transaction) else { return false }

@@ -198,7 +198,7 @@
     var rank = 0
     // The root keeps every node on the way alive, so the descent holds them unowned (see
     // `PersistentDictionary`'s subscript).
-    let leaf = withExtendedLifetime(root) { () -> Node in
+    let node = withExtendedLifetime(root) { () -> Node in
       unowned(unsafe) var node = root
       while !node.isLeaf {
         var child = 0
@@ -211,7 +211,6 @@
       }
       return node
     }
-    let node = leaf
     var low = 0
     var high = node.elements.count
     while low < high {
