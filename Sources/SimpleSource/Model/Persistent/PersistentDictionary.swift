@@ -45,8 +45,37 @@
       isCollision = node.isCollision
     }
 
+    /// One level of a lookup: where `key`, whose hash is `hash`, is from this node, whose slots start
+    /// at bit `shift` of the hash.
+    /// - Complexity: O(1); O(*k*) in a collision node's *k* entries.
+    @inlinable func step(toward key: Key, hash: Int, shift: Int) -> LookupStep {
+      if isCollision {
+        guard let entry = entries.first(where: { $0.key == key }) else { return .absent }
+        return .found(entry.value)
+      }
+      let bit = PersistentDictionary.bit(hash, shift)
+      if dataMap & bit != 0 {
+        let entry = entries[PersistentDictionary.index(dataMap, bit)]
+        return entry.key == key ? .found(entry.value) : .absent
+      }
+      guard nodeMap & bit != 0 else { return .absent }
+      return children.withUnsafeBufferPointer { children in
+        .child(Unmanaged.passUnretained(children[PersistentDictionary.index(nodeMap, bit)]))
+      }
+    }
+
     /// A node holding only one entry, which its parent can hold inline instead.
     @inlinable var isSingleEntry: Bool { children.isEmpty && entries.count == 1 }
+  }
+
+  /// Where one level of a lookup leads.
+  @usableFromInline enum LookupStep {
+    /// The key's value.
+    case found(Value)
+    /// The key is not in the dictionary.
+    case absent
+    /// The child to look in next, passed unretained: the root keeps it alive.
+    case child(Unmanaged<Node>)
   }
 
   @usableFromInline var root = Node()
@@ -73,21 +102,20 @@
   @inlinable subscript(key: Key) -> Value? {
     get {
       let hash = key.hashValue
-      // The root keeps every node on the way alive for the whole descent, so the descent holds them
-      // unowned: no reference counting on nodes that other threads' snapshots share.
+      // The root keeps every node on the way alive for the whole descent, so the descent passes them
+      // unretained and reads them in place: no reference counting on nodes that other threads'
+      // snapshots share.
       return withExtendedLifetime(root) { () -> Value? in
-        unowned(unsafe) var node = root
+        var node = Unmanaged.passUnretained(root)
         var shift = 0
         while true {
-          if node.isCollision { return node.entries.first { $0.key == key }?.value }
-          let bit = Self.bit(hash, shift)
-          if node.dataMap & bit != 0 {
-            let entry = node.entries[Self.index(node.dataMap, bit)]
-            return entry.key == key ? entry.value : nil
+          switch node._withUnsafeGuaranteedRef({ $0.step(toward: key, hash: hash, shift: shift) }) {
+          case .found(let value): return value
+          case .absent: return nil
+          case .child(let child):
+            node = child
+            shift += Self.bitsPerLevel
           }
-          guard node.nodeMap & bit != 0 else { return nil }
-          node = node.children[Self.index(node.nodeMap, bit)]
-          shift += Self.bitsPerLevel
         }
       }
     }
