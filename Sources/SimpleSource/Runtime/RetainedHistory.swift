@@ -87,11 +87,15 @@ struct RetainedHistory<Section: SectionType>: Sendable {
   }
 
   @usableFromInline let limit: HistoryLimit
-  /// Oldest first; never empty. `entries[start...]` are live; the dead prefix is compacted in bulk.
+  /// Oldest first; never empty. `entries[start...]` are live; the dead prefix holds hollow entries (see
+  /// ``hollow``) and is compacted in bulk.
   @usableFromInline var entries: [Entry]
   @usableFromInline var start = 0
   /// The bytes of the live entries but the oldest (whose own cost is then shared by nothing older).
   @usableFromInline var bytes = 0
+  /// An empty snapshot that every forgotten entry holds in place of its own, so that what a version held
+  /// is released as soon as the limit forgets it, not when the dead prefix is next compacted.
+  @usableFromInline let hollow = Snapshot<Section>()
 
   @inlinable
   init(version: Int, snapshot: Snapshot<Section>, limit: HistoryLimit) {
@@ -103,8 +107,9 @@ struct RetainedHistory<Section: SectionType>: Sendable {
   @inlinable
   var versions: [Int] { entries[start...].map(\.version) }
 
-  /// Records the batch that made the newest version, and forgets the oldest versions beyond the limit.
-  /// - Complexity: O(1) amortised.
+  /// Records the batch that made the newest version, and forgets the oldest versions beyond the limit,
+  /// releasing what they held at once.
+  /// - Complexity: O(1) amortised, plus freeing what the forgotten versions held alone.
   @inlinable
   mutating func record(_ batch: UpdateBatch<Section>) {
     let touched = batch.touchedIDs
@@ -114,6 +119,7 @@ struct RetainedHistory<Section: SectionType>: Sendable {
     entries.append(entry)
     bytes += entry.bytes
     while entries.count - start > limit.versions || (bytes > limit.bytes && entries.count - start > 1) {
+      entries[start] = Entry(version: entries[start].version, snapshot: hollow, touched: nil, bytes: 0)
       start += 1
       bytes -= entries[start].bytes
     }

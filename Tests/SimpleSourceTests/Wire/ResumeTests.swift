@@ -60,6 +60,28 @@ struct RetainedHistoryTests {
     #expect(history.entries.count <= 3 * 2 + 66)
   }
 
+  @Test("a forgotten version's snapshot is released at once, not when the dead entries are compacted")
+  func forgottenReleased() {
+    var snapshot = Snapshot(trusted: [TestSection(id: "S", items: (0..<30).map { TestItem("i\($0)") })])
+    var history = History(version: 0, snapshot: snapshot, limit: HistoryLimit(versions: 3))
+    weak let first = snapshot.storage
+    var recorded: [(version: Int, storage: () -> SnapshotStorage<TestSection>?)] = []
+    for version in 1...40 {
+      let batch = Self.batch(version - 1, version, old: snapshot, edit: "i\(version % 30)")
+      history.record(batch)
+      snapshot = batch.snapshot
+      weak let storage = snapshot.storage
+      recorded.append((version, { storage }))
+    }
+    // 40 entries are far below the compaction threshold: only forgetting can have released them.
+    #expect(history.entries.count == 41)
+    #expect(history.versions == [38, 39, 40])
+    #expect(first == nil)
+    for (version, storage) in recorded {
+      #expect((storage() != nil) == (version >= 38), "version \(version)")
+    }
+  }
+
   @Test("the bytes bound forgets old versions; the newest is always kept")
   func boundedByBytes() {
     let perEdit = History.estimatedBytes(of: Snapshot(), touched: ["x"])
