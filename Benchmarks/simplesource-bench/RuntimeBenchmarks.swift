@@ -188,11 +188,36 @@ func residentBytes() -> Double {
   return fields.count > 1 ? (Double(fields[1]) ?? .nan) * 4_096 : .nan
 }
 
-/// One subscriber never consumes while 1,000,000 mutations run: resident memory at 10k and at 1M, after
-/// 10,000 warm-up mutations that let the allocator reach its steady state.
+/// One subscriber never consumes while 1,000,000 mutations run: resident memory at 10k, 500k and 1M,
+/// after 10,000 warm-up mutations that let the allocator reach its steady state. Run twice: first with
+/// ``HistoryLimit/newest``, which isolates what the stalled subscriber and the source hold (`newest_bytes_*`),
+/// then with the default history, which also retains up to 64 MiB (estimated) of past versions for
+/// subscribers that resume (`bytes_*`, and `ms`).
 @available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
 func stalled() async -> RuntimeResult {
-  guard let source = try? BasicDataSource(sections: tenThousandItems()) else { fatalError("invalid data") }
+  let newest = await stalledRun(history: .newest)
+  let retained = await stalledRun(history: .default)
+  return RuntimeResult(
+    name: "stalled", ms: retained.ms, floorMS: .nan,
+    extra: [
+      "bytes_10k": retained.at10k, "bytes_500k": retained.at500k, "bytes_1m": retained.at1m,
+      "newest_bytes_10k": newest.at10k, "newest_bytes_500k": newest.at500k, "newest_bytes_1m": newest.at1m,
+    ],
+    note: String(
+      format:
+        "resident %.1f MB at 10k, %.1f MB at 500k, %.1f MB at 1M mutations (history .newest: %.1f, %.1f, %.1f MB)",
+      retained.at10k / 1e6, retained.at500k / 1e6, retained.at1m / 1e6, newest.at10k / 1e6,
+      newest.at500k / 1e6,
+      newest.at1m / 1e6))
+}
+
+/// 1,000,000 replacements on a 10,000-item source with one subscriber that never consumes: the time they
+/// take and resident memory after 10k, 500k and 1M of them.
+@available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
+func stalledRun(history: HistoryLimit) async -> (ms: Double, at10k: Double, at500k: Double, at1m: Double) {
+  guard let source = try? BasicDataSource(sections: tenThousandItems(), history: history) else {
+    fatalError("invalid data")
+  }
   let subscription = await source.subscribe()
   let warmUp = 10_000
   for index in 0..<warmUp { _ = try? await source.replaceItem(Item(id: index % 10_000, version: index)) }
@@ -214,12 +239,7 @@ func stalled() async -> RuntimeResult {
   let at1m = residentBytes()
   let ms = elapsedMS(since: start)
   withExtendedLifetime(subscription) {}
-  return RuntimeResult(
-    name: "stalled", ms: ms, floorMS: .nan,
-    extra: ["bytes_10k": at10k, "bytes_500k": at500k, "bytes_1m": at1m],
-    note: String(
-      format: "resident %.1f MB at 10k, %.1f MB at 500k, %.1f MB at 1M mutations", at10k / 1e6, at500k / 1e6,
-      at1m / 1e6))
+  return (ms, at10k, at500k, at1m)
 }
 
 // MARK: - Latency
