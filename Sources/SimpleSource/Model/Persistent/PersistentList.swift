@@ -199,7 +199,7 @@
     // The root keeps every node on the way alive. Swift still retains each node and child this loop
     // reads (four reference-count operations per child compared). A descent that passes them unretained
     // (`Unmanaged`, as `PersistentDictionary`'s lookup does) made no refcount calls and took `throughput`
-    // from 530-630 ms to 360-380 ms on one core, but from 3.0-3.5x to 4.7-6.7x its floor on two: the
+    // from 530-630 ms to 340-380 ms on one core, but from 3.0-3.5x to 4.7-7.7x its floor on two: the
     // quicker diff leaves the second core idle, and the pool then wakes it for the writers' hops
     // (CONTRIBUTING, *What a change costs*). Measure `throughput` on two cores before changing it.
     let node = withExtendedLifetime(root) { () -> Node in
