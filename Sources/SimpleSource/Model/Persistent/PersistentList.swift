@@ -196,12 +196,11 @@
   /// of elements labelled less than `label`. A label past the last goes to the end of the last leaf.
   @inlinable func descend(toLabel label: UInt64) -> (leaf: Node, offset: Int, rank: Int) {
     var rank = 0
-    // The root keeps every node on the way alive. Swift still retains each node and child this loop
-    // reads (four reference-count operations per child compared). A descent that passes them unretained
-    // (`Unmanaged`, as `PersistentDictionary`'s lookup does) made no refcount calls and took `throughput`
-    // from 530-630 ms to 340-380 ms on one core, but from 3.0-3.5x to 4.7-7.7x its floor on two: the
-    // quicker diff leaves the second core idle, and the pool then wakes it for the writers' hops
-    // (CONTRIBUTING, *What a change costs*). Measure `throughput` on two cores before changing it.
+    // Slower than it could be, on purpose for now: through this `unowned(unsafe)` binding Swift retains
+    // and releases each node and child the loop compares. A plain strong binding (once per level) or an
+    // `Unmanaged` one (none, as in `PersistentDictionary`'s lookup) makes the diff about 3x faster and
+    // `throughput` about half as fast on two cores, where the idle second core is woken for every
+    // writer's hop. CONTRIBUTING, *What a change costs*, has the figures; measure there before changing it.
     let node = withExtendedLifetime(root) { () -> Node in
       unowned(unsafe) var node = root
       while !node.isLeaf {
