@@ -98,8 +98,8 @@ extension Changeset {
   /// Records what happened to the touched item `id`.
   /// - Complexity: O(log *n*): one hash and one descent on each side.
   @inlinable mutating func record(_ id: Item.ID, refreshing: Bool) {
-    let from = old.locate(id)
-    let to = new.locate(id)
+    let from = old.locateRetaining(id)
+    let to = new.locateRetaining(id)
     if let from { touchedOld[from.position.section].append(from.position.item) }
     if let to { touchedNew[to.position.section].append(to.position.item) }
     switch (from, to) {

@@ -86,6 +86,29 @@ struct PersistentListTests {
     }
   }
 
+  @Test("both descents, the unretained one and the diff's retaining one, find the same leaf, offset and rank")
+  func descentsAgree() {
+    for count in [0, 1, 64, 65, 3_000, 70_000] {
+      var list = PersistentList((0..<count).map { Labeled(orderLabel: UInt64(2 * $0 + 2), value: $0) })
+      // A version edited after a copy, so that the descents also cross copied and shared nodes.
+      let original = list
+      if count > 1 { list.remove(at: count / 2) }
+      let labels = list.elements.map(\.orderLabel)
+      for label in stride(from: UInt64(0), through: UInt64(2 * count + 3), by: max(1, 2 * count / 199)) {
+        let quick = list.descend(toLabel: label)
+        let retaining = list.retainingDescend(toLabel: label)
+        let rank = labels.count { $0 < label }
+        #expect(quick.leaf === retaining.leaf && quick.offset == retaining.offset, "\(count): \(label)")
+        #expect(quick.rank == rank && retaining.rank == rank, "\(count): \(label)")
+        if rank < labels.count && labels[rank] == label {
+          #expect(list.find(label: label).index == rank && list.findRetaining(label: label).index == rank)
+          #expect(list.find(label: label).element.value == list.findRetaining(label: label).element.value)
+        }
+      }
+      #expect(original.values == Array(0..<count), "\(count): the copy kept its version")
+    }
+  }
+
   @Test("an edit of a copy copies one path: O(log n) nodes, the rest shared with the original")
   func editCopiesOnePath() {
     for count in [10_000, 300_000] {

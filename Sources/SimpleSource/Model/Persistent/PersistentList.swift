@@ -95,6 +95,34 @@
       return (children.count - 1, index + children[children.count - 1].count)
     }
 
+    /// The child of an inner node where `label` is or would be, and the number of elements before it;
+    /// `nil` for a leaf. Reads the children in place: no reference-counting call.
+    /// - Complexity: O(branch capacity).
+    @inlinable func step(toward label: UInt64) -> (child: Unmanaged<Node>, skipped: Int)? {
+      if isLeaf { return nil }
+      return children.withUnsafeBufferPointer { children in
+        var child = 0
+        var skipped = 0
+        while child < children.count - 1 && children[child].lastLabel < label {
+          skipped += children[child].count
+          child += 1
+        }
+        return (Unmanaged.passUnretained(children[child]), skipped)
+      }
+    }
+
+    /// The offset in a leaf of the first element labelled `label` or more.
+    /// - Complexity: O(log leaf capacity).
+    @inlinable func offset(ofLabel label: UInt64) -> Int {
+      var low = 0
+      var high = elements.count
+      while low < high {
+        let middle = (low + high) / 2
+        if elements[middle].orderLabel < label { low = middle + 1 } else { high = middle }
+      }
+      return low
+    }
+
     /// Splits an overfull node in two halves: this node keeps the first, the second is returned.
     @inlinable func split() -> Node {
       if isLeaf {
@@ -185,23 +213,56 @@
   /// - Precondition: labels increase along the list, and one element has this label.
   /// - Complexity: O(log *n*): one descent, as ``rank(ofLabel:)``.
   @inlinable func find(label: UInt64) -> (index: Int, element: Element) {
-    let (leaf, offset, rank) = descend(toLabel: label)
+    Self.element(at: descend(toLabel: label), labelled: label)
+  }
+
+  /// ``find(label:)`` through ``retainingDescend(toLabel:)``: the log-derived diff's lookup.
+  /// - Complexity: O(log *n*).
+  @inlinable func findRetaining(label: UInt64) -> (index: Int, element: Element) {
+    Self.element(at: retainingDescend(toLabel: label), labelled: label)
+  }
+
+  /// The element a descent found, and its index; stops when it is not labelled `label`.
+  @inlinable static func element(
+    at place: (leaf: Node, offset: Int, rank: Int), labelled label: UInt64
+  ) -> (index: Int, element: Element) {
     precondition(
-      offset < leaf.elements.count && leaf.elements[offset].orderLabel == label,
+      place.offset < place.leaf.elements.count && place.leaf.elements[place.offset].orderLabel == label,
       "PersistentList: no element labelled \(label)")
-    return (rank, leaf.elements[offset])
+    return (place.rank, place.leaf.elements[place.offset])
   }
 
   /// The leaf where `label` is or would be, the offset there, and the rank in the whole list: the number
   /// of elements labelled less than `label`. A label past the last goes to the end of the last leaf.
+  ///
+  /// It makes no reference-counting call but the one that returns the leaf: the nodes are passed
+  /// `Unmanaged` while `root` keeps them alive, and each level is read in place (``Node/step(toward:)``).
+  /// Retaining what it compares, as ``retainingDescend(toLabel:)`` does, costs four atomic operations per
+  /// child. The source's lookups on its actor, and every reader of a snapshot, use this one.
   @inlinable func descend(toLabel label: UInt64) -> (leaf: Node, offset: Int, rank: Int) {
     var rank = 0
-    // Slower than it could be, on purpose for now: through this `unowned(unsafe)` binding Swift retains
-    // and releases each node and child the loop compares. A plain strong binding (once per level) or an
-    // `Unmanaged` one (none, as in `PersistentDictionary`'s lookup) makes the diff about 3x faster and
-    // `throughput` about half as fast on two cores, where the idle second core is woken for every
-    // writer's hop. CONTRIBUTING, *What a change costs*, has the figures; measure there before changing it.
-    let node = withExtendedLifetime(root) { () -> Node in
+    let leaf = withExtendedLifetime(root) { () -> Node in
+      var node = Unmanaged.passUnretained(root)
+      while let step = node._withUnsafeGuaranteedRef({ $0.step(toward: label) }) {
+        rank += step.skipped
+        node = step.child
+      }
+      return node.takeUnretainedValue()
+    }
+    let offset = leaf.offset(ofLabel: label)
+    return (leaf, offset, rank + offset)
+  }
+
+  /// ``descend(toLabel:)`` as the log-derived diff runs it: through an `unowned(unsafe)` binding, with
+  /// which Swift retains and releases each node and child the loop compares, about three times slower.
+  ///
+  /// Slower on purpose, and measured so: the diff runs beside the writers, and on two cores a quick diff
+  /// leaves the second core idle between batches; the runtime then wakes it for every writer's hop, and
+  /// `throughput` is about half as fast. CONTRIBUTING, *What a change costs*, has the figures; measure
+  /// `throughput` on two cores before changing which lookups use which descent.
+  @inlinable func retainingDescend(toLabel label: UInt64) -> (leaf: Node, offset: Int, rank: Int) {
+    var rank = 0
+    let leaf = withExtendedLifetime(root) { () -> Node in
       unowned(unsafe) var node = root
       while !node.isLeaf {
         var child = 0
@@ -214,13 +275,8 @@
       }
       return node
     }
-    var low = 0
-    var high = node.elements.count
-    while low < high {
-      let middle = (low + high) / 2
-      if node.elements[middle].orderLabel < label { low = middle + 1 } else { high = middle }
-    }
-    return (node, low, rank + low)
+    let offset = leaf.offset(ofLabel: label)
+    return (leaf, offset, rank + offset)
   }
 
   /// Inserts `element` at `index`.

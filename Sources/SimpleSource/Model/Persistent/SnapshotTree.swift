@@ -140,8 +140,22 @@ struct SnapshotTree<Section: SectionType>: Sendable {
   /// The position of the item `id` and the item, or `nil`.
   /// - Complexity: O(log *n*): one hash, one descent.
   @inlinable func locate(_ id: Item.ID) -> (position: ItemPosition, item: Item)? {
+    locate(id) { $0.find(label: $1) }
+  }
+
+  /// ``locate(_:)`` through ``PersistentList/retainingDescend(toLabel:)``, slower on purpose: the
+  /// log-derived diff's lookup (see there why).
+  /// - Complexity: O(log *n*).
+  @inlinable func locateRetaining(_ id: Item.ID) -> (position: ItemPosition, item: Item)? {
+    locate(id) { $0.findRetaining(label: $1) }
+  }
+
+  /// ``locate(_:)`` with `find` as the descent.
+  @inlinable func locate(
+    _ id: Item.ID, by find: (PersistentList<Labeled<Item>>, UInt64) -> (index: Int, element: Labeled<Item>)
+  ) -> (position: ItemPosition, item: Item)? {
     guard let location = locations[id], let section = sectionIndexByKey[location.section] else { return nil }
-    let (rank, element) = entries[section].items.find(label: location.label)
+    let (rank, element) = find(entries[section].items, location.label)
     return (ItemPosition(section: section, item: rank), element.value)
   }
 
