@@ -131,7 +131,7 @@ func newSnapshotDiff(iterations: Int) -> RuntimeResult {
 /// The resident memory a 1,000,000-item source adds (`bytes`), against the plain `[Item]` array of the
 /// same items (`floor_bytes`: count × stride).
 func resident(count: Int) -> RuntimeResult {
-  let before = residentBytes()
+  let before = trimmedResidentBytes()
   let source = try? BasicDataSource(sections: flatItems(count))
   let bytes = residentBytes() - before
   withExtendedLifetime(source) {}

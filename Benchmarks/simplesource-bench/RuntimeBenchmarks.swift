@@ -188,6 +188,22 @@ func residentBytes() -> Double {
   return fields.count > 1 ? (Double(fields[1]) ?? .nan) * 4_096 : .nan
 }
 
+/// Hands the allocator's free pages back to the system (glibc's `malloc_trim`, looked up at run time), so
+/// that a resident-memory difference counts what was allocated since, not pages that earlier cases freed
+/// and the allocator reused: without it, `resident-1m` run after the other cases printed 0 MB.
+func returnFreePages() {
+  #if canImport(Glibc)
+    typealias Trim = @convention(c) (Int) -> Int32
+    if let trim = dlsym(nil, "malloc_trim") { _ = unsafeBitCast(trim, to: Trim.self)(0) }
+  #endif
+}
+
+/// Resident memory after ``returnFreePages()``: what the process holds, not what earlier cases left free.
+func trimmedResidentBytes() -> Double {
+  returnFreePages()
+  return residentBytes()
+}
+
 /// One subscriber never consumes while 1,000,000 mutations run: resident memory at 10k, 500k and 1M,
 /// after 10,000 warm-up mutations that let the allocator reach its steady state. Run twice: first with
 /// ``HistoryLimit/newest``, which isolates what the stalled subscriber and the source hold (`newest_bytes_*`),
@@ -212,7 +228,7 @@ func stalled() async -> RuntimeResult {
 }
 
 /// 1,000,000 replacements on a 10,000-item source with one subscriber that never consumes: the time they
-/// take and resident memory after 10k, 500k and 1M of them.
+/// take and resident memory after 10k, 500k and 1M of them, free pages handed back first.
 @available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
 func stalledRun(history: HistoryLimit) async -> (ms: Double, at10k: Double, at500k: Double, at1m: Double) {
   guard let source = try? BasicDataSource(sections: tenThousandItems(), history: history) else {
@@ -229,14 +245,14 @@ func stalledRun(history: HistoryLimit) async -> (ms: Double, at10k: Double, at50
     _ = try? await source.replaceItem(Item(id: index % 10_000, version: index))
     if index == warmUp + 9_999 {
       await source.settled()
-      at10k = residentBytes()
+      at10k = trimmedResidentBytes()
     } else if index == warmUp + 499_999 {
       await source.settled()
-      at500k = residentBytes()
+      at500k = trimmedResidentBytes()
     }
   }
   await source.settled()
-  let at1m = residentBytes()
+  let at1m = trimmedResidentBytes()
   let ms = elapsedMS(since: start)
   withExtendedLifetime(subscription) {}
   return (ms, at10k, at500k, at1m)
