@@ -45,6 +45,11 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   /// The `to` of the newest published batch, and its snapshot.
   @usableFromInline var publishedVersion = 0
   @usableFromInline var publishedSnapshot: Snapshot<Section>
+  /// The newest version a subscriber started at: when it is past ``offeredVersion``, a subscriber may
+  /// hold a state that no batch has offered.
+  @usableFromInline var newestSubscribedVersion = 0
+  /// The version subscribers were brought to after mutations that cancelled out (see ``publish()``).
+  @usableFromInline var advancedVersion = 0
   @usableFromInline var pendingRefresh = Set<Item.ID>()
   /// The item ids edited since ``publishedSnapshot``, and whether the sections were reshaped or replaced
   /// meanwhile: what a log-derived batch needs (see ``Changeset``).
@@ -108,7 +113,8 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   /// Returns the current snapshot and the batches that follow it; see ``Subscription`` for the promises.
   /// - Parameter pacing: How often this subscriber receives batches; ``Pacing/immediate`` by default.
   public func subscribe(pacing: Pacing = .immediate) -> Subscription<Section> {
-    hub.subscribe(at: (storedVersion, currentSnapshot()), pacing: pacing)
+    newestSubscribedVersion = storedVersion
+    return hub.subscribe(at: (storedVersion, currentSnapshot()), pacing: pacing)
   }
 
   /// Resumes a subscriber that holds the state at `version` (G11): see ``Resumption``.
@@ -132,9 +138,10 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   /// Tests await this instead of sleeping. It does not wait for subscribers to consume.
   public func settled() async { await settled(through: storedVersion) }
 
-  /// The `to` of the newest batch offered to subscribers: behind ``version`` after mutations that
-  /// cancelled out (G4).
-  public var offeredVersion: Int { publishedVersion }
+  /// The version a subscriber that has taken every batch offered so far is at: the `to` of the newest
+  /// batch, or the version mutations that cancelled out reached when a subscriber had started from a
+  /// state between them. Behind ``version`` after mutations that cancelled out (G4).
+  public var offeredVersion: Int { max(publishedVersion, advancedVersion) }
 
   /// Returns once `version` exists and every mutation up to it has been diffed and offered to every
   /// subscriber. A writer uses it to await the delivery of the version its mutation returned.
@@ -315,6 +322,14 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
         publishedSnapshot = snapshot
         unpublishedTouched = []
         unpublishedReshaped = false
+      } else if newestSubscribedVersion > offeredVersion {
+        // A subscriber started from a state these mutations went through and undid: it holds something
+        // else, and no batch would tell it (G2). Every subscriber is brought to this version instead;
+        // those that hold the offered state compose nothing.
+        hub.advance(
+          to: toVersion, snapshot: snapshot, since: publishedVersion,
+          touched: unpublishedReshaped ? nil : unpublishedTouched)
+        advancedVersion = toVersion
       }
       resumeSettleWaiters()
     }

@@ -18,7 +18,8 @@ public protocol DataSourceType<Section>: AnyObject, Sendable {
   var version: Int { get async }
 
   /// The version a subscriber that has taken every batch offered so far is at: the `to` of the newest
-  /// batch offered to subscribers, or the first version when none was.
+  /// batch offered to subscribers, or the first version when none was, or a later version the source
+  /// brought its subscribers to without a shared batch (``BasicDataSource/offeredVersion``).
   ///
   /// Mutations that cancel out make versions but no batch (G4), so this can be behind ``version``. A
   /// source built on a source awaits it after `settled()`, to know when it has followed everything. The

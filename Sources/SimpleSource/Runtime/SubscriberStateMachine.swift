@@ -116,6 +116,42 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
     return (waiter, delivery)
   }
 
+  /// The source reached `version` by mutations that cancelled out since the published version `since`:
+  /// no batch is published (G4), yet a subscriber that started from a state between the two holds
+  /// something else, and must reach `snapshot` too. Returns the waiter to resume, with its delivery.
+  ///
+  /// Every subscriber that has not seen `version` composes its way there; one that holds `since` (or a
+  /// batch still to come that ends there) usually finds its composition empty, which is not delivered but
+  /// advances its version for followers (``SubscriberMailbox/cancelledOutObserver``). `touched` holds the
+  /// ids changed from `since` to `version`, when known: a subscriber at `since` then derives the
+  /// composition from them.
+  @inlinable
+  mutating func advance(
+    to version: Int, snapshot: Snapshot<Section>, since: Int, touched: Set<ItemID>?
+  ) -> (Waiter, Delivery)? {
+    guard version > newestVersion else { return nil }
+    newestVersion = version
+    newestSnapshot = snapshot
+    guard !isEnded, seen < version else { return nil }
+    // The shared batch, if it is this subscriber's next, still goes first; the catch-up after it starts
+    // at `since`, where the ids are known.
+    if missed == nil && self.version == since {
+      missed = (since, touched)
+    } else if let start = missed {
+      missed = (
+        start.from, start.touched.flatMap { touchedBefore in touched.map { touchedBefore.union($0) } }
+      )
+    }
+    if let start = missed, let ids = start.touched,
+      !UpdateBatch<Section>.isWorthLogging(ids.count, of: snapshot.itemCount)
+    {
+      missed = (start.from, nil)
+    }
+    guard let waiter, let delivery = pending() else { return nil }
+    self.waiter = nil
+    return (waiter, delivery)
+  }
+
   /// Ends the subscription; idempotent. Returns its waiter, to be resumed with ``Delivery/end``.
   @inlinable
   mutating func end() -> Waiter? {

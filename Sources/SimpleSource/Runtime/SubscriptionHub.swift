@@ -25,6 +25,16 @@ final class SubscriberMailbox<Section: SectionType>: Sendable {
     }
   }
 
+  /// See ``SubscriberStateMachine/advance(to:snapshot:since:touched:)``.
+  @inlinable
+  func advance(to version: Int, snapshot: Snapshot<Section>, since: Int, touched: Set<Section.Item.ID>?) {
+    if let (waiter, delivery) = state.withLock({
+      $0.advance(to: version, snapshot: snapshot, since: since, touched: touched)
+    }) {
+      waiter.resume(returning: delivery)
+    }
+  }
+
   @inlinable
   func end() { state.withLock { $0.end() }?.resume(returning: .end) }
 
@@ -176,6 +186,23 @@ final class SubscriptionHub<Section: SectionType>: Sendable {
       return registry.mailboxes
     }
     for mailbox in mailboxes { mailbox.publish(batch, refreshing: refreshing) }
+  }
+
+  /// Brings every subscriber to `version` when the mutations since the published version `since`
+  /// cancelled out (G4): no batch, but a subscriber that started from a state between them holds
+  /// something else (see ``SubscriberStateMachine/advance(to:snapshot:since:touched:)``). New subscribers
+  /// start at `version`; the history keeps only published versions.
+  /// - Complexity: O(*s*) for *s* subscribers; each composes its own catch-up when it next asks.
+  @inlinable
+  func advance(to version: Int, snapshot: Snapshot<Section>, since: Int, touched: Set<Section.Item.ID>?) {
+    let mailboxes = registry.withLock { registry in
+      registry.newestVersion = version
+      registry.newestSnapshot = snapshot
+      return registry.mailboxes
+    }
+    for mailbox in mailboxes {
+      mailbox.advance(to: version, snapshot: snapshot, since: since, touched: touched)
+    }
   }
 
   /// Ends a subscription and releases it; idempotent, and safe before, during or after a wait.

@@ -219,6 +219,43 @@ struct DataSourceContractTests {
     #expect(await source.offeredVersion == version + 1)
   }
 
+  @Test("G2 with G4: a subscriber that started between mutations that cancel out is brought to the state")
+  func subscribedBetweenCancellingMutations() async throws {
+    let source = try TestSource(sections: layout("A: a b | B: c"))
+    let before = await BatchRecorder(await source.subscribe())
+    let between = try await source.subscribeBetween(inserting: layout("S: s"), at: 1)
+    #expect(between.version == 1 && between.snapshot.sections.map(\.id) == ["A", "S", "B"])
+    let recorder = await BatchRecorder(between)
+    await source.settled()
+    // No batch for the cancelled-out mutations, yet the subscriber that held S gets one that removes it.
+    #expect(await source.version == 2 && source.retainedVersions == [0])
+    try #require(await source.offeredVersion == 2, "followers settle once every subscriber is at 2")
+    await recorder.waitUntilShowing(await source.snapshot)
+    let removal = await recorder.batches
+    #expect(removal.map { [$0.from, $0.to] } == [[1, 2]])
+    #expect(removal.first?.changeset.sectionChanges.deletes.map(\.id) == ["S"])
+    #expect(await recorder.violations.isEmpty)
+
+    // The next batch: the subscriber that never saw S gets it from 0 (G1), the other one from 2.
+    try await source.appendItems([item("d")], toSection: "B")
+    await source.settled()
+    let newest = await source.snapshot
+    await recorder.waitUntilShowing(newest)
+    await before.waitUntilShowing(newest)
+    #expect(await before.batches.map { [$0.from, $0.to] } == [[0, 3]], "nothing for the cancelled-out pair")
+    #expect(await recorder.batches.map { [$0.from, $0.to] } == [[1, 2], [2, 3]])
+    #expect(await before.violations.isEmpty)
+    #expect(await recorder.violations.isEmpty)
+
+    // Mutations that cancel out with no subscriber between them offer nothing, as before.
+    try await source.insertThenDelete(item("e"), in: "A")
+    await source.settled()
+    #expect(await source.version == 5)
+    #expect(await source.offeredVersion == 3)
+    await before.cancel()
+    await recorder.cancel()
+  }
+
   @Test("coalescing: every mutation made while a batch is diffed joins exactly one next batch")
   func coalescing() async throws {
     // The first batch's diff is held at a gate while 8 tasks make 400 mutations; once it is let go, the
@@ -269,6 +306,16 @@ struct DataSourceContractTests {
 }
 
 extension BasicDataSource where Section == TestSection {
+  /// Inserts `sections` at `index`, subscribes, and deletes them again, in one turn of the actor: the
+  /// subscriber starts from a state that no cut sees, between mutations that cancel out.
+  func subscribeBetween(inserting sections: [TestSection], at index: Int) throws -> Subscription<TestSection>
+  {
+    try update { $0.insert(contentsOf: sections, at: index) }
+    let subscription = subscribe()
+    try update { $0.removeSubrange(index..<(index + sections.count)) }
+    return subscription
+  }
+
   /// Two mutations in one turn of the actor: no cut can fall between them.
   func insertThenDelete(_ item: TestItem, in section: String) throws {
     try edit { (transaction: inout Transaction<TestSection>) throws(Error) in
