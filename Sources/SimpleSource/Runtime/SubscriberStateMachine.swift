@@ -101,12 +101,7 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
       let start =
         missed
         ?? (version, previous.flatMap { $0.from == version && $0.to == batch.from ? $0.touchedIDs : nil })
-      let touched = start.touched.flatMap { touched in batch.touchedIDs.map { touched.union($0) } }
-      // Bounded (G6): past a sixteenth of the list a full diff is as cheap, and the ids are dropped.
-      let bounded = touched.flatMap {
-        UpdateBatch<Section>.isWorthLogging($0.count, of: batch.snapshot.itemCount) ? $0 : nil
-      }
-      missed = (start.from, bounded)
+      missed = Self.missed(start, adding: batch.touchedIDs, itemCount: batch.snapshot.itemCount)
     }
     // Kept in case the subscriber ends up composing (it may miss this batch too); receiving the shared
     // batch clears them, since that batch refreshes them itself.
@@ -135,21 +130,25 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
     guard !isEnded, seen < version else { return nil }
     // The shared batch, if it is this subscriber's next, still goes first; the catch-up after it starts
     // at `since`, where the ids are known.
-    if missed == nil && self.version == since {
-      missed = (since, touched)
-    } else if let start = missed {
-      missed = (
-        start.from, start.touched.flatMap { touchedBefore in touched.map { touchedBefore.union($0) } }
-      )
-    }
-    if let start = missed, let ids = start.touched,
-      !UpdateBatch<Section>.isWorthLogging(ids.count, of: snapshot.itemCount)
-    {
-      missed = (start.from, nil)
+    if let start = missed ?? (self.version == since ? (since, []) : nil) {
+      missed = Self.missed(start, adding: touched, itemCount: snapshot.itemCount)
     }
     guard let waiter, let delivery = pending() else { return nil }
     self.waiter = nil
     return (waiter, delivery)
+  }
+
+  /// The missed batches from `start` extended by ids `touched` later, `nil` when either is unknown.
+  /// Bounded (G6): past a sixteenth of the list's `itemCount` items a full diff is as cheap, and the ids
+  /// are dropped.
+  @inlinable
+  static func missed(
+    _ start: (from: Int, touched: Set<ItemID>?), adding touched: Set<ItemID>?, itemCount: Int
+  ) -> (from: Int, touched: Set<ItemID>?) {
+    let union = start.touched.flatMap { before in touched.map { before.union($0) } }
+    return (
+      start.from, union.flatMap { UpdateBatch<Section>.isWorthLogging($0.count, of: itemCount) ? $0 : nil }
+    )
   }
 
   /// Ends the subscription; idempotent. Returns its waiter, to be resumed with ``Delivery/end``.
