@@ -45,7 +45,9 @@
 /// - Complexity: O(*n* + *m* log *m*) for *n* items, where *m* ≤ *n* is the number of surviving items in
 ///   one section (the longest increasing subsequence; O(*m*) when their order is unchanged). Each old
 ///   item id is hashed once and each surviving item is compared with `==` once; nothing is hashed for
-///   the new snapshot, whose index is already built.
+///   the new snapshot, whose index is already built. When both hold the same sections and item ids in
+///   the same order (only contents changed), items pair by position: nothing is hashed or allocated per
+///   item, and a section whose items share storage on both sides costs O(1).
 public struct Changeset<Section: SectionType>: Sendable {
   /// The item type of the sections.
   public typealias Item = Section.Item
@@ -77,8 +79,10 @@ public struct Changeset<Section: SectionType>: Sendable {
   public init(from source: Snapshot<Section>, to target: Snapshot<Section>, refreshing: Set<Item.ID> = []) {
     var planner = ChangesetPlanner(source: source, target: target, refreshing: refreshing)
     planner.matchSections()
-    planner.matchItems()
-    planner.findMoves()
+    if !planner.matchItemsInPlace() {
+      planner.matchItems()
+      planner.findMoves()
+    }
     self.init(source: source, target: target, planner: planner, refreshing: refreshing)
   }
 

@@ -108,7 +108,8 @@ extension Changeset {
     refreshing: Set<Item.ID>
   ) {
     self.init(
-      source: source, target: target, stages: planner.makeStages(), sectionChanges: planner.sectionSummary,
+      source: source, target: target, stages: planner.makeStages(target: target),
+      sectionChanges: planner.sectionSummary,
       itemChanges: planner.itemSummary, forcedRefreshes: refreshing)
   }
 

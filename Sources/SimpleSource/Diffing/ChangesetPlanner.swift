@@ -141,6 +141,38 @@ struct ChangesetPlanner<Section: SectionType> {
     insertUnmatched(staged: anySectionInserted)
   }
 
+  /// Pairs every item with the one at its own position when both snapshots hold the same sections and
+  /// item ids in the same order (only contents changed, as when every row is refreshed or one item is
+  /// edited in a copy of the sections): records the content updates; nothing is deleted, inserted or
+  /// moved. Call after ``matchSections()``.
+  ///
+  /// - Returns: `false`, having recorded nothing, when a section or item id is not in place: pair them
+  ///   with ``matchItems()`` and ``findMoves()`` then.
+  /// - Complexity: O(1) for a section whose items share storage on both sides (unless `refreshing` is not
+  ///   empty); O(*m*) id comparisons and `==` for one of *m* items that does not. Nothing is hashed, and
+  ///   nothing of size *n* is allocated.
+  @inlinable
+  mutating func matchItemsInPlace() -> Bool {
+    let old = source.sections
+    let new = target.sections
+    guard old.count == new.count, oldToNewSection.indices.allSatisfy({ oldToNewSection[$0] == $0 }) else {
+      return false
+    }
+    for section in old.indices where !FlatSnapshot<Section>.sameIDs(old[section].items, new[section].items) {
+      return false
+    }
+    for section in old.indices {
+      let (items, newItems) = (old[section].items, new[section].items)
+      if refreshing.isEmpty && FlatSnapshot<Section>.sharesStorage(items, newItems) { continue }
+      for index in items.indices
+      where items[index] != newItems[index] || (!refreshing.isEmpty && refreshing.contains(items[index].id)) {
+        let position = ItemPosition(section: section, item: index)
+        itemSummary.updates.append(ItemChange(id: items[index].id, from: position, to: position))
+      }
+    }
+    return true
+  }
+
   /// How many items `old` and `new` start with that have equal ids in the same order, and how many they
   /// end with, not overlapping: those pair up by position. Ids are unique in a snapshot, so a lookup would
   /// pair them the same way.
@@ -263,15 +295,18 @@ struct ChangesetPlanner<Section: SectionType> {
   /// and moves (I). Only a moved section makes two groups conflict (R28): D and S when it has item
   /// deletes, S and I when it has item inserts or moves. Groups that do not conflict share a batch, so
   /// there are one, two ([D][SI] or [DS][I]) or three structural stages.
+  ///
+  /// Without structural changes the refresh stage is the last one, and its state is `target` itself: the
+  /// old shape is the new one, and every item not refreshed is equal to its new content.
   @inlinable
-  func makeStages() -> [ChangeStage<Section>] {
+  func makeStages(target targetSnapshot: Snapshot<Section>) -> [ChangeStage<Section>] {
     var stages: [ChangeStage<Section>] = []
-    if !sectionSummary.updates.isEmpty || !itemSummary.updates.isEmpty {
-      stages.append(makeRefreshStage())
-    }
     let hasStructure =
       !sectionSummary.deletes.isEmpty || !sectionSummary.inserts.isEmpty || !sectionSummary.moves.isEmpty
       || !stageItemDeletes.isEmpty || !stageItemInserts.isEmpty || !itemSummary.moves.isEmpty
+    if !sectionSummary.updates.isEmpty || !itemSummary.updates.isEmpty {
+      stages.append(makeRefreshStage(state: hasStructure ? nil : targetSnapshot))
+    }
     guard hasStructure else { return stages }
     let deletesConflict = sectionSummary.moves.contains { oldSectionHasItemDeletes[$0.from!] }
     let itemsConflict = sectionSummary.moves.contains { move in
@@ -292,9 +327,18 @@ struct ChangesetPlanner<Section: SectionType> {
     return stages
   }
 
-  /// The refresh stage: the old shape, with new contents for updated items and sections.
+  /// The refresh stage: the old shape, with new contents for updated items and sections; its state is
+  /// `state` when given (the caller knows it is that), else built from the old sections.
   @inlinable
-  func makeRefreshStage() -> ChangeStage<Section> {
+  func makeRefreshStage(state: Snapshot<Section>?) -> ChangeStage<Section> {
+    let sectionChanges = ChangeList(
+      updates: sectionSummary.updates.map { SectionChange(id: $0.id, from: $0.from, to: $0.from) })
+    let itemChanges = ChangeList(
+      updates: itemSummary.updates.map { ItemChange(id: $0.id, from: $0.from, to: $0.from) })
+    if let state {
+      return ChangeStage(
+        kind: .refresh, sectionChanges: sectionChanges, itemChanges: itemChanges, state: state)
+    }
     var data = source.sections
     for update in sectionSummary.updates {
       var section = target.sections[update.to!]
@@ -305,13 +349,7 @@ struct ChangesetPlanner<Section: SectionType> {
       let from = update.from!
       data[from.section].items[from.item] = target[update.to!]
     }
-    return ChangeStage(
-      kind: .refresh,
-      sectionChanges: ChangeList(
-        updates: sectionSummary.updates.map { SectionChange(id: $0.id, from: $0.from, to: $0.from) }),
-      itemChanges: ChangeList(
-        updates: itemSummary.updates.map { ItemChange(id: $0.id, from: $0.from, to: $0.from) }),
-      data: data)
+    return ChangeStage(kind: .refresh, sectionChanges: sectionChanges, itemChanges: itemChanges, data: data)
   }
 
   /// Deletes, section inserts and moves, and item inserts and moves in separate batches (S1 stages

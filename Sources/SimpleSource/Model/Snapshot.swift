@@ -227,6 +227,41 @@ struct FlatSnapshot<Section: SectionType>: Sendable {
       itemOffsets: offsets)
   }
 
+  /// The flat form of `sections` when they hold exactly this snapshot's section and item ids in the same
+  /// order, sharing this index: nothing is hashed or allocated, and they are valid since these ids are.
+  /// `nil` when any count or id differs.
+  /// - Complexity: O(*s*) for *s* sections whose items share storage with this snapshot's (untouched by a
+  ///   caller that edited a copy); O(*m*) id comparisons for the other sections' *m* items.
+  @inlinable
+  func reindexed(_ sections: [Section]) -> FlatSnapshot? {
+    guard sections.count == self.sections.count else { return nil }
+    for (old, new) in zip(self.sections, sections) {
+      guard old.id == new.id, Self.sameIDs(old.items, new.items) else { return nil }
+    }
+    return FlatSnapshot(
+      sections: sections, sectionIndexByID: sectionIndexByID, positionByItemID: positionByItemID,
+      itemOffsets: itemOffsets)
+  }
+
+  /// Whether `old` and `new` hold the same ids in the same order; O(1) when they share storage.
+  @inlinable
+  static func sameIDs(_ old: [Item], _ new: [Item]) -> Bool {
+    guard old.count == new.count else { return false }
+    if sharesStorage(old, new) { return true }
+    for index in old.indices where old[index].id != new[index].id { return false }
+    return true
+  }
+
+  /// Whether the two arrays are one: the same elements in the same storage (an unedited copy).
+  /// - Complexity: O(1).
+  @inlinable
+  static func sharesStorage(_ old: [Item], _ new: [Item]) -> Bool {
+    old.count == new.count
+      && old.withUnsafeBufferPointer { old in
+        new.withUnsafeBufferPointer { new in old.baseAddress == new.baseAddress }
+      }
+  }
+
   /// A flat form from parts known to agree.
   @inlinable
   init(
@@ -271,6 +306,13 @@ final class SnapshotStorage<Section: SectionType>: Sendable {
   @inlinable
   init(trustedSections sections: [Section]) {
     (madeFlat, madeTree, madeSections) = (nil, nil, sections)
+  }
+
+  /// The flat form if it exists already: O(1), never builds it.
+  @inlinable
+  var existingFlat: FlatSnapshot<Section>? {
+    if let madeFlat { return madeFlat }
+    return derived.withLock { $0.flat }
   }
 
   @inlinable

@@ -8,7 +8,10 @@ extension BasicDataSource {
 
   /// Replaces every section.
   /// - Throws: ``DataSourceError`` for duplicate section or item ids.
-  /// - Complexity: O(*n*).
+  /// - Complexity: O(*n*). When `sections` keep every section and item id of the current state in place
+  ///   (only contents changed), the new state shares the current id index and the batch pairs items by
+  ///   position: id comparisons and `==`, no hashing. Sections that share their items' storage with the
+  ///   current state's (an unedited copy) cost O(1).
   @inlinable
   @discardableResult
   public func setSections(_ sections: [Section]) throws(Error) -> Int {

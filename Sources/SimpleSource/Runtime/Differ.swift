@@ -25,9 +25,10 @@ struct Differ<Section: SectionType>: Sendable {
 
   /// ``SectionStore/replacing(_:with:)``: validates new sections and compares them with the current ones.
   @usableFromInline let replace:
-    @Sendable ([Section], [Section]) throws(DataSourceError<Section.ID, Section.Item.ID>) -> SectionStore<
-      Section
-    >?
+    @Sendable (Snapshot<Section>, [Section]) throws(DataSourceError<Section.ID, Section.Item.ID>) ->
+      SectionStore<
+        Section
+      >?
 
   @inlinable
   init() {

@@ -47,10 +47,20 @@ struct SectionStore<Section: SectionType>: Sendable {
 
   /// The store that replaces `current` with `sections`, validated, its log marked reshaped (the next
   /// batch is a full diff); `nil` when they are equal.
+  ///
+  /// When `current` has its flat form and `sections` keep every section and item id in place (only
+  /// contents changed: a refresh of every row, or an `update { }` that edits items), the new snapshot
+  /// shares the current index: no id is hashed. Otherwise the sections are indexed and validated anew.
+  /// - Complexity: O(*n*): id comparisons when the ids stay in place, one hash per id otherwise.
   @inlinable
-  static func replacing(_ current: [Section], with sections: [Section]) throws(Error) -> Self? {
-    let snapshot = try Snapshot(sections)
-    if same(current, sections) { return nil }
+  static func replacing(_ current: Snapshot<Section>, with sections: [Section]) throws(Error) -> Self? {
+    let snapshot: Snapshot<Section>
+    if let reindexed = current.storage.existingFlat?.reindexed(sections) {
+      snapshot = Snapshot(flat: reindexed)
+    } else {
+      snapshot = try Snapshot(sections)
+    }
+    if same(current.sections, sections) { return nil }
     var store = Self(trusted: snapshot)
     store.reshaped = true
     return store
