@@ -301,18 +301,21 @@ let runtimeCaseNames =
     "composite-one-edit",
   ] + editCaseNames
 
+/// The case `name`, first, and any case measured in the same rounds with it.
 @available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
-func runRuntimeCase(named name: String, iterations: Int) async -> RuntimeResult {
+func runRuntimeCase(named name: String, iterations: Int) async -> [RuntimeResult] {
   switch name {
-  case "throughput": await throughput(iterations: max(3, iterations / 3))
-  case "stalled": await stalled()
-  case "latency": await latency(iterations: iterations)
-  case "view-apply": await viewBatch(iterations: iterations, rebased: false)
-  case "view-rebased": await viewBatch(iterations: iterations, rebased: true)
-  case "projection-one-edit-100k": await projectionOneEdit(iterations: iterations)
-  case "projection-refilter-100k": await projectionRefilter(iterations: iterations)
-  case "composite-one-edit": await compositeOneEdit(iterations: iterations)
-  case _ where editCaseNames.contains(name): await runEditCase(named: name, iterations: iterations)
-  default: await fanout(Int(name.dropFirst("fanout-".count)) ?? 1, iterations: max(20, iterations * 4))
+  case "throughput": [await throughput(iterations: max(3, iterations / 3))]
+  case "stalled": [await stalled()]
+  case "latency": [await latency(iterations: iterations)]
+  case "view-apply": [await viewBatch(iterations: iterations, rebased: false)]
+  case "view-rebased": [await viewBatch(iterations: iterations, rebased: true)]
+  case "projection-one-edit-100k": [await projectionOneEdit(iterations: iterations)]
+  case "projection-refilter-100k": [await projectionRefilter(iterations: iterations)]
+  case "composite-one-edit": [await compositeOneEdit(iterations: iterations)]
+  case "update-one-edit-1m", "set-sections-one-edit-1m":
+    await wholeListOneEdit(first: name, iterations: iterations)
+  case _ where editCaseNames.contains(name): [await runEditCase(named: name, iterations: iterations)]
+  default: [await fanout(Int(name.dropFirst("fanout-".count)) ?? 1, iterations: max(20, iterations * 4))]
   }
 }

@@ -391,8 +391,11 @@ func runBenchmarks(_ names: [String], options: Options) async {
     runDiffCase(named: $0, iterations: options.iterations)
   }
   var runtimeResults: [RuntimeResult] = []
-  for name in names where runtimeCaseNames.contains(name) {
-    runtimeResults.append(await runRuntimeCase(named: name, iterations: options.iterations))
+  // A case measured in the same rounds as an earlier one is reported from those rounds.
+  for name in names
+  where runtimeCaseNames.contains(name) && !runtimeResults.contains(where: { $0.name == name }) {
+    let measured = await runRuntimeCase(named: name, iterations: options.iterations)
+    runtimeResults += measured.filter { names.contains($0.name) }
   }
   if options.json {
     print(json(results, runtimeResults))
