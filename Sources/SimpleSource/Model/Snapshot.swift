@@ -46,6 +46,19 @@ public struct Snapshot<Section: SectionType>: Sendable {
   @inlinable
   init(trusted sections: [Section]) { storage = SnapshotStorage(flat: FlatSnapshot(trusted: sections)) }
 
+  /// A snapshot of sections known to be valid that shares `previous`'s index when they keep its section
+  /// and item ids in place (see ``FlatSnapshot/reindexed(_:)``), and indexes them otherwise.
+  /// - Complexity: O(*n*) id comparisons when the ids stay in place (O(1) per section whose items share
+  ///   storage with `previous`'s), one hash per id otherwise.
+  @inlinable
+  init(trusted sections: [Section], reindexing previous: Snapshot) {
+    if let flat = previous.storage.existingFlat?.reindexed(sections) {
+      self.init(flat: flat)
+    } else {
+      self.init(trusted: sections)
+    }
+  }
+
   /// A snapshot of its flat form.
   @inlinable
   init(flat: FlatSnapshot<Section>) { storage = SnapshotStorage(flat: flat) }

@@ -239,7 +239,9 @@ actor OutlineEngine<Base: SectionType> where Base.Item: OutlineNode {
       let (sections, known) = try Self.flatten(batch.snapshot, expanded: expanded)
       parent = batch.snapshot
       self.known = known
-      broadcaster.publishNext(Changeset(from: broadcaster.snapshot, to: Snapshot(trusted: sections)))
+      broadcaster.publishNext(
+        Changeset(
+          from: broadcaster.snapshot, to: Snapshot(trusted: sections, reindexing: broadcaster.snapshot)))
     } catch {
       reporter.yield(error)
     }

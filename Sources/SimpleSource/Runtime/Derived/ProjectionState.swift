@@ -51,7 +51,9 @@ struct ProjectionState<Section: SectionType>: Sendable {
   /// When the state is not current, or the batch does not start at ``parent``, it projects in full.
   ///
   /// - Complexity: O(*k*) predicate calls and O(*k* log *n*) comparisons for *k* touched items, plus
-  ///   O(*n*) to build the new snapshot (the array layout of ``Snapshot``) and O(*n*) integer steps.
+  ///   O(*n*) to build the new snapshot (the array layout of ``Snapshot``) and O(*n*) integer steps. The
+  ///   new snapshot shares the shown one's index when the batch kept every shown id in place (an item
+  ///   edited and still shown): then nothing but the touched ids is hashed; otherwise each shown id once.
   @inlinable
   func applying(_ changeset: Changeset<Section>, startsAtParent: Bool) throws(ProjectionError) -> (
     Self, Changeset<Section>
@@ -120,7 +122,7 @@ struct ProjectionState<Section: SectionType>: Sendable {
       shownSection.items = items
       sections.append(shownSection)
     }
-    let next = Snapshot(trusted: sections)
+    let next = Snapshot(trusted: sections, reindexing: shown)
     let change = Changeset(from: shown, to: next, touching: touched, refreshing: changeset.forcedRefreshes)
     var state = self
     state.parent = target

@@ -117,3 +117,27 @@ struct ProjectionStateTests {
     print("Projection steps: \(derivedSteps) derived steps matched the model; \(settings.replay)")
   }
 }
+
+extension ProjectionStateTests {
+  @Test("a parent batch that keeps what is shown in place hashes only the ids it touched, not one per item")
+  func inPlaceStepHashesTouchedIDs() throws {
+    let counter = CallCounter()
+    let count = 20_000
+    let sections = [Section(id: 0, items: ChangesetComplexityTests.items(0..<count, counting: counter))]
+    let evens = Projection<Section<Int, CountingItem>>(where: { $0.id.value % 2 == 0 })
+    let parent = try Snapshot(sections)
+    let state = try ProjectionState(parent: parent, projection: evens)
+    var edited = sections
+    edited[0].items[1_000] = CountingItem(id: edited[0].items[1_000].id, version: 1)
+    let target = try Snapshot(edited)
+    let parentChange = Changeset(from: parent, to: target)
+    counter.reset()
+    let (next, change) = try state.applying(parentChange, startsAtParent: true)
+    // The touched id, looked up on each side and in the changeset: a few hashes. Indexing the new shown
+    // list anew hashed all 10,000 shown ids.
+    #expect(counter.hashes <= 20, "hashes: \(counter.hashes)")
+    #expect(change.itemChanges.updates.map(\.from) == [ItemPosition(section: 0, item: 500)])
+    #expect(next.shown.position(ofItem: edited[0].items[1_998].id) == ItemPosition(section: 0, item: 999))
+    #expect(next.shown.sections == [Section(id: 0, items: edited[0].items.filter { $0.id.value % 2 == 0 })])
+  }
+}
