@@ -63,7 +63,7 @@ func runEditCase(named name: String, iterations: Int) async -> RuntimeResult {
 
 /// `update { }` and `setSections` each changing one item of a flat source, in alternating rounds on two
 /// sources, so that the allocator's state and the machine's load affect both alike (measured one after
-/// the other, whichever ran first in the all-cases run paid 1.4–1.6× the other, for page faults of memory
+/// the other, whichever ran first in the all-cases run paid up to 1.6× the other, for page faults of memory
 /// the second one reused). Each round starts from the same point, one item to change: `update`'s body
 /// edits a copy of the sections, and the `setSections` client edits the sections it keeps and passes
 /// them. Both copy the edited section's items, since the source shares them; the client's copy is
