@@ -52,11 +52,17 @@ public struct Snapshot<Section: SectionType>: Sendable {
   ///   storage with `previous`'s), one hash per id otherwise.
   @inlinable
   init(trusted sections: [Section], reindexing previous: Snapshot) {
-    if let flat = previous.storage.existingFlat?.reindexed(sections) {
-      self.init(flat: flat)
-    } else {
-      self.init(trusted: sections)
-    }
+    self = previous.sharingIndex(with: sections) ?? Snapshot(trusted: sections)
+  }
+
+  /// A snapshot of `sections` that shares this one's index, when this one has its flat form already
+  /// and `sections` keep its section and item ids in place (see ``FlatSnapshot/reindexed(_:)``); `nil`
+  /// otherwise. Valid without a check, since its ids are this one's.
+  /// - Complexity: O(*s*) plus one id comparison per item of a section whose items do not share storage
+  ///   with this one's.
+  @inlinable
+  func sharingIndex(with sections: [Section]) -> Snapshot? {
+    storage.existingFlat?.reindexed(sections).map(Snapshot.init(flat:))
   }
 
   /// A snapshot of its flat form.

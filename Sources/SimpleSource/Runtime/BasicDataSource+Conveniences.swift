@@ -15,7 +15,7 @@ extension BasicDataSource {
   @inlinable
   @discardableResult
   public func setSections(_ sections: [Section]) throws(Error) -> Int {
-    try replaceAll(with: sections)
+    try replaceAll(store.snapshot, with: sections)
     return storedVersion
   }
 

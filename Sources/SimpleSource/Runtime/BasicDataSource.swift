@@ -179,9 +179,11 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   @discardableResult
   public func update<Result: Sendable>(_ body: @Sendable (inout [Section]) -> Result) throws(Error) -> Result
   {
-    var sections = store.sections
+    // The arrays of an edited store are built once, here, and compared with below.
+    let current = store.snapshot
+    var sections = current.sections
     let result = body(&sections)
-    try replaceAll(with: sections)
+    try replaceAll(current, with: sections)
     return result
   }
 
@@ -195,20 +197,23 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   @discardableResult
   public func update<Result: Sendable>(_ body: @Sendable (inout [Section]) throws -> Result) throws -> Result
   {
-    var sections = store.sections
+    // The arrays of an edited store are built once, here, and compared with below.
+    let current = store.snapshot
+    var sections = current.sections
     let result = try body(&sections)
-    try replaceAll(with: sections)
+    try replaceAll(current, with: sections)
     return result
   }
 
-  /// Makes `sections` the state, validated, if they differ from it; the next batch is a full diff.
+  /// Makes `sections` the state, validated, if they differ from `current` (the store's state, passed in
+  /// so that arrays a caller built from it are not built again); the next batch is a full diff.
   ///
   /// The O(*n*) validation and comparison run in the ``Differ``'s closure, which the client's build
   /// specialised: Swift does not specialise a generic actor's methods themselves, and that work run
   /// unspecialised is several times slower.
   @inlinable
-  func replaceAll(with sections: [Section]) throws(Error) {
-    guard let replacement = try differ.replace(store.snapshot, sections) else { return }
+  func replaceAll(_ current: Snapshot<Section>, with sections: [Section]) throws(Error) {
+    guard let replacement = try differ.replace(current, sections) else { return }
     store = replacement
     commit()
   }

@@ -55,8 +55,8 @@ struct SectionStore<Section: SectionType>: Sendable {
   @inlinable
   static func replacing(_ current: Snapshot<Section>, with sections: [Section]) throws(Error) -> Self? {
     let snapshot: Snapshot<Section>
-    if let reindexed = current.storage.existingFlat?.reindexed(sections) {
-      snapshot = Snapshot(flat: reindexed)
+    if let shared = current.sharingIndex(with: sections) {
+      snapshot = shared
     } else {
       snapshot = try Snapshot(sections)
     }
