@@ -14,6 +14,9 @@ let package = Package(
   platforms: [.iOS(.v15), .macOS(.v12), .tvOS(.v15), .watchOS(.v8), .visionOS(.v1)],
   products: [
     .library(name: "SimpleSource", targets: ["SimpleSource"]),
+    .library(name: "SimpleSourceCore", targets: ["SimpleSourceCore"]),
+    .library(name: "SimpleSourceWire", targets: ["SimpleSourceWire"]),
+    .library(name: "SimpleSourceViews", targets: ["SimpleSourceViews"]),
     .library(name: "SimpleSourceTesting", targets: ["SimpleSourceTesting"]),
     .executable(name: "employees", targets: ["employees"]),
     .executable(name: "live-roster", targets: ["live-roster"]),
@@ -23,7 +26,29 @@ let package = Package(
     .executable(name: "simplesource-bench", targets: ["simplesource-bench"]),
   ],
   targets: [
-    .target(name: "SimpleSource", swiftSettings: strictness),
+    // The layers, each a module so that the compiler holds them: nothing imports upward.
+    // Model, diffing, runtime and derived sources: every hot, `@inlinable` path, in one module.
+    .target(name: "SimpleSourceCore", swiftSettings: strictness),
+    // Batches, snapshots and resets as versioned messages; the remote source that follows them.
+    .target(name: "SimpleSourceWire", dependencies: ["SimpleSourceCore"], swiftSettings: strictness),
+    // The platform-free view layer: list views, factories, the view data source and its state machine.
+    .target(name: "SimpleSourceViews", dependencies: ["SimpleSourceCore"], swiftSettings: strictness),
+    // Screens described in JSON (AEViewModel's view models).
+    .target(name: "SimpleSourceScreens", dependencies: ["SimpleSourceCore"], swiftSettings: strictness),
+    // The UIKit skin: compiled on Apple platforms only (every file is `#if canImport(UIKit)`).
+    .target(
+      name: "SimpleSourceUIKit",
+      dependencies: ["SimpleSourceViews", "SimpleSourceScreens"],
+      swiftSettings: strictness
+    ),
+    // The umbrella: `import SimpleSource` re-exports every layer.
+    .target(
+      name: "SimpleSource",
+      dependencies: [
+        "SimpleSourceCore", "SimpleSourceWire", "SimpleSourceViews", "SimpleSourceScreens", "SimpleSourceUIKit",
+      ],
+      swiftSettings: strictness
+    ),
     .target(name: "SimpleSourceTesting", dependencies: ["SimpleSource"], swiftSettings: strictness),
     .executableTarget(
       name: "employees",
@@ -64,7 +89,10 @@ let package = Package(
     ),
     .testTarget(
       name: "SimpleSourceTests",
-      dependencies: ["SimpleSource", "SimpleSourceTesting"],
+      dependencies: [
+        "SimpleSource", "SimpleSourceCore", "SimpleSourceWire", "SimpleSourceViews", "SimpleSourceScreens",
+        "SimpleSourceTesting",
+      ],
       // Read through #filePath, so that the tests check the files in the repository, not a copy.
       exclude: ["Wire/Fixtures"],
       swiftSettings: strictness

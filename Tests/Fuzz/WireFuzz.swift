@@ -1,7 +1,9 @@
 // libFuzzer target: any bytes, decoded as a wire message and applied to a snapshot, either are refused with
-// a WireError or give a valid snapshot. Never a crash. Built by `.ci/fuzz` with the library's sources.
+// a WireError or give a valid snapshot. Never a crash. Built by `.ci/fuzz` against the core and wire modules.
 
 import Foundation
+import SimpleSourceCore
+import SimpleSourceWire
 
 struct FuzzItem: Identifiable, Equatable, Sendable, Codable {
   var id: String

@@ -1,7 +1,9 @@
 // Whole replacements that keep every id in place: the diff pairs items by position and the new snapshot
 // shares the old index, so nothing is hashed; both agree with the general match.
 
-@testable import SimpleSource
+@testable import SimpleSourceCore
+@testable import SimpleSourceViews
+@testable import SimpleSourceWire
 import SimpleSourceTesting
 import Testing
 

@@ -3,7 +3,9 @@
 import SimpleSourceTesting
 import Testing
 
-@testable import SimpleSource
+@testable import SimpleSourceCore
+@testable import SimpleSourceViews
+@testable import SimpleSourceWire
 
 @Suite("Changeset from the mutation log")
 struct LoggedChangesetTests {

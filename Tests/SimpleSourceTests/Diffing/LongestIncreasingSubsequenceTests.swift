@@ -1,6 +1,8 @@
 // Tests of the longest increasing subsequence that decides which elements stay and which move.
 
-@testable import SimpleSource
+@testable import SimpleSourceCore
+@testable import SimpleSourceViews
+@testable import SimpleSourceWire
 import Testing
 
 @Suite("Longest increasing subsequence")

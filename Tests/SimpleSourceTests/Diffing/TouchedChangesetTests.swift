@@ -1,6 +1,8 @@
 // Changesets from touched ids (the derived path of projections) against the full diff.
 
-@testable import SimpleSource
+@testable import SimpleSourceCore
+@testable import SimpleSourceViews
+@testable import SimpleSourceWire
 import SimpleSourceTesting
 import Testing
 

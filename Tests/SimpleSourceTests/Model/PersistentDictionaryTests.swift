@@ -4,7 +4,9 @@
 import SimpleSourceTesting
 import Testing
 
-@testable import SimpleSource
+@testable import SimpleSourceCore
+@testable import SimpleSourceViews
+@testable import SimpleSourceWire
 
 /// A key whose hash is its id modulo `buckets`: keys of one bucket collide on the whole hash.
 private struct Colliding: Hashable {

@@ -1,6 +1,8 @@
 // Every sequence of AppliedVersion's events up to a fixed depth, synchronously, checking its invariants.
 
-@testable import SimpleSource
+@testable import SimpleSourceCore
+@testable import SimpleSourceViews
+@testable import SimpleSourceWire
 import Testing
 
 @Suite("AppliedVersion state machine")

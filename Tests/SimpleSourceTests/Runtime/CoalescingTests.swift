@@ -1,6 +1,8 @@
 // The coalescing window's decision on its own (every case), and a source that coalesces under load.
 
-@testable import SimpleSource
+@testable import SimpleSourceCore
+@testable import SimpleSourceViews
+@testable import SimpleSourceWire
 import SimpleSourceTesting
 import Testing
 

@@ -1,7 +1,9 @@
 // One test per guarantee of DESIGN.md's contract (G1–G10), on BasicDataSource, awaiting events only.
 
 import Foundation
-@testable import SimpleSource
+@testable import SimpleSourceCore
+@testable import SimpleSourceViews
+@testable import SimpleSourceWire
 import SimpleSourceTesting
 import Testing
 

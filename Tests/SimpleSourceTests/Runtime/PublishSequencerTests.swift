@@ -1,6 +1,8 @@
 // Every sequence of the publish sequencer's events up to a fixed depth, synchronously.
 
-@testable import SimpleSource
+@testable import SimpleSourceCore
+@testable import SimpleSourceViews
+@testable import SimpleSourceWire
 import Testing
 
 @Suite("Publish sequencer")

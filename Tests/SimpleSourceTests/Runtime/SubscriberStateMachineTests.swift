@@ -1,6 +1,8 @@
 // Synchronous tests of one subscriber's state machine: no async, no tasks, every event and action.
 
-@testable import SimpleSource
+@testable import SimpleSourceCore
+@testable import SimpleSourceViews
+@testable import SimpleSourceWire
 import SimpleSourceTesting
 import Testing
 

@@ -1,7 +1,9 @@
 // A gate that holds a data source's diff, so tests can act while a batch is being prepared.
 
 import Foundation
-@testable import SimpleSource
+@testable import SimpleSourceCore
+@testable import SimpleSourceViews
+@testable import SimpleSourceWire
 
 /// Holds a diff inside `==` until the test opens it, and tells the test when a diff is held.
 final class DiffGate: Sendable {

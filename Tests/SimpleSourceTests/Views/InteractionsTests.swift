@@ -1,7 +1,9 @@
 // The interaction closures, through the reference host: the right closure gets the right item and position,
 // also while batches arrive; fallbacks, defaults, edits that the source rejects.
 
-@testable import SimpleSource
+@testable import SimpleSourceCore
+@testable import SimpleSourceViews
+@testable import SimpleSourceWire
 import SimpleSourceTesting
 import Testing
 

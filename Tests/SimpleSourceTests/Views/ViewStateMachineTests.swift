@@ -3,7 +3,9 @@
 import Foundation
 import Testing
 
-@testable import SimpleSource
+@testable import SimpleSourceCore
+@testable import SimpleSourceViews
+@testable import SimpleSourceWire
 
 @Suite("View state machine")
 struct ViewStateMachineTests {

@@ -4,7 +4,9 @@ import Foundation
 import SimpleSourceTesting
 import Testing
 
-@testable import SimpleSource
+@testable import SimpleSourceCore
+@testable import SimpleSourceViews
+@testable import SimpleSourceWire
 
 @Suite("Remote data source")
 struct RemoteDataSourceTests {

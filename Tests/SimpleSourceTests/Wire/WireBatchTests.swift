@@ -4,7 +4,9 @@ import Foundation
 import SimpleSourceTesting
 import Testing
 
-@testable import SimpleSource
+@testable import SimpleSourceCore
+@testable import SimpleSourceViews
+@testable import SimpleSourceWire
 
 @Suite("Wire batches")
 struct WireBatchTests {
@@ -22,16 +24,14 @@ struct WireBatchTests {
     }
     if coder.encode(WireMessage<TestSection>.batch(decoded)) != bytes { return ["re-encodes differently"] }
     var problems: [String] = []
-    var tree = changeset.source.tree
-    var touched = Set<String>()
-    var reshaped = false
+    var state = changeset.source
     for (index, (stage, original)) in zip(decoded.stages, changeset.stages).enumerated() {
       do {
-        try stage.apply(to: &tree, stage: index, touched: &touched, reshaped: &reshaped)
+        state = try state.applyingChecked([stage.patch]).snapshot
       } catch {
         return ["stage \(index) refused: \(error)"]
       }
-      if tree.sections != original.data { problems.append("stage \(index) state differs") }
+      if state.sections != original.data { problems.append("stage \(index) state differs") }
     }
     do {
       let update = try decoded.update(from: changeset.source, at: 4)
@@ -214,10 +214,11 @@ struct WireBatchTests {
     let batch = UpdateBatch(
       from: 1, to: 2, changeset: Changeset(from: snapshot("A: a b c"), to: snapshot("A: c a b' d")))
     let coder = WireCoder()
-    #expect(batch.storage.wire.withLock { $0 } == nil)
+    let key = ObjectIdentifier(WireCoder.self)
+    #expect(batch.storage.shared.withLock { $0[key] } == nil)
     let first = coder.encode(batch)
     #expect(first == coder.encode(WireMessage<TestSection>.batch(WireBatch(batch))))
-    #expect(batch.storage.wire.withLock { $0 } == Array(first))
+    #expect(batch.storage.shared.withLock { $0[key] } as? Data == first)
     #expect(coder.encode(batch) == first)
 
     let source = try BasicDataSource(sections: layout("A: a b"))

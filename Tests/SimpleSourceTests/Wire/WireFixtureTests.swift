@@ -5,7 +5,9 @@ import Foundation
 import SimpleSourceTesting
 import Testing
 
-@testable import SimpleSource
+@testable import SimpleSourceCore
+@testable import SimpleSourceViews
+@testable import SimpleSourceWire
 
 @Suite("Wire format fixtures")
 struct WireFixtureTests {

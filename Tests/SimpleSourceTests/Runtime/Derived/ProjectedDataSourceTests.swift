@@ -2,7 +2,9 @@
 // and projection changes, with bad closures, per-subscriber projections and the conformance suite.
 
 import Foundation
-@testable import SimpleSource
+@testable import SimpleSourceCore
+@testable import SimpleSourceViews
+@testable import SimpleSourceWire
 import SimpleSourceTesting
 import Testing
 

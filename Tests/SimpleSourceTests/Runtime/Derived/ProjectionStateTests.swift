@@ -1,7 +1,9 @@
 // The pure steps of projections, against plain filtering and sorting: the derived path must give exactly
 // what a full projection gives, and the touched-ids changeset exactly what a full diff gives.
 
-@testable import SimpleSource
+@testable import SimpleSourceCore
+@testable import SimpleSourceViews
+@testable import SimpleSourceWire
 import SimpleSourceTesting
 import Testing
 

@@ -1,0 +1,191 @@
+// The fan-out behind every data source of this package, public so that users' own sources share it.
+
+/// Fans one sequence of versions out to any number of subscribers, with the contract of
+/// ``BasicDataSource``: atomic start (G5), batches in order (G1), never an empty one (G4), a bounded
+/// backlog composed on demand off the caller's actor (G6, G9), pacing, and release on every way a
+/// subscription ends (G7).
+///
+/// Build your own ``DataSourceType`` on it (a database feed, a server's mirror): keep the state where you
+/// like, and publish each new version, either as a snapshot to diff or as a batch you computed:
+///
+/// ```swift
+/// struct Quote: Identifiable, Equatable, Sendable {
+///   var id: String
+///   var price: Double
+/// }
+///
+/// final class Prices: DataSourceType {
+///   let broadcaster = Broadcaster(snapshot: Snapshot<Section<String, Quote>>())
+///
+///   var snapshot: Snapshot<Section<String, Quote>> { get async { broadcaster.snapshot } }
+///   var version: Int { get async { broadcaster.version } }
+///   func subscribe(pacing: Pacing) async -> Subscription<Section<String, Quote>> {
+///     broadcaster.subscribe(pacing: pacing)
+///   }
+///   func settled() async {}  // publish returns once the batch is offered
+///
+///   /// Called by the feed, one value at a time.
+///   func received(_ quotes: [Quote]) async throws {
+///     let next = try Snapshot([Section(id: "all", items: quotes)])
+///     try await broadcaster.publish(next, as: broadcaster.version + 1)
+///   }
+/// }
+/// ```
+///
+/// What is promised:
+/// - **Order.** Batches reach every subscriber in the order they were accepted; a batch whose `from` is
+///   not the newest accepted version is refused with ``BroadcastError/Code-swift.struct/staleBatch``, so
+///   concurrent publishers cannot interleave wrongly.
+/// - **Off the caller's actor.** Diffs run on the global concurrent executor (G9).
+/// - **Offered on return.** When `publish` returns, the batch has been offered to every subscriber,
+///   unless another task is publishing at the same moment; then that task offers it, in order, before
+///   its own `publish` returns.
+/// - **Nothing empty.** A snapshot equal to the newest one publishes nothing and makes no version.
+/// - **Ending.** ``finish()`` ends every subscription; later subscriptions end at once.
+public final class Broadcaster<Section: SectionType>: Sendable {
+  /// The item type.
+  public typealias Item = Section.Item
+
+  @usableFromInline let hub: SubscriptionHub<Section>
+  @usableFromInline package let differ: Differ<Section>
+  @usableFromInline let state: Locked<PublishState>
+
+  /// The sequencer, and the newest accepted snapshot (which the drainer may not have offered yet).
+  @usableFromInline
+  struct PublishState: Sendable {
+    @usableFromInline var sequencer: PublishSequencer<Published>
+    @usableFromInline var accepted: Snapshot<Section>
+
+    @inlinable
+    init(version: Int, snapshot: Snapshot<Section>) {
+      sequencer = PublishSequencer(version: version)
+      accepted = snapshot
+    }
+  }
+
+  /// One accepted batch with its forced refreshes.
+  @usableFromInline
+  struct Published: Sendable {
+    @usableFromInline let batch: UpdateBatch<Section>
+    @usableFromInline let refreshing: Set<Item.ID>
+
+    @inlinable
+    init(batch: UpdateBatch<Section>, refreshing: Set<Item.ID>) {
+      self.batch = batch
+      self.refreshing = refreshing
+    }
+  }
+
+  /// Creates a broadcaster whose newest state is `snapshot` at `version`.
+  ///
+  /// Inlinable so that the catch-up diffs of subscribers that fall behind run specialised for your types.
+  /// - Parameters:
+  ///   - snapshot: The newest state.
+  ///   - version: Its version.
+  ///   - history: How many offered versions are retained for subscribers that resume (G11).
+  @inlinable
+  public init(snapshot: Snapshot<Section>, version: Int = 0, history: HistoryLimit = .default) {
+    let differ = Differ<Section>()
+    self.differ = differ
+    hub = SubscriptionHub(version: version, snapshot: snapshot, differ: differ, history: history)
+    state = Locked(PublishState(version: version, snapshot: snapshot))
+  }
+
+  /// The newest version offered to subscribers.
+  public var version: Int { hub.newest.version }
+
+  /// The newest snapshot offered to subscribers.
+  public var snapshot: Snapshot<Section> { hub.newest.snapshot }
+
+  /// The number of live subscriptions.
+  public var subscriberCount: Int { hub.count }
+
+  /// Returns the newest offered snapshot and the batches after it (G5): no gap and no overlap, whatever
+  /// publishers do meanwhile.
+  ///
+  /// - Complexity: O(*s*) in the number of subscribers.
+  @inlinable
+  public func subscribe(pacing: Pacing = .immediate) -> Subscription<Section> {
+    hub.subscribe(at: nil, pacing: pacing)
+  }
+
+  /// Resumes a subscriber that holds the state at `version` (G11).
+  ///
+  /// When the history retains `version`, the subscription starts there: its snapshot is the one the
+  /// subscriber holds, and its first batch, if any, is one batch from exactly that version to the newest,
+  /// derived from the ids changed since when every batch since could say which. Otherwise (a version no
+  /// longer retained, never offered, or not yet made) it is a reset at the newest offered state.
+  ///
+  /// - Complexity: O(log *v*) for *v* retained versions, plus O(*k*) for the *k* ids changed since.
+  @inlinable
+  public func subscribe(from version: Int, pacing: Pacing = .immediate) -> Resumption<Section> {
+    hub.resume(from: version, pacing: pacing)
+  }
+
+  /// The versions retained for subscribers that resume, oldest first; the newest offered is the last.
+  public var retainedVersions: [Int] { hub.retainedVersions }
+
+  /// Publishes a batch computed elsewhere (from a mutation log, or decoded from a server).
+  ///
+  /// - Parameters:
+  ///   - batch: The change from the newest accepted version; its `snapshot` is the new state.
+  ///   - refreshing: Items refreshed although their `==` did not change (``Changeset/forcedRefreshes``).
+  /// - Throws: ``BroadcastError`` when `batch.from` is not the newest accepted version, `batch.to` is
+  ///   not after it, the batch is empty, or the broadcaster has finished; nothing is published then.
+  /// - Complexity: O(*s*) in the number of subscribers; no diff.
+  public func publish(_ batch: UpdateBatch<Section>, refreshing: Set<Item.ID> = []) throws(BroadcastError) {
+    guard !batch.changeset.isEmpty else { throw BroadcastError(.emptyBatch, version: batch.to) }
+    let acceptance = state.withLock { state in
+      let acceptance = state.sequencer.accept(
+        Published(batch: batch, refreshing: refreshing), from: batch.from, to: batch.to)
+      if acceptance == .drain || acceptance == .queued { state.accepted = batch.snapshot }
+      return acceptance
+    }
+    switch acceptance {
+    case .drain: drain()
+    case .queued: return
+    case .stale(let expected): throw BroadcastError(.staleBatch, version: batch.from, expected: expected)
+    case .notAfter: throw BroadcastError(.versionNotAfter, version: batch.to, expected: batch.from + 1)
+    case .finished: throw BroadcastError(.finished, version: batch.to)
+    }
+  }
+
+  /// Publishes `snapshot` as `version`: diffs it against the newest accepted state and publishes the
+  /// change. A snapshot with no change publishes nothing. The diff runs on the global concurrent
+  /// executor, never on the caller's actor (G9), so a main-actor caller does not diff on the main actor.
+  ///
+  /// - Returns: Whether a batch was published.
+  /// - Throws: ``BroadcastError`` when `version` is not after the newest accepted one, another task
+  ///   published meanwhile (``BroadcastError/Code-swift.struct/staleBatch``), or the broadcaster has
+  ///   finished.
+  /// - Complexity: O(*n*) for the diff, off the caller's actor; then O(*s*).
+  @inlinable
+  @discardableResult
+  public func publish(_ snapshot: Snapshot<Section>, as version: Int, refreshing: Set<Item.ID> = [])
+    async throws(BroadcastError) -> Bool
+  {
+    let (fromVersion, fromSnapshot) = state.withLock { ($0.sequencer.version, $0.accepted) }
+    guard version > fromVersion else {
+      throw BroadcastError(.versionNotAfter, version: version, expected: fromVersion + 1)
+    }
+    // The same off-actor diff a subscriber's catch-up uses.
+    let changeset = await SubscriberMailbox<Section>.compose(
+      from: fromSnapshot, to: snapshot, refreshing: refreshing, touched: nil, differ: differ)
+    if changeset.isEmpty { return false }
+    try publish(UpdateBatch(from: fromVersion, to: version, changeset: changeset), refreshing: refreshing)
+    return true
+  }
+
+  /// Ends every subscription; publishing then throws ``BroadcastError/Code-swift.struct/finished``.
+  public func finish() {
+    if state.withLock({ $0.sequencer.finish() }) { hub.finish() }
+  }
+
+  /// Offers queued batches in order until the queue is empty.
+  @usableFromInline
+  func drain() {
+    while let next = state.withLock({ $0.sequencer.next() }) {
+      hub.publish(next.batch, refreshing: next.refreshing)
+    }
+  }
+}

@@ -1,0 +1,94 @@
+// The unit a subscriber receives: the changes from one version of a data source to a later one.
+
+/// The changes from one version of a data source to a later one, as a subscriber receives them.
+///
+/// `from` is the version the subscriber held before this batch: the previous batch's `to`, or the
+/// version of the subscription's initial snapshot for the first batch (G1). Applying ``changeset`` to
+/// the subscriber's snapshot at `from` gives ``snapshot`` exactly (G2). A batch is never empty (G4).
+///
+/// A batch is shared by every subscriber that receives it, never copied per subscriber.
+public struct UpdateBatch<Section: SectionType>: Sendable {
+  /// One reference for the whole batch, so that handing it to many subscribers costs one retain each.
+  @usableFromInline
+  final class Storage: Sendable {
+    @usableFromInline let from: Int
+    @usableFromInline let to: Int
+    @usableFromInline let changeset: Changeset<Section>
+    /// See ``UpdateBatch/touchedIDs``: computed once here, not by each subscriber that needs it.
+    @usableFromInline let touchedIDs: Set<Section.Item.ID>?
+    /// Forms of the batch that a layer above makes once and shares among every subscriber (the wire's
+    /// encoded message), keyed by the layer's own type; see ``UpdateBatch/shared(_:_:)``.
+    @usableFromInline let shared = Locked<[ObjectIdentifier: any Sendable]>([:])
+
+    @inlinable
+    init(from: Int, to: Int, changeset: Changeset<Section>) {
+      self.from = from
+      self.to = to
+      self.changeset = changeset
+      self.touchedIDs = UpdateBatch.touchedIDs(of: changeset)
+    }
+  }
+
+  @usableFromInline let storage: Storage
+
+  /// Creates a batch.
+  @inlinable
+  public init(from: Int, to: Int, changeset: Changeset<Section>) {
+    storage = Storage(from: from, to: to, changeset: changeset)
+  }
+
+  /// The version before the batch.
+  @inlinable public var from: Int { storage.from }
+  /// The version after the batch.
+  @inlinable public var to: Int { storage.to }
+  /// The changes from the snapshot at ``from`` to ``snapshot``.
+  @inlinable public var changeset: Changeset<Section> { storage.changeset }
+
+  /// The snapshot at version ``to``.
+  @inlinable public var snapshot: Snapshot<Section> { storage.changeset.target }
+
+  /// The value `make` returns, made once per batch and `key`, then shared by every caller: a form of the
+  /// batch that each of its many subscribers would otherwise make again (the wire encodes a batch once for
+  /// every client it is sent to). Two callers racing may both call `make`; the first value stored wins.
+  /// - Complexity: O(1) besides `make`, which runs once per batch and key in the usual case.
+  package func shared<Value: Sendable>(_ key: ObjectIdentifier, _ make: () -> Value) -> Value {
+    if let value = storage.shared.withLock({ $0[key] }) as? Value { return value }
+    let made = make()
+    return storage.shared.withLock { shared in
+      if let value = shared[key] as? Value { return value }
+      shared[key] = made
+      return made
+    }
+  }
+
+  /// Whether the batch spans several versions: mutations coalesced while a batch was prepared, or batches
+  /// a slow subscriber missed, composed into one.
+  @inlinable public var isComposed: Bool { to - from > 1 }
+
+  /// Every item id this batch changed (deleted, inserted, moved, refreshed), when its sections kept their
+  /// ids and order and it changed few enough items that deriving a catch-up batch from the ids beats a
+  /// full diff; `nil` otherwise. Items not listed kept their section, content and relative order, which
+  /// is what ``Changeset/init(from:to:logged:refreshing:)`` needs.
+  /// Computed once per batch, when it is made: O(*k*) for *k* changes.
+  @inlinable var touchedIDs: Set<Section.Item.ID>? { storage.touchedIDs }
+
+  /// Whether `count` touched ids are few enough, in a list of `itemCount` items, that a batch derived
+  /// from them beats a full diff: at most a sixteenth of the list (or 16 ids). The one rule for a batch's
+  /// ids, a lagging subscriber's and a resume's; past it the ids are dropped, which also bounds memory (G6).
+  @inlinable
+  static func isWorthLogging(_ count: Int, of itemCount: Int) -> Bool { count * 16 <= max(itemCount, 256) }
+
+  @inlinable
+  static func touchedIDs(of changeset: Changeset<Section>) -> Set<Section.Item.ID>? {
+    let sections = changeset.sectionChanges
+    guard sections.deletes.isEmpty, sections.inserts.isEmpty, sections.moves.isEmpty else { return nil }
+    let items = changeset.itemChanges
+    let count = items.deletes.count + items.inserts.count + items.moves.count + items.updates.count
+    guard isWorthLogging(count, of: changeset.target.itemCount) else { return nil }
+    var ids = changeset.forcedRefreshes
+    for list in [items.deletes, items.inserts, items.moves, items.updates] {
+      for change in list { ids.insert(change.id) }
+    }
+    return ids
+  }
+}

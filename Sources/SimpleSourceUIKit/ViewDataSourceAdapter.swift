@@ -1,0 +1,114 @@
+// What TableViewDataSource and CollectionViewDataSource share: a ListViewDataSource that follows a source.
+
+#if canImport(UIKit) && !os(watchOS)
+  public import SimpleSourceCore
+  public import SimpleSourceViews
+  public import UIKit
+
+  /// The common base of ``TableViewDataSource`` and ``CollectionViewDataSource``: it owns the platform-free
+  /// ``viewDataSource`` and the task that makes it follow the data source.
+  ///
+  /// **Delegate methods and fallbacks.** Set the adapter as the view's `delegate` too. For each delegate
+  /// method that an interaction closure handles (``ListViewDataSource/interactions``: selection, display,
+  /// heights, editing, swipe actions, accessory taps) it answers from the closures; every other method,
+  /// including those of interactions without any closure and all `UIScrollViewDelegate` methods, goes to the
+  /// subclass's `fallbackDelegate`, and data source methods it does not implement go to
+  /// `fallbackDataSource`, by `responds(to:)` and `forwardingTarget(for:)`.
+  ///
+  /// - Important: UIKit asks its delegate which methods it answers when the delegate is set. Register the
+  ///   closures and set the fallbacks first, then set the view's `delegate` (and set it again after changing
+  ///   them).
+  @MainActor
+  open class ViewDataSourceAdapter<Section: SectionType, View: ListView>: NSObject {
+    /// The platform-free data source that holds the view's copy of the data and applies every batch.
+    public let viewDataSource: ListViewDataSource<Section, View>
+    private var following: Task<Void, Never>?
+    /// Answers the delegate methods that closures handle.
+    // Safe: a constant set in `init`, so reading the reference from `forwardingTarget(for:)` (nonisolated,
+    // as NSObject declares it) cannot race; the object itself is only messaged by UIKit, on the main thread.
+    private nonisolated(unsafe) let interactionResponder: NSObject?
+    // Safe: written only on the main actor (the subclasses' main-actor `fallbackDelegate` and
+    // `fallbackDataSource` setters), and read only by `route(_:)` after it asserted that it runs on the
+    // main actor (`MainActor.assumeIsolated` stops the process otherwise), and by `forwardingTarget(for:)`
+    // right after `route(_:)` on the same thread. UIKit sends its data source and delegate these messages
+    // on the main thread.
+    nonisolated(unsafe) weak var fallbackDelegateObject: AnyObject?
+    // Safe: as `fallbackDelegateObject`.
+    nonisolated(unsafe) weak var fallbackDataSourceObject: AnyObject?
+
+    /// Creates the view's data source and starts following `dataSource`. The view is attached when it
+    /// first asks a question, after you set it as the view's `dataSource`.
+    /// - Parameters:
+    ///   - dataSource: Where the items come from.
+    ///   - viewFactory: Makes the cells, headers and footers (`TableViewFactory`, `CollectionViewFactory`).
+    ///   - viewUpdate: How batches reach the view: `view.defaultViewUpdate()`, `view.unanimatedViewUpdate()`
+    ///     or your own ``ViewUpdate/custom(largeBatchThreshold:_:)``.
+    public init(
+      dataSource: some DataSourceType<Section>, viewFactory: ViewFactory<Section, View>,
+      viewUpdate: ViewUpdate<Section> = .animated()
+    ) {
+      let viewDataSource = ListViewDataSource(factory: viewFactory, update: viewUpdate)
+      self.viewDataSource = viewDataSource
+      interactionResponder = Self.makeInteractionResponder(for: viewDataSource)
+      super.init()
+      following = Task { await viewDataSource.follow(dataSource) }
+    }
+
+    // A plain deinit, not `isolated deinit`: the latter crashes the compiler in optimised builds of a
+    // generic @MainActor class for deployment targets below iOS 18.4 (swiftlang/swift #85308, #89896,
+    // #90625), and would reject a subclass's own plain deinit. Reading a Sendable `Task` and cancelling it
+    // needs no isolation.
+    deinit { following?.cancel() }
+
+    /// The object that answers the delegate methods interaction closures handle; subclasses make theirs.
+    class func makeInteractionResponder(for viewDataSource: ListViewDataSource<Section, View>) -> NSObject? {
+      nil
+    }
+
+    /// The kind of view, for the names of its delegate methods.
+    nonisolated class var interactionKind: ListInteractions<Section>.ViewKind { .table }
+
+    private enum Route: Sendable {
+      case responder, fallbackDelegate, fallbackDataSource
+    }
+
+    /// Who answers `selector`, when this object does not implement it: the closures, a fallback, or nobody.
+    private nonisolated func route(_ selector: Selector) -> Route? {
+      let name = NSStringFromSelector(selector)
+      let viewDataSource = viewDataSource
+      let kind = Self.interactionKind
+      let answered = MainActor.assumeIsolated {
+        viewDataSource.interactions.answers(selectorNamed: name, in: kind) == true
+      }
+      if answered { return .responder }
+      if (fallbackDelegateObject as? any NSObjectProtocol)?.responds(to: selector) == true {
+        return .fallbackDelegate
+      }
+      if (fallbackDataSourceObject as? any NSObjectProtocol)?.responds(to: selector) == true {
+        return .fallbackDataSource
+      }
+      return nil
+    }
+
+    /// Whether this object answers `aSelector`: its own methods, the closures' methods, and the fallbacks'.
+    open override func responds(to aSelector: Selector!) -> Bool {
+      super.responds(to: aSelector) || route(aSelector) != nil
+    }
+
+    /// Where a method this object does not implement goes: the closures' responder or a fallback.
+    open override func forwardingTarget(for aSelector: Selector!) -> Any? {
+      switch route(aSelector) {
+      case .responder: interactionResponder
+      case .fallbackDelegate: fallbackDelegateObject
+      case .fallbackDataSource: fallbackDataSourceObject
+      case nil: super.forwardingTarget(for: aSelector)
+      }
+    }
+
+    /// Applies the moves the user makes; `nil` (the default) disables reordering.
+    public var reorderingDelegate: (any ReorderingDelegate<Section>)? {
+      get { viewDataSource.reorderingDelegate }
+      set { viewDataSource.reorderingDelegate = newValue }
+    }
+  }
+#endif

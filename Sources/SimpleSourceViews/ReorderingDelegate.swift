@@ -1,0 +1,28 @@
+// What a view data source calls to apply a move the user made; BasicDataSource is one.
+
+public import SimpleSourceCore
+
+/// Applies the moves users make in views to the data: set one as a view data source's
+/// ``ListViewDataSource/reorderingDelegate`` to enable interactive reordering.
+///
+/// `BasicDataSource` is one, so enabling reordering is one line:
+///
+/// ```swift
+/// viewDataSource.reorderingDelegate = employees   // a BasicDataSource
+/// ```
+///
+/// Bring your own for other sources: make the change that puts the item where the move says (use
+/// ``InteractiveMove/resolve(in:)-(Snapshot<Section>)``), and return a version of your source that includes it.
+public protocol ReorderingDelegate<Section>: Sendable {
+  /// The section type of the data.
+  associatedtype Section: SectionType
+
+  /// Applies a move the user made.
+  /// - Returns: A version of the source that includes the move. Until the view receives it, the view
+  ///   keeps showing the move over every batch it applies, so the item does not jump back and forth.
+  /// - Throws: Any error; the view then shows the source as it is, without the move.
+  func reorder(_ move: InteractiveMove<Section>) async throws -> Int
+}
+
+/// `BasicDataSource` applies moves with ``BasicDataSource/reorder(_:)``.
+extension BasicDataSource: ReorderingDelegate {}

@@ -1,0 +1,203 @@
+// A data source that follows another one across the wire, checks every batch, and re-serves it locally.
+
+public import SimpleSourceCore
+public import Foundation
+
+/// A data source that follows a remote one through ``WireMessage``s from any transport (a WebSocket, a
+/// file, a broker), checks every batch against what it holds, and serves the result to its own
+/// subscribers and views with the contract G1–G11 of every source of this package.
+///
+/// ```swift
+/// let remote = RemoteDataSource<Section<String, Task>>()
+/// while !Task.isCancelled {
+///   let socket = try await connect()
+///   try await socket.send(WireCoder().encode(await remote.subscribeRequest))
+///   do {
+///     try await remote.follow(socket.messages)  // returns when the socket closes
+///   } catch {
+///     // A refused batch or a dropped connection: reconnect, and resume from the version held.
+///   }
+/// }
+/// ```
+///
+/// What is promised:
+/// - **Checked.** A batch whose `from` is not the version held, or that does not apply (a position out
+///   of range, another id at a position, an id already held), is refused with a ``WireError``; what the
+///   source holds and serves is unchanged. It then ignores batches until the sender answers a new
+///   ``subscribeRequest`` with a reset or a resume, so a stream that went wrong is never applied.
+/// - **Never a gap, never a duplicate.** ``subscribeRequest`` names the stream and version held; the
+///   sender resumes from exactly there or resets (G11). A ``WireMessage/resumed(stream:version:)`` for
+///   another stream or version is refused.
+/// - **Re-served.** Each applied batch becomes one batch for local subscribers, derived from the ids it
+///   changed; a reset becomes one batch diffed from what they held. Local versions follow the remote
+///   ones, and stay increasing across a reset to a stream whose versions are lower.
+public actor RemoteDataSource<Section: SectionType>: DataSourceType
+where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item.ID: Codable {
+  /// Where the source stands with its sender.
+  public enum Phase: Hashable, Sendable {
+    /// No reset or resume accepted yet since the start or since a refusal: batches are ignored.
+    case awaitingStart
+    /// Following: each batch must start at the version held.
+    case following
+  }
+
+  @usableFromInline let broadcaster: Broadcaster<Section>
+  /// ``WireBatch/update(from:at:)``, made in the inlinable initialiser so that the client's build
+  /// specialises it (see ``Differ``).
+  @usableFromInline let apply:
+    @Sendable (WireBatch<Section>, Snapshot<Section>, Int) throws(WireError) -> UpdateBatch<Section>
+  /// The state held, at ``remoteVersion``.
+  @usableFromInline var held: Snapshot<Section>
+  /// The stream followed, as the sender names it; `nil` before the first reset.
+  public private(set) var stream: String?
+  /// The sender's version of the state held; `nil` before the first reset.
+  public private(set) var remoteVersion: Int?
+  /// Where the source stands with its sender.
+  public private(set) var phase = Phase.awaitingStart
+  /// The last message refused, if any.
+  public private(set) var lastError: WireError?
+  /// Batches ignored while awaiting a reset or resume (they were in flight when a refusal happened).
+  public private(set) var ignoredBatches = 0
+  var versionWaiters: [(version: Int, stream: String?, continuation: CheckedContinuation<Void, Never>)] = []
+
+  /// Creates a source that holds nothing until the sender's first reset.
+  /// - Parameter history: How many versions are retained for its own subscribers that resume.
+  @inlinable
+  public init(history: HistoryLimit = .default) {
+    broadcaster = Broadcaster(snapshot: Snapshot(), history: history)
+    held = Snapshot()
+    apply = { (batch, held, version) throws(WireError) in try batch.update(from: held, at: version) }
+  }
+
+  deinit {
+    broadcaster.finish()
+    for waiter in versionWaiters { waiter.continuation.resume() }
+  }
+
+  // MARK: - Following
+
+  /// The message to send the sender to (re)subscribe: the stream and version held, so that it resumes
+  /// from exactly there or resets.
+  public var subscribeRequest: WireMessage<Section> { .subscribe(stream: stream, from: remoteVersion) }
+
+  /// Receives every message of `messages`, in order, until the sequence ends.
+  ///
+  /// - Throws: the ``WireError`` of the first message refused (see ``receive(_:)``); the sequence's own
+  ///   error when it fails. Either way, send ``subscribeRequest`` again to resume.
+  public func follow<Messages: AsyncSequence>(_ messages: Messages) async throws
+  where Messages.Element == WireMessage<Section> {
+    for try await message in messages { try receive(message) }
+  }
+
+  /// Receives one message from the sender.
+  ///
+  /// - A reset replaces the state held; a resume for the stream and version held starts following.
+  /// - A batch is checked and applied (``WireBatch/update(from:at:)``), then offered to subscribers.
+  /// - Throws: ``WireError``: the batch's or message's problem, or the sender's own refusal (an `error`
+  ///   message), or ``WireError/Code-swift.struct/unexpectedMessage`` for a `subscribe`. The state held
+  ///   is unchanged, and batches are ignored until a reset or resume.
+  /// - Complexity: a batch of *k* changes: O(*k* log *n*) when the sections kept their order, O(*n*)
+  ///   otherwise; a reset: O(*n*) to diff it against what subscribers held.
+  public func receive(_ message: WireMessage<Section>) throws(WireError) {
+    do { try accept(message) } catch { throw refused(error) }
+  }
+
+  /// Decodes `data` with `coder` and receives the message; see ``receive(_:)``.
+  public func receive(_ data: Data, coder: WireCoder = WireCoder()) throws(WireError) {
+    let message: WireMessage<Section>
+    do { message = try coder.decode(data) } catch { throw refused(error) }
+    try receive(message)
+  }
+
+  /// Records a refusal: batches are ignored until a reset or resume.
+  private func refused(_ error: WireError) -> WireError {
+    phase = .awaitingStart
+    lastError = error
+    return error
+  }
+
+  private func accept(_ message: WireMessage<Section>) throws(WireError) {
+    switch message {
+    case .subscribe:
+      throw WireError(.unexpectedMessage, "a subscribe sent to a receiver")
+    case .error(let error):
+      throw error
+    case .reset(let stream, let version, let snapshot):
+      let changeset = broadcaster.differ.diff(held, snapshot, [])
+      self.stream = stream
+      remoteVersion = version
+      held = snapshot
+      phase = .following
+      offer(changeset, remote: version)
+    case .resumed(let stream, let version):
+      guard stream == self.stream, version == remoteVersion else {
+        throw WireError(
+          .versionMismatch,
+          "resumed \(stream) at \(version), holding \(self.stream ?? "nothing") at \(remoteVersion.map(String.init) ?? "none")"
+        )
+      }
+      phase = .following
+    case .batch(let batch):
+      guard phase == .following, let remoteVersion else {
+        ignoredBatches += 1
+        return
+      }
+      let update = try apply(batch, held, remoteVersion)
+      held = update.snapshot
+      self.remoteVersion = batch.to
+      offer(update.changeset, remote: batch.to)
+    }
+    resumeWaiters()
+  }
+
+  /// Offers a change to local subscribers as the next local version (the remote one when it is after).
+  private func offer(_ changeset: Changeset<Section>, remote version: Int) {
+    guard !changeset.isEmpty else { return }
+    let from = broadcaster.version
+    let batch = UpdateBatch(from: from, to: max(from + 1, version), changeset: changeset)
+    do { try broadcaster.publish(batch, refreshing: changeset.forcedRefreshes) } catch {
+      preconditionFailure("SimpleSource: the remote source is the broadcaster's only publisher: \(error)")
+    }
+  }
+
+  // MARK: - Waiting
+
+  /// Returns once the state held is at the sender's version `version` or later, of `stream` when one is
+  /// named (or once the source is gone). Tests and clients await this instead of sleeping.
+  public func waitUntil(remoteVersion version: Int, inStream stream: String? = nil) async {
+    if isAt(version, stream) { return }
+    await withCheckedContinuation { versionWaiters.append((version, stream, $0)) }
+  }
+
+  private func isAt(_ version: Int, _ stream: String?) -> Bool {
+    guard let remoteVersion, stream == nil || stream == self.stream else { return false }
+    return remoteVersion >= version
+  }
+
+  private func resumeWaiters() {
+    guard !versionWaiters.isEmpty else { return }
+    let ready = versionWaiters.filter { isAt($0.version, $0.stream) }
+    versionWaiters.removeAll { isAt($0.version, $0.stream) }
+    for waiter in ready { waiter.continuation.resume() }
+  }
+
+  // MARK: - DataSourceType
+
+  /// The state held.
+  public var snapshot: Snapshot<Section> { broadcaster.snapshot }
+  /// The local version of the state held: the newest offered to subscribers.
+  public var version: Int { broadcaster.version }
+  /// The number of live local subscriptions.
+  public nonisolated var subscriberCount: Int { broadcaster.subscriberCount }
+
+  /// Returns the state held and the batches after it (G5).
+  public func subscribe(pacing: Pacing) -> Subscription<Section> { broadcaster.subscribe(pacing: pacing) }
+
+  /// Resumes a local subscriber from a local version it holds (G11).
+  public func subscribe(from version: Int, pacing: Pacing) -> Resumption<Section> {
+    broadcaster.subscribe(from: version, pacing: pacing)
+  }
+
+  /// Returns at once: every message received has been offered before ``receive(_:)`` returned.
+  public func settled() async {}
+}

@@ -1,0 +1,218 @@
+// A batch as it crosses the wire: its versions and stages, with the contents a receiver needs to apply it.
+
+public import SimpleSourceCore
+
+/// An ``UpdateBatch`` in the form it crosses the wire: its versions and its stages, each change named by
+/// id and position, with the content of every inserted or refreshed section and item, so a receiver
+/// applies it to the snapshot it holds without the sender's.
+///
+/// The wire format article (<doc:WireFormat>) specifies its JSON form.
+///
+/// ```swift
+/// let message = WireMessage<Section<String, Task>>.batch(WireBatch(batch))
+/// let bytes = try WireCoder().encode(message)
+/// ```
+public struct WireBatch<Section: SectionType>: Sendable {
+  /// The version the receiver must hold.
+  public var from: Int
+  /// The version the batch leads to.
+  public var to: Int
+  /// The stages, in order.
+  public var stages: [WireStage<Section>]
+
+  /// Creates a batch from its parts.
+  @inlinable public init(from: Int, to: Int, stages: [WireStage<Section>]) {
+    self.from = from
+    self.to = to
+    self.stages = stages
+  }
+
+  /// The wire form of `batch`.
+  /// - Complexity: O(*k* log *n*) for *k* changes, plus the size of inserted sections.
+  @inlinable public init(_ batch: UpdateBatch<Section>) {
+    self.init(from: batch.from, to: batch.to, stages: batch.changeset.stages.map(WireStage.init))
+  }
+
+  /// Applies the batch to `snapshot`, the receiver's state at ``from``, and returns the state at ``to``
+  /// with the ids of the items it changed.
+  ///
+  /// Every change is checked against what `snapshot` holds before anything is made: a position out of
+  /// range, a position that holds another id than the one named, an inserted id already present, two
+  /// changes at one position, an empty stage. The first such problem throws; `snapshot` is a value and
+  /// is never changed.
+  ///
+  /// - Returns: The new state; the ids of every item deleted, inserted, moved or refreshed; whether
+  ///   sections were deleted, inserted or moved.
+  /// - Throws: ``WireError`` naming the stage, the change and the position.
+  /// - Complexity: O(*k* log *n*) for *k* changes, plus the size of sections inserted or moved; O(*n*)
+  ///   once when `snapshot` was made from arrays.
+  @inlinable public func applied(to snapshot: Snapshot<Section>) throws(WireError) -> (
+    snapshot: Snapshot<Section>, touched: Set<Section.Item.ID>, reshaped: Bool
+  ) {
+    guard !stages.isEmpty else { throw WireError(.emptyBatch, "batch \(from)→\(to) has no stage") }
+    do {
+      return try snapshot.applyingChecked(stages.map(\.patch))
+    } catch {
+      throw WireError(error)
+    }
+  }
+
+  /// The batch a receiver holding `snapshot` at `version` re-serves to its own subscribers: the state at
+  /// ``to`` and the changeset to it, derived from the changed ids when the sections kept their order.
+  ///
+  /// - Throws: ``WireError/Code-swift.struct/versionMismatch`` when ``from`` is not `version` or ``to``
+  ///   is not after it, and every error of ``applied(to:)``.
+  /// - Complexity: as ``applied(to:)``, then O(*k* log *n*) for the changeset; O(*n*) when sections moved.
+  @inlinable public func update(from snapshot: Snapshot<Section>, at version: Int) throws(WireError)
+    -> UpdateBatch<
+      Section
+    >
+  {
+    guard from == version else {
+      throw WireError(.versionMismatch, "batch from \(from), receiver holds \(version)")
+    }
+    guard to > from else { throw WireError(.versionMismatch, "batch to \(to) is not after its from \(from)") }
+    let (target, touched, reshaped) = try applied(to: snapshot)
+    let refreshing = Set(stages.lazy.flatMap { $0.items.updates.lazy.map(\.value.id) })
+    let changeset =
+      reshaped
+      ? nil : Changeset(from: snapshot, to: target, logged: touched, refreshing: refreshing)
+    return UpdateBatch(
+      from: from, to: to,
+      changeset: changeset ?? Changeset(from: snapshot, to: target, refreshing: refreshing))
+  }
+}
+
+/// One stage of a ``WireBatch``: the changes of one ``ChangeStage``, in the same coordinates, with the
+/// content of inserted and refreshed sections and items.
+///
+/// Deletes, move sources and updates are positions before the stage; inserts and move destinations are
+/// positions after it (UIKit's rules R1–R3). An inserted section carries its items; a refreshed section
+/// carries its own content with no items.
+public struct WireStage<Section: SectionType>: Sendable {
+  /// What the stage does.
+  public var kind: ChangeStage<Section>.Kind
+  /// The section changes.
+  public var sections: WireChanges<Section.ID, Section, Int>
+  /// The item changes.
+  public var items: WireChanges<Section.Item.ID, Section.Item, ItemPosition>
+
+  /// Creates a stage from its parts.
+  @inlinable public init(
+    kind: ChangeStage<Section>.Kind, sections: WireChanges<Section.ID, Section, Int>,
+    items: WireChanges<Section.Item.ID, Section.Item, ItemPosition>
+  ) {
+    self.kind = kind
+    self.sections = sections
+    self.items = items
+  }
+
+  /// The wire form of `stage`, its contents read from the stage's state.
+  /// - Complexity: O(*k* log *n*) for *k* changes, plus the size of inserted sections.
+  @inlinable public init(_ stage: ChangeStage<Section>) {
+    let state = stage.state
+    let sectionChanges = stage.sectionChanges
+    let itemChanges = stage.itemChanges
+    sections = WireChanges(
+      deletes: sectionChanges.deletes.map { WireRemoval(id: $0.id, at: $0.from!) },
+      inserts: sectionChanges.inserts.map { WirePlacement(at: $0.to!, value: state.section(at: $0.to!)) },
+      moves: sectionChanges.moves.map { WireMove(id: $0.id, from: $0.from!, to: $0.to!) },
+      updates: sectionChanges.updates.map { change in
+        var content = state.sectionContent(at: change.to!)
+        content.items = []
+        return WirePlacement(at: change.to!, value: content)
+      })
+    items = WireChanges(
+      deletes: itemChanges.deletes.map { WireRemoval(id: $0.id, at: $0.from!) },
+      inserts: itemChanges.inserts.map { WirePlacement(at: $0.to!, value: state[$0.to!]) },
+      moves: itemChanges.moves.map { WireMove(id: $0.id, from: $0.from!, to: $0.to!) },
+      updates: itemChanges.updates.map { WirePlacement(at: $0.to!, value: state[$0.to!]) })
+    kind = stage.kind
+  }
+
+  /// The stage as the model applies it, checked change by change.
+  @inlinable var patch: StagePatch<Section> {
+    StagePatch(
+      sectionDeletes: sections.deletes.map { ($0.id, $0.at) },
+      sectionInserts: sections.inserts.map { ($0.at, $0.value) },
+      sectionMoves: sections.moves.map { ($0.id, $0.from, $0.to) },
+      sectionUpdates: sections.updates.map { ($0.at, $0.value) },
+      itemDeletes: items.deletes.map { ($0.id, $0.at) },
+      itemInserts: items.inserts.map { ($0.at, $0.value) },
+      itemMoves: items.moves.map { ($0.id, $0.from, $0.to) },
+      itemUpdates: items.updates.map { ($0.at, $0.value) })
+  }
+}
+
+/// The changes of one kind of element (sections or items) in a ``WireStage``.
+public struct WireChanges<ID: Hashable & Sendable, Value: Sendable, Position: Hashable & Sendable>: Sendable {
+  /// Elements removed, by id and position before the stage.
+  public var deletes: [WireRemoval<ID, Position>]
+  /// Elements added, with their content, at their position after the stage.
+  public var inserts: [WirePlacement<Value, Position>]
+  /// Elements moved, by id, from their position before the stage to their position after it.
+  public var moves: [WireMove<ID, Position>]
+  /// Elements refreshed, with their new content, at their position (the same before and after).
+  public var updates: [WirePlacement<Value, Position>]
+
+  /// Creates a list of changes.
+  @inlinable public init(
+    deletes: [WireRemoval<ID, Position>] = [], inserts: [WirePlacement<Value, Position>] = [],
+    moves: [WireMove<ID, Position>] = [], updates: [WirePlacement<Value, Position>] = []
+  ) {
+    self.deletes = deletes
+    self.inserts = inserts
+    self.moves = moves
+    self.updates = updates
+  }
+
+  /// Whether there is no change.
+  @inlinable public var isEmpty: Bool {
+    deletes.isEmpty && inserts.isEmpty && moves.isEmpty && updates.isEmpty
+  }
+}
+
+/// An element removed: its id and its position before the stage.
+public struct WireRemoval<ID: Hashable & Sendable, Position: Hashable & Sendable>: Hashable, Sendable {
+  /// The id, checked against what the receiver holds at ``at``.
+  public var id: ID
+  /// The position before the stage.
+  public var at: Position
+
+  /// Creates a removal.
+  @inlinable public init(id: ID, at: Position) {
+    self.id = id
+    self.at = at
+  }
+}
+
+/// An element moved: its id, its position before the stage and its position after it.
+public struct WireMove<ID: Hashable & Sendable, Position: Hashable & Sendable>: Hashable, Sendable {
+  /// The id, checked against what the receiver holds at ``from``.
+  public var id: ID
+  /// The position before the stage.
+  public var from: Position
+  /// The position after the stage.
+  public var to: Position
+
+  /// Creates a move.
+  @inlinable public init(id: ID, from: Position, to: Position) {
+    self.id = id
+    self.from = from
+    self.to = to
+  }
+}
+
+/// An element inserted or refreshed: its content and its position after the stage.
+public struct WirePlacement<Value: Sendable, Position: Hashable & Sendable>: Sendable {
+  /// The position after the stage (for a refresh, the same as before it).
+  public var at: Position
+  /// The content: an item, or a section (with its items when inserted, without when refreshed).
+  public var value: Value
+
+  /// Creates a placement.
+  @inlinable public init(at: Position, value: Value) {
+    self.at = at
+    self.value = value
+  }
+}

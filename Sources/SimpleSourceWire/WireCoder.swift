@@ -1,0 +1,77 @@
+// Messages to and from JSON bytes: one deterministic encoding, and decoding that only throws WireError.
+
+public import SimpleSourceCore
+public import Foundation
+
+/// Encodes and decodes ``WireMessage``s as JSON, the form <doc:WireFormat> specifies.
+///
+/// Encoding is deterministic: keys sorted, no whitespace, slashes unescaped; the same message always
+/// gives the same bytes. Decoding refuses, with a ``WireError``, anything that is not a message of this
+/// format: bytes over ``maxMessageBytes``, truncated or invalid JSON, a missing field, another format.
+public struct WireCoder: Sendable {
+  /// The largest message ``decode(_:as:)`` reads, in bytes; 16 MiB by default.
+  public var maxMessageBytes: Int
+
+  /// Creates a coder.
+  public init(maxMessageBytes: Int = 16 << 20) { self.maxMessageBytes = maxMessageBytes }
+
+  /// The JSON bytes of `message`.
+  /// - Complexity: O(size of the message).
+  public func encode<Section>(_ message: WireMessage<Section>) -> Data
+  where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item.ID: Codable {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+    do {
+      return try encoder.encode(message)
+    } catch {
+      // Only the user's own `encode(to:)` can throw here; the message's own fields never do.
+      preconditionFailure("SimpleSource: a section or item failed to encode: \(error)")
+    }
+  }
+
+  /// The `batch` message of `batch`: encoded once per batch, and the bytes shared by every feed that
+  /// sends it, so a server fanning one batch out to many clients encodes it once, not once per client.
+  /// - Complexity: O(*k* log *n*) the first time for *k* changes; O(size of the message) to copy after.
+  public func encode<Section>(_ batch: UpdateBatch<Section>) -> Data
+  where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item.ID: Codable {
+    batch.shared(ObjectIdentifier(WireCoder.self)) { encode(WireMessage<Section>.batch(WireBatch(batch))) }
+  }
+
+  /// The message in `data`.
+  /// - Throws: ``WireError``: ``WireError/Code-swift.struct/tooLarge``,
+  ///   ``WireError/Code-swift.struct/malformed`` (with the coding path and reason),
+  ///   ``WireError/Code-swift.struct/unsupportedFormat`` or ``WireError/Code-swift.struct/duplicateID``.
+  /// - Complexity: O(size of the message).
+  public func decode<Section>(_ data: Data, as section: Section.Type = Section.self) throws(WireError)
+    -> WireMessage<Section>
+  where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item.ID: Codable {
+    guard data.count <= maxMessageBytes else {
+      throw WireError(.tooLarge, "\(data.count) bytes, at most \(maxMessageBytes)")
+    }
+    do {
+      return try JSONDecoder().decode(WireMessage<Section>.self, from: data)
+    } catch let error as WireError {
+      throw error
+    } catch let DecodingError.dataCorrupted(context) {
+      throw WireError(.malformed, Self.describe(context))
+    } catch let DecodingError.keyNotFound(key, context) {
+      throw WireError(.malformed, "missing \(key.stringValue) at \(Self.path(context))")
+    } catch let DecodingError.typeMismatch(type, context) {
+      throw WireError(.malformed, "expected \(type) at \(Self.path(context))")
+    } catch let DecodingError.valueNotFound(type, context) {
+      throw WireError(.malformed, "expected \(type) at \(Self.path(context)), found null")
+    } catch {
+      throw WireError(.malformed, "\(error)")
+    }
+  }
+
+  private static func path(_ context: DecodingError.Context) -> String {
+    let path = context.codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(
+      separator: ".")
+    return path.isEmpty ? "the top" : path
+  }
+
+  private static func describe(_ context: DecodingError.Context) -> String {
+    "\(context.debugDescription) at \(path(context))"
+  }
+}

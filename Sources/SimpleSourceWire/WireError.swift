@@ -1,0 +1,67 @@
+// Why a wire message was refused: what was wrong, and where.
+
+public import SimpleSourceCore
+
+/// A message or batch from the wire that a receiver refused. The receiver's state is unchanged.
+///
+/// Every refusal names what was wrong in ``code`` and, where it applies, the offending position, id or
+/// version in ``detail``: `idMismatch: stage 0 item delete at [0, 3] names "b" but holds "c"`.
+public struct WireError: Error, Hashable, Sendable, CustomStringConvertible {
+  /// What was wrong. New codes may be added.
+  public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    /// A stable, readable name of the code, such as `"versionMismatch"`; the `code` of an `error` message.
+    public let rawValue: String
+    /// Creates a code.
+    public init(rawValue: String) { self.rawValue = rawValue }
+    /// The raw value.
+    public var description: String { rawValue }
+
+    /// The bytes are not a message: not JSON, truncated, a field missing or of the wrong type.
+    public static let malformed = Code(rawValue: "malformed")
+    /// The message names another format, or a format number this receiver does not read.
+    public static let unsupportedFormat = Code(rawValue: "unsupportedFormat")
+    /// The message is larger than the receiver accepts.
+    public static let tooLarge = Code(rawValue: "tooLarge")
+    /// A batch's `from` is not the version the receiver holds, or its `to` is not after it.
+    public static let versionMismatch = Code(rawValue: "versionMismatch")
+    /// A position is outside the list it addresses.
+    public static let positionOutOfRange = Code(rawValue: "positionOutOfRange")
+    /// The section or item at a position is not the one the batch names, or an id is unknown.
+    public static let idMismatch = Code(rawValue: "idMismatch")
+    /// An inserted section or item has an id the list already holds, or the batch names one twice.
+    public static let duplicateID = Code(rawValue: "duplicateID")
+    /// A batch with no stage, or a stage with no change (G4).
+    public static let emptyBatch = Code(rawValue: "emptyBatch")
+    /// A message that this side of the connection does not expect, such as a batch sent to a server.
+    public static let unexpectedMessage = Code(rawValue: "unexpectedMessage")
+  }
+
+  /// What was wrong.
+  public var code: Code
+  /// Where: the stage, the kind of change and the position or id, or the versions.
+  public var detail: String
+
+  /// Creates an error.
+  public init(_ code: Code, _ detail: String) {
+    self.code = code
+    self.detail = detail
+  }
+
+  /// `code: detail`.
+  public var description: String { "\(code): \(detail)" }
+}
+
+extension WireError {
+  /// The wire's name for a problem the model found applying a stage: `stage 0 item delete at …`.
+  @usableFromInline
+  init(_ problem: StagePatchProblem) {
+    let code: Code =
+      switch problem.kind {
+      case .empty: .emptyBatch
+      case .positionOutOfRange: .positionOutOfRange
+      case .idMismatch: .idMismatch
+      case .duplicateID: .duplicateID
+      }
+    self.init(code, "stage \(problem.stage) \(problem.detail)")
+  }
+}
