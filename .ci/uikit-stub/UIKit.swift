@@ -1,5 +1,9 @@
 // A type-checking stand-in for the parts of UIKit the skin uses (Linux has no UIKit); see .ci/uikit-typecheck.
 // Signatures follow Apple's documentation. It proves the skin is well-typed Swift 6, not that UIKit agrees.
+// What it cannot check: availability (Linux has none: .ci/availability-lint stands in for the floors, Clock
+// and parameterized existentials), which platforms lack a class (tvOS has no UISwitch, UISlider or swipe
+// actions, hence the skin's `!os(tvOS)`), Objective-C itself (@objc inference, and UIKit's caching of which
+// methods a delegate or data source answers when it is assigned), and the optimiser (`-typecheck` only).
 @_exported import Foundation
 
 // The Objective-C runtime surface the skin uses. Linux's Foundation has no selectors, so the stand-in

@@ -1,6 +1,6 @@
 // The built-in collection cells (basic, button, spinner), each a small ListCell of CellContent. Apple only.
 
-#if canImport(UIKit) && !os(watchOS)
+#if canImport(UIKit) && !os(watchOS) && !os(tvOS)
   public import SimpleSourceScreens
   public import SimpleSourceViews
   public import UIKit

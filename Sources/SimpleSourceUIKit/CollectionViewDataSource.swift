@@ -1,6 +1,6 @@
 // CollectionViewDataSource: UICollectionViewDataSource answered by a ListViewDataSource. Apple platforms only.
 
-#if canImport(UIKit) && !os(watchOS)
+#if canImport(UIKit) && !os(watchOS) && !os(tvOS)
   public import SimpleSourceCore
   public import SimpleSourceViews
   public import UIKit
@@ -38,16 +38,22 @@
     private var isMoving = false
 
     /// Answers the delegate methods no interaction closure handles (layout delegate methods, every
-    /// `UIScrollViewDelegate` method, …); held weakly. Set it before setting the collection view's `delegate`.
+    /// `UIScrollViewDelegate` method, …); held weakly.
     public var fallbackDelegate: (any UICollectionViewDelegate)? {
       get { fallbackDelegateObject as? any UICollectionViewDelegate }
-      set { fallbackDelegateObject = newValue }
+      set {
+        fallbackDelegateObject = newValue
+        answersMayHaveChanged(fallbacks: true)
+      }
     }
 
     /// Answers the data source methods this class does not implement (index titles, …); held weakly.
     public var fallbackDataSource: (any UICollectionViewDataSource)? {
       get { fallbackDataSourceObject as? any UICollectionViewDataSource }
-      set { fallbackDataSourceObject = newValue }
+      set {
+        fallbackDataSourceObject = newValue
+        answersMayHaveChanged(fallbacks: true)
+      }
     }
 
     override class func makeInteractionResponder(
@@ -57,6 +63,20 @@
     }
 
     override nonisolated class var interactionKind: ListInteractions<Section>.ViewKind { .collection }
+
+    override class func reassign(
+      _ adapter: ViewDataSourceAdapter<Section, UICollectionView>, to view: UICollectionView
+    ) {
+      // Assigning again makes UIKit ask anew which methods answer; it holds both weakly, as before.
+      if view.delegate === adapter {
+        view.delegate = nil
+        view.delegate = adapter as? any UICollectionViewDelegate
+      }
+      if view.dataSource === adapter {
+        view.dataSource = nil
+        view.dataSource = adapter as? any UICollectionViewDataSource
+      }
+    }
 
     // MARK: - Interactive movement that holds batches back
 

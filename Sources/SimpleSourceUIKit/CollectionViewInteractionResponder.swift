@@ -1,6 +1,6 @@
 // The collection view delegate methods that interaction closures answer, reached by forwarding. Apple only.
 
-#if canImport(UIKit) && !os(watchOS)
+#if canImport(UIKit) && !os(watchOS) && !os(tvOS)
   import SimpleSourceCore
   import SimpleSourceViews
   import UIKit

@@ -1,6 +1,6 @@
 // The built-in table cells, one per CellKind, each a small ListCell showing CellContent. Apple platforms only.
 
-#if canImport(UIKit) && !os(watchOS)
+#if canImport(UIKit) && !os(watchOS) && !os(tvOS)
   public import SimpleSourceCore
   public import SimpleSourceScreens
   public import SimpleSourceViews

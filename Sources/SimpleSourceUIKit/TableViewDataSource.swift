@@ -1,6 +1,6 @@
 // TableViewDataSource: UITableViewDataSource answered by a ListViewDataSource. Apple platforms only.
 
-#if canImport(UIKit) && !os(watchOS)
+#if canImport(UIKit) && !os(watchOS) && !os(tvOS)
   public import SimpleSourceCore
   public import SimpleSourceViews
   public import UIKit
@@ -36,17 +36,23 @@
     UITableViewDataSource, UITableViewDelegate, HeaderFooterReconfiguring
   {
     /// Answers the delegate methods no interaction closure handles (and every `UIScrollViewDelegate`
-    /// method); held weakly. Set it before setting the table's `delegate`.
+    /// method); held weakly.
     public var fallbackDelegate: (any UITableViewDelegate)? {
       get { fallbackDelegateObject as? any UITableViewDelegate }
-      set { fallbackDelegateObject = newValue }
+      set {
+        fallbackDelegateObject = newValue
+        answersMayHaveChanged(fallbacks: true)
+      }
     }
 
     /// Answers the data source methods this class does not implement (section index titles, …); held
-    /// weakly. Set it before setting the table's `dataSource`.
+    /// weakly.
     public var fallbackDataSource: (any UITableViewDataSource)? {
       get { fallbackDataSourceObject as? any UITableViewDataSource }
-      set { fallbackDataSourceObject = newValue }
+      set {
+        fallbackDataSourceObject = newValue
+        answersMayHaveChanged(fallbacks: true)
+      }
     }
 
     override class func makeInteractionResponder(for viewDataSource: ListViewDataSource<Section, UITableView>)
@@ -56,6 +62,19 @@
     }
 
     override nonisolated class var interactionKind: ListInteractions<Section>.ViewKind { .table }
+
+    override class func reassign(_ adapter: ViewDataSourceAdapter<Section, UITableView>, to view: UITableView)
+    {
+      // Assigning again makes UIKit ask anew which methods answer; it holds both weakly, as before.
+      if view.delegate === adapter {
+        view.delegate = nil
+        view.delegate = adapter as? any UITableViewDelegate
+      }
+      if view.dataSource === adapter {
+        view.dataSource = nil
+        view.dataSource = adapter as? any UITableViewDataSource
+      }
+    }
 
     /// A custom header for your delegate's `tableView(_:viewForHeaderInSection:)`.
     public func headerView(inSection section: Int, of tableView: UITableView) -> UITableViewHeaderFooterView?

@@ -1,6 +1,6 @@
 // The table view delegate methods that interaction closures answer, reached by forwarding. Apple platforms only.
 
-#if canImport(UIKit) && !os(watchOS)
+#if canImport(UIKit) && !os(watchOS) && !os(tvOS)
   import SimpleSourceCore
   import SimpleSourceViews
   import UIKit

@@ -1,6 +1,6 @@
 // UICollectionView as a ListView: registration, dequeue and batch updates, forwarded to UIKit. Apple platforms only.
 
-#if canImport(UIKit) && !os(watchOS)
+#if canImport(UIKit) && !os(watchOS) && !os(tvOS)
   public import SimpleSourceCore
   public import SimpleSourceViews
   public import UIKit

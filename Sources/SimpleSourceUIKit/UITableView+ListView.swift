@@ -1,6 +1,6 @@
 // UITableView as a ListView: registration, dequeue and batch updates, forwarded to UIKit. Apple platforms only.
 
-#if canImport(UIKit) && !os(watchOS)
+#if canImport(UIKit) && !os(watchOS) && !os(tvOS)
   public import SimpleSourceCore
   public import SimpleSourceViews
   public import UIKit
@@ -13,9 +13,51 @@
     case nib(UINib)
     /// A prototype cell in the storyboard; there is nothing to register.
     case storyboard
-    /// A built-in `UITableViewCell.CellStyle` (cells only): the cell is made with that style when none
-    /// can be reused.
+    /// A built-in `UITableViewCell.CellStyle` (cells only): a `UITableViewCell` subclass of that style is
+    /// registered, so the table makes and reuses the cells and they are dequeued with their index path,
+    /// as `reconfigureRows(at:)` (the default refresh) requires.
     case style(UITableViewCell.CellStyle)
+  }
+
+  /// The cells the `.style` reuse method registers: a plain `UITableViewCell` made with one built-in style.
+  enum StyledTableViewCells {
+    /// The class that makes cells of `style` (an `if` chain, not a `switch`, so a style a newer SDK adds
+    /// needs no `@unknown default`, which the exhaustive stand-in would warn about).
+    @MainActor
+    static func cellClass(for style: UITableViewCell.CellStyle) -> UITableViewCell.Type {
+      if style == .value1 { return Value1.self }
+      if style == .value2 { return Value2.self }
+      if style == .subtitle { return Subtitle.self }
+      return Default.self
+    }
+
+    final class Default: UITableViewCell {
+      override init(style: UITableViewCell.CellStyle, reuseIdentifier: String?) {
+        super.init(style: .default, reuseIdentifier: reuseIdentifier)
+      }
+      required init?(coder: NSCoder) { super.init(coder: coder) }
+    }
+
+    final class Value1: UITableViewCell {
+      override init(style: UITableViewCell.CellStyle, reuseIdentifier: String?) {
+        super.init(style: .value1, reuseIdentifier: reuseIdentifier)
+      }
+      required init?(coder: NSCoder) { super.init(coder: coder) }
+    }
+
+    final class Value2: UITableViewCell {
+      override init(style: UITableViewCell.CellStyle, reuseIdentifier: String?) {
+        super.init(style: .value2, reuseIdentifier: reuseIdentifier)
+      }
+      required init?(coder: NSCoder) { super.init(coder: coder) }
+    }
+
+    final class Subtitle: UITableViewCell {
+      override init(style: UITableViewCell.CellStyle, reuseIdentifier: String?) {
+        super.init(style: .subtitle, reuseIdentifier: reuseIdentifier)
+      }
+      required init?(coder: NSCoder) { super.init(coder: coder) }
+    }
   }
 
   extension UITableView: ListView {
@@ -83,26 +125,25 @@
       }
     }
 
-    /// Registers a cell class or nib; storyboard prototypes and built-in styles need nothing.
+    /// Registers a cell class, a nib, or a class of a built-in style; storyboard prototypes need nothing.
     public func registerCell(_ method: TableViewReuseMethod, cellClass: AnyClass, reuseIdentifier: String) {
       switch method {
       case .class: register(cellClass, forCellReuseIdentifier: reuseIdentifier)
       case .nib(let nib): register(nib, forCellReuseIdentifier: reuseIdentifier)
-      case .storyboard, .style: break
+      case .style(let style):
+        register(StyledTableViewCells.cellClass(for: style), forCellReuseIdentifier: reuseIdentifier)
+      case .storyboard: break
       }
     }
 
-    /// Dequeues a cell for `reuseIdentifier`; a built-in style is made when none can be reused.
+    /// Dequeues a cell for `reuseIdentifier` at `position`: always with its index path, so that
+    /// `reconfigureRows(at:)` gets back the cell it shows there.
     public func dequeueCell(
       _ method: TableViewReuseMethod, reuseIdentifier: String, at position: ItemPosition
     )
       -> UITableViewCell
     {
-      if case .style(let style) = method {
-        return dequeueReusableCell(withIdentifier: reuseIdentifier)
-          ?? UITableViewCell(style: style, reuseIdentifier: reuseIdentifier)
-      }
-      return dequeueReusableCell(withIdentifier: reuseIdentifier, for: position.indexPath)
+      dequeueReusableCell(withIdentifier: reuseIdentifier, for: position.indexPath)
     }
 
     /// Registers a header or footer class or nib. A table has no other kinds of supplementary view.

@@ -1,6 +1,6 @@
 // What TableViewDataSource and CollectionViewDataSource share: a ListViewDataSource that follows a source.
 
-#if canImport(UIKit) && !os(watchOS)
+#if canImport(UIKit) && !os(watchOS) && !os(tvOS)
   public import SimpleSourceCore
   public import SimpleSourceViews
   public import UIKit
@@ -15,9 +15,14 @@
   /// subclass's `fallbackDelegate`, and data source methods it does not implement go to
   /// `fallbackDataSource`, by `responds(to:)` and `forwardingTarget(for:)`.
   ///
-  /// - Important: UIKit asks its delegate which methods it answers when the delegate is set. Register the
-  ///   closures and set the fallbacks first, then set the view's `delegate` (and set it again after changing
-  ///   them).
+  /// UIKit asks its delegate and data source which methods they answer when they are assigned, and caches
+  /// the answers. So whenever a closure or a fallback set later changes those answers, the adapter assigns
+  /// itself to the view again (where it is the view's delegate or data source) to make UIKit ask anew: the
+  /// order in which you register closures, set fallbacks and assign the view's `delegate` does not matter.
+  /// A method a closure answered whose closure is removed is still answered, with UIKit's default.
+  ///
+  /// - Important: A fallback is held weakly, as UIKit holds delegates. Keep it alive while the view uses the
+  ///   adapter (a view controller that owns the table view is), or set it to `nil` before it goes away.
   @MainActor
   open class ViewDataSourceAdapter<Section: SectionType, View: ListView>: NSObject {
     /// The platform-free data source that holds the view's copy of the data and applies every batch.
@@ -51,8 +56,26 @@
       self.viewDataSource = viewDataSource
       interactionResponder = Self.makeInteractionResponder(for: viewDataSource)
       super.init()
+      answered = viewDataSource.interactions.answeredSelectors(in: Self.interactionKind)
+      viewDataSource.interactions.onChange = { [weak self] in self?.answersMayHaveChanged(fallbacks: false) }
       following = Task { await viewDataSource.follow(dataSource) }
     }
+
+    /// The methods the closures answered when UIKit last asked.
+    private var answered: Set<String> = []
+
+    /// Makes the view ask again which methods this object answers, if that changed: UIKit caches it when
+    /// its `delegate` and `dataSource` are assigned. The subclasses call it from the fallbacks' setters.
+    func answersMayHaveChanged(fallbacks: Bool) {
+      let now = viewDataSource.interactions.answeredSelectors(in: Self.interactionKind)
+      guard fallbacks || now != answered else { return }
+      answered = now
+      if let view = viewDataSource.view { Self.reassign(self, to: view) }
+    }
+
+    /// Assigns `adapter` again as the view's delegate and data source, where it is them; the subclasses
+    /// know the view's properties.
+    class func reassign(_ adapter: ViewDataSourceAdapter, to view: View) {}
 
     // A plain deinit, not `isolated deinit`: the latter crashes the compiler in optimised builds of a
     // generic @MainActor class for deployment targets below iOS 18.4 (swiftlang/swift #85308, #89896,
@@ -95,13 +118,20 @@
       super.responds(to: aSelector) || route(aSelector) != nil
     }
 
-    /// Where a method this object does not implement goes: the closures' responder or a fallback.
+    /// Where a method this object does not implement goes: the closures' responder or a fallback. A method
+    /// that UIKit was told is answered keeps being answered: when its closure is gone, the responder gives
+    /// UIKit's default.
     open override func forwardingTarget(for aSelector: Selector!) -> Any? {
       switch route(aSelector) {
       case .responder: interactionResponder
       case .fallbackDelegate: fallbackDelegateObject
       case .fallbackDataSource: fallbackDataSourceObject
-      case nil: super.forwardingTarget(for: aSelector)
+      case nil:
+        if let responder = interactionResponder, responder.responds(to: aSelector) {
+          responder
+        } else {
+          super.forwardingTarget(for: aSelector)
+        }
       }
     }
 

@@ -100,6 +100,10 @@ public struct ItemInteractions<Item> {
   /// view shows them when the action arrives; an action of a cell whose item is gone runs nothing.
   public var cellAction: (@MainActor (_ action: CellAction, _ item: Item, _ position: ItemPosition) -> Void)?
 
+  /// Called after any closure is set or removed: the UIKit skin then makes the view ask again which
+  /// methods its delegate and data source answer, since UIKit caches that when they are assigned.
+  package var onChange: (@MainActor () -> Void)?
+
   /// No closures.
   public init() {}
 }
@@ -140,20 +144,32 @@ public final class ListInteractions<Section: SectionType> {
   public typealias Item = Section.Item
 
   /// The closures for each reuse identifier.
-  public var items: [String: ItemInteractions<Item>] = [:]
+  public var items: [String: ItemInteractions<Item>] = [:] { didSet { onChange?() } }
   /// The closures for every item that its reuse identifier's closures leave unhandled.
-  public var all = ItemInteractions<Item>()
+  public var all = ItemInteractions<Item>() { didSet { onChange?() } }
   /// A section header's height.
-  public var headerHeight: (@MainActor (_ section: Section, _ index: Int) -> Double)?
+  public var headerHeight: (@MainActor (_ section: Section, _ index: Int) -> Double)? {
+    didSet { onChange?() }
+  }
   /// A section footer's height.
-  public var footerHeight: (@MainActor (_ section: Section, _ index: Int) -> Double)?
+  public var footerHeight: (@MainActor (_ section: Section, _ index: Int) -> Double)? {
+    didSet { onChange?() }
+  }
   /// A section header's estimated height.
-  public var estimatedHeaderHeight: (@MainActor (_ section: Section, _ index: Int) -> Double)?
+  public var estimatedHeaderHeight: (@MainActor (_ section: Section, _ index: Int) -> Double)? {
+    didSet { onChange?() }
+  }
   /// A section footer's estimated height.
-  public var estimatedFooterHeight: (@MainActor (_ section: Section, _ index: Int) -> Double)?
+  public var estimatedFooterHeight: (@MainActor (_ section: Section, _ index: Int) -> Double)? {
+    didSet { onChange?() }
+  }
   /// Receives the errors of ``ItemInteractions/commitEdit`` and of swipe actions, with the item they were
   /// about.
   public var interactionFailed: (@MainActor (_ item: Item, _ error: any Error) -> Void)?
+
+  /// Called after any closure is set or removed: the UIKit skin then makes the view ask again which
+  /// methods its delegate and data source answer, since UIKit caches that when they are assigned.
+  package var onChange: (@MainActor () -> Void)?
 
   /// No closures.
   public init() {}
@@ -251,5 +267,15 @@ extension ListInteractions {
   /// - Complexity: O(*r*) in the number of reuse identifiers with closures.
   package func answers(selectorNamed selector: String, in kind: ViewKind) -> Bool? {
     Self.selectors(of: kind)[selector].map { $0.contains(where: handles) }
+  }
+
+  /// The selectors of every method a closure makes the UIKit skin answer now: when the set changes after
+  /// the view's delegate or data source was assigned, UIKit's cached answers are stale.
+  /// - Complexity: O(*m* · *r*) for *m* methods and *r* reuse identifiers with closures.
+  package func answeredSelectors(in kind: ViewKind) -> Set<String> {
+    Set(
+      Self.selectors(of: kind).compactMap { name, interactions in
+        interactions.contains(where: handles) ? name : nil
+      })
   }
 }

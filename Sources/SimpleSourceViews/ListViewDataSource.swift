@@ -114,7 +114,10 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
     if reloading { view.reloadData() }
   }
 
-  isolated deinit {
+  // A plain deinit, not `isolated deinit`: the latter crashes the compiler in optimised builds of a generic
+  // @MainActor class for deployment targets below iOS 18.4 (as ViewDataSourceAdapter's deinit notes). The
+  // Task and the state machine are Sendable values that no other reference can reach any more.
+  deinit {
     following?.cancel()
     for waiter in state.end() { waiter.resume() }
   }
@@ -231,7 +234,9 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
 
   /// Whether the user may move the item at `position`: reordering is enabled and ``canMoveItem`` allows it.
   public func canMoveItem(at position: ItemPosition) -> Bool {
-    guard reorderingDelegate != nil else { return false }
+    // A pattern, not `!= nil`: comparing an optional parameterized existential calls a generic function
+    // over it, which needs runtime support that iOS 15 lacks (.ci/availability-lint).
+    guard case .some = reorderingDelegate else { return false }
     return canMoveItem?(item(at: position), position) ?? true
   }
 

@@ -301,3 +301,7 @@ struct ViewStateMachine<Move, Waiter> {
     return landingWaiters
   }
 }
+
+/// Plain values: the view data source's nonisolated `deinit` hands its waiters back through it.
+extension ViewStateMachine: Sendable where Move: Sendable, Waiter: Sendable {}
+extension ViewStateMachine.PendingMove: Sendable where Move: Sendable, Waiter: Sendable {}

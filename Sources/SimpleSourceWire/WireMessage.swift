@@ -259,7 +259,8 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     let number = try container.decode(Int.self, forKey: .formatVersion)
     guard format == Self.formatName, number == Self.formatVersion else {
       throw WireError(
-        .unsupportedFormat, "\(format) \(number); this receiver reads \(Self.formatName) \(Self.formatVersion)")
+        .unsupportedFormat,
+        "\(format) \(number); this receiver reads \(Self.formatName) \(Self.formatVersion)")
     }
     switch try container.decode(String.self, forKey: .type) {
     case "subscribe":

@@ -260,6 +260,30 @@ struct InteractionSelectorTests {
     )
   }
 
+  @Test("setting or removing a closure is announced, and the answered methods follow it")
+  func changesAreAnnounced() {
+    let interactions = ListInteractions<TestSection>()
+    var changes = 0
+    interactions.onChange = { changes += 1 }
+    #expect(interactions.answeredSelectors(in: .table).isEmpty)
+    interactions.all.commitEdit = { _, _, _ in }
+    #expect(changes == 1)
+    #expect(
+      interactions.answeredSelectors(in: .table) == [
+        "tableView:canEditRowAtIndexPath:", "tableView:editingStyleForRowAtIndexPath:",
+        "tableView:commitEditingStyle:forRowAtIndexPath:",
+      ])
+    interactions.forItems(withReuseIdentifier: "Item") { $0.height = { _, _ in 44 } }
+    interactions.headerHeight = { _, _ in 20 }
+    #expect(changes == 3)
+    #expect(interactions.answeredSelectors(in: .table).contains("tableView:heightForRowAtIndexPath:"))
+    interactions.all.commitEdit = nil
+    interactions.items = [:]
+    interactions.headerHeight = nil
+    #expect(changes == 6)
+    #expect(interactions.answeredSelectors(in: .table).isEmpty)
+  }
+
   @Test("every interaction has a table view method")
   func everyInteractionMapped() {
     let mapped = Set(ListInteractions<TestSection>.selectors(of: .table).values.flatMap { $0 })

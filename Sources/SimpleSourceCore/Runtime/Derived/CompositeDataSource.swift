@@ -46,7 +46,7 @@ public struct CompositionError: Error, Hashable, Sendable, CustomStringConvertib
 /// One source showing the sections of several child sources, in order: Squarespace's `CompositeDataSource`.
 ///
 /// ```swift
-/// let screen = try await CompositeDataSource([pinned, inbox, archive])
+/// let screen = try await CompositeDataSource(pinned, inbox, archive)
 /// try await screen.insert(drafts, at: 1)            // its sections appear as one batch
 /// ```
 ///
@@ -69,11 +69,31 @@ public final class CompositeDataSource<Section: SectionType>: DataSourceType {
   /// Keeps the newest 100 if nobody reads them.
   public let errors: AsyncStream<CompositionError>
 
+  /// A composite with no children yet: add them with ``append(_:)`` and ``insert(_:at:)``. This is the
+  /// way to build a composite below iOS 16, macOS 13, tvOS 16 and watchOS 9 (see ``init(_:)``).
+  /// - Complexity: O(1).
+  @inlinable
+  public init() {
+    let (errors, reporter) = AsyncStream.makeStream(
+      of: CompositionError.self, bufferingPolicy: .bufferingNewest(100))
+    self.errors = errors
+    engine = CompositeEngine(snapshot: Snapshot(), reporter: reporter)
+  }
+
   /// Shows `children`, in order.
+  ///
+  /// An array of `any DataSourceType<Section>` needs the runtime support for parameterized protocol types
+  /// that arrived with iOS 16, macOS 13, tvOS 16 and watchOS 9; below those, list the children as arguments.
   /// - Throws: ``CompositionError`` when two children share a section or item id.
   /// - Complexity: O(*n*) for *n* items in all.
+  @available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
   @inlinable
-  public init(_ children: [any DataSourceType<Section>] = []) async throws(CompositionError) {
+  public convenience init(_ children: [any DataSourceType<Section>]) async throws(CompositionError) {
+    try await self.init(sources: children.map { ChildSource($0) })
+  }
+
+  @inlinable
+  init(sources children: [ChildSource<Section>]) async throws(CompositionError) {
     let (errors, reporter) = AsyncStream.makeStream(
       of: CompositionError.self, bufferingPolicy: .bufferingNewest(100))
     self.errors = errors
@@ -81,11 +101,11 @@ public final class CompositeDataSource<Section: SectionType>: DataSourceType {
     var subscriptions: [Subscription<Section>] = []
     var sections: [Section] = []
     for child in children {
-      let subscription = await child.subscribe()
+      let subscription = await child.source.subscribe()
       subscriptions.append(subscription)
       sections += subscription.snapshot.sections
     }
-    let keys = children.map { ObjectIdentifier($0) }
+    let keys = children.map { ObjectIdentifier($0.source) }
     if let repeated = keys.indices.first(where: { keys[..<$0].contains(keys[$0]) }) {
       for subscription in subscriptions { subscription.cancel() }
       throw CompositionError(.childAlreadyAdded, child: repeated)
@@ -107,13 +127,17 @@ public final class CompositeDataSource<Section: SectionType>: DataSourceType {
     }
     engine = CompositeEngine(snapshot: snapshot, reporter: reporter)
     for (child, subscription) in zip(children, subscriptions) {
-      await engine.follow(child, subscription, at: nil)
+      await engine.follow(child.source, subscription, at: nil)
     }
   }
 
   deinit { engine.stop() }
 
   /// The children, in order.
+  ///
+  /// An array of `any DataSourceType<Section>` needs the runtime support for parameterized protocol types
+  /// that arrived with iOS 16, macOS 13, tvOS 16 and watchOS 9.
+  @available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
   public var children: [any DataSourceType<Section>] { get async { await engine.children.map(\.source) } }
 
   /// Adds `child` after the others; its sections appear as one batch.
@@ -162,6 +186,16 @@ public final class CompositeDataSource<Section: SectionType>: DataSourceType {
   public func settled() async {
     for child in await engine.children { await settle(child.source, applied: child.applied) }
   }
+}
+
+/// A child as the composite's initialisers pass it on: an existential in a struct, so that an array of them
+/// needs no runtime support for parameterized protocol types (an array of the existential itself does).
+@usableFromInline
+struct ChildSource<Section: SectionType>: Sendable {
+  @usableFromInline let source: any DataSourceType<Section>
+
+  @inlinable
+  init(_ source: any DataSourceType<Section>) { self.source = source }
 }
 
 /// The actor a composite works on: it applies children's batches and changes of children one at a time.

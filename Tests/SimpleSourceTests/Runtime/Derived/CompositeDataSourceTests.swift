@@ -123,6 +123,22 @@ struct CompositeDataSourceTests {
     #expect(await composite.snapshot.sections == layout("A: b | B: c a"))
   }
 
+  @Test("an empty composite, then children appended: the way to build one below iOS 16")
+  func emptyThenAppended() async throws {
+    let composite = CompositeDataSource<TestSection>()
+    #expect(await composite.snapshot.sections.isEmpty)
+    #expect(await composite.version == 0)
+    let recorder = await BatchRecorder(await composite.subscribe())
+    try await composite.append(try BasicDataSource(sections: layout("A: a b")))
+    try await composite.append(try BasicDataSource(sections: layout("B: c")))
+    await composite.settled()
+    #expect(await composite.snapshot.sections == layout("A: a b | B: c"))
+    await recorder.waitUntilShowing(await composite.snapshot)
+    #expect(await composite.version == 2)
+    #expect(await recorder.batches.last?.to == 2, "one batch per child, or both composed (G6)")
+    #expect(await recorder.violations.isEmpty)
+  }
+
   @Test("a child's one-item batch is shifted into place: positions in the composite's coordinates")
   func shiftedBatch() async throws {
     let first = try BasicDataSource(sections: layout("A: a b | B: c"))
