@@ -31,33 +31,18 @@
       return Default.self
     }
 
-    final class Default: UITableViewCell {
+    /// A cell made with its class's ``cellStyle``, whatever style the table asks for.
+    class Styled: UITableViewCell {
+      class var cellStyle: UITableViewCell.CellStyle { .default }
       override init(style: UITableViewCell.CellStyle, reuseIdentifier: String?) {
-        super.init(style: .default, reuseIdentifier: reuseIdentifier)
+        super.init(style: Self.cellStyle, reuseIdentifier: reuseIdentifier)
       }
       required init?(coder: NSCoder) { super.init(coder: coder) }
     }
-
-    final class Value1: UITableViewCell {
-      override init(style: UITableViewCell.CellStyle, reuseIdentifier: String?) {
-        super.init(style: .value1, reuseIdentifier: reuseIdentifier)
-      }
-      required init?(coder: NSCoder) { super.init(coder: coder) }
-    }
-
-    final class Value2: UITableViewCell {
-      override init(style: UITableViewCell.CellStyle, reuseIdentifier: String?) {
-        super.init(style: .value2, reuseIdentifier: reuseIdentifier)
-      }
-      required init?(coder: NSCoder) { super.init(coder: coder) }
-    }
-
-    final class Subtitle: UITableViewCell {
-      override init(style: UITableViewCell.CellStyle, reuseIdentifier: String?) {
-        super.init(style: .subtitle, reuseIdentifier: reuseIdentifier)
-      }
-      required init?(coder: NSCoder) { super.init(coder: coder) }
-    }
+    final class Default: Styled {}
+    final class Value1: Styled { override class var cellStyle: UITableViewCell.CellStyle { .value1 } }
+    final class Value2: Styled { override class var cellStyle: UITableViewCell.CellStyle { .value2 } }
+    final class Subtitle: Styled { override class var cellStyle: UITableViewCell.CellStyle { .subtitle } }
   }
 
   extension UITableView: ListView {

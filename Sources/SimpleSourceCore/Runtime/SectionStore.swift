@@ -95,7 +95,7 @@ struct SectionStore<Section: SectionType>: Sendable {
 
   /// ``read(_:_:)`` on a state passed `borrowing`: the form is read in place. Switched over as a stored
   /// property instead, the tree's fields were copied out, retained and released, on every lookup: about a
-  /// seventh of a one-item edit's time (CONTRIBUTING, *What a change costs*).
+  /// seventh of a one-item edit's time (Benchmarks/HISTORY.md).
   @inlinable static func read<Result>(
     _ state: borrowing State,
     _ fromSnapshot: (Snapshot<Section>) -> Result, _ fromTree: (SnapshotTree<Section>) -> Result

@@ -6,7 +6,7 @@
 import SimpleSourceTesting
 import Testing
 
-@Suite("Coalescing")
+@Suite("Coalescing", .timeLimit(.minutes(2)))
 struct CoalescingTests {
   // MARK: - The decision after each turn
 

@@ -258,7 +258,7 @@
   ///
   /// Slower on purpose, and measured so: the diff runs beside the writers, and on two cores a quick diff
   /// leaves the second core idle between batches; the runtime then wakes it for every writer's hop, and
-  /// `throughput` is about half as fast. CONTRIBUTING, *What a change costs*, has the figures; measure
+  /// `throughput` is about half as fast. Benchmarks/HISTORY.md has the figures; measure
   /// `throughput` on two cores before changing which lookups use which descent.
   @inlinable func retainingDescend(toLabel label: UInt64) -> (leaf: Node, offset: Int, rank: Int) {
     var rank = 0
