@@ -222,7 +222,7 @@ public final class ListInteractions<Section: SectionType> {
 }
 
 extension ListInteractions {
-  /// The kind of view whose delegate methods ``answers(selectorNamed:in:)`` knows.
+  /// The kind of view whose delegate methods `answers(selectorNamed:in:)` knows.
   package enum ViewKind: Sendable, Hashable {
     case table
     case collection
