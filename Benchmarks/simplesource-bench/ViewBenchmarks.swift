@@ -34,7 +34,7 @@ func timeBareSubscriber(_ old: [BenchSection], _ new: [BenchSection]) async -> D
   _ = try? await source.setSections(new)
   guard let batch = await batches.next() else { fatalError("no batch") }
   var shown = subscription.snapshot.sections
-  for stage in batch.changeset.stages { shown = stage.data }
+  for stage in batch.changeset.stages { shown = stage.state.sections }
   consume(shown == new)
   return elapsedMS(since: start)
 }

@@ -68,7 +68,7 @@ for change in changeset.itemChanges.updates { print("  item updated     \(change
 
 print("\nWhat a table view performs, one performBatchUpdates per stage:")
 for (number, stage) in changeset.stages.enumerated() {
-  print("  \(number + 1). \(stage.kind): \(stage.batchUpdate(refreshing: .reconfigure))")
+  print("  \(number + 1). \(stage.kind): \(stage.calls(refreshing: .reconfigure))")
 }
 
 // ReferenceListView applies each stage with UIKit's rules and throws where UIKit would crash.

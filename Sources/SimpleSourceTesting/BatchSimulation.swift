@@ -33,7 +33,7 @@ struct BatchSimulation<Section: SectionType> {
   typealias View = ReferenceListView<Section>
 
   let before: [View.SectionView]
-  let batch: BatchUpdate
+  let batch: StageCalls
   let after: [Section]
   /// Items whose refresh was asked for although their content is equal: not needless (R33).
   let requestedRefreshes: Set<Item.ID>
@@ -45,13 +45,13 @@ struct BatchSimulation<Section: SectionType> {
   private var sectionDeletes: Set<Int> = []
   private var sectionInserts: Set<Int> = []
   private var reloadedSections: Set<Int> = []
-  private var sectionMoves: [BatchUpdate.Move<Int>] = []
+  private var sectionMoves: [StageCalls.Move<Int>] = []
   private var itemDeletes: Set<ItemPosition> = []
   private var itemInserts: Set<ItemPosition> = []
   /// Item deletes and inserts that are halves of a reload (R4), for messages and R29 hints.
   private var reloadDeleteHalves: Set<ItemPosition> = []
   private var reloadInsertHalves: Set<ItemPosition> = []
-  private var itemMoves: [BatchUpdate.Move<ItemPosition>] = []
+  private var itemMoves: [StageCalls.Move<ItemPosition>] = []
   /// The requested item moves by source and by destination (before duplicates are resolved).
   private var requestedMoveSources: Set<ItemPosition> = []
   private var requestedMoveDestinations: Set<ItemPosition> = []
@@ -59,7 +59,7 @@ struct BatchSimulation<Section: SectionType> {
   private var requestedMoveDestinationSections: [Int: ItemPosition] = [:]
 
   init(
-    before: [View.SectionView], batch: BatchUpdate, after: [Section], nextSerial: Int,
+    before: [View.SectionView], batch: StageCalls, after: [Section], nextSerial: Int,
     requestedRefreshes: Set<Item.ID> = []
   ) {
     self.before = before
@@ -522,7 +522,7 @@ struct BatchSimulation<Section: SectionType> {
   private mutating func buildResult(_ origins: [Int?], reconfigured: [View.SectionView]) throws(ListViewError)
   {
     let cells = reconfigured.map(\.cells)
-    var movesInto = [Int: [BatchUpdate.Move<ItemPosition>]]()
+    var movesInto = [Int: [StageCalls.Move<ItemPosition>]]()
     var movedFrom = Set<ItemPosition>()
     for move in itemMoves {
       movesInto[move.to.section, default: []].append(move)

@@ -98,7 +98,8 @@ public struct ReferenceListView<Section: SectionType>: Sendable {
   {
     for stage in changeset.stages {
       try performBatchUpdates(
-        stage.batchUpdate(refreshing: style), data: stage.data, requestedRefreshes: changeset.forcedRefreshes)
+        stage.calls(refreshing: style), data: stage.state.sections,
+        requestedRefreshes: changeset.forcedRefreshes)
     }
   }
 
@@ -106,7 +107,7 @@ public struct ReferenceListView<Section: SectionType>: Sendable {
   public mutating func apply(_ stage: ChangeStage<Section>, refreshing style: RefreshStyle = .reload)
     throws(ListViewError)
   {
-    try performBatchUpdates(stage.batchUpdate(refreshing: style), data: stage.data)
+    try performBatchUpdates(stage.calls(refreshing: style), data: stage.state.sections)
   }
 
   /// Performs one batch: `data` is what the data source holds once the update block has run (R10).
@@ -119,7 +120,7 @@ public struct ReferenceListView<Section: SectionType>: Sendable {
   /// - Throws: ``ListViewError`` naming the first rule broken, in UIKit's validation order; the view is
   ///   left unchanged.
   public mutating func performBatchUpdates(
-    _ batch: BatchUpdate, data: [Section], requestedRefreshes: Set<Item.ID> = []
+    _ batch: StageCalls, data: [Section], requestedRefreshes: Set<Item.ID> = []
   ) throws(ListViewError) {
     var simulation = BatchSimulation(
       before: sections, batch: batch, after: data, nextSerial: nextSerial,

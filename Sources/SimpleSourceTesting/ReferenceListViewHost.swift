@@ -21,7 +21,7 @@ public import SimpleSource
 /// - A batch: new cells for inserted and reloaded items, and new headers and footers for inserted and
 ///   reloaded sections, read after the update block has swapped the data. Reconfigured items get their
 ///   own cell again from the cell provider, at the before-batch path (R5); a different reuse identifier
-///   there is an error, as in UIKit. Sections in `BatchUpdate.reconfigureSections` get their header
+///   there is an error, as in UIKit. Sections in `StageCalls.reconfigureSections` get their header
 ///   and footer configured again. Moved cells and sections keep what they show.
 @MainActor
 public final class ReferenceListViewHost<Section: SectionType>: ListView {
@@ -58,7 +58,7 @@ public final class ReferenceListViewHost<Section: SectionType>: ListView {
   /// How many of the batches were animated.
   public private(set) var animatedBatchCount = 0
   /// Every batch performed, in order.
-  public private(set) var batches: [BatchUpdate] = []
+  public private(set) var batches: [StageCalls] = []
   /// The animation each animated operation got, in the order of ``batches`` and, inside a batch, in the
   /// order UIKit's calls are made (section deletes, inserts, reloads; item deletes, inserts, reloads).
   /// Moves and reconfigures take no animation and are not listed.
@@ -115,7 +115,7 @@ public final class ReferenceListViewHost<Section: SectionType>: ListView {
   /// Performs the batch like ``performBatchUpdates(_:animated:updateData:)``, recording the animation
   /// of each operation in ``animations``.
   public func performBatchUpdates(
-    _ update: BatchUpdate, animations: ChangeAnimations, updateData: @escaping @MainActor () -> Void
+    _ update: StageCalls, animations: ChangeAnimations, updateData: @escaping @MainActor () -> Void
   ) {
     let sectionOperations: [(AnimatedOperation.Kind, [Int], ListAnimation)] = [
       (.deleteSections, update.deleteSections, animations.deleteSections),
@@ -139,7 +139,7 @@ public final class ReferenceListViewHost<Section: SectionType>: ListView {
   /// Swaps the data inside the batch, checks the batch against UIKit's rules, then dequeues what UIKit
   /// would ask for.
   public func performBatchUpdates(
-    _ update: BatchUpdate, animated: Bool, updateData: @escaping @MainActor () -> Void
+    _ update: StageCalls, animated: Bool, updateData: @escaping @MainActor () -> Void
   ) {
     batchCount += 1
     batches.append(update)

@@ -23,7 +23,7 @@ public final class SilentListView: ListView {
   public func reloadData() {}
   /// Swaps the data and nothing else.
   public func performBatchUpdates(
-    _ update: BatchUpdate, animated: Bool, updateData: @escaping @MainActor () -> Void
+    _ update: StageCalls, animated: Bool, updateData: @escaping @MainActor () -> Void
   ) {
     updateData()
   }

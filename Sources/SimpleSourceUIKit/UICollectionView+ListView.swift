@@ -27,10 +27,10 @@
     public var isOnScreen: Bool { window != nil }
 
     /// Performs one stage: swaps the data first thing inside the update block (S5), makes UIKit's calls,
-    /// then configures the visible headers and footers of ``BatchUpdate/reconfigureSections`` again in
+    /// then configures the visible headers and footers of ``StageCalls/reconfigureSections`` again in
     /// place. Animations come from the layout; `animated: false` turns them off.
     public func performBatchUpdates(
-      _ update: BatchUpdate, animated: Bool, updateData: @escaping @MainActor () -> Void
+      _ update: StageCalls, animated: Bool, updateData: @escaping @MainActor () -> Void
     ) {
       let perform = { [self] in
         performBatchUpdates(

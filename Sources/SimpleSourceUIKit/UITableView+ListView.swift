@@ -58,7 +58,7 @@
 
     /// Performs one stage with `.automatic` row animations, or none.
     public func performBatchUpdates(
-      _ update: BatchUpdate, animated: Bool, updateData: @escaping @MainActor () -> Void
+      _ update: StageCalls, animated: Bool, updateData: @escaping @MainActor () -> Void
     ) {
       if animated {
         performBatchUpdates(update, rowAnimation: .automatic, updateData: updateData)
@@ -71,9 +71,9 @@
 
     /// Performs one stage with `rowAnimation`: swaps the data first thing inside the update block (S5),
     /// makes UIKit's calls, then configures the visible headers and footers of
-    /// ``BatchUpdate/reconfigureSections`` again in place.
+    /// ``StageCalls/reconfigureSections`` again in place.
     public func performBatchUpdates(
-      _ update: BatchUpdate, rowAnimation: UITableView.RowAnimation,
+      _ update: StageCalls, rowAnimation: UITableView.RowAnimation,
       updateData: @escaping @MainActor () -> Void
     ) {
       performBatchUpdates(update, rowAnimations: RowAnimations(all: rowAnimation), updateData: updateData)
@@ -81,13 +81,13 @@
 
     /// Performs one stage with the row animation `animations` gives each kind of change.
     public func performBatchUpdates(
-      _ update: BatchUpdate, animations: ChangeAnimations, updateData: @escaping @MainActor () -> Void
+      _ update: StageCalls, animations: ChangeAnimations, updateData: @escaping @MainActor () -> Void
     ) {
       performBatchUpdates(update, rowAnimations: RowAnimations(animations), updateData: updateData)
     }
 
     private func performBatchUpdates(
-      _ update: BatchUpdate, rowAnimations animation: RowAnimations,
+      _ update: StageCalls, rowAnimations animation: RowAnimations,
       updateData: @escaping @MainActor () -> Void
     ) {
       performBatchUpdates(

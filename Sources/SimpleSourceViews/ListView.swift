@@ -32,13 +32,13 @@ public protocol ListView: AnyObject {
   ///   - update: The calls, in UIKit's coordinates.
   ///   - animated: Whether to animate.
   ///   - updateData: Sets the data source to the state after the batch; called exactly once.
-  func performBatchUpdates(_ update: BatchUpdate, animated: Bool, updateData: @escaping @MainActor () -> Void)
+  func performBatchUpdates(_ update: StageCalls, animated: Bool, updateData: @escaping @MainActor () -> Void)
 
   /// Performs one stage animated, with `animations` for each kind of change: like
   /// ``performBatchUpdates(_:animated:updateData:)``. The default performs it animated the view's own
   /// way, for views that take no animation per change (collection views).
   func performBatchUpdates(
-    _ update: BatchUpdate, animations: ChangeAnimations, updateData: @escaping @MainActor () -> Void)
+    _ update: StageCalls, animations: ChangeAnimations, updateData: @escaping @MainActor () -> Void)
 
   /// Teaches the view to make cells of `cellClass` for `reuseIdentifier`.
   func registerCell(_ method: ReuseMethod, cellClass: AnyClass, reuseIdentifier: String)
@@ -62,7 +62,7 @@ public protocol ListView: AnyObject {
 extension ListView {
   /// Performs the stage animated the view's own way: `animations` are not used.
   public func performBatchUpdates(
-    _ update: BatchUpdate, animations: ChangeAnimations, updateData: @escaping @MainActor () -> Void
+    _ update: StageCalls, animations: ChangeAnimations, updateData: @escaping @MainActor () -> Void
   ) {
     performBatchUpdates(update, animated: true, updateData: updateData)
   }

@@ -445,7 +445,7 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
     animations: ChangeAnimations?, with perform: ViewUpdate<Section>.Context.StagePerformer? = nil
   ) {
     for stage in batch.changeset.stages {
-      let update = batchUpdate(for: stage, refreshing: style, in: view)
+      let update = calls(for: stage, refreshing: style, in: view)
       let swap: @MainActor () -> Void = { self.shown = stage.state }
       if let perform {
         let swapped = SwapCheck()
@@ -466,10 +466,10 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
 
   /// The stage's calls, with reconfigures that would change a cell's reuse identifier turned into
   /// reloads: UIKit can only reconfigure a cell into the same class (R5).
-  private func batchUpdate(for stage: ChangeStage<Section>, refreshing style: RefreshStyle, in view: View)
-    -> BatchUpdate
+  private func calls(for stage: ChangeStage<Section>, refreshing style: RefreshStyle, in view: View)
+    -> StageCalls
   {
-    var update = stage.batchUpdate(refreshing: style)
+    var update = stage.calls(refreshing: style)
     guard !update.reconfigureItems.isEmpty else { return update }
     var reconfigured: [ItemPosition] = []
     for position in update.reconfigureItems {

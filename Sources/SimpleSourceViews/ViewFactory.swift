@@ -234,7 +234,7 @@ public final class ViewFactory<Section: SectionType, View: ListView> {
 
   /// Configures an existing supplementary view of `kind` again for `section`, as a reconfigure does for
   /// cells: the UIKit skin calls it for the visible headers and footers of a section whose content changed
-  /// (``BatchUpdate/reconfigureSections``). Does nothing when no view of `kind` is registered.
+  /// (``StageCalls/reconfigureSections``). Does nothing when no view of `kind` is registered.
   public func configureSupplementaryView(
     _ supplementary: View.SupplementaryView, ofKind kind: SupplementaryKind, for section: Section,
     at position: ItemPosition

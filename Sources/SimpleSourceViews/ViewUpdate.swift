@@ -21,7 +21,7 @@ public struct ViewUpdate<Section: SectionType>: Sendable {
     /// Performs one stage with the view's own API: call UIKit with `update`, and call `updateData` first
     /// thing inside the update block (S5).
     public typealias StagePerformer =
-      @MainActor (_ update: BatchUpdate, _ updateData: @escaping @MainActor () -> Void) -> Void
+      @MainActor (_ update: StageCalls, _ updateData: @escaping @MainActor () -> Void) -> Void
 
     /// Applies the batch stage by stage through ``ListView/performBatchUpdates(_:animated:updateData:)``,
     /// as the animated policy does.

@@ -40,7 +40,7 @@ struct BatchRulesModel {
   let before: [TestSection]
   /// What the data source holds after the batch.
   let after: [TestSection]
-  let batch: BatchUpdate
+  let batch: StageCalls
 
   private struct Broken: Error { let rule: String }
 
@@ -86,7 +86,7 @@ struct BatchRulesModel {
     let reloadedSections = withoutRepeats(batch.reloadSections)
 
     // Section moves are range-checked and de-duplicated first (R15, R23, R24).
-    var sectionMoves: [BatchUpdate.Move<Int>] = []
+    var sectionMoves: [StageCalls.Move<Int>] = []
     for move in batch.moveSections {
       if !existsBefore(move.from) || !existsAfter(move.to) { throw Broken(rule: "R15") }
       if sectionMoves.contains(move) { continue }
@@ -173,7 +173,7 @@ struct BatchRulesModel {
       if batch.moveItems.contains(where: { $0.to == position }) { throw Broken(rule: "R20") }
     }
     // The move loop (R16, R23, R24; exact duplicates dropped).
-    var itemMoves: [BatchUpdate.Move<ItemPosition>] = []
+    var itemMoves: [StageCalls.Move<ItemPosition>] = []
     for move in batch.moveItems {
       if !existsBefore(move.from) || !existsAfter(move.to) { throw Broken(rule: "R16") }
       if itemMoves.contains(move) { continue }
@@ -282,7 +282,7 @@ struct BatchRulesModel {
 
 extension ReferenceListView where Section == TestSection {
   /// The verdict of this view on `batch`, in the model's terms: where each cell and section came from.
-  static func verdict(before: [TestSection], after: [TestSection], batch: BatchUpdate) -> BatchVerdict {
+  static func verdict(before: [TestSection], after: [TestSection], batch: StageCalls) -> BatchVerdict {
     var view = ReferenceListView(before)
     var cellOrigin: [Int: CellOrigin] = [:]
     var sectionOrigin: [Int: Int] = [:]

@@ -15,11 +15,11 @@ struct ReferenceListViewCellTests {
     let b = view.cell(at: at(0, 1)).serial
     let c = view.cell(at: at(0, 2)).serial
     try view.performBatchUpdates(
-      BatchUpdate(moveItems: [.init(from: at(0, 0), to: at(0, 2))]), data: layout("A: b c a"))
+      StageCalls(moveItems: [.init(from: at(0, 0), to: at(0, 2))]), data: layout("A: b c a"))
     #expect(view.cell(at: at(0, 2)).serial == a)
-    try view.performBatchUpdates(BatchUpdate(reloadItems: [at(0, 0)]), data: layout("A: b' c a"))
+    try view.performBatchUpdates(StageCalls(reloadItems: [at(0, 0)]), data: layout("A: b' c a"))
     #expect(view.cell(at: at(0, 0)).serial != b)
-    try view.performBatchUpdates(BatchUpdate(reconfigureItems: [at(0, 1)]), data: layout("A: b' c' a"))
+    try view.performBatchUpdates(StageCalls(reconfigureItems: [at(0, 1)]), data: layout("A: b' c' a"))
     #expect(view.cell(at: at(0, 1)).serial == c)
     #expect(view.cell(at: at(0, 1)).item == TestItem("c", version: 1))
     #expect(view.batchCount == 3)
@@ -31,7 +31,7 @@ struct ReferenceListViewCellTests {
     let before = view.sections.map { $0.cells.map(\.serial) }
     #expect(throws: ListViewError.self) {
       try view.performBatchUpdates(
-        BatchUpdate(
+        StageCalls(
           deleteSections: [0], deleteItems: [at(0, 0)], moveItems: [.init(from: at(0, 1), to: at(0, 1))]),
         data: layout("B: c b"))
     }
@@ -53,7 +53,7 @@ struct ReferenceListViewCellTests {
     var view = ReferenceListView(layout("A: a b c"))
     do {
       try view.performBatchUpdates(
-        BatchUpdate(deleteItems: [at(0, 0)], moveItems: [.init(from: at(0, 0), to: at(0, 1))]),
+        StageCalls(deleteItems: [at(0, 0)], moveItems: [.init(from: at(0, 0), to: at(0, 1))]),
         data: layout("A: b c"))
       Issue.record("expected R19")
     } catch {

@@ -15,7 +15,7 @@ struct ReferenceListViewModelTests {
   func insertInsideReloadedSection() throws {
     var view = ReferenceListView(layout("A:"))
     try view.performBatchUpdates(
-      BatchUpdate(reloadSections: [0], insertItems: [at(0, 40)]), data: layout("A:"))
+      StageCalls(reloadSections: [0], insertItems: [at(0, 40)]), data: layout("A:"))
     #expect(view.shows(layout("A:")))
     #expect(view.warnings.map(\.rule).contains(.r27))
   }
@@ -24,7 +24,7 @@ struct ReferenceListViewModelTests {
   func insertInsideInsertedSection() throws {
     var view = ReferenceListView(layout("A: a"))
     try view.performBatchUpdates(
-      BatchUpdate(insertSections: [0], deleteItems: [at(0, 0)], insertItems: [at(0, 9), at(0, -3)]),
+      StageCalls(insertSections: [0], deleteItems: [at(0, 0)], insertItems: [at(0, 9), at(0, -3)]),
       data: layout("N: | A:"))
     #expect(view.shows(layout("N: | A:")))
   }
@@ -34,11 +34,11 @@ struct ReferenceListViewModelTests {
     var view = ReferenceListView(layout("A: a"))
     #expect(throws: ListViewError.self) {
       try view.performBatchUpdates(
-        BatchUpdate(reloadSections: [0], deleteItems: [at(0, 0)], reloadItems: [at(0, 0)]), data: layout("A:")
+        StageCalls(reloadSections: [0], deleteItems: [at(0, 0)], reloadItems: [at(0, 0)]), data: layout("A:")
       )
     }
     let rule = Self.rule(
-      of: BatchUpdate(reloadSections: [0], deleteItems: [at(0, 0)], reloadItems: [at(0, 0)]),
+      of: StageCalls(reloadSections: [0], deleteItems: [at(0, 0)], reloadItems: [at(0, 0)]),
       "A: a", "A:")
     #expect(rule == .r18)
   }
@@ -46,11 +46,11 @@ struct ReferenceListViewModelTests {
   @Test("R18 is raised before R26, as UIKit decomposes every reload first")
   func r18BeforeR26() {
     let rule = Self.rule(
-      of: BatchUpdate(deleteSections: [0], deleteItems: [at(0, 0)], reloadItems: [at(0, 0)]), "A: a | B: b",
+      of: StageCalls(deleteSections: [0], deleteItems: [at(0, 0)], reloadItems: [at(0, 0)]), "A: a | B: b",
       "B: b")
     #expect(rule == .r18)
     let later = Self.rule(
-      of: BatchUpdate(deleteSections: [0], deleteItems: [at(1, 0)], reloadItems: [at(0, 0), at(1, 0)]),
+      of: StageCalls(deleteSections: [0], deleteItems: [at(1, 0)], reloadItems: [at(0, 0), at(1, 0)]),
       "A: a | B: b", "B:")
     #expect(later == .r18)
   }
@@ -59,7 +59,7 @@ struct ReferenceListViewModelTests {
   func duplicateSectionDeletes() throws {
     var view = ReferenceListView(layout("A: | B:"))
     try view.performBatchUpdates(
-      BatchUpdate(deleteSections: [0, 0], reloadSections: [1]), data: layout("B:"))
+      StageCalls(deleteSections: [0, 0], reloadSections: [1]), data: layout("B:"))
     #expect(view.shows(layout("B:")))
     #expect(view.warnings.map(\.rule).contains(.r25))
   }
@@ -68,29 +68,29 @@ struct ReferenceListViewModelTests {
   func duplicateSectionInserts() throws {
     var view = ReferenceListView(layout("A: a"))
     try view.performBatchUpdates(
-      BatchUpdate(insertSections: [0, 0], reloadItems: [at(0, 0)]), data: layout("B: | A: a'"))
+      StageCalls(insertSections: [0, 0], reloadItems: [at(0, 0)]), data: layout("B: | A: a'"))
     #expect(view.shows(layout("B: | A: a'")))
   }
 
   @Test("an item index of Int.max is an item, not a section operation")
   func hugeItemIndexIsAnItem() {
     #expect(
-      Self.rule(of: BatchUpdate(deleteSections: [0], reloadItems: [at(0, .max)]), "A: a | B: b", "B: b")
+      Self.rule(of: StageCalls(deleteSections: [0], reloadItems: [at(0, .max)]), "A: a | B: b", "B: b")
         == .r26)
-    #expect(Self.rule(of: BatchUpdate(reloadItems: [at(0, .max)]), "A: a", "A: a") == .r13)
+    #expect(Self.rule(of: StageCalls(reloadItems: [at(0, .max)]), "A: a", "A: a") == .r13)
   }
 
   @Test("garbage indices are rejected by rule, never a trap", arguments: [Int.min, -1, 1 << 40, Int.max])
   func garbageIndices(_ index: Int) {
     let batches = [
-      BatchUpdate(deleteSections: [index]), BatchUpdate(insertSections: [index]),
-      BatchUpdate(reloadSections: [index]), BatchUpdate(moveSections: [.init(from: index, to: 0)]),
-      BatchUpdate(moveSections: [.init(from: 0, to: index)]), BatchUpdate(reconfigureSections: [index]),
-      BatchUpdate(deleteItems: [at(index, index)]), BatchUpdate(insertItems: [at(0, index)]),
-      BatchUpdate(reloadItems: [at(0, index)]), BatchUpdate(reloadItems: [at(index, 0)]),
-      BatchUpdate(reconfigureItems: [at(0, index)]),
-      BatchUpdate(moveItems: [.init(from: at(0, 0), to: at(index, 0))]),
-      BatchUpdate(
+      StageCalls(deleteSections: [index]), StageCalls(insertSections: [index]),
+      StageCalls(reloadSections: [index]), StageCalls(moveSections: [.init(from: index, to: 0)]),
+      StageCalls(moveSections: [.init(from: 0, to: index)]), StageCalls(reconfigureSections: [index]),
+      StageCalls(deleteItems: [at(index, index)]), StageCalls(insertItems: [at(0, index)]),
+      StageCalls(reloadItems: [at(0, index)]), StageCalls(reloadItems: [at(index, 0)]),
+      StageCalls(reconfigureItems: [at(0, index)]),
+      StageCalls(moveItems: [.init(from: at(0, 0), to: at(index, 0))]),
+      StageCalls(
         deleteSections: [0], reloadItems: [at(1, index)], moveItems: [.init(from: at(index, 1), to: at(0, 0))]
       ),
     ]
@@ -111,7 +111,7 @@ struct ReferenceListViewModelTests {
     #expect(view.itemIDs == [["a"], ["c", "b"]])
   }
 
-  private static func rule(of batch: BatchUpdate, _ before: String, _ after: String) -> BatchRule? {
+  private static func rule(of batch: StageCalls, _ before: String, _ after: String) -> BatchRule? {
     var view = ReferenceListView(layout(before))
     do {
       try view.performBatchUpdates(batch, data: layout(after))
@@ -179,7 +179,7 @@ struct ReferenceListViewModelTests {
 /// Random batches of every kind: real stages of a diff, stages perturbed by one or two edits, and garbage
 /// (negative, huge and repeated indices, every operation mixed), on small layouts.
 enum RandomBatches {
-  static func next(using random: inout SeededGenerator) -> ([TestSection], [TestSection], BatchUpdate) {
+  static func next(using random: inout SeededGenerator) -> ([TestSection], [TestSection], StageCalls) {
     let pairs = RandomSnapshotPairs(maxSections: 4, maxItems: 9)
     var (old, new) = pairs.next(using: &random)
     if Int.random(in: 0..<10, using: &random) < 5, let stage = stage(old, new, using: &random) {
@@ -188,22 +188,22 @@ enum RandomBatches {
       return (stage.before, stage.after, batch)
     }
     if Bool.random(using: &random) { new = pairs.next(using: &random).new }
-    var batch = BatchUpdate()
+    var batch = StageCalls()
     for _ in 0..<Int.random(in: 0...6, using: &random) { perturb(&batch, using: &random) }
     return (old, new, batch)
   }
 
   /// One stage of the diff of `old` to `new`, with the data before and after it.
   private static func stage(_ old: [TestSection], _ new: [TestSection], using random: inout SeededGenerator)
-    -> (before: [TestSection], after: [TestSection], batch: BatchUpdate)?
+    -> (before: [TestSection], after: [TestSection], batch: StageCalls)?
   {
     guard let source = try? Snapshot(old), let target = try? Snapshot(new) else { return nil }
     let stages = Changeset(from: source, to: target).stages
     guard !stages.isEmpty else { return nil }
     let index = Int.random(in: 0..<stages.count, using: &random)
-    let before = index == 0 ? old : stages[index - 1].data
+    let before = index == 0 ? old : stages[index - 1].state.sections
     let style: RefreshStyle = Bool.random(using: &random) ? .reload : .reconfigure
-    return (before, stages[index].data, stages[index].batchUpdate(refreshing: style))
+    return (before, stages[index].state.sections, stages[index].calls(refreshing: style))
   }
 
   private static func index(using random: inout SeededGenerator) -> Int {
@@ -221,7 +221,7 @@ enum RandomBatches {
   }
 
   /// One edit: add an operation (sometimes a copy of one already there), remove one, or shift one by one.
-  static func perturb(_ batch: inout BatchUpdate, using random: inout SeededGenerator) {
+  static func perturb(_ batch: inout StageCalls, using random: inout SeededGenerator) {
     func edit(_ list: inout [Int]) {
       switch Int.random(in: 0..<4, using: &random) {
       case 0 where !list.isEmpty: list.remove(at: Int.random(in: 0..<list.count, using: &random))
@@ -242,13 +242,13 @@ enum RandomBatches {
       default: list.append(position(using: &random))
       }
     }
-    func edit<P>(_ list: inout [BatchUpdate.Move<P>], _ make: (inout SeededGenerator) -> P) {
+    func edit<P>(_ list: inout [StageCalls.Move<P>], _ make: (inout SeededGenerator) -> P) {
       switch Int.random(in: 0..<3, using: &random) {
       case 0 where !list.isEmpty: list.remove(at: Int.random(in: 0..<list.count, using: &random))
       case 1 where !list.isEmpty:
         let move = list[Int.random(in: 0..<list.count, using: &random)]
-        list.append(Bool.random(using: &random) ? move : BatchUpdate.Move(from: move.from, to: make(&random)))
-      default: list.append(BatchUpdate.Move(from: make(&random), to: make(&random)))
+        list.append(Bool.random(using: &random) ? move : StageCalls.Move(from: move.from, to: make(&random)))
+      default: list.append(StageCalls.Move(from: make(&random), to: make(&random)))
       }
     }
     switch Int.random(in: 0..<10, using: &random) {

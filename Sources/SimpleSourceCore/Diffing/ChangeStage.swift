@@ -1,10 +1,10 @@
-// One UIKit batch update: the changes to perform together and the data to hold while performing them.
+// One stage of a changeset: the changes to perform together and the data to hold while performing them.
 
 /// One batch of changes that a list view performs in one `performBatchUpdates` call.
 ///
 /// Positions follow UIKit's coordinate rules (`shared/UIKIT_BATCH_RULES.md`, R1–R3): deletes, move sources
 /// and updates are positions *before* the stage; inserts and move destinations are positions *after* it.
-/// ``data`` is what the view's data source must hold during the stage (S5): set it inside the update
+/// ``state`` is what the view's data source must hold during the stage (S5): set it inside the update
 /// block, before making the calls.
 ///
 /// A ``Changeset`` never produces an empty stage.
@@ -31,12 +31,12 @@ public struct ChangeStage<Section: SectionType>: Sendable {
   public let sectionChanges: ChangeList<Section.ID, Int>
   /// The item changes of this stage, in this stage's coordinates.
   public let itemChanges: ChangeList<Section.Item.ID, ItemPosition>
-  /// The state the view's data source must hold during this stage: the state after it.
+  /// The state the view's data source must hold during this stage: the state after it. Look items up in it
+  /// by id; `state.sections` is the list (O(*n*) the first time for a stage derived from the mutation log).
   public let state: Snapshot<Section>
 
-  /// The sections the view's data source must hold during this stage: ``state``'s sections.
-  /// - Complexity: as ``Snapshot/sections``: O(*n*) the first time for a stage derived from the mutation
-  ///   log; prefer ``state``, whose lookups never copy the list.
+  /// The former name of `state.sections`: one value had three names (``state``, `data`, `snapshot()`).
+  @available(*, deprecated, message: "use state, or state.sections")
   public var data: [Section] { state.sections }
 
   @inlinable
@@ -60,7 +60,8 @@ public struct ChangeStage<Section: SectionType>: Sendable {
     self.state = state
   }
 
-  /// The state after this stage as a ``Snapshot``, for lookups by id: ``state``.
+  /// The former name of ``state``.
+  @available(*, deprecated, renamed: "state")
   public func snapshot() -> Snapshot<Section> { state }
 
   /// Whether the stage has no change (a ``Changeset`` never holds such a stage).

@@ -34,7 +34,7 @@ extension Changeset {
     let stages = self.stages.map { stage in
       ChangeStage(
         kind: stage.kind, sectionChanges: shift(stage.sectionChanges), itemChanges: shift(stage.itemChanges),
-        data: Array(prefix) + stage.data + Array(suffix))
+        data: Array(prefix) + stage.state.sections + Array(suffix))
     }
     return Changeset(
       source: source, target: target, stages: stages, sectionChanges: shift(sectionChanges),

@@ -36,8 +36,8 @@
 /// let changeset = Changeset(from: old, to: new)
 /// for stage in changeset.stages {
 ///   tableView.performBatchUpdates {
-///     dataSource.sections = stage.data
-///     tableView.apply(stage.batchUpdate())
+///     dataSource.sections = stage.state.sections
+///     tableView.apply(stage.calls())
 ///   }
 /// }
 /// ```

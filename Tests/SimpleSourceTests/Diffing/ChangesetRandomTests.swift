@@ -55,9 +55,9 @@ func check(
         try view.apply(stage, refreshing: style)
       } catch {
         return
-          "stage \(number) (\(stage.kind)) rejected with \(style): \(error)\n  batch: \(stage.batchUpdate(refreshing: style))"
+          "stage \(number) (\(stage.kind)) rejected with \(style): \(error)\n  batch: \(stage.calls(refreshing: style))"
       }
-      if !view.shows(stage.data) { return "stage \(number) does not show its data" }
+      if !view.shows(stage.state.sections) { return "stage \(number) does not show its data" }
     }
     if !view.shows(new.sections) { return "replay with \(style) does not give the new snapshot" }
     if !view.warnings.isEmpty { return "needless or fragile updates with \(style): \(view.warnings)" }

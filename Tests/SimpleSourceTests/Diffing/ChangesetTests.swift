@@ -137,13 +137,13 @@ struct ChangesetTests {
     let changeset = Changeset(from: snapshot("A: a b | B: c"), to: snapshot("B: c' | A: b a"))
     let refresh = try #require(changeset.stages.first)
     #expect(refresh.kind == .refresh)
-    #expect(refresh.data.map(\.id) == ["A", "B"])
-    #expect(refresh.data[1].items == [TestItem("c", version: 1)])
+    #expect(refresh.state.sections.map(\.id) == ["A", "B"])
+    #expect(refresh.state.sections[1].items == [TestItem("c", version: 1)])
     #expect(
       refresh.itemChanges.updates == [
         ItemChange(id: "c", from: .init(section: 1, item: 0), to: .init(section: 1, item: 0))
       ])
-    #expect(refresh.snapshot().position(ofItem: "c") == ItemPosition(section: 1, item: 0))
+    #expect(refresh.state.position(ofItem: "c") == ItemPosition(section: 1, item: 0))
   }
 
   @Test("reload style reloads a changed section; reconfigure style keeps its cells")
@@ -151,10 +151,10 @@ struct ChangesetTests {
     let old = snapshot("A: a | B: b")
     let changeset = Changeset(from: old, to: snapshot("A: a | B': b'"))
     let stage = try #require(changeset.stages.first)
-    #expect(stage.batchUpdate(refreshing: .reload) == BatchUpdate(reloadSections: [1]))
+    #expect(stage.calls(refreshing: .reload) == StageCalls(reloadSections: [1]))
     #expect(
-      stage.batchUpdate(refreshing: .reconfigure)
-        == BatchUpdate(reconfigureSections: [1], reconfigureItems: [ItemPosition(section: 1, item: 0)]))
+      stage.calls(refreshing: .reconfigure)
+        == StageCalls(reconfigureSections: [1], reconfigureItems: [ItemPosition(section: 1, item: 0)]))
     var view = ReferenceListView(old)
     let serial = view.cell(at: ItemPosition(section: 1, item: 0)).serial
     try view.apply(changeset, refreshing: .reconfigure)
@@ -166,9 +166,9 @@ struct ChangesetTests {
   func collapsedStagesAreRejected() throws {
     let old = snapshot("A: a b | B: c | C: d")
     let new = snapshot("B: c | C: d | A: b x")
-    let stages = Changeset(from: old, to: new).stages.map { $0.batchUpdate() }
+    let stages = Changeset(from: old, to: new).stages.map { $0.calls() }
     #expect(stages.count == 3)
-    var collapsed = BatchUpdate()
+    var collapsed = StageCalls()
     for stage in stages {
       collapsed.deleteSections += stage.deleteSections
       collapsed.insertSections += stage.insertSections

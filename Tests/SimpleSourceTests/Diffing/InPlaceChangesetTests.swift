@@ -82,7 +82,7 @@ struct InPlaceChangesetTests {
       #expect(changeset.itemChanges.deletes.isEmpty && changeset.itemChanges.inserts.isEmpty, "\(place)")
       #expect(changeset.itemChanges.moves.isEmpty && changeset.sectionChanges.moves.isEmpty, "\(place)")
       #expect(changeset.stages.count <= 1, "\(place)")
-      if let last = changeset.stages.last { #expect(last.data == newSections, "\(place)") }
+      if let last = changeset.stages.last { #expect(last.state.sections == newSections, "\(place)") }
       if refreshing.isEmpty, let failure = check(old, new) {
         Issue.record("\(place)\n\(failure)")
         return

@@ -57,7 +57,9 @@ struct LoggedChangesetTests {
       if logged.sectionChanges != full.sectionChanges { problems.append("section changes") }
       if logged.stages.map(\.kind) != full.stages.map(\.kind) { problems.append("stage kinds") }
       if refreshing.isEmpty, let failure = check(old, new, changeset: logged) { problems.append(failure) }
-      if logged.stages.last.map({ $0.data != new.sections }) ?? false { problems.append("last stage's data") }
+      if logged.stages.last.map({ $0.state.sections != new.sections }) ?? false {
+        problems.append("last stage's data")
+      }
       if !problems.isEmpty {
         failures += 1
         Issue.record(

@@ -31,7 +31,7 @@ struct WireBatchTests {
       } catch {
         return ["stage \(index) refused: \(error)"]
       }
-      if state.sections != original.data { problems.append("stage \(index) state differs") }
+      if state.sections != original.state.sections { problems.append("stage \(index) state differs") }
     }
     do {
       let update = try decoded.update(from: changeset.source, at: 4)

@@ -1,10 +1,10 @@
-// The UIKit calls of one batch update, and how a ChangeStage becomes them.
+// The UIKit calls of one stage, made inside one performBatchUpdates block, and how a ChangeStage becomes them.
 
 /// The calls a list view makes inside one `performBatchUpdates` block, in UIKit's vocabulary.
 ///
 /// Lists are arrays, not sets, so that a checker can see duplicates (R25). Build one from a stage with
-/// ``ChangeStage/batchUpdate(refreshing:)``.
-public struct BatchUpdate: Hashable, Sendable, CustomStringConvertible {
+/// ``ChangeStage/calls(refreshing:)``.
+public struct StageCalls: Hashable, Sendable, CustomStringConvertible {
   /// A move from a position before the batch to a position after it (R3).
   public struct Move<Position: Hashable & Sendable>: Hashable, Sendable {
     /// The position before the batch.
@@ -96,7 +96,7 @@ public enum RefreshStyle: Hashable, Sendable {
   /// (R4). A section reload also gives every cell of the section a fresh one.
   case reload
   /// `reconfigureItems` (iOS 15 and later): the existing cell is configured again (R5); a section's
-  /// header and footer views are configured again in place (``BatchUpdate/reconfigureSections``).
+  /// header and footer views are configured again in place (``StageCalls/reconfigureSections``).
   case reconfigure
 }
 
@@ -109,16 +109,16 @@ extension ChangeStage {
   ///
   /// - Parameter style: How changed items are refreshed.
   /// - Returns: The calls, with every position in the coordinates UIKit expects.
-  public func batchUpdate(refreshing style: RefreshStyle = .reload) -> BatchUpdate {
+  public func calls(refreshing style: RefreshStyle = .reload) -> StageCalls {
     let refreshedSections = sectionChanges.updates.compactMap(\.from)
     let reloaded = style == .reload ? Set(refreshedSections) : []
     let refreshed = itemChanges.updates.compactMap(\.from).filter { !reloaded.contains($0.section) }
-    return BatchUpdate(
+    return StageCalls(
       deleteSections: sectionChanges.deletes.compactMap(\.from),
       insertSections: sectionChanges.inserts.compactMap(\.to),
       reloadSections: style == .reload ? refreshedSections : [],
       moveSections: sectionChanges.moves.compactMap { change in
-        change.from.flatMap { from in change.to.map { BatchUpdate.Move(from: from, to: $0) } }
+        change.from.flatMap { from in change.to.map { StageCalls.Move(from: from, to: $0) } }
       },
       reconfigureSections: style == .reconfigure ? refreshedSections : [],
       deleteItems: itemChanges.deletes.compactMap(\.from),
@@ -126,8 +126,18 @@ extension ChangeStage {
       reloadItems: style == .reload ? refreshed : [],
       reconfigureItems: style == .reconfigure ? refreshed : [],
       moveItems: itemChanges.moves.compactMap { change in
-        change.from.flatMap { from in change.to.map { BatchUpdate.Move(from: from, to: $0) } }
+        change.from.flatMap { from in change.to.map { StageCalls.Move(from: from, to: $0) } }
       }
     )
   }
+}
+
+/// The former name of ``StageCalls``, whose anagram of ``UpdateBatch`` made the two easy to confuse.
+@available(*, deprecated, renamed: "StageCalls")
+public typealias BatchUpdate = StageCalls
+
+extension ChangeStage {
+  /// The former name of ``calls(refreshing:)``.
+  @available(*, deprecated, renamed: "calls(refreshing:)")
+  public func batchUpdate(refreshing style: RefreshStyle = .reload) -> StageCalls { calls(refreshing: style) }
 }
