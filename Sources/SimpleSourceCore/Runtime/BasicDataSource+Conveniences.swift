@@ -16,7 +16,7 @@ extension BasicDataSource {
   @discardableResult
   public func setSections(_ sections: [Section]) throws(Error) -> Int {
     try replaceAll(store.snapshot, with: sections)
-    return storedVersion
+    return pipeline.version
   }
 
   /// Appends sections at the end.

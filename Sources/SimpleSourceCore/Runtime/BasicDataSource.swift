@@ -38,25 +38,10 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
 
   // The hot paths are @inlinable so that clients' builds specialise them for their section types.
   @usableFromInline var store: SectionStore<Section>
-  @usableFromInline var storedVersion = 0
-
-  /// Mutations up to this version have been diffed (and, unless they cancelled out, published).
-  @usableFromInline var cutVersion = 0
-  /// The `to` of the newest published batch, and its snapshot.
-  @usableFromInline var publishedVersion = 0
-  @usableFromInline var publishedSnapshot: Snapshot<Section>
-  /// The newest version a subscriber started at: when it is past ``offeredVersion``, a subscriber may
-  /// hold a state that no batch has offered.
-  @usableFromInline var newestSubscribedVersion = 0
-  /// The version subscribers were brought to after mutations that cancelled out (see ``publish()``).
-  @usableFromInline var advancedVersion = 0
-  @usableFromInline var pendingRefresh = Set<Item.ID>()
-  /// The item ids edited since ``publishedSnapshot``, and whether the sections were reshaped or replaced
-  /// meanwhile: what a log-derived batch needs (see ``Changeset``).
-  @usableFromInline var unpublishedTouched = Set<Item.ID>()
-  @usableFromInline var unpublishedReshaped = false
-  @usableFromInline var publishing: Task<Void, Never>?
-  @usableFromInline var settleWaiters: [(version: Int, continuation: CheckedContinuation<Void, Never>)] = []
+  /// Versions, cuts, publications and settle waiters: every decision the writers, the publish loop and
+  /// the waiters share (see ``PublishStateMachine``).
+  @usableFromInline var pipeline:
+    PublishStateMachine<Snapshot<Section>, Item.ID, CheckedContinuation<Void, Never>>
   @usableFromInline let hub: SubscriptionHub<Section>
   /// Indexing and diffing, specialised for `Section` by the client's build (see ``Differ``).
   @usableFromInline let differ: Differ<Section>
@@ -66,7 +51,7 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   @usableFromInline let clock: @Sendable () -> UInt64
 
   /// The version of the newest state; every mutation that changes something adds one.
-  public var version: Int { storedVersion }
+  public var version: Int { pipeline.version }
 
   /// Creates a source holding `sections` at version 0.
   /// - Parameters:
@@ -91,14 +76,14 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
     self.clock = clock
     let snapshot = try Snapshot(sections)
     store = SectionStore(trusted: snapshot)
-    publishedSnapshot = snapshot
+    pipeline = PublishStateMachine(state: snapshot)
     differ = Differ()
     hub = SubscriptionHub(version: 0, snapshot: snapshot, differ: differ, history: history)
   }
 
   deinit {
     hub.finish()
-    for waiter in settleWaiters { waiter.continuation.resume() }
+    for waiter in pipeline.finish() { waiter.resume() }
   }
 
   // MARK: - Reading and subscribing
@@ -113,8 +98,8 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   /// Returns the current snapshot and the batches that follow it; see ``Subscription`` for the promises.
   /// - Parameter pacing: How often this subscriber receives batches; ``Pacing/immediate`` by default.
   public func subscribe(pacing: Pacing = .immediate) -> Subscription<Section> {
-    newestSubscribedVersion = storedVersion
-    return hub.subscribe(at: (storedVersion, currentSnapshot()), pacing: pacing)
+    pipeline.subscribed()
+    return hub.subscribe(at: (pipeline.version, currentSnapshot()), pacing: pacing)
   }
 
   /// Resumes a subscriber that holds the state at `version` (G11): see ``Resumption``.
@@ -126,7 +111,7 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   ///
   /// - Complexity: O(log *v*) for *v* retained versions, plus O(*k*) for the *k* ids changed since.
   public func subscribe(from version: Int, pacing: Pacing = .immediate) -> Resumption<Section> {
-    if version == storedVersion { return .resumed(subscribe(pacing: pacing)) }
+    if version == pipeline.version { return .resumed(subscribe(pacing: pacing)) }
     return hub.resume(from: version, pacing: pacing)
   }
 
@@ -136,18 +121,35 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   /// Returns once every mutation made before the call has been diffed and offered to every subscriber.
   ///
   /// Tests await this instead of sleeping. It does not wait for subscribers to consume.
-  public func settled() async { await settled(through: storedVersion) }
+  public func settled() async { await settled(through: pipeline.version) }
 
   /// The version a subscriber that has taken every batch offered so far is at: the `to` of the newest
   /// batch, or the version mutations that cancelled out reached when a subscriber had started from a
   /// state between them. Behind ``version`` after mutations that cancelled out (G4).
-  public var offeredVersion: Int { max(publishedVersion, advancedVersion) }
+  public var offeredVersion: Int { pipeline.offeredVersion }
 
   /// Returns once `version` exists and every mutation up to it has been diffed and offered to every
   /// subscriber. A writer uses it to await the delivery of the version its mutation returned.
+  ///
+  /// It also returns when its task is cancelled, or when the source goes away, before that.
   public func settled(through version: Int) async {
-    if cutVersion >= version { return }
-    await withCheckedContinuation { settleWaiters.append((version, $0)) }
+    let id = Locked<Int?>(nil)
+    await withTaskCancellationHandler {
+      await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        switch pipeline.settle(through: version, continuation) {
+        case .resume(let continuation): continuation.resume()
+        case .wait(let waiter): id.withLock { $0 = waiter }
+        }
+      }
+    } onCancel: {
+      Task { await self.cancelSettle(id) }
+    }
+  }
+
+  /// Resumes the waiter `id` names, if it still waits: its task was cancelled.
+  func cancelSettle(_ id: Locked<Int?>) {
+    guard let waiter = id.withLock({ $0 }) else { return }
+    pipeline.cancelSettle(waiter)?.resume()
   }
 
   @inlinable
@@ -235,7 +237,7 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
       @Sendable (_ store: inout SectionStore<Section>, _ refreshing: inout Set<Item.ID>) throws(Error)
       -> Bool
   ) throws(Error) -> Int {
-    guard try change(&store, &pendingRefresh) else { return storedVersion }
+    guard try change(&store, &pipeline.pendingRefresh) else { return pipeline.version }
     return commit()
   }
 
@@ -243,9 +245,9 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   @inlinable
   @discardableResult
   func finish(_ transaction: Transaction<Section>) -> Int {
-    guard transaction.changed else { return storedVersion }
+    guard transaction.changed else { return pipeline.version }
     store = transaction.store
-    if !transaction.refreshing.isEmpty { pendingRefresh.formUnion(transaction.refreshing) }
+    if !transaction.refreshing.isEmpty { pipeline.pendingRefresh.formUnion(transaction.refreshing) }
     return commit()
   }
 
@@ -280,9 +282,9 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   @inlinable
   @discardableResult
   func commit() -> Int {
-    storedVersion += 1
-    if publishing == nil { publishing = Task { await self.publish() } }
-    return storedVersion
+    let (version, startPublishing) = pipeline.committed()
+    if startPublishing { Task { await self.publish() } }
+    return version
   }
 
   /// Forces a refresh of items whose `==` did not change (Apple's `reconfigureItems` role), in the next
@@ -300,56 +302,30 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   /// writers keep going meanwhile; what they write joins the next batch.
   @inlinable
   func publish() async {
-    while cutVersion < storedVersion {
+    while pipeline.continuePublishing() {
       // Writers waiting for the actor go first and join this cut, turn after turn while they keep
       // coming, up to the coalescing delay: a batch freezes the tree, so the edits after it copy the
       // paths they touch, and fewer, fuller batches copy fewer paths and wake subscribers less often.
-      var window = CoalescingWindow(version: storedVersion, now: clock(), maximumDelay: coalescingDelay)
-      repeat { await Task.yield() } while !window.shouldCut(afterTurnAt: storedVersion, now: clock())
-      let toVersion = storedVersion
-      let snapshot = currentSnapshot()
-      let refreshing = pendingRefresh
-      pendingRefresh = []
+      var window = CoalescingWindow(version: pipeline.version, now: clock(), maximumDelay: coalescingDelay)
+      repeat { await Task.yield() } while !window.shouldCut(afterTurnAt: pipeline.version, now: clock())
       let log = store.takeLog()
-      // Since the last published batch: the touched ids of every cut that published nothing (G4) too.
-      if unpublishedTouched.isEmpty {
-        unpublishedTouched = log.touched  // the usual case: no rehash of thousands of ids on the actor
-      } else {
-        unpublishedTouched.formUnion(log.touched)
-      }
-      unpublishedReshaped = unpublishedReshaped || log.reshaped
+      let cut = pipeline.cut(currentSnapshot(), touched: log.touched, reshaped: log.reshaped)
       let changeset = await Self.diff(
-        from: publishedSnapshot, to: snapshot,
-        touching: unpublishedReshaped ? nil : unpublishedTouched, refreshing: refreshing, differ: differ)
-      cutVersion = toVersion
-      // Mutations that cancel out make no batch (G4); the next batch then starts at the last one's end (G1).
-      if !changeset.isEmpty {
-        hub.publish(differ.batch(publishedVersion, toVersion, changeset), refreshing: refreshing)
-        publishedVersion = toVersion
-        publishedSnapshot = snapshot
-        unpublishedTouched = []
-        unpublishedReshaped = false
-      } else if newestSubscribedVersion > offeredVersion {
+        from: cut.from, to: cut.to, touching: cut.touching, refreshing: cut.refreshing, differ: differ)
+      let (publication, waiters) = pipeline.diffed(cut, isEmpty: changeset.isEmpty)
+      switch publication {
+      case .publish(let from, let to):
+        hub.publish(differ.batch(from, to, changeset), refreshing: cut.refreshing)
+      case .advance(let to, let since, let touched):
         // A subscriber started from a state these mutations went through and undid: it holds something
         // else, and no batch would tell it (G2). Every subscriber is brought to this version instead;
         // those that hold the offered state compose nothing.
-        hub.advance(
-          to: toVersion, snapshot: snapshot, since: publishedVersion,
-          touched: unpublishedReshaped ? nil : unpublishedTouched)
-        advancedVersion = toVersion
+        hub.advance(to: to, snapshot: cut.to, since: since, touched: touched)
+      case .nothing:
+        break  // mutations that cancel out make no batch (G4); the next starts at the last one's end (G1)
       }
-      resumeSettleWaiters()
+      for waiter in waiters { waiter.resume() }
     }
-    publishing = nil
-  }
-
-  @inlinable
-  func resumeSettleWaiters() {
-    var waiting: [(version: Int, continuation: CheckedContinuation<Void, Never>)] = []
-    for waiter in settleWaiters {
-      if waiter.version <= cutVersion { waiter.continuation.resume() } else { waiting.append(waiter) }
-    }
-    settleWaiters = waiting
   }
 
   /// Diffs the new state on the global concurrent executor (G9): from the log when the sections kept

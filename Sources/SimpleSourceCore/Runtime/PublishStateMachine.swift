@@ -1,0 +1,240 @@
+// The pure state machine of a source's publish pipeline: versions made, cut, published, advanced; waiters.
+
+/// What a ``BasicDataSource`` decides while its writers, its publish loop and its waiters interleave:
+/// which versions exist, which are cut into a batch, which batch is published, and who to wake.
+///
+/// Plain synchronous code in the style of ``SubscriberStateMachine``: each event changes the state and
+/// returns what to do (start the loop, diff this cut, publish, advance subscribers, resume these
+/// waiters); the actor performs it. There is no `await` inside, so every interleaving of the writers, the
+/// loop and the waiters is a sequence of these events, and `PublishStateMachineTests` enumerates those
+/// sequences exhaustively. `State` is what a cut freezes (a ``Snapshot``; an `Int` in tests), `ID` an
+/// item id, `Waiter` a suspended caller of ``BasicDataSource/settled(through:)``.
+///
+/// The loop runs while versions are left to cut: ``committed(refreshing:)`` says when to start it,
+/// ``nextCut(_:touched:reshaped:)`` gives it each cut, ``diffed(_:isEmpty:)`` says what to do with the
+/// diff, and the loop stops when ``nextCut(_:touched:reshaped:)`` returns `nil`, in the same step that
+/// saw nothing left, so a mutation is never left uncut with no loop running.
+@usableFromInline
+struct PublishStateMachine<State, ID: Hashable, Waiter> {
+  /// The newest version: every mutation that changes something adds one.
+  @usableFromInline var version = 0
+  /// Mutations up to this version have been diffed (and, unless they cancelled out, published).
+  @usableFromInline var cutVersion = 0
+  /// The `to` of the newest published batch.
+  @usableFromInline var publishedVersion = 0
+  /// The state at ``publishedVersion``: the next batch's `from`.
+  @usableFromInline var published: State
+  /// The newest version a subscriber started at: when it is past ``offeredVersion``, a subscriber may
+  /// hold a state that no batch has offered.
+  @usableFromInline var newestSubscribedVersion = 0
+  /// The version subscribers were brought to after mutations that cancelled out.
+  @usableFromInline var advancedVersion = 0
+  /// Items to refresh in the next batch although `==` did not change.
+  @usableFromInline var pendingRefresh = Set<ID>()
+  /// The item ids edited since ``published``, and whether the sections were reshaped or replaced meanwhile:
+  /// what a log-derived batch needs. The touched ids of a cut that published nothing stay here.
+  @usableFromInline var unpublishedTouched = Set<ID>()
+  @usableFromInline var unpublishedReshaped = false
+  /// Whether the publish loop runs.
+  @usableFromInline var isPublishing = false
+  /// The cut being diffed, if any: the loop is between ``nextCut(_:touched:reshaped:)`` and
+  /// ``diffed(_:isEmpty:)``.
+  @usableFromInline var diffing: Int?
+  /// Callers of `settled(through:)`, by the id their cancellation names them with.
+  @usableFromInline var settleWaiters: [(id: Int, version: Int, waiter: Waiter)] = []
+  @usableFromInline var nextWaiterID = 0
+  /// The source went away: waits return at once.
+  @usableFromInline var isFinished = false
+
+  /// A source whose version 0 is `state`.
+  @inlinable
+  init(state: State) { published = state }
+
+  /// The version a subscriber that has taken every batch offered so far is at.
+  @inlinable var offeredVersion: Int { max(publishedVersion, advancedVersion) }
+
+  // MARK: - Writers and subscribers
+
+  /// A mutation made the next version, forcing `refreshing` to be refreshed in the next batch.
+  /// - Returns: The new version, and whether to start the publish loop (none runs).
+  @inlinable
+  mutating func committed(refreshing: Set<ID> = []) -> (version: Int, startPublishing: Bool) {
+    version += 1
+    if !refreshing.isEmpty { pendingRefresh.formUnion(refreshing) }
+    if isPublishing { return (version, false) }
+    isPublishing = true
+    return (version, true)
+  }
+
+  /// A subscriber started at the current version.
+  @inlinable
+  mutating func subscribed() { newestSubscribedVersion = version }
+
+  // MARK: - The publish loop
+
+  /// What the loop diffs: the state at ``to`` against ``from``, from the touched ids when they say
+  /// everything (``touching`` is not `nil`), in full otherwise.
+  @usableFromInline
+  struct Cut {
+    @usableFromInline let from: State
+    @usableFromInline let fromVersion: Int
+    @usableFromInline let to: State
+    @usableFromInline let toVersion: Int
+    @usableFromInline let touching: Set<ID>?
+    @usableFromInline let refreshing: Set<ID>
+
+    @inlinable
+    init(from: State, fromVersion: Int, to: State, toVersion: Int, touching: Set<ID>?, refreshing: Set<ID>) {
+      self.from = from
+      self.fromVersion = fromVersion
+      self.to = to
+      self.toVersion = toVersion
+      self.touching = touching
+      self.refreshing = refreshing
+    }
+  }
+
+  /// Whether versions are left to cut; when none are, the loop stops here, in the same step.
+  /// - Precondition: The loop runs and is not diffing.
+  @inlinable
+  mutating func continuePublishing() -> Bool {
+    precondition(isPublishing && diffing == nil, "SimpleSource: publish loop out of step")
+    if cutVersion < version { return true }
+    isPublishing = false
+    return false
+  }
+
+  /// The loop cuts the current version, whose state is `state`, with the ids edited since the last cut.
+  /// - Precondition: ``continuePublishing()`` just returned `true`.
+  @inlinable
+  mutating func cut(_ state: State, touched: Set<ID>, reshaped: Bool) -> Cut {
+    precondition(isPublishing && diffing == nil && cutVersion < version, "SimpleSource: cut out of step")
+    if unpublishedTouched.isEmpty {
+      unpublishedTouched = touched  // the usual case: no rehash of thousands of ids on the actor
+    } else {
+      unpublishedTouched.formUnion(touched)
+    }
+    unpublishedReshaped = unpublishedReshaped || reshaped
+    let refreshing = pendingRefresh
+    pendingRefresh = []
+    diffing = version
+    return Cut(
+      from: published, fromVersion: publishedVersion, to: state, toVersion: version,
+      touching: unpublishedReshaped ? nil : unpublishedTouched, refreshing: refreshing)
+  }
+
+  /// What to do with a cut's diff.
+  @usableFromInline
+  enum Publication {
+    /// Publish the batch `from` → `to` (its changeset is the diff).
+    case publish(from: Int, to: Int)
+    /// Mutations cancelled out while a subscriber had started between them: bring every subscriber to
+    /// `to` (its state is the cut's), composing from `since` with the ids `touched` (`nil`: a full diff).
+    case advance(to: Int, since: Int, touched: Set<ID>?)
+    /// Nothing changed, and no subscriber holds anything but the offered state (G4).
+    case nothing
+  }
+
+  /// The loop diffed `cut`; `isEmpty` says whether the changeset holds no change.
+  /// - Returns: What to publish, and the waiters whose version is now cut, to resume.
+  @inlinable
+  mutating func diffed(_ cut: Cut, isEmpty: Bool) -> (publication: Publication, resume: [Waiter]) {
+    precondition(diffing == cut.toVersion, "SimpleSource: a diff for another cut")
+    diffing = nil
+    cutVersion = cut.toVersion
+    let publication: Publication
+    if !isEmpty {
+      publication = .publish(from: publishedVersion, to: cut.toVersion)
+      publishedVersion = cut.toVersion
+      published = cut.to
+      unpublishedTouched = []
+      unpublishedReshaped = false
+    } else if newestSubscribedVersion > offeredVersion {
+      publication = .advance(
+        to: cut.toVersion, since: publishedVersion, touched: unpublishedReshaped ? nil : unpublishedTouched)
+      advancedVersion = cut.toVersion
+    } else {
+      publication = .nothing
+    }
+    let through = cutVersion
+    return (publication, takeWaiters { $0 <= through })
+  }
+
+  // MARK: - Waiting
+
+  /// What a call of `settled(through:)` does.
+  @usableFromInline
+  enum Settle {
+    /// Return now: the version is cut, or the source is gone.
+    case resume(Waiter)
+    /// Park the waiter; `id` names it to ``cancelSettle(_:)``.
+    case wait(id: Int)
+  }
+
+  /// A caller waits until `version` is cut and offered.
+  @inlinable
+  mutating func settle(through version: Int, _ waiter: Waiter) -> Settle {
+    if isFinished || cutVersion >= version { return .resume(waiter) }
+    nextWaiterID += 1
+    settleWaiters.append((nextWaiterID, version, waiter))
+    return .wait(id: nextWaiterID)
+  }
+
+  /// The task of waiter `id` was cancelled.
+  /// - Returns: The waiter, to resume, unless it was resumed already.
+  @inlinable
+  mutating func cancelSettle(_ id: Int) -> Waiter? {
+    guard let index = settleWaiters.firstIndex(where: { $0.id == id }) else { return nil }
+    return settleWaiters.remove(at: index).waiter
+  }
+
+  /// The source goes away.
+  /// - Returns: Every waiter, to resume.
+  @inlinable
+  mutating func finish() -> [Waiter] {
+    isFinished = true
+    return takeWaiters { _ in true }
+  }
+
+  @inlinable
+  mutating func takeWaiters(where isDue: (Int) -> Bool) -> [Waiter] {
+    var due: [Waiter] = []
+    var waiting: [(id: Int, version: Int, waiter: Waiter)] = []
+    for entry in settleWaiters {
+      if isDue(entry.version) { due.append(entry.waiter) } else { waiting.append(entry) }
+    }
+    settleWaiters = waiting
+    return due
+  }
+
+  // MARK: - Invariants
+
+  /// The invariants every event keeps; empty when all hold. The exhaustive tests check them after each
+  /// event.
+  var violations: [String] {
+    var found: [String] = []
+    if !(0...version).contains(cutVersion) { found.append("cut \(cutVersion) outside 0...\(version)") }
+    if publishedVersion > cutVersion { found.append("published \(publishedVersion) past cut \(cutVersion)") }
+    if advancedVersion > cutVersion { found.append("advanced \(advancedVersion) past cut \(cutVersion)") }
+    if newestSubscribedVersion > version { found.append("a subscriber past the newest version") }
+    if !isPublishing && cutVersion != version { found.append("versions left uncut with no loop running") }
+    if let diffing, !(cutVersion < diffing && diffing <= version) {
+      found.append("diffing \(diffing) out of range")
+    }
+    if diffing != nil && !isPublishing { found.append("diffing with no loop") }
+    if settleWaiters.contains(where: { $0.version <= cutVersion }) {
+      found.append("a due waiter still parked")
+    }
+    if isFinished && !settleWaiters.isEmpty { found.append("waiters parked after the end") }
+    if diffing == nil && publishedVersion == cutVersion
+      && (unpublishedReshaped || !unpublishedTouched.isEmpty)
+    {
+      found.append("edits remembered with nothing unpublished")
+    }
+    return found
+  }
+}
+
+/// Plain values: the source's nonisolated `deinit` hands its waiters back through it.
+extension PublishStateMachine: Sendable where State: Sendable, ID: Sendable, Waiter: Sendable {}
+extension PublishStateMachine.Cut: Sendable where State: Sendable, ID: Sendable, Waiter: Sendable {}

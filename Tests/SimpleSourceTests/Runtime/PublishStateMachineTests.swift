@@ -1,0 +1,338 @@
+// The publish pipeline's state machine, without async: examples, then every sequence of events to a depth.
+
+import Foundation
+import Testing
+
+@testable import SimpleSourceCore
+
+@Suite("Publish state machine")
+struct PublishStateMachineTests {
+  /// States are contents (an `Int`), ids are `Int`, waiters are `String`.
+  typealias Machine = PublishStateMachine<Int, Int, String>
+
+  @Test("the first commit starts the loop, later ones join it; the loop stops in the step that finds nothing")
+  func loopStartsOnce() {
+    var machine = Machine(state: 0)
+    let r1 = machine.committed()
+    #expect(r1 == (1, true))
+    let r2 = machine.committed(refreshing: [7])
+    #expect(r2 == (2, false))
+    let r3 = machine.continuePublishing()
+    #expect(r3)
+    let cut = machine.cut(2, touched: [1], reshaped: false)
+    #expect(cut.fromVersion == 0 && cut.toVersion == 2 && cut.touching == [1] && cut.refreshing == [7])
+    let r4 = machine.committed()
+    #expect(r4 == (3, false), "the loop runs: no second loop")
+    guard case .publish(from: 0, to: 2) = machine.diffed(cut, isEmpty: false).publication else {
+      Issue.record("expected a publication")
+      return
+    }
+    let r5 = machine.continuePublishing()
+    #expect(r5, "version 3 is left")
+    _ = machine.diffed(machine.cut(3, touched: [2], reshaped: false), isEmpty: false)
+    let r6 = machine.continuePublishing()
+    #expect(!r6)
+    let r7 = machine.committed()
+    #expect(r7 == (4, true), "a new loop after the last one stopped")
+    #expect(machine.violations.isEmpty)
+  }
+
+  @Test(
+    "mutations that cancel out publish nothing, unless a subscriber started between them: then it is advanced"
+  )
+  func cancelledOut() {
+    var machine = Machine(state: 0)
+    _ = machine.committed()
+    let r8 = machine.continuePublishing()
+    #expect(r8)
+    var cut = machine.cut(0, touched: [1], reshaped: false)
+    guard case .nothing = machine.diffed(cut, isEmpty: true).publication else {
+      Issue.record("nothing to publish")
+      return
+    }
+    #expect(machine.offeredVersion == 0)
+    let r9 = machine.continuePublishing()
+    #expect(!r9)
+
+    _ = machine.committed()  // version 2: a subscriber starts here, then it is undone
+    machine.subscribed()
+    _ = machine.committed()
+    let r10 = machine.continuePublishing()
+    #expect(r10)
+    cut = machine.cut(0, touched: [2], reshaped: false)
+    #expect(cut.touching == [1, 2], "the ids of the cut that published nothing are kept")
+    guard case .advance(to: 3, since: 0, touched: [1, 2]) = machine.diffed(cut, isEmpty: true).publication
+    else {
+      Issue.record("the subscriber is brought to version 3")
+      return
+    }
+    #expect(machine.offeredVersion == 3)
+    #expect(machine.violations.isEmpty)
+  }
+
+  @Test("a waiter returns at once for a cut version, when its version is cut, when cancelled, or at the end")
+  func waiters() {
+    var machine = Machine(state: 0)
+    guard case .resume("now") = machine.settle(through: 0, "now") else {
+      Issue.record("version 0 is cut")
+      return
+    }
+    _ = machine.committed()
+    _ = machine.committed()
+    guard case .wait(let one) = machine.settle(through: 1, "one"),
+      case .wait(let two) = machine.settle(through: 2, "two"),
+      case .wait(let three) = machine.settle(through: 3, "three")
+    else {
+      Issue.record("versions 1 and 2 are not cut yet")
+      return
+    }
+    let r11 = machine.cancelSettle(one)
+    #expect(r11 == "one")
+    let r12 = machine.cancelSettle(one)
+    #expect(r12 == nil, "cancelled once")
+    let r13 = machine.continuePublishing()
+    #expect(r13)
+    let second = machine.cut(2, touched: [], reshaped: false)
+    let resumed = machine.diffed(second, isEmpty: false).resume
+    #expect(resumed == ["two"])
+    let r14 = machine.cancelSettle(two)
+    #expect(r14 == nil, "already resumed")
+    let r15 = machine.finish()
+    #expect(r15 == ["three"])
+    guard case .resume("late") = machine.settle(through: 9, "late") else {
+      Issue.record("after the end, waits return at once")
+      return
+    }
+    _ = three
+    #expect(machine.violations.isEmpty)
+  }
+
+  /// Every sequence of events to the depth `SIMPLESOURCE_PUBLISH_STATE_DEPTH` gives (6 by default, 8 in
+  /// CI): writers committing contents (some reshaping, some forced refreshes), subscribers starting,
+  /// waiters settling and cancelling, and the publish loop's steps (continue, cut, diff) interleaved with
+  /// them. After each event the invariants hold; after draining the loop from every prefix, every
+  /// subscriber shows the source's content, every due waiter was resumed exactly once, and the batches
+  /// chained (G1), were never empty (G4), and were derived from every id touched since the last one.
+  @Test("every interleaving of writers, subscribers, waiters and the loop keeps the contract")
+  func exhaustive() throws {
+    let depth = ProcessInfo.processInfo.environment["SIMPLESOURCE_PUBLISH_STATE_DEPTH"].flatMap(Int.init) ?? 6
+    var explorer = PublishExplorer()
+    try explorer.explore(PublishWorld(), depth: depth, trace: [])
+    print("Publish state machine: \(explorer.sequences) sequences of up to \(depth) events, all passed")
+    #expect(explorer.sequences > 0)
+  }
+}
+
+/// One step of the exhaustive exploration.
+enum PublishStep: CustomStringConvertible {
+  case commit(content: Int, reshaped: Bool)
+  case refresh
+  case subscribe
+  case settle(ahead: Int)
+  case cancel(String)
+  case loop
+
+  var description: String {
+    switch self {
+    case .commit(let content, let reshaped): "commit \(content)\(reshaped ? " reshaped" : "")"
+    case .refresh: "refresh"
+    case .subscribe: "subscribe"
+    case .settle(let ahead): "settle +\(ahead)"
+    case .cancel(let waiter): "cancel \(waiter)"
+    case .loop: "loop"
+    }
+  }
+}
+
+struct PublishFailure: Error, CustomStringConvertible {
+  let description: String
+}
+
+/// The machine, the source it stands for, and everything the contract says about them.
+struct PublishWorld {
+  typealias Machine = PublishStateMachine<Int, Int, String>
+
+  enum Phase {
+    case idle
+    /// The loop's task is about to ask whether to continue.
+    case top
+    /// It decided to continue; writers may still join before the cut.
+    case windowing
+    case diffing(Machine.Cut)
+  }
+
+  var machine = Machine(state: 0)
+  var phase = Phase.idle
+  /// The source's content, and the content of every version.
+  var content = 0
+  var contents = [0]
+  /// Item ids touched by each version (a version's id is its content), and whether it reshaped.
+  var touched: [Set<Int>] = [[]]
+  var reshaped = [false]
+  /// What each subscriber holds (its content), as batches bring it.
+  var subscribers: [Int] = []
+  /// Parked waiters: name → (version, id); resumed ones.
+  var parked: [String: (version: Int, id: Int)] = [:]
+  var resumed: Set<String> = []
+  var waiterCount = 0
+  /// The `to` of the last publication, and its content.
+  var lastPublished = 0
+  var lastPublishedContent = 0
+
+  func steps() -> [PublishStep] {
+    var steps: [PublishStep] = [.commit(content: (content + 1) % 3, reshaped: false)]
+    steps.append(.commit(content: (content + 2) % 3, reshaped: true))
+    steps += [.refresh, .subscribe, .settle(ahead: 0), .settle(ahead: 1)]
+    steps += parked.keys.sorted().map { .cancel($0) }
+    if case .idle = phase {} else { steps.append(.loop) }
+    return steps
+  }
+
+  mutating func perform(_ step: PublishStep) throws(PublishFailure) {
+    switch step {
+    case .commit(let newContent, let isReshaping):
+      content = newContent
+      commit(touching: [newContent], reshaped: isReshaping, refreshing: [])
+    case .refresh:
+      commit(touching: [], reshaped: false, refreshing: [9])
+    case .subscribe:
+      machine.subscribed()
+      subscribers.append(content)
+    case .settle(let ahead):
+      waiterCount += 1
+      let name = "w\(waiterCount)"
+      switch machine.settle(through: machine.version + ahead, name) {
+      case .resume(let waiter):
+        guard waiter == name, machine.version + ahead <= machine.cutVersion || machine.isFinished else {
+          throw PublishFailure(description: "\(name) resumed before its version was cut")
+        }
+        try resume([waiter])
+      case .wait(let id): parked[name] = (machine.version + ahead, id)
+      }
+    case .cancel(let name):
+      guard let entry = parked.removeValue(forKey: name) else { return }
+      guard machine.cancelSettle(entry.id) == name else {
+        throw PublishFailure(description: "cancelling \(name) did not hand it back")
+      }
+      try resume([name])
+    case .loop:
+      try loopStep()
+    }
+    let violations = machine.violations
+    if !violations.isEmpty { throw PublishFailure(description: violations.joined(separator: "; ")) }
+  }
+
+  mutating func commit(touching ids: Set<Int>, reshaped isReshaping: Bool, refreshing: Set<Int>) {
+    let (version, start) = machine.committed(refreshing: refreshing)
+    contents.append(content)
+    touched.append(ids)
+    reshaped.append(isReshaping)
+    precondition(version == contents.count - 1)
+    if start {
+      guard case .idle = phase else { preconditionFailure("a second loop") }
+      phase = .top
+    }
+  }
+
+  mutating func loopStep() throws(PublishFailure) {
+    switch phase {
+    case .idle: return
+    case .top:
+      phase = machine.continuePublishing() ? .windowing : .idle
+    case .windowing:
+      // The store's log: the ids edited since the last cut.
+      let from = machine.diffing ?? machine.cutVersion
+      let since = (from + 1..<machine.version + 1)
+      let log = since.reduce(into: Set<Int>()) { $0.formUnion(touched[$1]) }
+      let cut = machine.cut(content, touched: log, reshaped: since.contains { reshaped[$0] })
+      guard cut.fromVersion == lastPublished, cut.from == lastPublishedContent,
+        cut.toVersion == machine.version
+      else {
+        throw PublishFailure(
+          description: "cut \(cut.fromVersion)→\(cut.toVersion) does not start at the last batch")
+      }
+      if let touching = cut.touching {
+        // Every id edited since the last published batch is in it (G2 for a log-derived batch).
+        let all = (lastPublished + 1..<cut.toVersion + 1).reduce(into: Set<Int>()) {
+          $0.formUnion(touched[$1])
+        }
+        if !all.isSubset(of: touching) { throw PublishFailure(description: "the cut forgot touched ids") }
+        if (lastPublished + 1..<cut.toVersion + 1).contains(where: { reshaped[$0] }) {
+          throw PublishFailure(description: "a reshaped cut offered touched ids")
+        }
+      }
+      phase = .diffing(cut)
+    case .diffing(let cut):
+      let isEmpty = cut.from == cut.to && cut.refreshing.isEmpty
+      let offeredBefore = machine.offeredVersion
+      let (publication, waiters) = machine.diffed(cut, isEmpty: isEmpty)
+      switch publication {
+      case .publish(let from, let to):
+        guard !isEmpty, from == lastPublished, to == cut.toVersion else {
+          throw PublishFailure(description: "publication \(from)→\(to) breaks the chain or is empty")
+        }
+        lastPublished = to
+        lastPublishedContent = cut.to
+        subscribers = subscribers.map { _ in cut.to }
+      case .advance(let to, let since, _):
+        guard isEmpty, since == lastPublished, to == cut.toVersion, to > offeredBefore else {
+          throw PublishFailure(description: "advance to \(to) since \(since) out of place")
+        }
+        subscribers = subscribers.map { _ in cut.to }
+      case .nothing:
+        guard isEmpty else { throw PublishFailure(description: "a change was not published") }
+      }
+      for waiter in waiters {
+        guard let entry = parked.removeValue(forKey: waiter), entry.version <= cut.toVersion else {
+          throw PublishFailure(description: "\(waiter) resumed early or twice")
+        }
+      }
+      try resume(waiters)
+      phase = .top
+    }
+  }
+
+  mutating func resume(_ waiters: [String]) throws(PublishFailure) {
+    for waiter in waiters where !resumed.insert(waiter).inserted {
+      throw PublishFailure(description: "\(waiter) resumed twice")
+    }
+  }
+
+  /// Runs the loop until it stops, then checks what every settled source promises.
+  mutating func drain() throws(PublishFailure) {
+    var steps = 0
+    while true {
+      if case .idle = phase { break }
+      try loopStep()
+      steps += 1
+      if steps > 100 { throw PublishFailure(description: "the loop does not stop") }
+    }
+    if machine.cutVersion != machine.version { throw PublishFailure(description: "versions left uncut") }
+    if let stale = subscribers.first(where: { $0 != content }) {
+      throw PublishFailure(description: "a subscriber shows \(stale), the source \(content) (G2)")
+    }
+    if let waiting = parked.first(where: { $0.value.version <= machine.version }) {
+      throw PublishFailure(description: "\(waiting.key) still waits for a cut version (G10)")
+    }
+  }
+}
+
+struct PublishExplorer {
+  var sequences = 0
+
+  mutating func explore(_ world: PublishWorld, depth: Int, trace: [PublishStep]) throws {
+    var drained = world
+    do { try drained.drain() } catch {
+      throw PublishFailure(description: "after \(trace): \(error)")
+    }
+    sequences += 1
+    guard trace.count < depth else { return }
+    for step in world.steps() {
+      var next = world
+      do { try next.perform(step) } catch {
+        throw PublishFailure(description: "after \(trace + [step]): \(error)")
+      }
+      try explore(next, depth: depth, trace: trace + [step])
+    }
+  }
+}
