@@ -34,12 +34,7 @@ public import Foundation
 public actor RemoteDataSource<Section: SectionType>: DataSourceType
 where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item.ID: Codable {
   /// Where the source stands with its sender.
-  public enum Phase: Hashable, Sendable {
-    /// No reset or resume accepted yet since the start or since a refusal: batches are ignored.
-    case awaitingStart
-    /// Following: each batch must start at the version held.
-    case following
-  }
+  public typealias Phase = RemotePhase
 
   @usableFromInline let broadcaster: Broadcaster<Section>
   /// ``WireBatch/update(from:at:)``, made in the inlinable initialiser so that the client's build
@@ -48,17 +43,19 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     @Sendable (WireBatch<Section>, Snapshot<Section>, Int) throws(WireError) -> UpdateBatch<Section>
   /// The state held, at ``remoteVersion``.
   @usableFromInline var held: Snapshot<Section>
+  /// The stream and version held, whether it follows, and who waits (see ``RemoteStateMachine``).
+  var state = RemoteStateMachine<CheckedContinuation<Void, Never>>()
+
   /// The stream followed, as the sender names it; `nil` before the first reset.
-  public private(set) var stream: String?
+  public var stream: String? { state.stream }
   /// The sender's version of the state held; `nil` before the first reset.
-  public private(set) var remoteVersion: Int?
+  public var remoteVersion: Int? { state.remoteVersion }
   /// Where the source stands with its sender.
-  public private(set) var phase = Phase.awaitingStart
+  public var phase: Phase { state.phase }
   /// The last message refused, if any.
-  public private(set) var lastError: WireError?
+  public var lastError: WireError? { state.lastError }
   /// Batches ignored while awaiting a reset or resume (they were in flight when a refusal happened).
-  public private(set) var ignoredBatches = 0
-  var versionWaiters: [(version: Int, stream: String?, continuation: CheckedContinuation<Void, Never>)] = []
+  public var ignoredBatches: Int { state.ignoredBatches }
 
   /// Creates a source that holds nothing until the sender's first reset.
   /// - Parameter history: How many versions are retained for its own subscribers that resume.
@@ -71,7 +68,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
 
   deinit {
     broadcaster.finish()
-    for waiter in versionWaiters { waiter.continuation.resume() }
+    for waiter in state.finish() { waiter.resume() }
   }
 
   // MARK: - Following
@@ -99,55 +96,35 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   /// - Complexity: a batch of *k* changes: O(*k* log *n*) when the sections kept their order, O(*n*)
   ///   otherwise; a reset: O(*n*) to diff it against what subscribers held.
   public func receive(_ message: WireMessage<Section>) throws(WireError) {
-    do { try accept(message) } catch { throw refused(error) }
+    switch message {
+    case .subscribe:
+      throw state.refused(WireError(.unexpectedMessage, "a subscribe sent to a receiver"))
+    case .error(let error):
+      throw state.refused(error)
+    case .reset(let stream, let version, let snapshot):
+      let changeset = broadcaster.differ.diff(held, snapshot, [])
+      held = snapshot
+      let ready = state.reset(stream: stream, version: version)
+      offer(changeset, remote: version)
+      for waiter in ready { waiter.resume() }
+    case .resumed(let stream, let version):
+      try state.resumed(stream: stream, version: version)
+    case .batch(let batch):
+      guard case .apply(let version) = state.batch() else { return }
+      let update: UpdateBatch<Section>
+      do { update = try apply(batch, held, version) } catch { throw state.refused(error) }
+      held = update.snapshot
+      let ready = state.applied(to: batch.to)
+      offer(update.changeset, remote: batch.to)
+      for waiter in ready { waiter.resume() }
+    }
   }
 
   /// Decodes `data` with `coder` and receives the message; see ``receive(_:)``.
   public func receive(_ data: Data, coder: WireCoder = WireCoder()) throws(WireError) {
     let message: WireMessage<Section>
-    do { message = try coder.decode(data) } catch { throw refused(error) }
+    do { message = try coder.decode(data) } catch { throw state.refused(error) }
     try receive(message)
-  }
-
-  /// Records a refusal: batches are ignored until a reset or resume.
-  private func refused(_ error: WireError) -> WireError {
-    phase = .awaitingStart
-    lastError = error
-    return error
-  }
-
-  private func accept(_ message: WireMessage<Section>) throws(WireError) {
-    switch message {
-    case .subscribe:
-      throw WireError(.unexpectedMessage, "a subscribe sent to a receiver")
-    case .error(let error):
-      throw error
-    case .reset(let stream, let version, let snapshot):
-      let changeset = broadcaster.differ.diff(held, snapshot, [])
-      self.stream = stream
-      remoteVersion = version
-      held = snapshot
-      phase = .following
-      offer(changeset, remote: version)
-    case .resumed(let stream, let version):
-      guard stream == self.stream, version == remoteVersion else {
-        throw WireError(
-          .versionMismatch,
-          "resumed \(stream) at \(version), holding \(self.stream ?? "nothing") at \(remoteVersion.map(String.init) ?? "none")"
-        )
-      }
-      phase = .following
-    case .batch(let batch):
-      guard phase == .following, let remoteVersion else {
-        ignoredBatches += 1
-        return
-      }
-      let update = try apply(batch, held, remoteVersion)
-      held = update.snapshot
-      self.remoteVersion = batch.to
-      offer(update.changeset, remote: batch.to)
-    }
-    resumeWaiters()
   }
 
   /// Offers a change to local subscribers as the next local version (the remote one when it is after).
@@ -163,22 +140,26 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   // MARK: - Waiting
 
   /// Returns once the state held is at the sender's version `version` or later, of `stream` when one is
-  /// named (or once the source is gone). Tests and clients await this instead of sleeping.
+  /// named, or once the source is gone, or once the caller's task is cancelled. Tests and clients await
+  /// this instead of sleeping.
   public func waitUntil(remoteVersion version: Int, inStream stream: String? = nil) async {
-    if isAt(version, stream) { return }
-    await withCheckedContinuation { versionWaiters.append((version, stream, $0)) }
+    let id = Locked<Int?>(nil)
+    await withTaskCancellationHandler {
+      await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        switch state.wait(until: version, inStream: stream, continuation) {
+        case .resume(let continuation): continuation.resume()
+        case .wait(let waiter): id.withLock { $0 = waiter }
+        }
+      }
+    } onCancel: {
+      Task { await self.cancelWait(id) }
+    }
   }
 
-  private func isAt(_ version: Int, _ stream: String?) -> Bool {
-    guard let remoteVersion, stream == nil || stream == self.stream else { return false }
-    return remoteVersion >= version
-  }
-
-  private func resumeWaiters() {
-    guard !versionWaiters.isEmpty else { return }
-    let ready = versionWaiters.filter { isAt($0.version, $0.stream) }
-    versionWaiters.removeAll { isAt($0.version, $0.stream) }
-    for waiter in ready { waiter.continuation.resume() }
+  /// Resumes the waiter `id` names, if it still waits: its task was cancelled.
+  private func cancelWait(_ id: Locked<Int?>) {
+    guard let waiter = id.withLock({ $0 }) else { return }
+    state.cancelWait(waiter)?.resume()
   }
 
   // MARK: - DataSourceType
