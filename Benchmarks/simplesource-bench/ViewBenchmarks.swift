@@ -64,7 +64,7 @@ func timeViewDataSource(_ old: [BenchSection], _ new: [BenchSection], rebased: B
   guard let target = try? Snapshot(expected) else { fatalError("invalid data") }
   let start = ContinuousClock.now
   _ = try? await source.setSections(new)
-  await viewDataSource.waitUntilShowing(target)
+  await viewDataSource.showing(target)
   let elapsed = elapsedMS(since: start)
   delegate.release()
   return elapsed

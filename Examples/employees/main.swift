@@ -204,7 +204,7 @@ func run() async throws {
   await tableViewDataSource.reorderingSettled()
   await dataSource.settled()
   let final = await dataSource.snapshot
-  await tableViewDataSource.waitUntilShowing(final)
+  await tableViewDataSource.showing(final)
 
   let shows = tableView.reference.shows(final.sections)
   print(

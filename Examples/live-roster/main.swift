@@ -96,7 +96,7 @@ print("The source is at version \(await roster.version) after every edit.\n")
 
 var allMatch = true
 for (name, view) in views {
-  await view.waitUntilShowing(final)
+  await view.showing(final)
   let batches = await view.batches
   let violations = await view.violations
   let matches = await view.view.shows(final.sections)
@@ -112,7 +112,7 @@ for (name, view) in views {
 for (_, view) in views { await view.cancel() }
 
 // The logging service only reads summaries; it too ends showing the source.
-await logger.waitUntilShowing(final)
+await logger.showing(final)
 print("logging service:")
 for batch in await logger.batches { print("  [log] " + describe(batch)) }
 let loggerViolations = await logger.violations

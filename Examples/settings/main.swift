@@ -189,7 +189,7 @@ final class Settings {
     if let visible { await visible.settled() }
     for level in stack {
       await level.source.settled()
-      await level.view.waitUntilShowing(
+      await level.view.showing(
         stack.first === level ? await visible!.snapshot : await level.source.snapshot)
     }
   }

@@ -9,7 +9,7 @@ public import SimpleSource
 /// - **G2, G3**: its stages, applied to a ``ReferenceListView`` showing the previous state, pass UIKit's
 ///   rules without warnings and show the batch's snapshot exactly.
 ///
-/// Violations are collected in ``violations``. Await ``waitUntilShowing(_:)`` instead of sleeping.
+/// Violations are collected in ``violations``. Await ``showing(_:)`` instead of sleeping.
 /// ``pause()`` stops consuming (the subscription's batches then compose, G6) until ``resume()``.
 public actor BatchRecorder<Section: SectionType> {
   /// Every batch received, in order.
@@ -26,9 +26,11 @@ public actor BatchRecorder<Section: SectionType> {
   private let refreshStyle: RefreshStyle
   private var isPaused = false
   private var resumeWaiters: [CheckedContinuation<Void, Never>] = []
+  /// Callers of ``showing(_:)`` and ``finished()``, by the id their cancellation names them with.
   private var showingWaiters:
-    [(snapshot: Snapshot<Section>, continuation: CheckedContinuation<Void, Never>)] = []
-  private var finishWaiters: [CheckedContinuation<Void, Never>] = []
+    [(id: Int, snapshot: Snapshot<Section>, continuation: CheckedContinuation<Bool, Never>)] = []
+  private var finishWaiters: [(id: Int, continuation: CheckedContinuation<Bool, Never>)] = []
+  private var nextWaiterID = 0
   private var consumer: Task<Void, Never>?
 
   /// Starts consuming `subscription`.
@@ -67,16 +69,58 @@ public actor BatchRecorder<Section: SectionType> {
     resume()
   }
 
-  /// Returns once the replayed state shows `snapshot` exactly, or the stream has finished.
-  public func waitUntilShowing(_ snapshot: Snapshot<Section>) async {
-    if isFinished || view.shows(snapshot.sections) { return }
-    await withCheckedContinuation { showingWaiters.append((snapshot, $0)) }
+  /// Returns once the replayed state shows `snapshot` exactly.
+  ///
+  /// - Returns: `true` then; `false` when the stream finished first or the waiting task was cancelled.
+  @discardableResult
+  public func showing(_ snapshot: Snapshot<Section>) async -> Bool {
+    await cancellableWait { continuation in
+      let shows = view.shows(snapshot.sections)
+      if shows || isFinished || Task.isCancelled {
+        continuation.resume(returning: shows)
+        return nil
+      }
+      nextWaiterID += 1
+      showingWaiters.append((nextWaiterID, snapshot, continuation))
+      return nextWaiterID
+    } cancel: { id in
+      await self.cancelWait(id.parked)
+    }
   }
 
+  /// The former name of ``showing(_:)``.
+  @available(*, deprecated, renamed: "showing(_:)")
+  public func waitUntilShowing(_ snapshot: Snapshot<Section>) async { await showing(snapshot) }
+
   /// Returns once the stream has finished.
-  public func waitUntilFinished() async {
-    if isFinished { return }
-    await withCheckedContinuation { finishWaiters.append($0) }
+  ///
+  /// - Returns: `true` then; `false` when the waiting task was cancelled first.
+  @discardableResult
+  public func finished() async -> Bool {
+    await cancellableWait { continuation in
+      if isFinished || Task.isCancelled {
+        continuation.resume(returning: isFinished)
+        return nil
+      }
+      nextWaiterID += 1
+      finishWaiters.append((nextWaiterID, continuation))
+      return nextWaiterID
+    } cancel: { id in
+      await self.cancelWait(id.parked)
+    }
+  }
+
+  /// The former name of ``finished()``.
+  @available(*, deprecated, renamed: "finished()")
+  public func waitUntilFinished() async { await finished() }
+
+  /// Resumes the waiter `id` names with `false`, if it still waits: its task was cancelled.
+  private func cancelWait(_ id: Int?) {
+    if let index = showingWaiters.firstIndex(where: { $0.id == id }) {
+      showingWaiters.remove(at: index).continuation.resume(returning: false)
+    } else if let index = finishWaiters.firstIndex(where: { $0.id == id }) {
+      finishWaiters.remove(at: index).continuation.resume(returning: false)
+    }
   }
 
   private func consume(_ batches: AsyncStream<UpdateBatch<Section>>) async {
@@ -87,8 +131,8 @@ public actor BatchRecorder<Section: SectionType> {
       receive(batch)
     }
     isFinished = true
-    for waiter in showingWaiters { waiter.continuation.resume() }
-    for waiter in finishWaiters { waiter.resume() }
+    for waiter in showingWaiters { waiter.continuation.resume(returning: false) }
+    for waiter in finishWaiters { waiter.continuation.resume(returning: true) }
     showingWaiters = []
     finishWaiters = []
   }
@@ -120,6 +164,6 @@ public actor BatchRecorder<Section: SectionType> {
     }
     let shown = showingWaiters.filter { view.shows($0.snapshot.sections) }
     showingWaiters.removeAll { view.shows($0.snapshot.sections) }
-    for waiter in shown { waiter.continuation.resume() }
+    for waiter in shown { waiter.continuation.resume(returning: true) }
   }
 }

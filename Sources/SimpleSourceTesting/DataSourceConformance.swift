@@ -98,19 +98,19 @@ public struct DataSourceConformance<Source: DataSourceType>: Sendable {
 
     await source.settled()
     let final = await source.snapshot
-    if !(await Self.finishes(within: timeoutSeconds) { await cancelled.waitUntilFinished() }) {
+    if !(await Self.finishes(within: timeoutSeconds) { await cancelled.finished() }) {
       fail("G7: a cancelled subscription's stream did not end")
     }
     for (name, recorder) in [("steady", steady), ("late", late)] {
-      // waitUntilShowing also returns when a stream ends early: what is shown is checked after it.
-      let reached = await Self.finishes(within: timeoutSeconds) { await recorder.waitUntilShowing(final) }
+      // showing(_:) also returns when a stream ends early: what is shown is checked after it.
+      let reached = await Self.finishes(within: timeoutSeconds) { await recorder.showing(final) }
       let shows = await recorder.view.shows(final.sections)
       if !reached || !shows {
         fail("G2/G10: the \(name) subscriber did not reach the source's snapshot after settled()")
       }
     }
     await stalled.resume()
-    let stalledReached = await Self.finishes(within: timeoutSeconds) { await stalled.waitUntilShowing(final) }
+    let stalledReached = await Self.finishes(within: timeoutSeconds) { await stalled.showing(final) }
     let stalledShows = await stalled.view.shows(final.sections)
     if !stalledReached || !stalledShows {
       fail("G6: the stalled subscriber did not reach the source's snapshot once it read again")

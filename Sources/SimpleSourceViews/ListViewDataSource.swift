@@ -65,9 +65,11 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
 
   private let differ: Differ<Section>
   private var following: Task<Void, Never>?
+  /// Callers of ``showing(_:)``, by the id their cancellation names them with.
   private var showingWaiters:
-    [(snapshot: Snapshot<Section>, continuation: CheckedContinuation<Void, Never>)] =
+    [(id: Int, snapshot: Snapshot<Section>, continuation: CheckedContinuation<Bool, Never>)] =
       []
+  private var nextWaiterID = 0
   /// The source's state as of ``version``, as the subscription delivered it.
   private var sourceSnapshot = Snapshot<Section>()
   /// Every decision its tasks share: subscriptions, the gate, the user's moves, waiters.
@@ -220,9 +222,31 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
   }
 
   /// Returns once the view shows `snapshot` exactly.
-  public func waitUntilShowing(_ snapshot: Snapshot<Section>) async {
-    if isShowing(snapshot) { return }
-    await withCheckedContinuation { showingWaiters.append((snapshot, $0)) }
+  ///
+  /// - Returns: `true` once it does; `false` when the waiting task was cancelled first.
+  @discardableResult
+  public func showing(_ snapshot: Snapshot<Section>) async -> Bool {
+    await cancellableWait { continuation in
+      let shows = isShowing(snapshot)
+      if shows || Task.isCancelled {
+        continuation.resume(returning: shows)
+        return nil
+      }
+      nextWaiterID += 1
+      showingWaiters.append((nextWaiterID, snapshot, continuation))
+      return nextWaiterID
+    } cancel: { @MainActor id in
+      self.cancelShowing(id.parked)
+    }
+  }
+
+  /// The former name of ``showing(_:)``.
+  @available(*, deprecated, renamed: "showing(_:)")
+  public func waitUntilShowing(_ snapshot: Snapshot<Section>) async { await showing(snapshot) }
+
+  private func cancelShowing(_ id: Int?) {
+    guard let index = showingWaiters.firstIndex(where: { $0.id == id }) else { return }
+    showingWaiters.remove(at: index).continuation.resume(returning: false)
   }
 
   /// Whether the view shows `snapshot`'s content exactly.
@@ -293,9 +317,19 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
 
   /// Returns once every move the user made so far has been applied to the source by the
   /// ``reorderingDelegate``, or rejected. Then `await source.settled()` covers them too.
-  public func reorderingSettled() async {
-    while state.hasUnlandedMoves {
-      await withCheckedContinuation { state.parkUntilLanded($0)?.resume() }
+  ///
+  /// - Returns: `true` then; `false` when the waiting task was cancelled first.
+  @discardableResult
+  public func reorderingSettled() async -> Bool {
+    await withTaskCancellationHandler {
+      while state.hasUnlandedMoves {
+        if Task.isCancelled { return false }
+        await withCheckedContinuation { state.parkUntilLanded($0)?.resume() }
+      }
+      return true
+    } onCancel: {
+      // Parked waiters ask again when woken; the cancelled one then returns.
+      Task { @MainActor in for waiter in self.state.wakeLandingWaiters() { waiter.resume() } }
     }
   }
 
@@ -402,7 +436,7 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
     guard !showingWaiters.isEmpty else { return }
     let reached = showingWaiters.filter { isShowing($0.snapshot) }
     showingWaiters.removeAll { isShowing($0.snapshot) }
-    for waiter in reached { waiter.continuation.resume() }
+    for waiter in reached { waiter.continuation.resume(returning: true) }
   }
 
   private func apply(_ batch: UpdateBatch<Section>) {

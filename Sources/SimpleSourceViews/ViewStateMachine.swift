@@ -245,6 +245,9 @@ struct ViewStateMachine<Move, Waiter> {
     return takeGateWaiters()
   }
 
+  /// A waiter's task was cancelled: every waiter for moves is handed back, to ask again.
+  mutating func wakeLandingWaiters() -> [Waiter] { takeLandingWaiters() }
+
   /// The view data source goes away.
   /// - Returns: Every waiter, to resume.
   mutating func end() -> [Waiter] {

@@ -44,7 +44,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   /// The state held, at ``remoteVersion``.
   @usableFromInline var held: Snapshot<Section>
   /// The stream and version held, whether it follows, and who waits (see ``RemoteStateMachine``).
-  var state = RemoteStateMachine<CheckedContinuation<Void, Never>>()
+  var state = RemoteStateMachine<CheckedContinuation<Bool, Never>>()
 
   /// The stream followed, as the sender names it; `nil` before the first reset.
   public var stream: String? { state.stream }
@@ -68,7 +68,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
 
   deinit {
     broadcaster.finish()
-    for waiter in state.finish() { waiter.resume() }
+    for waiter in state.finish() { waiter.resume(returning: false) }
   }
 
   // MARK: - Following
@@ -106,7 +106,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
       held = snapshot
       let ready = state.reset(stream: stream, version: version)
       offer(changeset, remote: version)
-      for waiter in ready { waiter.resume() }
+      for waiter in ready { waiter.resume(returning: true) }
     case .resumed(let stream, let version):
       try state.resumed(stream: stream, version: version)
     case .batch(let batch):
@@ -116,7 +116,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
       held = update.snapshot
       let ready = state.applied(to: batch.to)
       offer(update.changeset, remote: batch.to)
-      for waiter in ready { waiter.resume() }
+      for waiter in ready { waiter.resume(returning: true) }
     }
   }
 
@@ -140,26 +140,36 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   // MARK: - Waiting
 
   /// Returns once the state held is at the sender's version `version` or later, of `stream` when one is
-  /// named, or once the source is gone, or once the caller's task is cancelled. Tests and clients await
-  /// this instead of sleeping.
-  public func waitUntil(remoteVersion version: Int, inStream stream: String? = nil) async {
-    let id = Locked<Int?>(nil)
-    await withTaskCancellationHandler {
-      await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-        switch state.wait(until: version, inStream: stream, continuation) {
-        case .resume(let continuation): continuation.resume()
-        case .wait(let waiter): id.withLock { $0 = waiter }
-        }
+  /// named. Tests and clients await this instead of sleeping.
+  ///
+  /// - Returns: `true` then; `false` when the waiting task was cancelled first, or the source went away.
+  @discardableResult
+  public func reached(remoteVersion version: Int, inStream stream: String? = nil) async -> Bool {
+    await cancellableWait { continuation in
+      switch state.wait(until: version, inStream: stream, continuation) {
+      case .resume(let continuation, let reached):
+        continuation.resume(returning: reached)
+        return nil
+      case .wait(let id):
+        if Task.isCancelled { return cancelWait(id) }
+        return id
       }
-    } onCancel: {
-      Task { await self.cancelWait(id) }
+    } cancel: { id in
+      await self.cancelWait(id.parked)
     }
   }
 
-  /// Resumes the waiter `id` names, if it still waits: its task was cancelled.
-  private func cancelWait(_ id: Locked<Int?>) {
-    guard let waiter = id.withLock({ $0 }) else { return }
-    state.cancelWait(waiter)?.resume()
+  /// The former name of ``reached(remoteVersion:inStream:)``.
+  @available(*, deprecated, renamed: "reached(remoteVersion:inStream:)")
+  public func waitUntil(remoteVersion version: Int, inStream stream: String? = nil) async {
+    await reached(remoteVersion: version, inStream: stream)
+  }
+
+  /// Resumes the waiter `id` names with `false`, if it still waits: its task was cancelled.
+  @discardableResult
+  private func cancelWait(_ id: Int?) -> Int? {
+    if let id { state.cancelWait(id)?.resume(returning: false) }
+    return nil
   }
 
   // MARK: - DataSourceType

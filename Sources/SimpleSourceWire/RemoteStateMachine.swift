@@ -15,7 +15,7 @@ public enum RemotePhase: Hashable, Sendable {
 /// actor performs it (diff a reset, apply a batch, resume waiters). It holds no snapshot: applying a
 /// batch to the state held is the model's checked apply, which the actor runs between ``batch(from:)``
 /// and ``applied(to:)`` or ``refused(_:)``. `Waiter` is a suspended caller of
-/// ``RemoteDataSource/waitUntil(remoteVersion:inStream:)`` (anything in tests).
+/// ``RemoteDataSource/reached(remoteVersion:inStream:)`` (anything in tests).
 @usableFromInline
 struct RemoteStateMachine<Waiter> {
   /// The stream followed, as the sender names it; `nil` before the first reset.
@@ -108,8 +108,8 @@ struct RemoteStateMachine<Waiter> {
   /// What a wait does.
   @usableFromInline
   enum Wait {
-    /// Return now: the state held is there, or the source is gone.
-    case resume(Waiter)
+    /// Return now: `reached` when the state held is there, not when the source is gone.
+    case resume(Waiter, reached: Bool)
     /// Park; `id` names the waiter to ``cancelWait(_:)``.
     case wait(id: Int)
   }
@@ -117,7 +117,8 @@ struct RemoteStateMachine<Waiter> {
   /// A caller waits until the state held is at the sender's `version` or later, of `stream` when named.
   @inlinable
   mutating func wait(until version: Int, inStream stream: String?, _ waiter: Waiter) -> Wait {
-    if isFinished || isAt(version, stream) { return .resume(waiter) }
+    if isAt(version, stream) { return .resume(waiter, reached: true) }
+    if isFinished { return .resume(waiter, reached: false) }
     nextWaiterID += 1
     waiters.append((nextWaiterID, version, stream, waiter))
     return .wait(id: nextWaiterID)

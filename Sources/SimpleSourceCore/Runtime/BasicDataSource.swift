@@ -41,7 +41,7 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   /// Versions, cuts, publications and settle waiters: every decision the writers, the publish loop and
   /// the waiters share (see ``PublishStateMachine``).
   @usableFromInline var pipeline:
-    PublishStateMachine<Snapshot<Section>, Item.ID, CheckedContinuation<Void, Never>>
+    PublishStateMachine<Snapshot<Section>, Item.ID, CheckedContinuation<Bool, Never>>
   @usableFromInline let hub: SubscriptionHub<Section>
   /// Indexing and diffing, specialised for `Section` by the client's build (see ``Differ``).
   @usableFromInline let differ: Differ<Section>
@@ -83,7 +83,7 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
 
   deinit {
     hub.finish()
-    for waiter in pipeline.finish() { waiter.resume() }
+    for waiter in pipeline.finish() { waiter.resume(returning: false) }
   }
 
   // MARK: - Reading and subscribing
@@ -120,7 +120,8 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
 
   /// Returns once every mutation made before the call has been diffed and offered to every subscriber.
   ///
-  /// Tests await this instead of sleeping. It does not wait for subscribers to consume.
+  /// Tests await this instead of sleeping. It does not wait for subscribers to consume. It returns early
+  /// when the waiting task is cancelled (``settled(through:)`` says which).
   public func settled() async { await settled(through: pipeline.version) }
 
   /// The version a subscriber that has taken every batch offered so far is at: the `to` of the newest
@@ -131,25 +132,28 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   /// Returns once `version` exists and every mutation up to it has been diffed and offered to every
   /// subscriber. A writer uses it to await the delivery of the version its mutation returned.
   ///
-  /// It also returns when its task is cancelled, or when the source goes away, before that.
-  public func settled(through version: Int) async {
-    let id = Locked<Int?>(nil)
-    await withTaskCancellationHandler {
-      await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-        switch pipeline.settle(through: version, continuation) {
-        case .resume(let continuation): continuation.resume()
-        case .wait(let waiter): id.withLock { $0 = waiter }
-        }
+  /// - Returns: `true` then; `false` when the waiting task was cancelled first, or the source went away.
+  @discardableResult
+  public func settled(through version: Int) async -> Bool {
+    await cancellableWait { continuation in
+      switch pipeline.settle(through: version, continuation) {
+      case .resume(let continuation, let reached):
+        continuation.resume(returning: reached)
+        return nil
+      case .wait(let id):
+        if Task.isCancelled { return cancelSettle(id) }
+        return id
       }
-    } onCancel: {
-      Task { await self.cancelSettle(id) }
+    } cancel: { id in
+      await self.cancelSettle(id.parked)
     }
   }
 
-  /// Resumes the waiter `id` names, if it still waits: its task was cancelled.
-  func cancelSettle(_ id: Locked<Int?>) {
-    guard let waiter = id.withLock({ $0 }) else { return }
-    pipeline.cancelSettle(waiter)?.resume()
+  /// Resumes the waiter `id` names with `false`, if it still waits: its task was cancelled.
+  @discardableResult
+  func cancelSettle(_ id: Int?) -> Int? {
+    if let id { pipeline.cancelSettle(id)?.resume(returning: false) }
+    return nil
   }
 
   @inlinable
@@ -324,7 +328,7 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
       case .nothing:
         break  // mutations that cancel out make no batch (G4); the next starts at the last one's end (G1)
       }
-      for waiter in waiters { waiter.resume() }
+      for waiter in waiters { waiter.resume(returning: true) }
     }
   }
 

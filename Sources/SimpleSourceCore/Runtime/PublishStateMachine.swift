@@ -165,8 +165,8 @@ struct PublishStateMachine<State, ID: Hashable, Waiter> {
   /// What a call of `settled(through:)` does.
   @usableFromInline
   enum Settle {
-    /// Return now: the version is cut, or the source is gone.
-    case resume(Waiter)
+    /// Return now: `reached` when the version is cut, not when the source is gone.
+    case resume(Waiter, reached: Bool)
     /// Park the waiter; `id` names it to ``cancelSettle(_:)``.
     case wait(id: Int)
   }
@@ -174,7 +174,8 @@ struct PublishStateMachine<State, ID: Hashable, Waiter> {
   /// A caller waits until `version` is cut and offered.
   @inlinable
   mutating func settle(through version: Int, _ waiter: Waiter) -> Settle {
-    if isFinished || cutVersion >= version { return .resume(waiter) }
+    if cutVersion >= version { return .resume(waiter, reached: true) }
+    if isFinished { return .resume(waiter, reached: false) }
     nextWaiterID += 1
     settleWaiters.append((nextWaiterID, version, waiter))
     return .wait(id: nextWaiterID)

@@ -83,7 +83,7 @@ struct CoalescingTests {
     let recorder = await BatchRecorder(await source.subscribe())
     for index in 0..<300 { try await source.appendItems([TestItem("w\(index)")], toSection: "A") }
     await source.settled()
-    await recorder.waitUntilShowing(await source.snapshot)
+    await recorder.showing(await source.snapshot)
     let cuts = source.retainedVersions.count - 1  // every cut published; the first version is version 0
     #expect(source.retainedVersions.first == 0 && cuts >= 1)
     #expect(reads.withLock { $0 } == 2 * cuts, "\(cuts) cuts")
@@ -110,7 +110,7 @@ struct CoalescingTests {
     }
     await source.settled()
     #expect(await source.offeredVersion == 800)
-    await recorder.waitUntilShowing(await source.snapshot)
+    await recorder.showing(await source.snapshot)
     let batches = await recorder.batches
     #expect(await recorder.violations == [])
     #expect(zip(batches, batches.dropFirst()).allSatisfy { $0.to == $1.from }, "batches chain (G1)")

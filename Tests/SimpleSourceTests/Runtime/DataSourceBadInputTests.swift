@@ -246,7 +246,7 @@ struct DataSourceBadInputTests {
     // No batch: the next real change is the first batch, from version 0 to 1.
     try await source.appendItems([item("ok")], toSection: "C")
     await source.settled()
-    await recorder.waitUntilShowing(await source.snapshot)
+    await recorder.showing(await source.snapshot)
     #expect(await recorder.batches.map { [$0.from, $0.to] } == [[0, 1]])
     #expect(await recorder.violations == [])
   }

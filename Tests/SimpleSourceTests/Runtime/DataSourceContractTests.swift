@@ -31,7 +31,7 @@ struct DataSourceContractTests {
     }
     await source.settled()
     let final = await source.snapshot
-    await recorder.waitUntilShowing(final)
+    await recorder.showing(final)
     #expect(await recorder.violations == [])
     let batches = await recorder.batches
     #expect(batches.first?.from == subscription.version)
@@ -55,7 +55,7 @@ struct DataSourceContractTests {
     await source.settled()
     let final = await source.snapshot
     for recorder in [reload, reconfigure] {
-      await recorder.waitUntilShowing(final)
+      await recorder.showing(final)
       #expect(await recorder.violations == [])
     }
   }
@@ -80,7 +80,7 @@ struct DataSourceContractTests {
     await source.settled()
     try await source.appendItems([item("y")], toSection: "A")
     await source.settled()
-    await recorder.waitUntilShowing(await source.snapshot)
+    await recorder.showing(await source.snapshot)
     let batches = await recorder.batches
     #expect(await recorder.violations == [])
     #expect(batches.allSatisfy { !$0.changeset.isEmpty })
@@ -105,7 +105,7 @@ struct DataSourceContractTests {
     await source.settled()
     let final = await source.snapshot
     for recorder in recorders {
-      await recorder.waitUntilShowing(final)
+      await recorder.showing(final)
       #expect(await recorder.violations == [])
     }
   }
@@ -124,7 +124,7 @@ struct DataSourceContractTests {
     try await source.appendItems([item("last")], toSection: "A")
     await source.settled()
     await stalled.resume()
-    await stalled.waitUntilShowing(await source.snapshot)
+    await stalled.showing(await source.snapshot)
     let batches = await stalled.batches
     #expect(batches.count == 1)
     #expect(batches.first?.from == subscription.version)
@@ -140,12 +140,12 @@ struct DataSourceContractTests {
     let active = await BatchRecorder(await source.subscribe())
     for index in 0..<100 { try await source.appendItems([item("n\(index)")], toSection: "A") }
     await source.settled()
-    await active.waitUntilShowing(await source.snapshot)
+    await active.showing(await source.snapshot)
     #expect(await active.violations == [])
     #expect(source.subscriberCount == 2)
 
     await stalled.cancel()
-    await stalled.waitUntilFinished()
+    await stalled.finished()
     #expect(source.subscriberCount == 1, "cancelling the consuming task ends the subscription")
 
     do {
@@ -167,7 +167,7 @@ struct DataSourceContractTests {
     #expect(source.subscriberCount == 1, "breaking out of the loop ends the subscription")
 
     await active.cancel()
-    await active.waitUntilFinished()
+    await active.finished()
     #expect(source.subscriberCount == 0)
   }
 
@@ -211,13 +211,13 @@ struct DataSourceContractTests {
     await source.settled()
     #expect(await source.offeredVersion == version)
     await recorder.resume()
-    await recorder.waitUntilShowing(await source.snapshot)
+    await recorder.showing(await source.snapshot)
     #expect(await recorder.batches.first?.to == version)
 
     // settled(through:) waits for a version that does not exist yet.
     let waiter = Task { await source.settled(through: version + 1) }
     try await source.appendItems([item("late")], toSection: "A")
-    await waiter.value
+    #expect(await waiter.value, "reached, not cancelled")
     #expect(await source.offeredVersion == version + 1)
   }
 
@@ -232,7 +232,7 @@ struct DataSourceContractTests {
     // No batch for the cancelled-out mutations, yet the subscriber that held S gets one that removes it.
     #expect(await source.version == 2 && source.retainedVersions == [0])
     try #require(await source.offeredVersion == 2, "followers settle once every subscriber is at 2")
-    await recorder.waitUntilShowing(await source.snapshot)
+    await recorder.showing(await source.snapshot)
     let removal = await recorder.batches
     #expect(removal.map { [$0.from, $0.to] } == [[1, 2]])
     #expect(removal.first?.changeset.sectionChanges.deletes.map(\.id) == ["S"])
@@ -242,8 +242,8 @@ struct DataSourceContractTests {
     try await source.appendItems([item("d")], toSection: "B")
     await source.settled()
     let newest = await source.snapshot
-    await recorder.waitUntilShowing(newest)
-    await before.waitUntilShowing(newest)
+    await recorder.showing(newest)
+    await before.showing(newest)
     #expect(await before.batches.map { [$0.from, $0.to] } == [[0, 3]], "nothing for the cancelled-out pair")
     #expect(await recorder.batches.map { [$0.from, $0.to] } == [[1, 2], [2, 3]])
     #expect(await before.violations.isEmpty)
@@ -301,7 +301,7 @@ struct DataSourceContractTests {
     await source.settled()
     try await source.appendItems([item("c")], toSection: "A")
     await source.settled()
-    await recorder.waitUntilShowing(await source.snapshot)
+    await recorder.showing(await source.snapshot)
     let refreshed = await recorder.batches.flatMap { $0.changeset.itemChanges.updates.map(\.id) }
     #expect(refreshed == ["b"])
   }

@@ -96,10 +96,10 @@ struct DataSourceModelTests {
     let final = await source.snapshot
     for (behaviour, recorder) in recorders {
       if behaviour == .cancelMidway {
-        await recorder.waitUntilFinished()
+        await recorder.finished()
       } else {
         await recorder.resume()
-        await recorder.waitUntilShowing(final)
+        await recorder.showing(final)
         if !(await recorder.view.shows(final.sections)) {
           return RunResult(failure: "\(behaviour) subscriber does not show the final snapshot \(final)")
         }
@@ -108,7 +108,7 @@ struct DataSourceModelTests {
       if !violations.isEmpty { return RunResult(failure: "\(behaviour) subscriber: \(violations)") }
       result.batches += await recorder.batches.count
       await recorder.cancel()
-      await recorder.waitUntilFinished()
+      await recorder.finished()
     }
     if source.subscriberCount != 0 { return RunResult(failure: "\(source.subscriberCount) subscribers left") }
     return result

@@ -98,7 +98,7 @@ struct DataSourceMutationTests {
     #expect(await source.snapshot.sections == layout(example.expected))
     #expect(await source.version == 1)
     await source.settled()
-    await recorder.waitUntilShowing(await source.snapshot)
+    await recorder.showing(await source.snapshot)
     #expect(await recorder.batches.count == 1)
     #expect(await recorder.violations == [])
   }
@@ -172,7 +172,7 @@ struct TransactionTests {
     #expect(seen == "[A: b h c d a | B: f g]", "the body reads its own edits")
     #expect(await source.version == 1)
     await source.settled()
-    await recorder.waitUntilShowing(await source.snapshot)
+    await recorder.showing(await source.snapshot)
     let batches = await recorder.batches
     try #require(batches.count == 1)
     let changeset = batches[0].changeset

@@ -22,7 +22,7 @@ struct ObservedAndPacedTests {
     feed.yield(layout("B: c | A: b"))
     feed.finish()
     #expect(await source.finished() == nil)
-    await recorder.waitUntilShowing(await source.snapshot)
+    await recorder.showing(await source.snapshot)
     #expect(await recorder.violations == [])
     let shown = await recorder.batches.map { $0.snapshot.sections }
     #expect(!shown.contains(layout("A: a b | B: b")))
@@ -62,7 +62,7 @@ struct ObservedAndPacedTests {
     let recorder = await BatchRecorder(subscription)
     try await source.appendItems([item("a")], toSection: "A")
     await source.settled()
-    await recorder.waitUntilShowing(await source.snapshot)
+    await recorder.showing(await source.snapshot)
     #expect(await recorder.batches.count == 1, "the first batch is not held")
 
     await clock.sleepers(atLeast: 1)  // the subscriber now waits out its interval
@@ -74,7 +74,7 @@ struct ObservedAndPacedTests {
     clock.advance(by: .milliseconds(15))
     #expect(clock.sleeperCount == 1)
     clock.advance(by: .milliseconds(1))
-    await recorder.waitUntilShowing(await source.snapshot)
+    await recorder.showing(await source.snapshot)
     let batches = await recorder.batches
     #expect(batches.count == 2)
     #expect(batches.last?.from == 1 && batches.last?.to == 11 && batches.last?.isComposed == true)

@@ -73,7 +73,7 @@ struct PublishStateMachineTests {
   @Test("a waiter returns at once for a cut version, when its version is cut, when cancelled, or at the end")
   func waiters() {
     var machine = Machine(state: 0)
-    guard case .resume("now") = machine.settle(through: 0, "now") else {
+    guard case .resume("now", reached: true) = machine.settle(through: 0, "now") else {
       Issue.record("version 0 is cut")
       return
     }
@@ -99,7 +99,7 @@ struct PublishStateMachineTests {
     #expect(r14 == nil, "already resumed")
     let r15 = machine.finish()
     #expect(r15 == ["three"])
-    guard case .resume("late") = machine.settle(through: 9, "late") else {
+    guard case .resume("late", reached: false) = machine.settle(through: 9, "late") else {
       Issue.record("after the end, waits return at once")
       return
     }
@@ -202,8 +202,8 @@ struct PublishWorld {
       waiterCount += 1
       let name = "w\(waiterCount)"
       switch machine.settle(through: machine.version + ahead, name) {
-      case .resume(let waiter):
-        guard waiter == name, machine.version + ahead <= machine.cutVersion || machine.isFinished else {
+      case .resume(let waiter, let reached):
+        guard waiter == name, reached == (machine.version + ahead <= machine.cutVersion) else {
           throw PublishFailure(description: "\(name) resumed before its version was cut")
         }
         try resume([waiter])

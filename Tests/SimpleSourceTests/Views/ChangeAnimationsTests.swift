@@ -25,7 +25,7 @@ struct ChangeAnimationsTests {
       sections.append(TestSection(id: "D"))  // insert section D
     }
     await source.settled()
-    await dataSource.waitUntilShowing(await source.snapshot)
+    await dataSource.showing(await source.snapshot)
     expectShowing(try Snapshot(await source.snapshot.sections), host, dataSource)
     let got = Dictionary(host.animations.map { ($0.kind, $0.animation) }, uniquingKeysWith: { $1 })
     #expect(got[.deleteItems] == .left)
@@ -46,7 +46,7 @@ struct ChangeAnimationsTests {
     await dataSource.follow(source)
     try await source.appendItems([TestItem("b")], toSection: "A")
     await source.settled()
-    await dataSource.waitUntilShowing(await source.snapshot)
+    await dataSource.showing(await source.snapshot)
     #expect(
       host.animations == [
         AnimatedOperation(.insertItems, item: ItemPosition(section: 0, item: 1), .automatic)
@@ -56,7 +56,7 @@ struct ChangeAnimationsTests {
     await quietSource.follow(source)
     try await source.appendItems([TestItem("c")], toSection: "A")
     await source.settled()
-    await quietSource.waitUntilShowing(await source.snapshot)
+    await quietSource.showing(await source.snapshot)
     #expect(quiet.animations.isEmpty)
     #expect(
       ChangeAnimations(.fade)

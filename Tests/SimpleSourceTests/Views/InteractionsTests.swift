@@ -87,11 +87,11 @@ struct InteractionsTests {
     await dataSource.follow(source)
     try await source.moveItem(at: ItemPosition(section: 0, item: 2), to: ItemPosition(section: 0, item: 0))
     await source.settled()
-    await dataSource.waitUntilShowing(await source.snapshot)
+    await dataSource.showing(await source.snapshot)
     host.tap(at: ItemPosition(section: 0, item: 0))
     try await source.deleteItems(["a", "b"])
     await source.settled()
-    await dataSource.waitUntilShowing(await source.snapshot)
+    await dataSource.showing(await source.snapshot)
     #expect(host.tap(at: ItemPosition(section: 0, item: 2)) == nil, "no row there any more")
     #expect(dataSource.didSelectItem(at: ItemPosition(section: 0, item: 2)) == nil, "nor for a late report")
     #expect(dataSource.didSelectItem(at: ItemPosition(section: 3, item: 0)) == nil)
@@ -106,7 +106,7 @@ struct InteractionsTests {
     host.tap(at: ItemPosition(section: 0, item: 0))
     try await source.moveItem(at: ItemPosition(section: 0, item: 0), to: ItemPosition(section: 0, item: 2))
     await source.settled()
-    await dataSource.waitUntilShowing(await source.snapshot)
+    await dataSource.showing(await source.snapshot)
     #expect(host.selectedPositions == [ItemPosition(section: 0, item: 2)])
   }
 
@@ -130,7 +130,7 @@ struct InteractionsTests {
     #expect(calls.log == ["display a [0, 0]", "display x1 [0, 1]"])
     try await source.appendItems([TestItem("x2")], toSection: "B")
     await source.settled()
-    await dataSource.waitUntilShowing(await source.snapshot)
+    await dataSource.showing(await source.snapshot)
     #expect(calls.log.last == "display x2 [1, 0]", "a cell inserted by a batch is displayed")
     #expect(dataSource.heightOfItem(at: ItemPosition(section: 0, item: 0)) == 44)
     #expect(dataSource.heightOfItem(at: ItemPosition(section: 0, item: 1)) == 88)
@@ -160,7 +160,7 @@ struct InteractionsTests {
     #expect(await host.commitEdit(.insert, at: position) == false, "the row offers delete, not insert")
     #expect(await host.commitEdit(.delete, at: position))
     await source.settled()
-    await dataSource.waitUntilShowing(await source.snapshot)
+    await dataSource.showing(await source.snapshot)
     expectShowing(snapshot("A: b"), host, dataSource)
   }
 
@@ -214,7 +214,7 @@ struct InteractionsTests {
     #expect(await host.performSwipeAction(5, swiping: .trailing, at: x1) == false, "no such action")
     #expect(await host.performSwipeAction(0, swiping: .trailing, at: x1))
     await source.settled()
-    await dataSource.waitUntilShowing(await source.snapshot)
+    await dataSource.showing(await source.snapshot)
     expectShowing(snapshot("A: a"), host, dataSource)
   }
 

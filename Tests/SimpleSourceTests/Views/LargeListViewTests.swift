@@ -29,7 +29,7 @@ struct LargeListViewTests {
     }
     await source.settled()
     let final = await source.snapshot
-    await dataSource.waitUntilShowing(final)
+    await dataSource.showing(final)
     let shown = dataSource.shown
     #expect(shown.storage === final.storage, "the view holds the source's snapshot itself")
     #expect(!shown.hasArrays, "no batch copied the list into arrays")

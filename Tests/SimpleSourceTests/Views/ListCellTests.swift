@@ -71,13 +71,13 @@ struct ListCellTests {
     // A batch moves wifi down before the user flips it: the handler gets its position now.
     try await source.moveItem(at: ItemPosition(section: 0, item: 0), to: ItemPosition(section: 0, item: 1))
     await source.settled()
-    await dataSource.waitUntilShowing(await source.snapshot)
+    await dataSource.showing(await source.snapshot)
     wifi.flip()
     #expect(received == ["wifi toggled(true) [0, 1]"])
     try await #require(write).value
     await source.settled()
     #expect(await source.snapshot.sections[0].items[1].content.isOn == true)
-    await dataSource.waitUntilShowing(await source.snapshot)
+    await dataSource.showing(await source.snapshot)
     #expect(host.cell(at: ItemPosition(section: 0, item: 1)) === wifi, "reconfigured in place")
     #expect(wifi.isOn && wifi.configured == 1 && wifi.resets == 0)
     #expect(host.errors.isEmpty)
@@ -95,7 +95,7 @@ struct ListCellTests {
     for items in [[], [toggle("b", true)]] {
       try await source.setSections([ScreenSection(id: "A", items: items)])
       await source.settled()
-      await dataSource.waitUntilShowing(await source.snapshot)
+      await dataSource.showing(await source.snapshot)
     }
     let reused = try #require(host.cell(at: ItemPosition(section: 0, item: 0)) as? SwitchReferenceCell)
     #expect(reused === cell, "the pool hands the same cell back")
@@ -104,7 +104,7 @@ struct ListCellTests {
     #expect(received == 1)
     try await source.setSections([ScreenSection(id: "A")])
     await source.settled()
-    await dataSource.waitUntilShowing(await source.snapshot)
+    await dataSource.showing(await source.snapshot)
     reused.flip()
     #expect(received == 1, "b is gone: the recycled cell's action runs nothing")
   }

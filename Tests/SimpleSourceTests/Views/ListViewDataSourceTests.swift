@@ -32,7 +32,7 @@ struct ListViewDataSourceTests {
     await source.settled()
     let final = await source.snapshot
     for (host, dataSource) in views {
-      await dataSource.waitUntilShowing(final)
+      await dataSource.showing(final)
       expectShowing(final, host, dataSource)
     }
     #expect(views[0].0.animatedBatchCount > 0)
@@ -47,7 +47,7 @@ struct ListViewDataSourceTests {
     host.isOnScreen = false
     try await source.appendItems([item("b")], toSection: "A")
     await source.settled()
-    await dataSource.waitUntilShowing(await source.snapshot)
+    await dataSource.showing(await source.snapshot)
     #expect(host.batchCount == 0)
     #expect(host.reloadCount == 3, "one when connected, one to start following, one for the batch")
     let final = await source.snapshot
@@ -61,11 +61,11 @@ struct ListViewDataSourceTests {
     await dataSource.follow(source)
     try await source.appendItems([item("b")], toSection: "A")
     await source.settled()
-    await dataSource.waitUntilShowing(await source.snapshot)
+    await dataSource.showing(await source.snapshot)
     #expect(host.animatedBatchCount == 1)
     try await source.appendItems((0..<5).map { item("n\($0)") }, toSection: "A")
     await source.settled()
-    await dataSource.waitUntilShowing(await source.snapshot)
+    await dataSource.showing(await source.snapshot)
     #expect(host.animatedBatchCount == 1 && dataSource.reloadCount == 1)
     #expect(host.errors == [])
   }
@@ -86,10 +86,10 @@ struct ListViewDataSourceTests {
     await dataSource.follow(source)
     try await source.appendItems([item("c")], toSection: "A")
     await source.settled()
-    await dataSource.waitUntilShowing(await source.snapshot)
+    await dataSource.showing(await source.snapshot)
     try await source.deleteItems(["a"])
     await source.settled()
-    await dataSource.waitUntilShowing(await source.snapshot)
+    await dataSource.showing(await source.snapshot)
     #expect(seen.value == 2)
     #expect(host.batchCount == 1 && host.animatedBatchCount == 0)
     #expect(dataSource.reloadCount == 1)
@@ -105,7 +105,7 @@ struct ListViewDataSourceTests {
     try await source.moveSection("C", before: "A")
     try await source.updateSection(TestSection(id: "B", header: "Bravo"))
     await source.settled()
-    await dataSource.waitUntilShowing(await source.snapshot)
+    await dataSource.showing(await source.snapshot)
     #expect(dataSource.section(at: 0).header == "C v0")
     #expect(dataSource.section(at: 2).header == "Bravo")
     #expect(host.reference.sections.map(\.section.header) == ["C v0", "A v0", "Bravo"])
@@ -145,7 +145,7 @@ struct ListViewDataSourceTests {
     }
     await source.settled()
     let final = await source.snapshot
-    await dataSource.waitUntilShowing(final)
+    await dataSource.showing(final)
     expectShowing(final, host, dataSource)
     #expect(stages.value == host.batchCount && stages.value >= 1)
   }
@@ -164,7 +164,7 @@ struct ListViewDataSourceTests {
     try await source.appendItems([item("c")], toSection: "A")
     await source.settled()
     let final = await source.snapshot
-    await dataSource.waitUntilShowing(final)
+    await dataSource.showing(final)
     #expect(dataSource.view == nil && dataSource.batchCount == 1)
     host.dataSource = dataSource
     dataSource.attach(host)

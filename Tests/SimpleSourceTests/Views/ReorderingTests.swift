@@ -125,7 +125,7 @@ struct ReorderingTests {
     await source.settled()
     let final = await source.snapshot
     for (host, dataSource) in views {
-      await dataSource.waitUntilShowing(final)
+      await dataSource.showing(final)
       expectShowing(final, host, dataSource)
     }
     return final
@@ -175,7 +175,7 @@ struct ReorderingTests {
     try await writer.value
     await source.settled()
     let batchesBeforeDrop = mover.0.batchCount
-    await watcher.1.waitUntilShowing(await source.snapshot)
+    await watcher.1.showing(await source.snapshot)
     mover.0.endInteractiveMove(
       movingItemAt: ItemPosition(section: 0, item: 0), to: ItemPosition(section: 0, item: 2))
     let final = await settle(source, mover, watcher)
@@ -198,7 +198,7 @@ struct ReorderingTests {
       movingItemAt: ItemPosition(section: 0, item: 2), to: ItemPosition(section: 0, item: 0))
     #expect(dataSource.sections == layout("A: c a b"), "shown at once")
     let original = await source.snapshot
-    await dataSource.waitUntilShowing(original)
+    await dataSource.showing(original)
     expectShowing(original, host, dataSource)
     #expect(failures == ["c: Rejected"])
   }
@@ -220,7 +220,7 @@ struct ReorderingTests {
     await mover.1.reorderingSettled()
     await new.settled()
     let final = await new.snapshot
-    await mover.1.waitUntilShowing(final)
+    await mover.1.showing(final)
     expectShowing(final, mover.0, mover.1)
     #expect(mover.1.version == 1)
   }

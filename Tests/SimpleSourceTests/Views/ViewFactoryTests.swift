@@ -116,7 +116,7 @@ struct ViewFactoryTests {
     try await source.appendItems([.choice(id: "theme", title: "Theme", value: "Dark")], toSection: "about")
     await source.settled()
     let final = await source.snapshot
-    await dataSource.waitUntilShowing(final)
+    await dataSource.showing(final)
 
     #expect(host.errors == [])
     #expect(host.reference.warnings == [])
@@ -151,7 +151,7 @@ struct ViewFactoryTests {
     mode.identifier = "Info"
     try await source.replaceItem(.toggle(id: "wifi", title: "Wi-Fi", isOn: false))
     await source.settled()
-    await dataSource.waitUntilShowing(await source.snapshot)
+    await dataSource.showing(await source.snapshot)
     #expect(host.batches.map(\.reconfigureItems) == [[ItemPosition(section: 0, item: 0)]])
     #expect(host.errors.map(\.rule) == [.r5])
   }
@@ -185,7 +185,7 @@ struct ViewFactoryTests {
       try await source.insertSections([TestSection(id: "D", header: "Delta")], after: "B")
       await source.settled()
       let final = await source.snapshot
-      await dataSource.waitUntilShowing(final)
+      await dataSource.showing(final)
       #expect(host.errors == [] && host.reference.warnings == [], "\(style)")
       for (index, section) in final.sections.enumerated() {
         #expect(
@@ -237,8 +237,8 @@ struct ViewFactoryTests {
     try await source.moveItem("c", before: "a")
     await source.settled()
     let final = await source.snapshot
-    await firstDataSource.waitUntilShowing(final)
-    await secondDataSource.waitUntilShowing(final)
+    await firstDataSource.showing(final)
+    await secondDataSource.showing(final)
     expectShowing(final, first, firstDataSource)
     expectShowing(final, second, secondDataSource)
   }
@@ -275,7 +275,7 @@ struct ViewFactoryTests {
       await source.settled()
       let final = await source.snapshot
       for (host, dataSource) in views {
-        await dataSource.waitUntilShowing(final)
+        await dataSource.showing(final)
         #expect(host.errors == [], "case \(index): \(settings.replay)")
         #expect(host.reference.shows(final.sections), "case \(index): \(settings.replay)")
         for (sectionIndex, section) in final.sections.enumerated() {

@@ -46,7 +46,7 @@ struct RemoteDataSourceTests {
 
   static func converge(_ remote: Remote, to server: BasicDataSource<TestSection>) async {
     await server.settled()
-    await remote.waitUntil(remoteVersion: await server.offeredVersion)
+    await remote.reached(remoteVersion: await server.offeredVersion)
     #expect(await remote.snapshot == server.snapshot)
   }
 
@@ -135,7 +135,7 @@ struct RemoteDataSourceTests {
       Issue.record("expected a reset, got \(connection.feed.start)")
       return
     }
-    await remote.waitUntil(remoteVersion: 0, inStream: "s2")
+    await remote.reached(remoteVersion: 0, inStream: "s2")
     #expect(await remote.snapshot == restarted.snapshot)
     let final = await ResumeTests.follow(local, until: await remote.version)
     #expect(final == (await restarted.snapshot))

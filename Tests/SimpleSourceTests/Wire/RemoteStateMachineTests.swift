@@ -46,7 +46,7 @@ struct RemoteStateMachineTests {
     #expect(machine.cancelWait(one) == nil, "resumed already")
     #expect(machine.cancelWait(late) == "late")
     #expect(machine.reset(stream: "other", version: 1) == ["other"])
-    guard case .resume("now") = machine.wait(until: 1, inStream: "other", "now") else {
+    guard case .resume("now", reached: true) = machine.wait(until: 1, inStream: "other", "now") else {
       Issue.record("version 1 of other is held")
       return
     }
@@ -183,8 +183,8 @@ struct RemoteWorld {
       let name = "w\(waiterCount)"
       let target = (version ?? 0) + ahead
       switch machine.wait(until: target, inStream: waitStream, name) {
-      case .resume(let waiter):
-        guard waiter == name, isHeld(target, waitStream) else {
+      case .resume(let waiter, let reached):
+        guard waiter == name, reached, isHeld(target, waitStream) else {
           throw PublishFailure(description: "\(name) resumed before its version was held")
         }
         try resume([waiter])

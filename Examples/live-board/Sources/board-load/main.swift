@@ -115,7 +115,7 @@ func runClient(_ index: Int, settings: Settings, tally: Tally, goal: Goal) async
         .text(String(decoding: coder.encode(await remote.subscribeRequest), as: UTF8.self)))
       let watcher = Task {
         let target = await goal.value()
-        await remote.waitUntil(remoteVersion: target)
+        await remote.reached(remoteVersion: target)
         try await outbound.close(.normalClosure, reason: nil)
       }
       defer { watcher.cancel() }

@@ -91,7 +91,7 @@ struct LiveBoardTests {
       #expect(truth.version == last)
       #expect(truth.columns[0].items.map(\.id) == ["c3", "c0", "c6", "c9"])
       for remote in remotes {
-        await remote.waitUntil(remoteVersion: last)
+        await remote.reached(remoteVersion: last)
         #expect(await remote.snapshot.sections == truth.columns)
         #expect(await remote.lastError == nil)
       }
@@ -108,14 +108,14 @@ struct LiveBoardTests {
       var received = Received()
       var task = follow(remote, client: client, received: received)
       let (_, first) = try await send(client, .post, "/api/cards", #"{"id":"a","title":"A","column":"todo"}"#)
-      await remote.waitUntil(remoteVersion: version(of: first)!)
+      await remote.reached(remoteVersion: version(of: first)!)
       task.cancel()
       _ = await task.result
       try await send(client, .post, "/api/cards", #"{"id":"b","title":"B","column":"todo"}"#)
       let (_, moved) = try await send(client, .post, "/api/cards/b/move", #"{"column":"done"}"#)
       received = Received()
       task = follow(remote, client: client, received: received)
-      await remote.waitUntil(remoteVersion: version(of: moved)!)
+      await remote.reached(remoteVersion: version(of: moved)!)
       #expect(await received.types.first == "resumed")
       #expect(await remote.snapshot.sections == (try await boardState(client)).columns)
       // The remote's own subscriber saw every change once, in order.
@@ -139,7 +139,7 @@ struct LiveBoardTests {
       let remote = RemoteDataSource<Column>()
       var received = Received()
       var task = follow(remote, client: client, received: received)
-      await remote.waitUntil(remoteVersion: 0)
+      await remote.reached(remoteVersion: 0)
       task.cancel()
       _ = await task.result
       var last = 0
@@ -150,7 +150,7 @@ struct LiveBoardTests {
       }
       received = Received()
       task = follow(remote, client: client, received: received)
-      await remote.waitUntil(remoteVersion: last)
+      await remote.reached(remoteVersion: last)
       #expect(await received.types.first == "reset")
       #expect(await remote.snapshot.sections == (try await boardState(client)).columns)
       task.cancel()

@@ -63,7 +63,7 @@ struct CompositeDataSourceTests {
       let place = "run \(run); \(settings.replay)"
       #expect(final.sections == expected, "\(place)")
       #expect(await composite.children.count == (removeFirst ? 3 : 4), "\(place)")
-      await recorder.waitUntilShowing(final)
+      await recorder.showing(final)
       let violations = await recorder.violations
       #expect(violations.isEmpty, "\(violations), \(place)")
       batches += await recorder.batches.count
@@ -133,7 +133,7 @@ struct CompositeDataSourceTests {
     try await composite.append(try BasicDataSource(sections: layout("B: c")))
     await composite.settled()
     #expect(await composite.snapshot.sections == layout("A: a b | B: c"))
-    await recorder.waitUntilShowing(await composite.snapshot)
+    await recorder.showing(await composite.snapshot)
     #expect(await composite.version == 2)
     #expect(await recorder.batches.last?.to == 2, "one batch per child, or both composed (G6)")
     #expect(await recorder.violations.isEmpty)
@@ -147,7 +147,7 @@ struct CompositeDataSourceTests {
     let recorder = await BatchRecorder(await composite.subscribe())
     try await second.moveItem("f", before: "d")
     await composite.settled()
-    await recorder.waitUntilShowing(await composite.snapshot)
+    await recorder.showing(await composite.snapshot)
     let batch = try #require(await recorder.batches.last)
     #expect(
       batch.changeset.itemChanges.moves == [

@@ -148,7 +148,7 @@ struct OutlineDataSourceTests {
         }
       }
       for (outline, recorder) in zip(outlines, recorders) {
-        await recorder.waitUntilShowing(await outline.snapshot)
+        await recorder.showing(await outline.snapshot)
         let violations = await recorder.violations
         #expect(violations.isEmpty, "\(violations), run \(run); \(settings.replay)")
         batches += await recorder.batches.count
@@ -164,18 +164,18 @@ struct OutlineDataSourceTests {
     let outline = try await OutlineDataSource(parent)
     let recorder = await BatchRecorder(await outline.subscribe())
     try await outline.expand(["a"])
-    await recorder.waitUntilShowing(await outline.snapshot)
+    await recorder.showing(await outline.snapshot)
     var batch = try #require(await recorder.batches.last)
     #expect(batch.changeset.itemChanges.inserts.map(\.id) == ["a1", "a2"])
     #expect(batch.changeset.itemChanges.updates.map(\.id) == ["a"])  // its row now shows it expanded
     try await parent.update { $0[0].items[0].children.swapAt(0, 1) }
     await outline.settled()
-    await recorder.waitUntilShowing(await outline.snapshot)
+    await recorder.showing(await outline.snapshot)
     batch = try #require(await recorder.batches.last)
     #expect(batch.changeset.itemChanges.moves.count == 1)
     #expect(batch.changeset.itemChanges.deletes.isEmpty && batch.changeset.itemChanges.inserts.isEmpty)
     try await outline.collapse(["a"])
-    await recorder.waitUntilShowing(await outline.snapshot)
+    await recorder.showing(await outline.snapshot)
     batch = try #require(await recorder.batches.last)
     #expect(Set(batch.changeset.itemChanges.deletes.map(\.id)) == ["a1", "a2"])
     #expect(await recorder.violations.isEmpty)

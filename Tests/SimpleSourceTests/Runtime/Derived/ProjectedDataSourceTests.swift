@@ -65,7 +65,7 @@ struct ProjectedDataSourceTests {
       await projected.settled()
       let final = await projected.snapshot
       #expect(final.sections == rule.model(await parent.snapshot.sections), "after racing, \(place)")
-      await recorder.waitUntilShowing(final)
+      await recorder.showing(final)
       let violations = await recorder.violations
       #expect(violations.isEmpty, "\(violations), \(place)")
       batches += await recorder.batches.count
@@ -162,8 +162,8 @@ struct ProjectedDataSourceTests {
     await odd.settled()
     #expect(await even.snapshot.sections == layout("A: c d''"))
     #expect(await odd.snapshot.sections == layout("A: b' a' | B: f'"))
-    await evenView.waitUntilShowing(await even.snapshot)
-    await oddView.waitUntilShowing(await odd.snapshot)
+    await evenView.showing(await even.snapshot)
+    await oddView.showing(await odd.snapshot)
     #expect(await evenView.violations.isEmpty)
     #expect(await oddView.violations.isEmpty)
     #expect(parent.subscriberCount == 2)

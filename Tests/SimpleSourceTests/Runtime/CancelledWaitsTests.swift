@@ -1,0 +1,68 @@
+// Every wait of the package returns when its task is cancelled, says so, and leaves nothing parked.
+
+import SimpleSource
+import SimpleSourceTesting
+import Testing
+
+@testable import SimpleSourceCore
+@testable import SimpleSourceViews
+@testable import SimpleSourceWire
+
+@Suite("Cancelled waits", .timeLimit(.minutes(1)))
+struct CancelledWaitsTests {
+  /// How many times each wait is cancelled: the scheduler cancels some before they park, some after.
+  static let rounds = 50
+
+  @Test("settled(through:) returns false when cancelled, true when its version is cut")
+  func settledThrough() async throws {
+    let source = try TestSource(sections: layout("A: a"))
+    for _ in 0..<Self.rounds {
+      let waiter = Task { await source.settled(through: 1_000) }
+      waiter.cancel()
+      #expect(await waiter.value == false)
+    }
+    #expect(await source.pipeline.settleWaiters.isEmpty, "nothing left parked")
+    let version = try await source.appendItems([item("b")], toSection: "A")
+    #expect(await source.settled(through: version))
+  }
+
+  @Test("a remote source's reached(remoteVersion:) returns false when cancelled")
+  func remoteReached() async throws {
+    let remote = RemoteDataSource<TestSection>()
+    for _ in 0..<Self.rounds {
+      let waiter = Task { await remote.reached(remoteVersion: 5) }
+      waiter.cancel()
+      #expect(await waiter.value == false)
+    }
+    #expect(await remote.state.waiters.isEmpty)
+    try await remote.receive(.reset(stream: "s", version: 5, snapshot: try Snapshot(layout("A: a"))))
+    #expect(await remote.reached(remoteVersion: 5))
+  }
+
+  @Test(
+    "a view data source's showing(_:) and a recorder's showing(_:) and finished() return false when cancelled"
+  )
+  @MainActor
+  func viewsAndRecorders() async throws {
+    let source = try TestSource(sections: layout("A: a"))
+    let (_, dataSource) = makeView()
+    await dataSource.follow(source)
+    let recorder = await BatchRecorder(await source.subscribe())
+    let never = try Snapshot(layout("Z: z"))
+    for _ in 0..<Self.rounds {
+      let showing = Task { await dataSource.showing(never) }
+      let recorded = Task { await recorder.showing(never) }
+      let finished = Task { await recorder.finished() }
+      showing.cancel()
+      recorded.cancel()
+      finished.cancel()
+      #expect(await showing.value == false)
+      #expect(await recorded.value == false)
+      #expect(await finished.value == false)
+    }
+    #expect(await dataSource.showing(await source.snapshot))
+    #expect(await recorder.showing(await source.snapshot))
+    await recorder.cancel()
+    #expect(await recorder.finished())
+  }
+}
