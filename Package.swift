@@ -7,6 +7,14 @@ let strictness: [SwiftSetting] = [
   .enableUpcomingFeature("InternalImportsByDefault"),
 ]
 
+// Every layer, named beside the umbrella by the targets of this package that import it: SwiftPM's
+// incremental builds rebuild a target when a module it depends on directly changes, but not always when
+// one the umbrella re-exports does, and a client left with a stale copy of inlined code crashes.
+let umbrella: [Target.Dependency] = [
+  "SimpleSource", "SimpleSourceCore", "SimpleSourceWire", "SimpleSourceViews", "SimpleSourceScreens",
+  "SimpleSourceUIKit",
+]
+
 let package = Package(
   name: "SimpleSource",
   // iOS 15 is the floor because `reconfigureItems`/`reconfigureRows` arrive there; see CONTRIBUTING.md.
@@ -49,57 +57,54 @@ let package = Package(
       ],
       swiftSettings: strictness
     ),
-    .target(name: "SimpleSourceTesting", dependencies: ["SimpleSource"], swiftSettings: strictness),
+    .target(name: "SimpleSourceTesting", dependencies: umbrella, swiftSettings: strictness),
     .executableTarget(
       name: "employees",
-      dependencies: ["SimpleSource", "SimpleSourceTesting"],
+      dependencies: umbrella + ["SimpleSourceTesting"],
       path: "Examples/employees",
       swiftSettings: strictness
     ),
     .executableTarget(
       name: "live-roster",
-      dependencies: ["SimpleSource", "SimpleSourceTesting"],
+      dependencies: umbrella + ["SimpleSourceTesting"],
       path: "Examples/live-roster",
       swiftSettings: strictness
     ),
     .executableTarget(
       name: "live-search",
-      dependencies: ["SimpleSource", "SimpleSourceTesting"],
+      dependencies: umbrella + ["SimpleSourceTesting"],
       path: "Examples/live-search",
       swiftSettings: strictness
     ),
     .executableTarget(
       name: "quickstart",
-      dependencies: ["SimpleSource", "SimpleSourceTesting"],
+      dependencies: umbrella + ["SimpleSourceTesting"],
       path: "Examples/quickstart",
       swiftSettings: strictness
     ),
     .executableTarget(
       name: "settings",
-      dependencies: ["SimpleSource", "SimpleSourceTesting"],
+      dependencies: umbrella + ["SimpleSourceTesting"],
       path: "Examples/settings",
       resources: [.copy("settings.json")],
       swiftSettings: strictness
     ),
     .executableTarget(
       name: "simplesource-bench",
-      dependencies: ["SimpleSource", "SimpleSourceTesting"],
+      dependencies: umbrella + ["SimpleSourceTesting"],
       path: "Benchmarks/simplesource-bench",
       swiftSettings: strictness
     ),
     .testTarget(
       name: "SimpleSourceTests",
-      dependencies: [
-        "SimpleSource", "SimpleSourceCore", "SimpleSourceWire", "SimpleSourceViews", "SimpleSourceScreens",
-        "SimpleSourceTesting",
-      ],
+      dependencies: umbrella + ["SimpleSourceTesting"],
       // Read through #filePath, so that the tests check the files in the repository, not a copy.
       exclude: ["Wire/Fixtures"],
       swiftSettings: strictness
     ),
     .testTarget(
       name: "SimpleSourceTestingTests",
-      dependencies: ["SimpleSource", "SimpleSourceTesting"],
+      dependencies: umbrella + ["SimpleSourceTesting"],
       swiftSettings: strictness
     ),
   ],
