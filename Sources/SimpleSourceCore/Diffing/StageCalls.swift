@@ -110,20 +110,24 @@ extension ChangeStage {
   /// - Parameter style: How changed items are refreshed.
   /// - Returns: The calls, with every position in the coordinates UIKit expects.
   public func calls(refreshing style: RefreshStyle = .reload) -> StageCalls {
-    let refreshedSections = sectionChanges.updates.map(\.from)
+    let refreshedSections = sectionChanges.updates.compactMap(\.from)
     let reloaded = style == .reload ? Set(refreshedSections) : []
-    let refreshed = itemChanges.updates.map(\.from).filter { !reloaded.contains($0.section) }
+    let refreshed = itemChanges.updates.compactMap(\.from).filter { !reloaded.contains($0.section) }
     return StageCalls(
-      deleteSections: sectionChanges.deletes.map(\.from),
-      insertSections: sectionChanges.inserts.map(\.to),
+      deleteSections: sectionChanges.deletes.compactMap(\.from),
+      insertSections: sectionChanges.inserts.compactMap(\.to),
       reloadSections: style == .reload ? refreshedSections : [],
-      moveSections: sectionChanges.moves.map { StageCalls.Move(from: $0.from, to: $0.to) },
+      moveSections: sectionChanges.moves.compactMap { change in
+        change.from.flatMap { from in change.to.map { StageCalls.Move(from: from, to: $0) } }
+      },
       reconfigureSections: style == .reconfigure ? refreshedSections : [],
-      deleteItems: itemChanges.deletes.map(\.from),
-      insertItems: itemChanges.inserts.map(\.to),
+      deleteItems: itemChanges.deletes.compactMap(\.from),
+      insertItems: itemChanges.inserts.compactMap(\.to),
       reloadItems: style == .reload ? refreshed : [],
       reconfigureItems: style == .reconfigure ? refreshed : [],
-      moveItems: itemChanges.moves.map { StageCalls.Move(from: $0.from, to: $0.to) }
+      moveItems: itemChanges.moves.compactMap { change in
+        change.from.flatMap { from in change.to.map { StageCalls.Move(from: from, to: $0) } }
+      }
     )
   }
 }

@@ -22,7 +22,12 @@ struct TouchedChangesetTests {
       for _ in 0..<Int.random(in: 1..<4, using: &random) { RandomEdit(using: &random).apply(to: &next) }
       guard let old = try? Snapshot(sections), let new = try? Snapshot(next) else { continue }
       let full = Changeset(from: old, to: new)
-      let touched = Set(full.itemChanges.ids)
+      let touched = Set(
+        [
+          full.itemChanges.deletes, full.itemChanges.inserts, full.itemChanges.moves,
+          full.itemChanges.updates,
+        ]
+        .joined().map(\.id))
       // A wrong hint leaves out one touched id that moved, was inserted or deleted.
       let wrong = touched.subtracting(full.itemChanges.moves.prefix(1).map(\.id))
       for hint in [touched, wrong] {

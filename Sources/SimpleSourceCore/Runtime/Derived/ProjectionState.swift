@@ -66,7 +66,12 @@ struct ProjectionState<Section: SectionType>: Sendable {
       return (next, change)
     }
     var touched = changeset.forcedRefreshes
-    touched.formUnion(changeset.itemChanges.ids)
+    for list in [changeset.itemChanges.deletes, changeset.itemChanges.inserts] {
+      for change in list { touched.insert(change.id) }
+    }
+    for list in [changeset.itemChanges.moves, changeset.itemChanges.updates] {
+      for change in list { touched.insert(change.id) }
+    }
     // Touched items by section: item indices in the parent's new state and in what is shown now.
     var touchedInParent: [Int: [Int]] = [:]
     var touchedInShown: [Int: [Int]] = [:]
