@@ -26,11 +26,8 @@ public actor BatchRecorder<Section: SectionType> {
   private let refreshStyle: RefreshStyle
   private var isPaused = false
   private var resumeWaiters: [CheckedContinuation<Void, Never>] = []
-  /// Callers of ``showing(_:)`` and ``finished()``, by the id their cancellation names them with.
-  private var showingWaiters:
-    [(id: Int, snapshot: Snapshot<Section>, continuation: CheckedContinuation<Bool, Never>)] = []
-  private var finishWaiters: [(id: Int, continuation: CheckedContinuation<Bool, Never>)] = []
-  private var nextWaiterID = 0
+  /// Callers of ``showing(_:)``, until the view shows their snapshot, and of ``finished()`` (`nil`).
+  private var waiters = ParkedWaiters<Snapshot<Section>?, CheckedContinuation<Bool, Never>>()
   private var consumer: Task<Void, Never>?
 
   /// Starts consuming `subscription`.
@@ -75,16 +72,11 @@ public actor BatchRecorder<Section: SectionType> {
   @discardableResult
   public func showing(_ snapshot: Snapshot<Section>) async -> Bool {
     await cancellableWait { continuation in
-      let shows = view.shows(snapshot.sections)
-      if shows || isFinished || Task.isCancelled {
-        continuation.resume(returning: shows)
-        return nil
-      }
-      nextWaiterID += 1
-      showingWaiters.append((nextWaiterID, snapshot, continuation))
-      return nextWaiterID
+      if view.shows(snapshot.sections) { return .resume(continuation, reached: true) }
+      if isFinished { return .resume(continuation, reached: false) }
+      return .wait(id: waiters.park(continuation, until: snapshot))
     } cancel: { id in
-      await self.cancelWait(id.parked)
+      await self.cancelWait(id)
     }
   }
 
@@ -98,15 +90,9 @@ public actor BatchRecorder<Section: SectionType> {
   @discardableResult
   public func finished() async -> Bool {
     await cancellableWait { continuation in
-      if isFinished || Task.isCancelled {
-        continuation.resume(returning: isFinished)
-        return nil
-      }
-      nextWaiterID += 1
-      finishWaiters.append((nextWaiterID, continuation))
-      return nextWaiterID
+      isFinished ? .resume(continuation, reached: true) : .wait(id: waiters.park(continuation, until: nil))
     } cancel: { id in
-      await self.cancelWait(id.parked)
+      await self.cancelWait(id)
     }
   }
 
@@ -115,12 +101,9 @@ public actor BatchRecorder<Section: SectionType> {
   public func waitUntilFinished() async { await finished() }
 
   /// Resumes the waiter `id` names with `false`, if it still waits: its task was cancelled.
-  private func cancelWait(_ id: Int?) {
-    if let index = showingWaiters.firstIndex(where: { $0.id == id }) {
-      showingWaiters.remove(at: index).continuation.resume(returning: false)
-    } else if let index = finishWaiters.firstIndex(where: { $0.id == id }) {
-      finishWaiters.remove(at: index).continuation.resume(returning: false)
-    }
+  private func cancelWait(_ id: WaiterID) {
+    guard let parked = id.parked else { return }
+    waiters.cancel(parked)?.resume(returning: false)
   }
 
   private func consume(_ batches: AsyncStream<UpdateBatch<Section>>) async {
@@ -131,10 +114,8 @@ public actor BatchRecorder<Section: SectionType> {
       receive(batch)
     }
     isFinished = true
-    for waiter in showingWaiters { waiter.continuation.resume(returning: false) }
-    for waiter in finishWaiters { waiter.continuation.resume(returning: true) }
-    showingWaiters = []
-    finishWaiters = []
+    for waiter in waiters.take(where: { $0 == nil }) { waiter.resume(returning: true) }
+    for waiter in waiters.take(where: { _ in true }) { waiter.resume(returning: false) }
   }
 
   private func receive(_ batch: UpdateBatch<Section>) {
@@ -162,8 +143,9 @@ public actor BatchRecorder<Section: SectionType> {
       violations.append("G2: batch \(number) does not replay to its snapshot")
       view.reloadData(batch.snapshot.sections)
     }
-    let shown = showingWaiters.filter { view.shows($0.snapshot.sections) }
-    showingWaiters.removeAll { view.shows($0.snapshot.sections) }
-    for waiter in shown { waiter.continuation.resume(returning: true) }
+    let view = self.view
+    for waiter in waiters.take(where: { $0.map { view.shows($0.sections) } ?? false }) {
+      waiter.resume(returning: true)
+    }
   }
 }

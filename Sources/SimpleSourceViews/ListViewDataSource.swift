@@ -65,11 +65,8 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
 
   private let differ: Differ<Section>
   private var following: Task<Void, Never>?
-  /// Callers of ``showing(_:)``, by the id their cancellation names them with.
-  private var showingWaiters:
-    [(id: Int, snapshot: Snapshot<Section>, continuation: CheckedContinuation<Bool, Never>)] =
-      []
-  private var nextWaiterID = 0
+  /// Callers of ``showing(_:)``, until the view shows their snapshot.
+  private var showingWaiters = ParkedWaiters<Snapshot<Section>, CheckedContinuation<Bool, Never>>()
   /// The source's state as of ``version``, as the subscription delivered it.
   private var sourceSnapshot = Snapshot<Section>()
   /// Every decision its tasks share: subscriptions, the gate, the user's moves, waiters.
@@ -227,27 +224,16 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
   @discardableResult
   public func showing(_ snapshot: Snapshot<Section>) async -> Bool {
     await cancellableWait { continuation in
-      let shows = isShowing(snapshot)
-      if shows || Task.isCancelled {
-        continuation.resume(returning: shows)
-        return nil
-      }
-      nextWaiterID += 1
-      showingWaiters.append((nextWaiterID, snapshot, continuation))
-      return nextWaiterID
+      isShowing(snapshot)
+        ? .resume(continuation, reached: true) : .wait(id: showingWaiters.park(continuation, until: snapshot))
     } cancel: { @MainActor id in
-      self.cancelShowing(id.parked)
+      if let parked = id.parked { self.showingWaiters.cancel(parked)?.resume(returning: false) }
     }
   }
 
   /// The former name of ``showing(_:)``.
   @available(*, deprecated, renamed: "showing(_:)")
   public func waitUntilShowing(_ snapshot: Snapshot<Section>) async { await showing(snapshot) }
-
-  private func cancelShowing(_ id: Int?) {
-    guard let index = showingWaiters.firstIndex(where: { $0.id == id }) else { return }
-    showingWaiters.remove(at: index).continuation.resume(returning: false)
-  }
 
   /// Whether the view shows `snapshot`'s content exactly.
   private func isShowing(_ snapshot: Snapshot<Section>) -> Bool {
@@ -434,9 +420,10 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
     // on later batches would undo later writes that move the same item.
     if state.finished(at: newVersion, reconciled: reconciled) { reconcileSoon() }
     guard !showingWaiters.isEmpty else { return }
-    let reached = showingWaiters.filter { isShowing($0.snapshot) }
-    showingWaiters.removeAll { isShowing($0.snapshot) }
-    for waiter in reached { waiter.continuation.resume(returning: true) }
+    let shown = self.shown
+    for waiter in showingWaiters.take(where: { shown.hasSameContent(as: $0) }) {
+      waiter.resume(returning: true)
+    }
   }
 
   private func apply(_ batch: UpdateBatch<Section>) {

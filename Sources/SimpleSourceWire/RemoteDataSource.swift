@@ -145,17 +145,10 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   /// - Returns: `true` then; `false` when the waiting task was cancelled first, or the source went away.
   @discardableResult
   public func reached(remoteVersion version: Int, inStream stream: String? = nil) async -> Bool {
-    await cancellableWait { continuation in
-      switch state.wait(until: version, inStream: stream, continuation) {
-      case .resume(let continuation, let reached):
-        continuation.resume(returning: reached)
-        return nil
-      case .wait(let id):
-        if Task.isCancelled { return cancelWait(id) }
-        return id
-      }
-    } cancel: { id in
-      await self.cancelWait(id.parked)
+    await cancellableWait {
+      state.wait(until: version, inStream: stream, $0)
+    } cancel: {
+      await self.cancelWait($0)
     }
   }
 
@@ -166,10 +159,8 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   }
 
   /// Resumes the waiter `id` names with `false`, if it still waits: its task was cancelled.
-  @discardableResult
-  private func cancelWait(_ id: Int?) -> Int? {
-    if let id { state.cancelWait(id)?.resume(returning: false) }
-    return nil
+  private func cancelWait(_ id: WaiterID) {
+    if let parked = id.parked { state.cancelWait(parked)?.resume(returning: false) }
   }
 
   // MARK: - DataSourceType

@@ -1,5 +1,7 @@
 // The pure state machine of a remote source: which stream and version it holds, whether it follows, who waits.
 
+public import SimpleSourceCore
+
 /// Where a ``RemoteDataSource`` stands with its sender.
 public enum RemotePhase: Hashable, Sendable {
   /// No reset or resume accepted yet since the start or since a refusal: batches are ignored.
@@ -29,8 +31,8 @@ struct RemoteStateMachine<Waiter> {
   @usableFromInline var ignoredBatches = 0
   /// Whether a batch is being applied: between ``batch(from:)`` and ``applied(to:)`` or ``refused(_:)``.
   @usableFromInline var applying = false
-  @usableFromInline var waiters: [(id: Int, version: Int, stream: String?, waiter: Waiter)] = []
-  @usableFromInline var nextWaiterID = 0
+  /// Callers of `reached(remoteVersion:inStream:)`, until the state held is at their version of their stream.
+  @usableFromInline var waiters = ParkedWaiters<(version: Int, stream: String?), Waiter>()
   @usableFromInline var isFinished = false
 
   @inlinable init() {}
@@ -105,40 +107,25 @@ struct RemoteStateMachine<Waiter> {
 
   // MARK: - Waiting
 
-  /// What a wait does.
-  @usableFromInline
-  enum Wait {
-    /// Return now: `reached` when the state held is there, not when the source is gone.
-    case resume(Waiter, reached: Bool)
-    /// Park; `id` names the waiter to ``cancelWait(_:)``.
-    case wait(id: Int)
-  }
-
   /// A caller waits until the state held is at the sender's `version` or later, of `stream` when named.
   @inlinable
-  mutating func wait(until version: Int, inStream stream: String?, _ waiter: Waiter) -> Wait {
+  mutating func wait(until version: Int, inStream stream: String?, _ waiter: Waiter) -> WaitDecision<Waiter> {
     if isAt(version, stream) { return .resume(waiter, reached: true) }
     if isFinished { return .resume(waiter, reached: false) }
-    nextWaiterID += 1
-    waiters.append((nextWaiterID, version, stream, waiter))
-    return .wait(id: nextWaiterID)
+    return .wait(id: waiters.park(waiter, until: (version, stream)))
   }
 
   /// The task of waiter `id` was cancelled.
   /// - Returns: The waiter, to resume, unless it was resumed already.
   @inlinable
-  mutating func cancelWait(_ id: Int) -> Waiter? {
-    guard let index = waiters.firstIndex(where: { $0.id == id }) else { return nil }
-    return waiters.remove(at: index).waiter
-  }
+  mutating func cancelWait(_ id: Int) -> Waiter? { waiters.cancel(id) }
 
   /// The source goes away.
   /// - Returns: Every waiter, to resume.
   @inlinable
   mutating func finish() -> [Waiter] {
     isFinished = true
-    defer { waiters = [] }
-    return waiters.map(\.waiter)
+    return waiters.take { _ in true }
   }
 
   @inlinable
@@ -149,14 +136,11 @@ struct RemoteStateMachine<Waiter> {
 
   @inlinable
   mutating func takeReadyWaiters() -> [Waiter] {
-    guard !waiters.isEmpty else { return [] }
-    var ready: [Waiter] = []
-    var waiting: [(id: Int, version: Int, stream: String?, waiter: Waiter)] = []
-    for entry in waiters {
-      if isAt(entry.version, entry.stream) { ready.append(entry.waiter) } else { waiting.append(entry) }
+    let (held, heldStream) = (remoteVersion, stream)
+    return waiters.take { condition in
+      guard let held, condition.stream == nil || condition.stream == heldStream else { return false }
+      return held >= condition.version
     }
-    waiters = waiting
-    return ready
   }
 
   // MARK: - Invariants
@@ -166,7 +150,7 @@ struct RemoteStateMachine<Waiter> {
     var found: [String] = []
     if phase == .following && (stream == nil || remoteVersion == nil) { found.append("following nothing") }
     if applying && phase != .following { found.append("applying while not following") }
-    if waiters.contains(where: { isAt($0.version, $0.stream) }) {
+    if waiters.conditions.contains(where: { isAt($0.version, $0.stream) }) {
       found.append("a ready waiter still parked")
     }
     if isFinished && !waiters.isEmpty { found.append("waiters parked after the end") }

@@ -135,25 +135,16 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   /// - Returns: `true` then; `false` when the waiting task was cancelled first, or the source went away.
   @discardableResult
   public func settled(through version: Int) async -> Bool {
-    await cancellableWait { continuation in
-      switch pipeline.settle(through: version, continuation) {
-      case .resume(let continuation, let reached):
-        continuation.resume(returning: reached)
-        return nil
-      case .wait(let id):
-        if Task.isCancelled { return cancelSettle(id) }
-        return id
-      }
-    } cancel: { id in
-      await self.cancelSettle(id.parked)
+    await cancellableWait {
+      pipeline.settle(through: version, $0)
+    } cancel: {
+      await self.cancelSettle($0)
     }
   }
 
   /// Resumes the waiter `id` names with `false`, if it still waits: its task was cancelled.
-  @discardableResult
-  func cancelSettle(_ id: Int?) -> Int? {
-    if let id { pipeline.cancelSettle(id)?.resume(returning: false) }
-    return nil
+  func cancelSettle(_ id: WaiterID) {
+    if let parked = id.parked { pipeline.cancelSettle(parked)?.resume(returning: false) }
   }
 
   @inlinable

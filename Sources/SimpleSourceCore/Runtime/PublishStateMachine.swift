@@ -40,9 +40,8 @@ struct PublishStateMachine<State, ID: Hashable, Waiter> {
   /// The cut being diffed, if any: the loop is between ``nextCut(_:touched:reshaped:)`` and
   /// ``diffed(_:isEmpty:)``.
   @usableFromInline var diffing: Int?
-  /// Callers of `settled(through:)`, by the id their cancellation names them with.
-  @usableFromInline var settleWaiters: [(id: Int, version: Int, waiter: Waiter)] = []
-  @usableFromInline var nextWaiterID = 0
+  /// Callers of `settled(through:)`, until the version they wait for is cut.
+  @usableFromInline var settleWaiters = ParkedWaiters<Int, Waiter>()
   /// The source went away: waits return at once.
   @usableFromInline var isFinished = false
 
@@ -157,55 +156,30 @@ struct PublishStateMachine<State, ID: Hashable, Waiter> {
       publication = .nothing
     }
     let through = cutVersion
-    return (publication, takeWaiters { $0 <= through })
+    return (publication, settleWaiters.take { $0 <= through })
   }
 
   // MARK: - Waiting
 
-  /// What a call of `settled(through:)` does.
-  @usableFromInline
-  enum Settle {
-    /// Return now: `reached` when the version is cut, not when the source is gone.
-    case resume(Waiter, reached: Bool)
-    /// Park the waiter; `id` names it to ``cancelSettle(_:)``.
-    case wait(id: Int)
-  }
-
   /// A caller waits until `version` is cut and offered.
   @inlinable
-  mutating func settle(through version: Int, _ waiter: Waiter) -> Settle {
+  mutating func settle(through version: Int, _ waiter: Waiter) -> WaitDecision<Waiter> {
     if cutVersion >= version { return .resume(waiter, reached: true) }
     if isFinished { return .resume(waiter, reached: false) }
-    nextWaiterID += 1
-    settleWaiters.append((nextWaiterID, version, waiter))
-    return .wait(id: nextWaiterID)
+    return .wait(id: settleWaiters.park(waiter, until: version))
   }
 
   /// The task of waiter `id` was cancelled.
   /// - Returns: The waiter, to resume, unless it was resumed already.
   @inlinable
-  mutating func cancelSettle(_ id: Int) -> Waiter? {
-    guard let index = settleWaiters.firstIndex(where: { $0.id == id }) else { return nil }
-    return settleWaiters.remove(at: index).waiter
-  }
+  mutating func cancelSettle(_ id: Int) -> Waiter? { settleWaiters.cancel(id) }
 
   /// The source goes away.
   /// - Returns: Every waiter, to resume.
   @inlinable
   mutating func finish() -> [Waiter] {
     isFinished = true
-    return takeWaiters { _ in true }
-  }
-
-  @inlinable
-  mutating func takeWaiters(where isDue: (Int) -> Bool) -> [Waiter] {
-    var due: [Waiter] = []
-    var waiting: [(id: Int, version: Int, waiter: Waiter)] = []
-    for entry in settleWaiters {
-      if isDue(entry.version) { due.append(entry.waiter) } else { waiting.append(entry) }
-    }
-    settleWaiters = waiting
-    return due
+    return settleWaiters.take { _ in true }
   }
 
   // MARK: - Invariants
@@ -223,7 +197,7 @@ struct PublishStateMachine<State, ID: Hashable, Waiter> {
       found.append("diffing \(diffing) out of range")
     }
     if diffing != nil && !isPublishing { found.append("diffing with no loop") }
-    if settleWaiters.contains(where: { $0.version <= cutVersion }) {
+    if settleWaiters.conditions.contains(where: { $0 <= cutVersion }) {
       found.append("a due waiter still parked")
     }
     if isFinished && !settleWaiters.isEmpty { found.append("waiters parked after the end") }

@@ -28,6 +28,30 @@ package func cancellableWait<Value: Sendable>(
   }
 }
 
+/// Suspends the calling task until the state `decide` waits for holds, as ``cancellableWait(isolation:park:cancel:)``
+/// does: `decide` answers with the owner's ``WaitDecision``, whose `reached` the wait returns when it
+/// resumes at once; a parked waiter is resumed with `true` when its state holds, with `false` when its
+/// task is cancelled (`cancel` hands it back from the owner) or the owner goes away.
+///
+/// - Returns: Whether the state was reached.
+package func cancellableWait(
+  isolation: isolated (any Actor)? = #isolation,
+  decide: (CheckedContinuation<Bool, Never>) -> WaitDecision<CheckedContinuation<Bool, Never>>,
+  cancel: @escaping @Sendable (WaiterID) async -> Void
+) async -> Bool {
+  await cancellableWait(
+    isolation: isolation,
+    park: { continuation in
+      switch decide(continuation) {
+      case .resume(let continuation, let reached):
+        continuation.resume(returning: reached)
+        return nil
+      case .wait(let id):
+        return id
+      }
+    }, cancel: cancel)
+}
+
 /// The id a state machine named a parked waiter with, set once it is parked; read by its cancellation.
 package final class WaiterID: Sendable {
   let value = Locked<Int?>(nil)

@@ -116,10 +116,9 @@ struct PublishStateMachineTests {
   @Test("every interleaving of writers, subscribers, waiters and the loop keeps the contract")
   func exhaustive() throws {
     let depth = ProcessInfo.processInfo.environment["SIMPLESOURCE_PUBLISH_STATE_DEPTH"].flatMap(Int.init) ?? 6
-    var explorer = PublishExplorer()
-    try explorer.explore(PublishWorld(), depth: depth, trace: [])
-    print("Publish state machine: \(explorer.sequences) sequences of up to \(depth) events, all passed")
-    #expect(explorer.sequences > 0)
+    let sequences = try exploreEverySequence(from: PublishWorld(), depth: depth)
+    print("Publish state machine: \(sequences) sequences of up to \(depth) events, all passed")
+    #expect(sequences > 0)
   }
 }
 
@@ -149,7 +148,7 @@ struct PublishFailure: Error, CustomStringConvertible {
 }
 
 /// The machine, the source it stands for, and everything the contract says about them.
-struct PublishWorld {
+struct PublishWorld: ExplorableWorld {
   typealias Machine = PublishStateMachine<Int, Int, String>
 
   enum Phase {
@@ -299,7 +298,7 @@ struct PublishWorld {
   }
 
   /// Runs the loop until it stops, then checks what every settled source promises.
-  mutating func drain() throws(PublishFailure) {
+  mutating func checkSettled() throws(PublishFailure) {
     var steps = 0
     while true {
       if case .idle = phase { break }
@@ -313,26 +312,6 @@ struct PublishWorld {
     }
     if let waiting = parked.first(where: { $0.value.version <= machine.version }) {
       throw PublishFailure(description: "\(waiting.key) still waits for a cut version (G10)")
-    }
-  }
-}
-
-struct PublishExplorer {
-  var sequences = 0
-
-  mutating func explore(_ world: PublishWorld, depth: Int, trace: [PublishStep]) throws {
-    var drained = world
-    do { try drained.drain() } catch {
-      throw PublishFailure(description: "after \(trace): \(error)")
-    }
-    sequences += 1
-    guard trace.count < depth else { return }
-    for step in world.steps() {
-      var next = world
-      do { try next.perform(step) } catch {
-        throw PublishFailure(description: "after \(trace + [step]): \(error)")
-      }
-      try explore(next, depth: depth, trace: trace + [step])
     }
   }
 }

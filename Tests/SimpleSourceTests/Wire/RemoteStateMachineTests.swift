@@ -62,22 +62,9 @@ struct RemoteStateMachineTests {
   @Test("every sequence of messages keeps the remote source's promises")
   func exhaustive() throws {
     let depth = ProcessInfo.processInfo.environment["SIMPLESOURCE_REMOTE_STATE_DEPTH"].flatMap(Int.init) ?? 5
-    var count = 0
-    try explore(RemoteWorld(), depth: depth, trace: [], count: &count)
-    print("Remote state machine: \(count) sequences of up to \(depth) events, all passed")
-    #expect(count > 0)
-  }
-
-  func explore(_ world: RemoteWorld, depth: Int, trace: [RemoteStep], count: inout Int) throws {
-    count += 1
-    guard trace.count < depth else { return }
-    for step in world.steps() {
-      var next = world
-      do { try next.perform(step) } catch {
-        throw PublishFailure(description: "after \(trace + [step]): \(error)")
-      }
-      try explore(next, depth: depth, trace: trace + [step], count: &count)
-    }
+    let sequences = try exploreEverySequence(from: RemoteWorld(), depth: depth)
+    print("Remote state machine: \(sequences) sequences of up to \(depth) events, all passed")
+    #expect(sequences > 0)
   }
 }
 
@@ -105,7 +92,7 @@ enum RemoteStep: CustomStringConvertible {
 }
 
 /// The machine and a model of what it must have done.
-struct RemoteWorld {
+struct RemoteWorld: ExplorableWorld {
   var machine = RemoteStateMachine<String>()
   /// What the model says is held: the stream and version, and whether batches apply.
   var stream: String?
@@ -216,6 +203,9 @@ struct RemoteWorld {
     let violations = machine.violations
     if !violations.isEmpty { throw PublishFailure(description: violations.joined(separator: "; ")) }
   }
+
+  /// Every check is made after each step.
+  func checkSettled() {}
 
   func isHeld(_ target: Int, _ waitStream: String?) -> Bool {
     guard let version, waitStream == nil || waitStream == stream else { return false }
