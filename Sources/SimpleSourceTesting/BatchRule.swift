@@ -1,8 +1,8 @@
-// The ids of UIKit's batch-update rules (shared/UIKIT_BATCH_RULES.md), and the errors and warnings citing them.
+// The ids of UIKit's batch-update rules, and the errors and warnings citing them.
 
 public import SimpleSource
 
-/// A rule of `shared/UIKIT_BATCH_RULES.md`, such as `R19`.
+/// One of the rules UIKit applies to a batch update, such as `R19`: each constant below says what it requires.
 public struct BatchRule: Hashable, Sendable, CustomStringConvertible {
   /// The rule id as the rules document writes it, such as `"R19"`.
   public let id: String

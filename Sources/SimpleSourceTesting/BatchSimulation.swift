@@ -1,4 +1,4 @@
-// One batch update simulated step by step in UIKit's validation order (UIKIT_BATCH_RULES.md §8).
+// One batch update simulated step by step in UIKit's validation order (the order UIKit checks its rules in).
 
 import SimpleSource
 

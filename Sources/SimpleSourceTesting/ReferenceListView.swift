@@ -3,7 +3,7 @@
 public import SimpleSource
 
 /// A headless list view that applies batch updates the way `UITableView` and `UICollectionView` do, and
-/// throws a ``ListViewError`` naming the rule (`shared/UIKIT_BATCH_RULES.md`) where UIKit would raise an
+/// throws a ``ListViewError`` naming the rule (``BatchRule``) where UIKit would raise an
 /// exception or show wrong or stale cells.
 ///
 /// It holds sections of cells. Each cell has an identity (``Cell/serial``) that survives moves, the id of

@@ -2,7 +2,7 @@
 
 /// One batch of changes that a list view performs in one `performBatchUpdates` call.
 ///
-/// Positions follow UIKit's coordinate rules (`shared/UIKIT_BATCH_RULES.md`, R1–R3): deletes, move sources
+/// Positions follow UIKit's coordinate rules (R1–R3 of its batch-update rules): deletes, move sources
 /// and updates are positions *before* the stage; inserts and move destinations are positions *after* it.
 /// ``state`` is what the view's data source must hold during the stage (S5): set it inside the update
 /// block, before making the calls.

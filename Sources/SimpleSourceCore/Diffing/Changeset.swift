@@ -8,7 +8,7 @@
 ///   (`from`) and ``target`` (`to`), for code that never draws a table: services, logs, tests.
 /// - ``stages`` are the `performBatchUpdates` calls that take a list view from ``source`` to ``target``,
 ///   each with the data the view must hold during it. Applying them in order to ``source`` gives
-///   ``target`` exactly, and each passes every rule of `shared/UIKIT_BATCH_RULES.md`.
+///   ``target`` exactly, and each passes every rule of UIKit's batch updates (R1–R33).
 ///
 /// What the stages promise:
 ///
