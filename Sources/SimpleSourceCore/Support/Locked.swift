@@ -5,11 +5,11 @@ public import Foundation
 /// State that is only reachable while its lock is held.
 ///
 /// SimpleSource's one lock, shared by every module of the package (the test kit's too) and by its inlined
-/// code, and by no one else: it is `package`, not public. `Synchronization.Mutex` would do, but needs iOS 18 / macOS 15;
-/// `NSLock` exists on every platform the package supports. Decide under the lock, act outside it:
-/// `withLock` returns what to do, and the caller resumes continuations after it returns.
-@usableFromInline
-package final class Locked<State: Sendable>: @unchecked Sendable {
+/// code, and by no one else: it is `package`, not public. `Synchronization.Mutex` would do, but needs
+/// iOS 18 / macOS 15; `NSLock` exists on every platform the package supports. Decide under the lock, act
+/// outside it: `withLock` returns what to do, and the caller resumes continuations after it returns.
+/// Safe as `Sendable` because the state is only reached under the lock (see `state`).
+@usableFromInline package final class Locked<State: Sendable>: @unchecked Sendable {
   // Safe: `state` is only read or written inside `withLock`, which holds `lock` for the whole access;
   // `State` is Sendable, so nothing read out of it is tied to this thread.
   @usableFromInline var state: State
