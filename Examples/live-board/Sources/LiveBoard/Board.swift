@@ -275,9 +275,13 @@ public actor Board {
     }
   }
 
-  /// Makes in the source the write just committed to the database; returns the version it made.
   typealias Failure = DataSourceError<String, String>
 
+  /// Makes in the source the write just committed to the database; returns the version it made.
+  ///
+  /// The write was validated against the database, which the source mirrors, so the source refuses it only
+  /// when the two disagree (the file was written behind this process's back). Then the refusal is logged and
+  /// the source is brought back to the database's state, as one batch: never a trap.
   func mirror(_ body: @Sendable (inout Transaction<Column>) throws(Failure) -> Void) async
     -> Int
   {
@@ -286,9 +290,25 @@ public actor Board {
         try body(&transaction)
       }
     } catch {
-      // The write was validated against the database, which the source mirrors: this cannot happen.
-      fatalError("live-board: the source no longer mirrors the database: \(error)")
+      await resynchronize(after: "\(error)")
     }
     return await source.version
+  }
+
+  /// Makes the source show what the database holds, after a mirror the source refused; logs what happened.
+  /// When the database's rows cannot be shown (ids Swift takes for equal), the source keeps its state.
+  func resynchronize(after refusal: String) async {
+    Self.log("live-board: the source refused a committed write (\(refusal)); reloading it from the database")
+    do {
+      let columns = try read { db in try Self.readColumns(db) }
+      try await source.setSections(columns)
+    } catch {
+      Self.log(
+        "live-board: the database's rows cannot be shown as they are (\(error)); the source keeps its state")
+    }
+  }
+
+  static func log(_ line: String) {
+    FileHandle.standardError.write(Data((line + "\n").utf8))
   }
 }

@@ -239,4 +239,20 @@ struct LiveBoardTests {
     #expect(await second.source.snapshot.sections == (try await first.read()).columns)
     #expect(await second.source.snapshot.sections.map { $0.items.map(\.id) } == [["b"], [], ["a"]])
   }
+
+  @Test("a write the source refuses (the file was written behind its back) reloads it from the database")
+  func mirrorFailureReloads() async throws {
+    let board = try Board(path: nil)
+    _ = try await board.create(id: "a", title: "A", column: "todo", before: nil)
+    // A row the source never saw: renaming it commits in the database, and the source cannot replace it.
+    try await board.database.write { db in
+      try db.execute(sql: "INSERT INTO card (id, title, columnID, position) VALUES ('x', 'X', 'doing', 0)")
+    }
+    let before = await board.source.version
+    let (card, version) = try await board.rename("x", title: "Renamed")
+    #expect(card.title == "Renamed")
+    #expect(version > before, "the reload is a version of its own")
+    #expect(await board.source.snapshot.sections == (try await board.read()).columns)
+    #expect(await board.source.snapshot.sections[1].items == [Card(id: "x", title: "Renamed")])
+  }
 }
