@@ -297,7 +297,7 @@ func latency(iterations: Int) async -> RuntimeResult {
 let runtimeCaseNames =
   [
     "throughput", "fanout-1", "fanout-10", "fanout-100", "fanout-1000", "stalled", "latency", "view-apply",
-    "view-rebased", "projection-one-edit-100k", "projection-refilter-100k",
+    "view-rebased", "projection-one-edit-100k", "projection-one-edit-1m", "projection-refilter-100k",
     "composite-one-edit",
   ] + editCaseNames
 
@@ -311,6 +311,7 @@ func runRuntimeCase(named name: String, iterations: Int) async -> [RuntimeResult
   case "view-apply": [await viewBatch(iterations: iterations, rebased: false)]
   case "view-rebased": [await viewBatch(iterations: iterations, rebased: true)]
   case "projection-one-edit-100k": [await projectionOneEdit(iterations: iterations)]
+  case "projection-one-edit-1m": [await projectionOneEditMillion(iterations: iterations)]
   case "projection-refilter-100k": [await projectionRefilter(iterations: iterations)]
   case "composite-one-edit": [await compositeOneEdit(iterations: iterations)]
   case "update-one-edit-1m", "set-sections-one-edit-1m":
