@@ -290,9 +290,7 @@ actor CompositeEngine<Section: SectionType> {
     var child = Child(
       source: source, key: key, subscription: subscription, applied: applied, shown: subscription.snapshot,
       version: subscription.version, latest: subscription.snapshot)
-    child.follower = followParent(subscription, applied: applied) { [weak self] batch in
-      await self?.receive(batch, from: key)
-    }
+    child.follower = followParent(subscription, applied: applied, on: self) { $0.receive($1, from: key) }
     children.insert(child, at: index ?? children.count)
   }
 

@@ -21,23 +21,34 @@ extension Broadcaster {
   }
 }
 
-/// Follows a parent's subscription in a task: hands each batch to `receive`, then records its version in
-/// `applied`, including versions whose composed batch cancelled out; finishes `applied` when the stream
-/// ends.
+/// Follows a parent's subscription in a task isolated to `follower`: hands each batch to `receive` on the
+/// follower's actor, then records its version in `applied`, including versions whose composed batch
+/// cancelled out; finishes `applied` when the stream ends (the task is cancelled, or the parent is gone).
+///
+/// The loop runs on the follower's actor, so a batch wakes one task there: receiving on another executor
+/// and then hopping to the actor cost a second wake-up, about as much as the parent's own delivery.
+/// The task holds `follower` until it ends: its owner cancels it.
 @usableFromInline
-func followParent<Section: SectionType>(
-  _ subscription: Subscription<Section>, applied: AppliedVersion,
-  receive: @escaping @Sendable (UpdateBatch<Section>) async -> Void
+func followParent<Section: SectionType, Follower: Actor>(
+  _ subscription: Subscription<Section>, applied: AppliedVersion, on follower: Follower,
+  receive: @escaping @Sendable (isolated Follower, UpdateBatch<Section>) -> Void
 ) -> Task<Void, Never> {
   subscription.observeCancelledOut? { applied.advance(to: $0) }
   let batches = subscription.batches
-  return Task {
-    for await batch in batches {
-      await receive(batch)
-      applied.advance(to: batch.to)
-    }
-    applied.finish()
+  return Task { await follow(batches, applied: applied, on: follower, receive: receive) }
+}
+
+/// The loop of ``followParent(_:applied:on:receive:)``, on the follower's actor.
+@usableFromInline
+func follow<Section: SectionType, Follower: Actor>(
+  _ batches: AsyncStream<UpdateBatch<Section>>, applied: AppliedVersion, on follower: isolated Follower,
+  receive: @Sendable (isolated Follower, UpdateBatch<Section>) -> Void
+) async {
+  for await batch in batches {
+    receive(follower, batch)
+    applied.advance(to: batch.to)
   }
+  applied.finish()
 }
 
 /// Settles `parent`, then waits until `applied` has reached every version it offered (G10 for a source

@@ -151,7 +151,7 @@ public final class OutlineDataSource<Base: SectionType>: DataSourceType where Ba
     self.errors = errors
     self.parent = parent
     parentSubscription = subscription
-    follower = followParent(subscription, applied: engine.applied) { await engine.receive($0) }
+    follower = followParent(subscription, applied: engine.applied, on: engine) { $0.receive($1) }
   }
 
   deinit {
