@@ -14,10 +14,12 @@
 /// the batches of what it shows, one per parent batch that changes what is shown and one per
 /// ``setProjection(_:)`` that does.
 ///
-/// - **Cost follows the change.** A parent batch that touches *k* items asks the projection's closures
-///   about those *k* items only, and pairs the others without hashing them; see
-///   <doc:DerivedSources>. A new projection projects and
-///   diffs in full.
+/// - **Cost follows the change.** A parent batch that touches *k* items costs O(*k* log *n*): the
+///   projection's closures are asked about those *k* items only, each is taken out of the persistent
+///   shown list and put back where the projection places it (by descent; an edited item that stays where
+///   it was costs two comparisons), and the batch is derived from the touched ids. A batch that inserts,
+///   deletes or moves parent sections, or shows or hides a section, costs O(*n*) integer steps. A new
+///   projection projects and diffs in full. See <doc:DerivedSources>.
 /// - **Bad closures.** When a closure throws, or the order is not a strict weak ordering, what is shown
 ///   stays as it was: ``setProjection(_:)`` throws the ``ProjectionError``, and a parent batch's error is
 ///   delivered on ``errors`` (the next parent batch projects in full again). A closure that traps stops
@@ -66,7 +68,7 @@ public final class ProjectedDataSource<Section: SectionType>: DataSourceType {
     self.errors = errors
     self.parentSubscription = subscription
     self.parent = parent
-    follower = followParent(subscription, applied: engine.appliedParentVersion) { await engine.receive($0) }
+    follower = followParent(subscription, applied: engine.appliedParentVersion, on: engine) { $0.receive($1) }
   }
 
   deinit {
@@ -146,7 +148,11 @@ struct ProjectionSteps<Section: SectionType>: Sendable {
   @inlinable
   init() {
     make = { (parent, projection) throws(ProjectionError) in
-      try ProjectionState(parent: parent, projection: projection)
+      let state = try ProjectionState(parent: parent, projection: projection)
+      // The persistent form that parent batches edit, built with the rest of the O(n) start rather than
+      // on the first parent batch (a new projection, being a full diff, leaves it to that batch).
+      _ = state.shown.tree
+      return state
     }
     apply = { (state, changeset, startsAtParent) throws(ProjectionError) in
       try state.applying(changeset, startsAtParent: startsAtParent)

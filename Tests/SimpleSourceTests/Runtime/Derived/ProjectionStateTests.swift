@@ -108,9 +108,16 @@ struct ProjectionStateTests {
         let place = "case \(index) step \(step) (\(rule)): \(parent) → \(target); \(settings.replay)"
         #expect(derived.shown.sections == expected, "derived projection differs, \(place)")
         let full = Changeset(from: state.shown, to: try Snapshot(expected))
-        #expect(change.itemChanges == full.itemChanges, "item changes differ from the full diff, \(place)")
+        // The same changes as the full diff, and as many moves: which of equally minimal moves is free.
+        let (items, fullItems) = (change.itemChanges, full.itemChanges)
+        #expect(items.deletes == fullItems.deletes, "deletes differ from the full diff, \(place)")
+        #expect(items.inserts == fullItems.inserts, "inserts differ from the full diff, \(place)")
+        #expect(items.updates == fullItems.updates, "updates differ from the full diff, \(place)")
+        #expect(items.moves.count == fullItems.moves.count, "not minimal moves, \(place)")
         #expect(change.sectionChanges == full.sectionChanges, "section changes differ, \(place)")
-        #expect(change.stages.map(\.itemChanges) == full.stages.map(\.itemChanges), "stages differ, \(place)")
+        #expect(change.stages.map(\.kind) == full.stages.map(\.kind), "stages differ, \(place)")
+        #expect(
+          check(state.shown, try Snapshot(expected), changeset: change) == nil, "invalid batch, \(place)")
         if derived.shown.sections != expected { return }
         state = derived
         parent = target
@@ -129,6 +136,7 @@ extension ProjectionStateTests {
     let evens = Projection<Section<Int, CountingItem>>(where: { $0.id.value % 2 == 0 })
     let parent = try Snapshot(sections)
     let state = try ProjectionState(parent: parent, projection: evens)
+    _ = state.shown.tree  // as a projected source builds it when it starts
     var edited = sections
     edited[0].items[1_000] = CountingItem(id: edited[0].items[1_000].id, version: 1)
     let target = try Snapshot(edited)
