@@ -77,7 +77,7 @@ public final class CompositeDataSource<Section: SectionType>: DataSourceType {
     let (errors, reporter) = AsyncStream.makeStream(
       of: CompositionError.self, bufferingPolicy: .bufferingNewest(100))
     self.errors = errors
-    engine = CompositeEngine(snapshot: Snapshot(), reporter: reporter)
+    engine = CompositeEngine(snapshot: Snapshot(), reporter: reporter, placing: CompositePlacing())
   }
 
   /// Shows `children`, in order.
@@ -125,7 +125,10 @@ public final class CompositeDataSource<Section: SectionType>: DataSourceType {
       }
       throw CompositeEngine<Section>.clash(error, childAt: child)
     }
-    engine = CompositeEngine(snapshot: snapshot, reporter: reporter)
+    // The persistent form that children's batches edit, built with the rest of the O(n) start (here,
+    // where the client's build specialises it).
+    _ = snapshot.tree
+    engine = CompositeEngine(snapshot: snapshot, reporter: reporter, placing: CompositePlacing())
     for (child, subscription) in zip(children, subscriptions) {
       await engine.follow(child.source, subscription, at: nil)
     }
@@ -222,9 +225,15 @@ actor CompositeEngine<Section: SectionType> {
   @usableFromInline var children: [Child] = []
   @usableFromInline nonisolated let broadcaster: Broadcaster<Section>
   let reporter: AsyncStream<CompositionError>.Continuation
+  /// ``Snapshot/placingChildBatch(_:atSectionOffset:)``, specialised in the client's build.
+  let placing: CompositePlacing<Section>
 
   @usableFromInline
-  init(snapshot: Snapshot<Section>, reporter: AsyncStream<CompositionError>.Continuation) {
+  init(
+    snapshot: Snapshot<Section>, reporter: AsyncStream<CompositionError>.Continuation,
+    placing: CompositePlacing<Section>
+  ) {
+    self.placing = placing
     broadcaster = Broadcaster(snapshot: snapshot)
     self.reporter = reporter
   }
@@ -248,7 +257,7 @@ actor CompositeEngine<Section: SectionType> {
   private var shown: Snapshot<Section> { broadcaster.snapshot }
 
   private func sectionOffset(of index: Int) -> Int {
-    children[..<index].reduce(0) { $0 + $1.shown.sections.count }
+    children[..<index].reduce(0) { $0 + $1.shown.sectionCount }
   }
 
   @usableFromInline
@@ -318,16 +327,21 @@ actor CompositeEngine<Section: SectionType> {
     let child = children[index]
     if child.isCurrent && batch.from == child.version {
       let offset = sectionOffset(of: index)
-      let range = offset..<(offset + child.shown.sections.count)
+      let range = offset..<(offset + child.shown.sectionCount)
       let source = shown
       do {
-        let target = try source.replacingSections(
-          range, with: batch.snapshot.sections, reindexed: Self.reindexed(by: batch.changeset))
-        children[index].shown = batch.snapshot
-        publish(
-          batch.changeset.embedded(
-            in: source, target: target, offset: offset, prefix: source.sections[..<range.lowerBound],
-            suffix: source.sections[range.upperBound...]))
+        if let (_, change) = try placing.place(source, batch.changeset, offset) {
+          children[index].shown = batch.snapshot
+          publish(change)
+        } else {
+          let target = try source.replacingSections(
+            range, with: batch.snapshot.sections, reindexed: Self.reindexed(by: batch.changeset))
+          children[index].shown = batch.snapshot
+          publish(
+            batch.changeset.embedded(
+              in: source, target: target, offset: offset, prefix: source.sections[..<range.lowerBound],
+              suffix: source.sections[range.upperBound...]))
+        }
       } catch {
         reporter.yield(Self.clash(error, childAt: index))
         children[index].isCurrent = false
