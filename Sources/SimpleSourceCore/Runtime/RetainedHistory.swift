@@ -74,14 +74,20 @@ struct RetainedHistory<Section: SectionType>: Sendable {
     @usableFromInline let snapshot: Snapshot<Section>
     /// The ids changed by the batch that led here from the previous entry; `nil` when unknown.
     @usableFromInline let touched: Set<ItemID>?
+    /// The ids that batch refreshed although `==` saw no change (``Changeset/forcedRefreshes``).
+    @usableFromInline let refreshing: Set<ItemID>
     /// What this entry holds beyond the previous one, estimated.
     @usableFromInline let bytes: Int
 
     @inlinable
-    init(version: Int, snapshot: Snapshot<Section>, touched: Set<ItemID>?, bytes: Int) {
+    init(
+      version: Int, snapshot: Snapshot<Section>, touched: Set<ItemID>?, refreshing: Set<ItemID> = [],
+      bytes: Int
+    ) {
       self.version = version
       self.snapshot = snapshot
       self.touched = touched
+      self.refreshing = refreshing
       self.bytes = bytes
     }
   }
@@ -107,15 +113,15 @@ struct RetainedHistory<Section: SectionType>: Sendable {
   @inlinable
   var versions: [Int] { entries[start...].map(\.version) }
 
-  /// Records the batch that made the newest version, and forgets the oldest versions beyond the limit,
+  /// Records the batch that made the newest version and the ids it force-refreshed, and forgets the oldest versions beyond the limit,
   /// releasing what they held at once.
   /// - Complexity: O(1) amortised, plus freeing what the forgotten versions held alone.
   @inlinable
-  mutating func record(_ batch: UpdateBatch<Section>) {
+  mutating func record(_ batch: UpdateBatch<Section>, refreshing: Set<ItemID> = []) {
     let touched = batch.touchedIDs
     let entry = Entry(
-      version: batch.to, snapshot: batch.snapshot, touched: touched,
-      bytes: Self.estimatedBytes(of: batch.snapshot, touched: touched))
+      version: batch.to, snapshot: batch.snapshot, touched: touched, refreshing: refreshing,
+      bytes: Self.estimatedBytes(of: batch.snapshot, touched: touched) + refreshing.count * 64)
     entries.append(entry)
     bytes += entry.bytes
     while entries.count - start > limit.versions || (bytes > limit.bytes && entries.count - start > 1) {
@@ -129,12 +135,16 @@ struct RetainedHistory<Section: SectionType>: Sendable {
     }
   }
 
-  /// Where a subscriber holding `version` resumes: its snapshot and the ids changed since, `nil` when
-  /// some batch since did not say or they are too many to beat a full diff; `nil` when not retained.
+  /// Where a subscriber holding `version` resumes: its snapshot, the ids changed since (`nil` when some
+  /// batch since did not say or they are too many to beat a full diff), and the ids the batches since
+  /// force-refreshed, which a catch-up must refresh as a lagging subscriber's does; `nil` when not
+  /// retained.
   /// - Complexity: O(log *v*) to find the version among *v* retained, then O(*k*) for the *k* ids changed
-  ///   since, stopping once they pass a sixteenth of the list.
+  ///   or refreshed since (the changed ones stop counting once they pass a sixteenth of the list).
   @inlinable
-  func start(from version: Int) -> (snapshot: Snapshot<Section>, touched: Set<ItemID>?)? {
+  func start(from version: Int) -> (
+    snapshot: Snapshot<Section>, touched: Set<ItemID>?, refreshing: Set<ItemID>
+  )? {
     var low = start
     var high = entries.count
     while low < high {
@@ -144,6 +154,10 @@ struct RetainedHistory<Section: SectionType>: Sendable {
     guard low < entries.count, entries[low].version == version else { return nil }
     let newestCount = entries[entries.count - 1].snapshot.itemCount
     var touched: Set<ItemID>? = []
+    var refreshing = Set<ItemID>()
+    for entry in entries[(low + 1)...] where !entry.refreshing.isEmpty {
+      refreshing.formUnion(entry.refreshing)
+    }
     for entry in entries[(low + 1)...] {
       guard let ids = entry.touched, var union = touched else {
         touched = nil
@@ -153,7 +167,7 @@ struct RetainedHistory<Section: SectionType>: Sendable {
       touched = UpdateBatch<Section>.isWorthLogging(union.count, of: newestCount) ? union : nil
       if touched == nil { break }
     }
-    return (entries[low].snapshot, touched)
+    return (entries[low].snapshot, touched, refreshing)
   }
 
   /// About what a version holds beyond the previous one: one B-tree leaf and a few inner nodes per

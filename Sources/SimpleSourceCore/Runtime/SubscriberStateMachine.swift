@@ -42,11 +42,12 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
 
   /// A subscriber holding `snapshot` at `version`, which may be newer than the newest published batch
   /// when the source has mutations still being diffed, or older when it resumes (G11): then
-  /// `missedTouched` holds the ids changed since `version`, when known.
+  /// `missedTouched` holds the ids changed since `version`, when known, and `missedRefreshing` the ids the
+  /// batches since force-refreshed.
   @inlinable
   init(
     version: Int, snapshot: Snapshot<Section>, newest: UpdateBatch<Section>?, newestVersion: Int,
-    newestSnapshot: Snapshot<Section>, missedTouched: Set<ItemID>? = nil
+    newestSnapshot: Snapshot<Section>, missedTouched: Set<ItemID>? = nil, missedRefreshing: Set<ItemID> = []
   ) {
     self.version = version
     self.held = .snapshot(snapshot)
@@ -54,7 +55,10 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
     self.newest = newest
     self.newestVersion = newestVersion
     self.newestSnapshot = newestSnapshot
-    if version < newestVersion { missed = (version, missedTouched) }
+    if version < newestVersion {
+      missed = (version, missedTouched)
+      refreshing = missedRefreshing
+    }
   }
 
   /// The snapshot at ``version``.

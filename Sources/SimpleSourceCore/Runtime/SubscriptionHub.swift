@@ -148,18 +148,21 @@ final class SubscriptionHub<Section: SectionType>: Sendable {
       let version: Int
       let snapshot: Snapshot<Section>
       var touched: Set<Section.Item.ID>?
+      var refreshing = Set<Section.Item.ID>()
       switch start {
       case .newest: (version, snapshot) = (registry.newestVersion, registry.newestSnapshot)
       case .at(let at, let held): (version, snapshot) = (at, held)
       case .resuming(let from):
         guard let retained = registry.history.start(from: from) else { return nil }
-        (version, snapshot, touched) = (from, retained.snapshot, retained.touched)
+        (version, snapshot, touched, refreshing) = (
+          from, retained.snapshot, retained.touched, retained.refreshing
+        )
       }
       let mailbox = SubscriberMailbox(
         SubscriberMailbox<Section>.Machine(
           version: version, snapshot: snapshot, newest: registry.newest,
           newestVersion: registry.newestVersion, newestSnapshot: registry.newestSnapshot,
-          missedTouched: touched),
+          missedTouched: touched, missedRefreshing: refreshing),
         differ: differ)
       registry.mailboxes.append(mailbox)
       return (mailbox, version, snapshot)
@@ -182,7 +185,7 @@ final class SubscriptionHub<Section: SectionType>: Sendable {
       registry.newest = batch
       registry.newestVersion = batch.to
       registry.newestSnapshot = batch.snapshot
-      registry.history.record(batch)
+      registry.history.record(batch, refreshing: refreshing)
       return registry.mailboxes
     }
     for mailbox in mailboxes { mailbox.publish(batch, refreshing: refreshing) }

@@ -256,3 +256,34 @@ final class FixedSource: DataSourceType {
   }
   func settled() async {}
 }
+
+extension ResumeTests {
+  @Test("a resumed subscriber gets the refreshes of the versions it missed, as a lagging one does")
+  func resumeCarriesRefreshes() async throws {
+    let source = try BasicDataSource(sections: layout("S: a b c"))
+    let lagging = await source.subscribe()
+    let from = lagging.version
+    _ = try await source.refreshItems(["b"])
+    await source.settled()  // two batches: the resumed subscriber composes them
+    try await source.replaceItem(TestItem("c", version: 1))
+    await source.settled()
+    var lagged = lagging.batches.makeAsyncIterator()
+    let composed = try #require(await lagged.next())
+    let resumption = await source.subscribe(from: from)
+    guard case .resumed(let resumed) = resumption else {
+      Issue.record(
+        "version \(from) was not resumed: \(resumption), retained \(await source.retainedVersions)")
+      return
+    }
+    var batches = resumed.batches.makeAsyncIterator()
+    let caughtUp = try #require(await batches.next())
+    for (name, batch) in [("lagging", composed), ("resumed", caughtUp)] {
+      #expect(batch.from == from, "\(name)")
+      #expect(
+        Set(batch.changeset.itemChanges.updates.map(\.id)) == ["b", "c"], "\(name): \(batch.changeset)")
+      #expect(batch.changeset.forcedRefreshes == ["b"], "\(name)")
+    }
+    lagging.cancel()
+    resumed.cancel()
+  }
+}
