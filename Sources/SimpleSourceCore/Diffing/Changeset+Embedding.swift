@@ -38,6 +38,8 @@ extension Changeset {
     }
     return Changeset(
       source: source, target: target, stages: stages, sectionChanges: shift(sectionChanges),
-      itemChanges: shift(itemChanges), forcedRefreshes: forcedRefreshes)
+      itemChanges: shift(itemChanges),
+      // Only this run's own items: an id it refreshed and no longer has may be another run's item now.
+      forcedRefreshes: forcedRefreshes.filter { self.target.contains(item: $0) })
   }
 }

@@ -52,14 +52,17 @@ public struct CompositionError: Error, Hashable, Sendable, CustomStringConvertib
 ///
 /// - **Ids.** Section ids and item ids stay unique across the children: a child that would clash is
 ///   refused with a ``CompositionError`` when added. When a child's *new state* clashes, the composite
-///   keeps showing that child's previous state, reports the error on ``errors``, and shows the child again
-///   from its first state that does not clash.
+///   keeps showing that child's previous state, reports the error once on ``errors``, and shows the
+///   child's newest state as soon as it fits: after any child's batch or a removal, the held-back
+///   children are tried together (children that swapped ids fit only together), then one by one.
 /// - **Versions** are the composite's own, contiguous: one per child batch, and one per child added or
 ///   removed. Each child mutates on its own; their batches are applied one at a time, in the order they
 ///   arrive.
-/// - **Cost follows the change.** A child's batch is shifted into the composite's coordinates, not
-///   re-diffed; the composite's id index is copied and patched for the sections whose items moved. Adding
-///   or removing a child diffs in full.
+/// - **Cost follows the change.** A child's batch that keeps the child's sections costs O(*s* + *k* log
+///   *n*) for *s* sections and *k* touched items: the touched items are moved in the composite's
+///   persistent tree and the batch is derived from their ids, without copying any child's sections. A
+///   batch that inserts, deletes or moves sections is shifted into place over the arrays, O(*n*). Adding
+///   or removing a child, or showing a held-back one, diffs in full.
 /// - **Lifetime.** The composite holds its children; dropping it ends its subscriptions to them and
 ///   finishes its own subscribers' streams.
 public final class CompositeDataSource<Section: SectionType>: DataSourceType {
@@ -315,16 +318,19 @@ actor CompositeEngine<Section: SectionType> {
     child.subscription.cancel()
     child.applied.finish()
     var sections = shown.sections
-    sections.removeSubrange(offset..<(offset + child.shown.sections.count))
+    sections.removeSubrange(offset..<(offset + child.shown.sectionCount))
     publish(Changeset(from: shown, to: Snapshot(trusted: sections)))
+    // A held-back child whose newest state clashed with the removed one's fits now.
+    showHeldChildren(reportingChildAt: nil)
   }
 
-  /// Applies one child batch: shifted into place when it follows what is shown, else a full diff of the
-  /// child's region. Then children held back by a clash are tried again.
+  /// Applies one child batch: placed by descent, or shifted into place, when it follows what is shown;
+  /// otherwise the child is held back. Then children held back by a clash are tried again.
   func receive(_ batch: UpdateBatch<Section>, from key: ObjectIdentifier) {
     guard let index = children.firstIndex(where: { $0.key == key }) else { return }
     children[index].latest = batch.snapshot
     let child = children[index]
+    var reported = false
     if child.isCurrent && batch.from == child.version {
       let offset = sectionOffset(of: index)
       let range = offset..<(offset + child.shown.sectionCount)
@@ -344,30 +350,48 @@ actor CompositeEngine<Section: SectionType> {
         }
       } catch {
         reporter.yield(Self.clash(error, childAt: index))
+        reported = true
         children[index].isCurrent = false
       }
     } else {
       children[index].isCurrent = false
     }
     children[index].version = batch.to
-    for held in children.indices where !children[held].isCurrent {
-      showLatest(ofChildAt: held, reporting: held == index)
+    showHeldChildren(reportingChildAt: reported ? nil : index)
+  }
+
+  /// Shows the newest states of the children held back by a clash that no longer clash: all of them
+  /// together first (children that swapped ids fit only together), then each one alone. Reports the
+  /// clash of the child at `reporting` once, if it still clashes.
+  /// - Complexity: O(*n*): full diffs of what changes.
+  private func showHeldChildren(reportingChildAt reporting: Int?) {
+    let held = children.indices.filter { !children[$0].isCurrent }
+    if held.isEmpty || (held.count > 1 && showLatest(ofChildrenAt: Set(held), reporting: nil)) { return }
+    for index in held where !children[index].isCurrent {
+      showLatest(ofChildrenAt: [index], reporting: index == reporting ? index : nil)
     }
   }
 
-  /// Shows a held-back child's newest state if it no longer clashes: a full diff of its region.
-  private func showLatest(ofChildAt index: Int, reporting: Bool) {
-    let child = children[index]
-    let offset = sectionOffset(of: index)
-    var sections = shown.sections
-    sections.replaceSubrange(offset..<(offset + child.shown.sections.count), with: child.latest.sections)
+  /// Shows the newest states of the children at `indices` if, with the others as shown, no id clashes:
+  /// one full diff. Otherwise reports the clash as the child at `reporting`'s, if given.
+  /// - Returns: Whether they are shown.
+  @discardableResult
+  private func showLatest(ofChildrenAt indices: Set<Int>, reporting: Int?) -> Bool {
+    var sections: [Section] = []
+    for (index, child) in children.enumerated() {
+      sections += indices.contains(index) ? child.latest.sections : child.shown.sections
+    }
     do {
       let target = try Snapshot(sections)
-      children[index].shown = child.latest
-      children[index].isCurrent = true
+      for index in indices {
+        children[index].shown = children[index].latest
+        children[index].isCurrent = true
+      }
       publish(Changeset(from: shown, to: target))
+      return true
     } catch {
-      if reporting { reporter.yield(Self.clash(error, childAt: index)) }
+      if let reporting { reporter.yield(Self.clash(error, childAt: reporting)) }
+      return false
     }
   }
 

@@ -5,6 +5,8 @@ import SimpleSource
 import SimpleSourceTesting
 import Testing
 
+@testable import SimpleSourceCore
+
 /// Applies a random edit to a child whose ids all carry `prefix`, so that children never clash.
 func apply(_ edit: RandomEdit, prefix: String, to sections: inout [TestSection]) {
   func strip(_ id: String) -> String { String(id.dropFirst(prefix.count)) }
@@ -156,5 +158,70 @@ struct CompositeDataSourceTests {
     #expect(await composite.snapshot.sections == layout("A: a b | B: c | C: f d e | D:"))
     #expect(await composite.snapshot.position(ofItem: "e") == ItemPosition(section: 2, item: 2))
     #expect(await recorder.violations.isEmpty)
+  }
+}
+
+extension CompositeDataSourceTests {
+  @Test("a held-back child is shown as soon as the child it clashed with is removed (issue 25, bug a)")
+  func removeShowsHeldChild() async throws {
+    let first = try BasicDataSource(sections: layout("A: a b"))
+    let second = try BasicDataSource(sections: layout("B: c"))
+    let composite = try await CompositeDataSource([first, second])
+    try await second.appendItems([TestItem("a")], toSection: "B")
+    await composite.settled()
+    #expect(await composite.snapshot.sections == layout("A: a b | B: c"), "held back while it clashes")
+    try await composite.remove(first)
+    // No write to `second` since: removing `first` alone must show its newest state.
+    #expect(await composite.snapshot.sections == layout("B: c a"))
+  }
+
+  @Test("two children that swap ids are shown once both have swapped (issue 25, bug b)")
+  func swappedIDs() async throws {
+    let first = try BasicDataSource(sections: layout("A: x"))
+    let second = try BasicDataSource(sections: layout("B: y"))
+    let composite = try await CompositeDataSource([first, second])
+    var errors = composite.errors.makeAsyncIterator()
+    try await first.update { $0 = layout("A: y") }
+    await composite.settled()
+    #expect(await errors.next() == CompositionError(.duplicateItemID, child: 0, id: "y"))
+    try await second.update { $0 = layout("B: x") }
+    await composite.settled()
+    #expect(await composite.snapshot.sections == layout("A: y | B: x"))
+  }
+
+  @Test("each clashing child state is reported once (issue 25, bug e)")
+  func clashReportedOnce() async throws {
+    let first = try BasicDataSource(sections: layout("A: a"))
+    let second = try BasicDataSource(sections: layout("B: b"))
+    let third = try BasicDataSource(sections: layout("C: c"))
+    let composite = try await CompositeDataSource([first, second, third])
+    var errors = composite.errors.makeAsyncIterator()
+    try await second.appendItems([TestItem("a")], toSection: "B")
+    await composite.settled()
+    // A second, different clash marks the end of what the first one reported.
+    try await third.appendItems([TestItem("b")], toSection: "C")
+    await composite.settled()
+    #expect(await errors.next() == CompositionError(.duplicateItemID, child: 1, id: "a"))
+    #expect(await errors.next() == CompositionError(.duplicateItemID, child: 2, id: "b"))
+  }
+
+  @Test("a child's batch refreshes only the child's own items (issue 25, bug f)")
+  func forcedRefreshesStayInTheChild() throws {
+    let child = try Snapshot(layout("B: b"))
+    var edited = layout("B: b")
+    edited[0].items[0].version = 1
+    let refreshed = try Snapshot(edited)
+    // The child refreshed "a", which it no longer has; "a" is the other child's item in the composite.
+    let changeset = Changeset(from: child, to: refreshed, refreshing: ["a", "b"])
+    let composite = try Snapshot(layout("A: a | B: b"))
+    let target = try Snapshot(layout("A: a") + edited)
+    let placed = try #require(try composite.placingChildBatch(changeset, atSectionOffset: 1))
+    let embedded = changeset.embedded(
+      in: composite, target: target, offset: 1, prefix: composite.sections[..<1], suffix: [])
+    for (name, change) in [("placed", placed.1), ("embedded", embedded)] {
+      #expect(change.forcedRefreshes == ["b"], "\(name)")
+      #expect(change.itemChanges.updates.map(\.id) == ["b"], "\(name)")
+    }
+    #expect(placed.0.sections == target.sections)
   }
 }
