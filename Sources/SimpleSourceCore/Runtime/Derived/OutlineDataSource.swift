@@ -239,9 +239,10 @@ actor OutlineEngine<Base: SectionType> where Base.Item: OutlineNode {
       let (sections, known) = try Self.flatten(batch.snapshot, expanded: expanded)
       parent = batch.snapshot
       self.known = known
-      broadcaster.publishNext(
-        Changeset(
-          from: broadcaster.snapshot, to: Snapshot(trusted: sections, reindexing: broadcaster.snapshot)))
+      let next = Snapshot(trusted: sections, reindexing: broadcaster.snapshot)
+      // The parent's refreshes of nodes that are rows: a row shows its node, so it is refreshed too.
+      let refreshing = batch.changeset.forcedRefreshes.filter { next.contains(item: $0) }
+      broadcaster.publishNext(Changeset(from: broadcaster.snapshot, to: next, refreshing: refreshing))
     } catch {
       reporter.yield(error)
     }

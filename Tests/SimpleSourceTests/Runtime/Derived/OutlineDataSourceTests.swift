@@ -233,3 +233,21 @@ struct OutlineDataSourceTests {
     #expect(report.batches > 0)
   }
 }
+
+extension OutlineDataSourceTests {
+  @Test("a parent's refreshItems refreshes the node's row (issue 25, bug d)")
+  func parentRefreshes() async throws {
+    let parent = try BasicDataSource(sections: Self.forest())
+    let outline = try await OutlineDataSource(parent)
+    var batches = await outline.subscribe().batches.makeAsyncIterator()
+    _ = try await parent.refreshItems(["a"])
+    await outline.settled()
+    // A later batch, so that a dropped refresh shows as a batch without it rather than none (the two
+    // may reach this subscriber composed).
+    try await parent.deleteItems(["b"])
+    await outline.settled()
+    let batch = try #require(await batches.next())
+    #expect(batch.changeset.itemChanges.updates.map(\.id) == ["a"])
+    #expect(batch.changeset.forcedRefreshes == ["a"])
+  }
+}
