@@ -272,7 +272,7 @@ extension ResumeTests {
     let resumption = await source.subscribe(from: from)
     guard case .resumed(let resumed) = resumption else {
       Issue.record(
-        "version \(from) was not resumed: \(resumption), retained \(await source.retainedVersions)")
+        "version \(from) was not resumed: \(resumption), retained \(source.retainedVersions)")
       return
     }
     var batches = resumed.batches.makeAsyncIterator()
