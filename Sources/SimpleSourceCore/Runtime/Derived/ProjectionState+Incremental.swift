@@ -101,12 +101,14 @@ extension ProjectionState {
         reshaped = true
       }
       guard let sectionIndex else { continue }
-      var hint = hints[item.id].flatMap { $0.section == section.id ? $0.index : nil }
-      if hint == nil && projection.areInIncreasingOrder == nil {
-        hint = afterShownNeighbour(of: parentPosition, in: target, shown: tree)
-      }
+      // Where it was first (an edit that keeps its place), then, in the parent's order, right after its
+      // shown parent neighbour (an insert, or a move however far): both O(1) lookups when they fit.
+      let wasAt = hints[item.id].flatMap { $0.section == section.id ? $0.index : nil }
+      let sortsByParent = projection.areInIncreasingOrder == nil
       let index = try place(
-        item, parentIndex: parentPosition.item, in: tree.entries[sectionIndex].items, hint: hint,
+        item, parentIndex: parentPosition.item, in: tree.entries[sectionIndex].items, hint: wasAt,
+        fallbackHint: sortsByParent
+          ? { afterShownNeighbour(of: parentPosition, in: target, shown: tree) } : nil,
         section: section, parent: target)
       tree.insertItem(item, at: ItemPosition(section: sectionIndex, item: index))
     }
@@ -188,7 +190,7 @@ extension ProjectionState {
   /// For a projection in the parent's order: the index right after the nearest of the few parent items
   /// before `position` that is shown, or 0 when `position` starts its section; `nil` when none of them is
   /// shown. Items before it are final when items are placed in the parent's order (untouched, or placed
-  /// already), so this is where the item goes; ``place(_:parentIndex:in:hint:section:parent:)`` checks.
+  /// already), so this is where the item goes; ``place(_:parentIndex:in:hint:fallbackHint:section:parent:)`` checks.
   /// - Complexity: O(log *n*) descents and at most four id lookups in `shown`.
   @inlinable
   func afterShownNeighbour(
@@ -203,21 +205,26 @@ extension ProjectionState {
   }
 
   /// Where `item` goes in `items` (a shown section, in the projection's order): `hint` when it fits there,
-  /// else found by binary search. Checks that the order is a strict weak ordering around the place.
-  /// - Complexity: O(1) comparisons when it fits at `hint`, O(log *n*) otherwise; each comparison that
+  /// else `fallbackHint()` when that fits, else found by binary search. Checks that the order is a strict
+  /// weak ordering around the place.
+  /// - Complexity: O(1) comparisons when it fits at a hint, O(log *n*) otherwise; each comparison that
   ///   needs the parent's order (no sort, or a tie) looks one item up in `parent`.
   @inlinable
   func place(
-    _ item: Item, parentIndex: Int, in items: PersistentList<Labeled<Item>>, hint: Int?, section: Section,
-    parent: Snapshot<Section>
+    _ item: Item, parentIndex: Int, in items: PersistentList<Labeled<Item>>, hint: Int?,
+    fallbackHint: (() -> Int?)?, section: Section, parent: Snapshot<Section>
   ) throws(ProjectionError) -> Int {
-    let index: Int
-    if let hint, hint >= 0 && hint <= items.count,
-      try fits(
+    func fitsAt(_ hint: Int?) throws(ProjectionError) -> Bool {
+      guard let hint, hint >= 0 && hint <= items.count else { return false }
+      return try fits(
         item, parentIndex: parentIndex, after: hint > 0 ? items[hint - 1].value : nil,
         before: hint < items.count ? items[hint].value : nil, section: section, parent: parent)
-    {
+    }
+    let index: Int
+    if let hint, try fitsAt(hint) {
       index = hint
+    } else if let fallback = fallbackHint?(), fallback != hint, try fitsAt(fallback) {
+      index = fallback
     } else {
       var (low, high) = (0, items.count)
       while low < high {
