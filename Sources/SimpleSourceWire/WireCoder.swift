@@ -8,19 +8,36 @@ public import Foundation
 /// Encoding is deterministic: keys sorted, no whitespace, slashes unescaped; the same message always
 /// gives the same bytes. Decoding refuses, with a ``WireError``, anything that is not a message of this
 /// format: bytes over ``maxMessageBytes``, truncated or invalid JSON, a missing field, another format.
+///
+/// A coder writes one format number (``formatVersion``, the newest by default); it reads every number in
+/// ``WireMessage/readableFormatVersions``. A server answers each client in the number the client wrote
+/// (``WireSession`` does), so clients of format 1 keep working.
 public struct WireCoder: Sendable {
   /// The largest message ``decode(_:as:)`` reads, in bytes; 16 MiB by default.
   public var maxMessageBytes: Int
+  /// The format number written in every message encoded.
+  public let formatVersion: Int
 
   /// Creates a coder.
-  public init(maxMessageBytes: Int = 16 << 20) { self.maxMessageBytes = maxMessageBytes }
+  /// - Parameters:
+  ///   - maxMessageBytes: The largest message it reads.
+  ///   - formatVersion: The format number it writes: one of ``WireMessage/readableFormatVersions``.
+  public init(maxMessageBytes: Int = 16 << 20, formatVersion: Int = 2) {
+    precondition(
+      (1...2).contains(formatVersion),
+      "SimpleSource: wire format \(formatVersion) is not one this coder writes")
+    self.maxMessageBytes = maxMessageBytes
+    self.formatVersion = formatVersion
+  }
 
   /// The JSON bytes of `message`.
+  /// - Precondition: a `subscribe` with a query is written in format 2.
   /// - Complexity: O(size of the message).
   public func encode<Section>(_ message: WireMessage<Section>) -> Data
   where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item.ID: Codable {
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+    encoder.userInfo[WireMessageFormat.userInfoKey] = formatVersion
     do {
       return try encoder.encode(message)
     } catch {
@@ -34,8 +51,12 @@ public struct WireCoder: Sendable {
   /// - Complexity: O(*k* log *n*) the first time for *k* changes; O(size of the message) to copy after.
   public func encode<Section>(_ batch: UpdateBatch<Section>) -> Data
   where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item.ID: Codable {
-    batch.shared(ObjectIdentifier(WireCoder.self)) { encode(WireMessage<Section>.batch(WireBatch(batch))) }
+    let form = formatVersion == 1 ? ObjectIdentifier(FormatOne.self) : ObjectIdentifier(WireCoder.self)
+    return batch.shared(form) { encode(WireMessage<Section>.batch(WireBatch(batch))) }
   }
+
+  /// The key of a batch's bytes in format 1.
+  private enum FormatOne {}
 
   /// The message in `data`.
   /// - Throws: ``WireError``: ``WireError/Code-swift.struct/tooLarge``,
@@ -45,11 +66,24 @@ public struct WireCoder: Sendable {
   public func decode<Section>(_ data: Data, as section: Section.Type = Section.self) throws(WireError)
     -> WireMessage<Section>
   where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item.ID: Codable {
+    try read(data).message
+  }
+
+  /// The message in `data`, and the format number it was written in.
+  /// - Throws: as ``decode(_:as:)``.
+  /// - Complexity: O(size of the message).
+  public func read<Section>(_ data: Data, as section: Section.Type = Section.self) throws(WireError)
+    -> (message: WireMessage<Section>, formatVersion: Int)
+  where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item.ID: Codable {
     guard data.count <= maxMessageBytes else {
       throw WireError(.tooLarge, "\(data.count) bytes, at most \(maxMessageBytes)")
     }
     do {
-      return try JSONDecoder().decode(WireMessage<Section>.self, from: data)
+      let decoder = JSONDecoder()
+      let format = WireMessageFormat()
+      decoder.userInfo[WireMessageFormat.userInfoKey] = format
+      let message = try decoder.decode(WireMessage<Section>.self, from: data)
+      return (message, format.number)
     } catch let error as WireError {
       throw error
     } catch let DecodingError.dataCorrupted(context) {

@@ -34,6 +34,14 @@ public struct WireError: Error, Hashable, Sendable, CustomStringConvertible {
     public static let emptyBatch = Code(rawValue: "emptyBatch")
     /// A message that this side of the connection does not expect, such as a batch sent to a server.
     public static let unexpectedMessage = Code(rawValue: "unexpectedMessage")
+    /// A `subscribe` names a query the server does not declare (format 2).
+    public static let unknownQuery = Code(rawValue: "unknownQuery")
+    /// A `subscribe` gives a query a parameter it does not take, leaves one out, gives one of the wrong
+    /// kind, or a value the query refuses (format 2).
+    public static let invalidParameters = Code(rawValue: "invalidParameters")
+    /// The server could not evaluate the query on its current state (a closure of its own threw); the
+    /// detail names the query, never a row (format 2).
+    public static let queryFailed = Code(rawValue: "queryFailed")
   }
 
   /// What was wrong.

@@ -2,14 +2,17 @@
 
 public import SimpleSourceCore
 
-/// One message of the SimpleSource wire protocol, format `simplesource` number 1 (<doc:WireFormat>).
+/// One message of the SimpleSource wire protocol, format `simplesource` number 2 (<doc:WireFormat>).
 ///
-/// A client sends ``subscribe(stream:from:)``; the server answers ``reset(stream:version:snapshot:)`` or
-/// ``resumed(stream:version:)``, then sends a ``batch(_:)`` for every change, and ``error(_:)`` for a
-/// message it refused. Every message carries the format's name and number.
+/// A client sends ``subscribe(stream:from:query:)``; the server answers
+/// ``reset(stream:version:snapshot:)`` or ``resumed(stream:version:)``, then sends a ``batch(_:)`` for
+/// every change, and ``error(_:)`` for a message it refused. Every message carries the format's name and
+/// number. Format 2 added the `query` of a subscribe; a format 1 message is read too, and
+/// ``WireCoder/formatVersion`` writes either.
 public enum WireMessage<Section: SectionType>: Sendable {
-  /// A client asks for the stream; `stream` and `from` name the stream and version it holds, if any.
-  case subscribe(stream: String?, from: Int?)
+  /// A client asks for the stream, or for the slice of it that `query` names (format 2); `stream` and
+  /// `from` name the stream and version it holds, if any.
+  case subscribe(stream: String?, from: Int?, query: WireQueryRequest? = nil)
   /// The whole state at `version` of `stream`: the receiver drops what it holds and takes this.
   case reset(stream: String, version: Int, snapshot: Snapshot<Section>)
   /// The receiver keeps the state it holds at `version` of `stream`; batches from there follow.
@@ -23,16 +26,33 @@ public enum WireMessage<Section: SectionType>: Sendable {
 extension WireMessage {
   /// The format name every message carries in its `format` field.
   public static var formatName: String { "simplesource" }
-  /// The format number every message carries in its `formatVersion` field; a receiver refuses any other.
-  public static var formatVersion: Int { 1 }
+  /// The newest format number, which messages carry in their `formatVersion` field by default.
+  public static var formatVersion: Int { 2 }
+  /// The format numbers a receiver reads; it refuses any other.
+  public static var readableFormatVersions: ClosedRange<Int> { 1...2 }
 }
 
 /// The format name every message carries.
 @available(*, deprecated, renamed: "WireMessage.formatName")
 public let wireFormatName = "simplesource"
-/// The format number every message carries; a receiver refuses any other.
+/// The format number every message carries by default.
 @available(*, deprecated, renamed: "WireMessage.formatVersion")
-public let wireFormatVersion = 1
+public let wireFormatVersion = 2
+
+/// The format number of a message, passed through a coder's `userInfo`: the number to write (an `Int`),
+/// or, when a reference is given to a decoder, the number read. ``WireCoder`` uses it.
+package final class WireMessageFormat: Sendable {
+  /// The `userInfo` key: an `Int` to encode with, a ``WireMessageFormat`` to learn what was decoded.
+  package static let userInfoKey = CodingUserInfoKey(rawValue: "simplesource.formatVersion")!
+  private let read = Locked(0)
+  /// The format number the decoder read; 0 before it read one.
+  package var number: Int {
+    get { read.withLock { $0 } }
+    set { read.withLock { $0 = newValue } }
+  }
+  /// Creates an empty record.
+  package init() {}
+}
 
 /// A position as it is written on the wire: a section index as a number, an item position as
 /// `[section, item]`.
@@ -209,7 +229,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
 extension WireMessage: Codable
 where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item.ID: Codable {
   private enum Key: String, CodingKey {
-    case code, detail, format, formatVersion, from, sections, stages, stream, to, type, version
+    case code, detail, format, formatVersion, from, query, sections, stages, stream, to, type, version
   }
 
   /// The message's name in its `type` field.
@@ -223,16 +243,25 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     }
   }
 
-  /// Writes the message: `format`, `formatVersion` and `type`, then its own fields.
+  /// Writes the message: `format`, `formatVersion` (``formatVersion``, or the number a ``WireCoder`` was
+  /// made with) and `type`, then its own fields.
   public func encode(to encoder: any Encoder) throws {
     var container = encoder.container(keyedBy: Key.self)
+    let number = encoder.userInfo[WireMessageFormat.userInfoKey] as? Int ?? Self.formatVersion
     try container.encode(Self.formatName, forKey: .format)
-    try container.encode(Self.formatVersion, forKey: .formatVersion)
+    try container.encode(number, forKey: .formatVersion)
     try container.encode(typeName, forKey: .type)
     switch self {
-    case .subscribe(let stream, let from):
+    case .subscribe(let stream, let from, let query):
       try container.encodeIfPresent(stream, forKey: .stream)
       try container.encodeIfPresent(from, forKey: .from)
+      if let query {
+        guard number >= 2 else {
+          throw EncodingError.invalidValue(
+            query, .init(codingPath: encoder.codingPath, debugDescription: "a query needs format 2"))
+        }
+        try container.encode(query, forKey: .query)
+      }
     case .reset(let stream, let version, let snapshot):
       try container.encode(stream, forKey: .stream)
       try container.encode(version, forKey: .version)
@@ -250,23 +279,32 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     }
   }
 
-  /// Reads a message. Another format or format number throws ``WireError`` with
+  /// Reads a message of format 1 or 2. Another format or format number throws ``WireError`` with
   /// ``WireError/Code-swift.struct/unsupportedFormat``; a reset whose sections hold duplicate ids throws
-  /// one with ``WireError/Code-swift.struct/duplicateID``; anything else wrong is a `DecodingError`.
+  /// one with ``WireError/Code-swift.struct/duplicateID``; anything else wrong (a format 1 subscribe with
+  /// a `query` too) is a `DecodingError`.
   public init(from decoder: any Decoder) throws {
     let container = try decoder.container(keyedBy: Key.self)
     let format = try container.decode(String.self, forKey: .format)
     let number = try container.decode(Int.self, forKey: .formatVersion)
-    guard format == Self.formatName, number == Self.formatVersion else {
+    let readable = Self.readableFormatVersions
+    guard format == Self.formatName, readable.contains(number) else {
       throw WireError(
         .unsupportedFormat,
-        "\(format) \(number); this receiver reads \(Self.formatName) \(Self.formatVersion)")
+        "\(format) \(number); this receiver reads \(Self.formatName) \(readable.lowerBound) to \(readable.upperBound)"
+      )
     }
+    (decoder.userInfo[WireMessageFormat.userInfoKey] as? WireMessageFormat)?.number = number
     switch try container.decode(String.self, forKey: .type) {
     case "subscribe":
+      if number < 2 && container.contains(.query) {
+        throw DecodingError.dataCorruptedError(
+          forKey: .query, in: container, debugDescription: "a query needs formatVersion 2")
+      }
       self = .subscribe(
         stream: try container.decodeIfPresent(String.self, forKey: .stream),
-        from: try container.decodeIfPresent(Int.self, forKey: .from))
+        from: try container.decodeIfPresent(Int.self, forKey: .from),
+        query: try container.decodeIfPresent(WireQueryRequest.self, forKey: .query))
     case "reset":
       let sections = try container.decode([Section].self, forKey: .sections)
       let snapshot: Snapshot<Section>

@@ -19,7 +19,7 @@ struct RemoteDataSourceTests {
     let following: Task<Void, any Error>
 
     init(server: BasicDataSource<TestSection>, stream: String, remote: Remote) async {
-      guard case .subscribe(let requested, let from) = await remote.subscribeRequest else {
+      guard case .subscribe(let requested, let from, _) = await remote.subscribeRequest else {
         preconditionFailure("a remote's request is a subscribe")
       }
       let feed = await server.wireFeed(stream: stream, request: (requested, from))
@@ -175,7 +175,7 @@ struct RemoteDataSourceTests {
     #expect(await remote.ignoredBatches == 1)
     #expect(await remote.snapshot == held)
 
-    guard case .subscribe(let stream, let from) = await remote.subscribeRequest else {
+    guard case .subscribe(let stream, let from, _) = await remote.subscribeRequest else {
       Issue.record("not a subscribe")
       return
     }

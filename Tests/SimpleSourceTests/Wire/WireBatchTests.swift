@@ -175,8 +175,19 @@ struct WireBatchTests {
       (#"{"format":"simplesource","formatVersion":1,"type":"batch","from":1,"#, WireError.Code.malformed),
       ("not json", .malformed),
       (
-        #"{"format":"simplesource","formatVersion":2,"type":"resumed","stream":"s","version":1}"#,
+        #"{"format":"simplesource","formatVersion":3,"type":"resumed","stream":"s","version":1}"#,
         .unsupportedFormat
+      ),
+      (#"{"format":"simplesource","formatVersion":0,"type":"subscribe"}"#, .unsupportedFormat),
+      // A query is format 2's: a format 1 subscribe that names one is refused, not served the whole stream.
+      (#"{"format":"simplesource","formatVersion":1,"type":"subscribe","query":{"name":"q"}}"#, .malformed),
+      (
+        #"{"format":"simplesource","formatVersion":2,"type":"subscribe","query":{"parameters":{}}}"#,
+        .malformed
+      ),
+      (
+        #"{"format":"simplesource","formatVersion":2,"type":"subscribe","query":{"name":"q","parameters":{"a":[1]}}}"#,
+        .malformed
       ),
       (
         #"{"format":"other","formatVersion":1,"type":"resumed","stream":"s","version":1}"#, .unsupportedFormat

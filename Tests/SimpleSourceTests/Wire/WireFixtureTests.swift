@@ -14,14 +14,26 @@ struct WireFixtureTests {
   static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
     .appendingPathComponent("Fixtures")
 
-  /// Each fixture's file name and the message it holds, built from known snapshots.
-  static var messages: [(name: String, message: WireMessage<TestSection>)] {
+  /// Each fixture's file name and the message it holds, built from known snapshots: format 2's in
+  /// `Fixtures`, format 1's (every message but a query) in `Fixtures/format1`.
+  static func messages(format: Int) -> [(name: String, message: WireMessage<TestSection>)] {
     func batch(_ old: String, _ new: String, from: Int, to: Int) -> WireMessage<TestSection> {
       .batch(
         WireBatch(
           UpdateBatch(from: from, to: to, changeset: Changeset(from: snapshot(old), to: snapshot(new)))))
     }
-    return [
+    let queries: [(name: String, message: WireMessage<TestSection>)] = [
+      (
+        "subscribe-query",
+        .subscribe(
+          stream: "tasks-7f3a.v3", from: 8,
+          query: WireQueryRequest(
+            "search",
+            ["text": .string("milk"), "limit": .integer(20), "done": .bool(false), "weight": .number(0.5)]))
+      ),
+      ("error-query", .error(WireError(.unknownQuery, "no query is named serch"))),
+    ]
+    return (format >= 2 ? queries : []) + [
       ("subscribe-fresh", .subscribe(stream: nil, from: nil)),
       ("subscribe-resume", .subscribe(stream: "tasks-7f3a", from: 12)),
       ("reset", .reset(stream: "tasks-7f3a", version: 12, snapshot: snapshot("todo: a b | done: c"))),
@@ -37,17 +49,24 @@ struct WireFixtureTests {
 
   @Test("every fixture is what the encoder makes of its message, and decodes and re-encodes byte for byte")
   func fixtures() throws {
-    let coder = WireCoder()
     let write = ProcessInfo.processInfo.environment["SIMPLESOURCE_WRITE_FIXTURES"] == "1"
-    for (name, message) in Self.messages {
-      let url = Self.directory.appendingPathComponent("\(name).json")
+    for (format, directory) in [(2, Self.directory), (1, Self.directory.appendingPathComponent("format1"))] {
+      try Self.check(format: format, in: directory, write: write)
+    }
+  }
+
+  static func check(format: Int, in directory: URL, write: Bool) throws {
+    let coder = WireCoder(formatVersion: format)
+    for (name, message) in Self.messages(format: format) {
+      let url = directory.appendingPathComponent("\(name).json")
       let encoded = coder.encode(message)
       if write { try encoded.write(to: url) }
       let stored = try Data(contentsOf: url)
       #expect(
         stored == encoded,
         "\(name).json differs from the encoder's output:\n\(String(decoding: encoded, as: UTF8.self))")
-      let decoded = try coder.decode(stored, as: TestSection.self)
+      let (decoded, number) = try coder.read(stored, as: TestSection.self)
+      #expect(number == format, "\(name).json is read as format \(number)")
       #expect(coder.encode(decoded) == stored, "\(name).json does not re-encode byte for byte")
     }
   }
