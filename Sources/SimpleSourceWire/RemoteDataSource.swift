@@ -57,10 +57,17 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   /// Batches ignored while awaiting a reset or resume (they were in flight when a refusal happened).
   public var ignoredBatches: Int { state.ignoredBatches }
 
+  /// The query it follows (format 2), or `nil` for the whole stream.
+  public let query: WireQueryRequest?
+
   /// Creates a source that holds nothing until the sender's first reset.
-  /// - Parameter history: How many versions are retained for its own subscribers that resume.
+  /// - Parameters:
+  ///   - history: How many versions are retained for its own subscribers that resume.
+  ///   - query: The query of the sender to follow, named in every ``subscribeRequest``; `nil` follows
+  ///     the whole stream.
   @inlinable
-  public init(history: HistoryLimit = .default) {
+  public init(history: HistoryLimit = .default, query: WireQueryRequest? = nil) {
+    self.query = query
     broadcaster = Broadcaster(snapshot: Snapshot(), history: history)
     held = Snapshot()
     apply = { (batch, held, version) throws(WireError) in try batch.update(from: held, at: version) }
@@ -74,8 +81,10 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   // MARK: - Following
 
   /// The message to send the sender to (re)subscribe: the stream and version held, so that it resumes
-  /// from exactly there or resets.
-  public var subscribeRequest: WireMessage<Section> { .subscribe(stream: stream, from: remoteVersion) }
+  /// from exactly there or resets, and the query followed.
+  public var subscribeRequest: WireMessage<Section> {
+    .subscribe(stream: stream, from: remoteVersion, query: query)
+  }
 
   /// Receives every message of `messages`, in order, until the sequence ends.
   ///

@@ -1,0 +1,210 @@
+// The server side of the wire: one source served to many clients, each over its query and scope, with
+// identical subscriptions sharing one projection and one encoded batch.
+
+public import Foundation
+public import SimpleSourceCore
+
+/// The scope of a service that does not restrict rows by connection: every client may see every row.
+public struct NoScope: Hashable, Sendable {
+  /// The only scope.
+  public init() {}
+}
+
+/// Serves one data source over the wire to any number of clients, whatever carries the bytes.
+///
+/// Make one per source, then a ``WireSession`` per connection with ``session(scope:pacing:send:)``:
+///
+/// ```swift
+/// let service = WireService(source: tasks, stream: "tasks-\(UUID())", queries: [byColumn]) { user in
+///   { task in task.owner == nil || task.owner == user }  // the rows this user may see
+/// }
+/// // In a WebSocket handler:
+/// let session = service.session(scope: user) { bytes in try await socket.send(bytes) }
+/// for try await message in socket.messages { await session.receive(message) }
+/// await session.close()
+/// ```
+///
+/// - **Queries.** A client's `subscribe` may name one of `queries`, with its parameters (format 2); it
+///   then receives only that slice, as versioned batches with resume, exactly as the whole source.
+/// - **Scope.** Each session carries a scope that `rows` turns into a row predicate, applied before any
+///   query: a row outside it never leaves the server (not in a reset, a batch, or an error). A row that
+///   leaves a scope is a delete for that client, one that enters is an insert.
+/// - **Shared work.** Sessions with the same (query, parameters, scope) share one ``ProjectedDataSource``
+///   of the source and one encoded message per batch: an edit costs each distinct view O(*k* log *n*) and
+///   each further client a copy of bytes. The last session to leave a view keeps it idle for resumes;
+///   the `keepingIdleViews` most recently used idle views are kept, and older ones are dropped.
+/// - **Streams.** The whole source, with no scope, is `stream`; each view's stream is `stream` followed by
+///   `.v` and its number, so a client resumes a view only while the service keeps it, and resets
+///   otherwise. Make `stream` unique per service instance (a restart must change it).
+public actor WireService<Section: SectionType, Scope: Hashable & Sendable>
+where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item.ID: Codable {
+  /// The rows a scope may see.
+  public typealias Rows = @Sendable (Scope) -> @Sendable (Section.Item) -> Bool
+
+  /// The whole source's stream name; views' streams start with it.
+  public nonisolated let stream: String
+  /// The source served.
+  public nonisolated let source: any DataSourceType<Section>
+  /// The queries clients may name, by name.
+  public nonisolated let queries: [String: WireQuery<Section>]
+  /// The rows each scope may see; `nil` when every scope sees every row.
+  nonisolated let rows: Rows?
+  /// The views sessions use, and the idle ones kept.
+  var views: SharedViews<ViewKey, SharedView>
+  /// The number of the last view made.
+  var viewsMade = 0
+
+  /// Serves `source` to clients whose scope restricts the rows they see.
+  /// - Parameters:
+  ///   - source: The source served.
+  ///   - stream: The source's stream name, unique per service instance.
+  ///   - queries: The queries clients may name; their names must differ.
+  ///   - keepingIdleViews: How many views no session uses are kept, so that their clients resume.
+  ///   - rows: The row predicate of each scope; a pure function of the row.
+  public init<Source: DataSourceType>(
+    source: Source, stream: String, queries: [WireQuery<Section>] = [], keepingIdleViews: Int = 16,
+    rows: @escaping Rows
+  ) where Source.Section == Section {
+    self.init(
+      source: source, stream: stream, queries: queries, keepingIdleViews: keepingIdleViews, scoped: rows)
+  }
+
+  init(
+    source: any DataSourceType<Section>, stream: String, queries: [WireQuery<Section>], keepingIdleViews: Int,
+    scoped rows: Rows?
+  ) {
+    self.source = source
+    self.stream = stream
+    var byName: [String: WireQuery<Section>] = [:]
+    for query in queries {
+      precondition(byName[query.name] == nil, "SimpleSource: two queries are named \(query.name)")
+      byName[query.name] = query
+    }
+    self.queries = byName
+    self.rows = rows
+    views = SharedViews(idleLimit: keepingIdleViews)
+  }
+
+  /// A session for one connection of a client whose scope is `scope`; see ``WireSession``.
+  /// - Parameters:
+  ///   - scope: What the client may see.
+  ///   - pacing: How often the client receives batches.
+  ///   - send: Sends one message's bytes (JSON text) to the client; throwing ends the subscription.
+  public nonisolated func session(
+    scope: Scope, pacing: Pacing = .immediate, send: @escaping @Sendable (Data) async throws -> Void
+  ) -> WireSession<Section, Scope> {
+    WireSession(service: self, scope: scope, pacing: pacing, send: send)
+  }
+
+  /// The number of views sessions use now.
+  public var liveViewCount: Int { views.live.count }
+  /// The number of views kept idle for resumes.
+  public var idleViewCount: Int { views.idle.count }
+
+  // MARK: - Views
+
+  /// What a view is shared by: the query asked for and the scope.
+  struct ViewKey: Hashable {
+    var query: WireQueryRequest?
+    var scope: Scope
+  }
+
+  /// A view of the source: its stream, and the projection once it has started.
+  final class SharedView: Sendable {
+    let stream: String
+    let start: Task<Result<ProjectedDataSource<Section>, ProjectionError>, Never>
+
+    init(stream: String, start: Task<Result<ProjectedDataSource<Section>, ProjectionError>, Never>) {
+      self.stream = stream
+      self.start = start
+    }
+  }
+
+  /// A session's use of a view, given back with ``release(_:)``.
+  struct Lease: Sendable {
+    let key: ViewKey
+    let number: Int
+    /// Keeps the view's source alive while the session follows it.
+    let source: ProjectedDataSource<Section>
+  }
+
+  /// The feed for a client's subscribe, and the view it uses, if any.
+  /// - Throws: ``WireError``: ``WireError/Code-swift.struct/unknownQuery``,
+  ///   ``WireError/Code-swift.struct/invalidParameters`` or ``WireError/Code-swift.struct/queryFailed``.
+  /// - Complexity: a view shared already: as ``DataSourceType/wireFeed(stream:request:pacing:)``; a new one:
+  ///   O(*n*) predicate calls to project the source.
+  func open(
+    stream requested: String?, from: Int?, query: WireQueryRequest?, scope: Scope, pacing: Pacing
+  ) async throws(WireError) -> (feed: WireFeed<Section>, lease: Lease?) {
+    guard query != nil || rows != nil else {
+      return (await source.wireFeed(stream: stream, request: (requested, from), pacing: pacing), nil)
+    }
+    var projection = Projection<Section>.all
+    if let query {
+      guard let declared = queries[query.name] else {
+        throw WireError(.unknownQuery, "no query is named \(query.name)")
+      }
+      projection = try declared.projection(for: query)
+    }
+    if let rows {
+      let visible = rows(scope)
+      let asked = projection.isIncluded
+      projection.isIncluded = { item in visible(item) ? try asked?(item) ?? true : false }
+    }
+    let key = ViewKey(query: query, scope: scope)
+    let entry: SharedViews<ViewKey, SharedView>.Entry
+    if let shared = views.acquire(key) {
+      entry = shared
+    } else {
+      viewsMade += 1
+      let start = Task { [source] () -> Result<ProjectedDataSource<Section>, ProjectionError> in
+        do throws(ProjectionError) {
+          return .success(try await source.projected(projection))
+        } catch {
+          return .failure(error)
+        }
+      }
+      entry = .init(view: SharedView(stream: "\(stream).v\(viewsMade)", start: start), number: viewsMade)
+      views.add(key, entry)
+    }
+    switch await entry.view.start.value {
+    case .success(let projected):
+      let feed = await projected.wireFeed(
+        stream: entry.view.stream, request: (requested, from), pacing: pacing)
+      return (feed, Lease(key: key, number: entry.number, source: projected))
+    case .failure:
+      _ = views.release(key, number: entry.number, keep: false)
+      // The projection's error may name a row: the client learns only which query failed.
+      throw WireError(.queryFailed, "the query \(query?.name ?? "of this scope") could not be evaluated")
+    }
+  }
+
+  /// A session stops using a view.
+  /// - Complexity: O(idle views kept).
+  func release(_ lease: Lease) {
+    // Evicted views are dropped here: their projections stop following the source.
+    _ = views.release(lease.key, number: lease.number)
+  }
+}
+
+extension WireService where Scope == NoScope {
+  /// Serves `source` to clients that may all see every row.
+  /// - Parameters:
+  ///   - source: The source served.
+  ///   - stream: The source's stream name, unique per service instance.
+  ///   - queries: The queries clients may name; their names must differ.
+  ///   - keepingIdleViews: How many query views no session uses are kept, so that their clients resume.
+  public init<Source: DataSourceType>(
+    source: Source, stream: String, queries: [WireQuery<Section>] = [], keepingIdleViews: Int = 16
+  ) where Source.Section == Section {
+    self.init(
+      source: source, stream: stream, queries: queries, keepingIdleViews: keepingIdleViews, scoped: nil)
+  }
+
+  /// A session for one connection; see ``session(scope:pacing:send:)``.
+  public nonisolated func session(
+    pacing: Pacing = .immediate, send: @escaping @Sendable (Data) async throws -> Void
+  ) -> WireSession<Section, NoScope> {
+    session(scope: NoScope(), pacing: pacing, send: send)
+  }
+}

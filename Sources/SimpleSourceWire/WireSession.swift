@@ -1,0 +1,163 @@
+// One client's connection to a WireService: its messages in, the messages to send out.
+
+public import Foundation
+public import SimpleSourceCore
+
+/// One client's connection to a ``WireService``, whatever carries its bytes (a WebSocket in Hummingbird,
+/// Vapor or plain NIO, a pipe, a test).
+///
+/// Give it each message the client sent, in order, with ``receive(_:)-(Data)``; it sends, through the
+/// `send` closure the service was given, everything the client receives:
+/// - a `subscribe` (format 1 or 2) gets a `reset` or `resumed` of the whole source or the query it names,
+///   within the session's scope, then a `batch` for every change; messages are written in the format
+///   number the client wrote;
+/// - a second `subscribe` replaces the first: the first's last message is sent before the second's reset
+///   or resume;
+/// - a message it refuses (bytes that are not a message, another format, an unknown query, bad
+///   parameters, a message a client does not send) gets an `error` message, and changes nothing: the
+///   subscription it had goes on, and the connection stays usable.
+///
+/// Call ``close()`` when the connection ends. `send` is called by one task at a time for batches, and may
+/// be called from ``receive(_:)-(Data)`` for an error at the same time: each call is one whole message.
+/// A `send` that throws ends the subscription (the client went away); the session still answers later
+/// messages.
+public actor WireSession<Section: SectionType, Scope: Hashable & Sendable>
+where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item.ID: Codable {
+  /// The service the session belongs to.
+  public nonisolated let service: WireService<Section, Scope>
+  /// What the client may see.
+  public private(set) var scope: Scope
+  let pacing: Pacing
+  let send: @Sendable (Data) async throws -> Void
+  /// The largest message it reads.
+  let reader = WireCoder(maxMessageBytes: 1 << 20)
+  /// The format number of the client's last message; replies are written in it.
+  var formatVersion = WireMessage<Section>.formatVersion
+  /// The subscription being sent, the task sending it, and the view it uses.
+  var current:
+    (feed: WireFeed<Section>, sending: Task<Void, Never>, lease: WireService<Section, Scope>.Lease?)?
+  /// The last subscribe, replayed when the scope changes.
+  var request: (stream: String?, from: Int?, query: WireQueryRequest?)?
+  /// Whether ``close()`` was called.
+  var isClosed = false
+
+  init(
+    service: WireService<Section, Scope>, scope: Scope, pacing: Pacing,
+    send: @escaping @Sendable (Data) async throws -> Void
+  ) {
+    self.service = service
+    self.scope = scope
+    self.pacing = pacing
+    self.send = send
+  }
+
+  /// Receives one message's bytes from the client.
+  /// - Complexity: a new view: O(*n*) predicate calls; otherwise as ``DataSourceType/wireFeed(stream:request:pacing:)``.
+  public func receive(_ data: Data) async {
+    let message: WireMessage<Section>
+    do {
+      (message, formatVersion) = try reader.read(data)
+    } catch {
+      await reply(error)
+      return
+    }
+    await receive(message)
+  }
+
+  /// Receives one text message from the client (JSON text, as WebSockets carry it).
+  public func receive(text: String) async { await receive(Data(text.utf8)) }
+
+  /// Receives one decoded message from the client; replies are written in the format number of the last
+  /// message read from bytes (2 when none was).
+  public func receive(_ message: WireMessage<Section>) async {
+    guard case .subscribe(let stream, let from, let query) = message else {
+      await reply(WireError(.unexpectedMessage, "a \(message.typeName) message sent to the server"))
+      return
+    }
+    if query != nil && formatVersion < 2 {
+      await reply(WireError(.unsupportedFormat, "a query needs formatVersion 2"))
+      return
+    }
+    do throws(WireError) {
+      try await subscribe(stream: stream, from: from, query: query)
+    } catch {
+      await reply(error)
+    }
+  }
+
+  /// Changes what the client may see. A client that is subscribed gets a reset of its query within the
+  /// new scope (its view's stream changes), then the batches after it.
+  /// - Complexity: as a new subscribe.
+  public func setScope(_ scope: Scope) async {
+    guard scope != self.scope else { return }
+    self.scope = scope
+    guard let request else { return }
+    do throws(WireError) {
+      try await subscribe(stream: nil, from: nil, query: request.query)
+    } catch {
+      await reply(error)
+    }
+  }
+
+  /// Ends the session: its subscription ends and its view is released. Messages received after it are
+  /// ignored.
+  public func close() async {
+    isClosed = true
+    await stop()
+  }
+
+  /// Whether the client is subscribed (and its last subscribe was accepted).
+  public var isSubscribed: Bool { current != nil }
+
+  /// The source the client follows (the whole source, or its view), and the stream it is sent as.
+  var following: (source: any DataSourceType<Section>, stream: String)? {
+    guard let current else { return nil }
+    let stream: String
+    switch current.feed.start {
+    case .reset(let name, _, _), .resumed(let name, _): stream = name
+    default: return nil
+    }
+    return (current.lease?.source ?? service.source, stream)
+  }
+
+  // MARK: - Internals
+
+  private func subscribe(stream: String?, from: Int?, query: WireQueryRequest?) async throws(WireError) {
+    guard !isClosed else { return }
+    let (feed, lease) = try await service.open(
+      stream: stream, from: from, query: query, scope: scope, pacing: pacing)
+    // The new view is acquired before the old one is released, so that a view both use is kept.
+    await stop()
+    if isClosed {
+      feed.cancel()
+      if let lease { await service.release(lease) }
+      return
+    }
+    request = (stream, from, query)
+    let coder = WireCoder(maxMessageBytes: reader.maxMessageBytes, formatVersion: formatVersion)
+    let sending = Task { [send] in
+      // Each batch is encoded once per format, however many sessions send it.
+      for await bytes in feed.encoded(with: coder) {
+        do { try await send(bytes) } catch {
+          feed.cancel()
+          break
+        }
+      }
+    }
+    current = (feed, sending, lease)
+  }
+
+  /// Stops the subscription being sent, waits until its last message is sent, and releases its view.
+  private func stop() async {
+    guard let (feed, sending, lease) = current else { return }
+    current = nil
+    feed.cancel()
+    await sending.value
+    if let lease { await service.release(lease) }
+  }
+
+  private func reply(_ error: WireError) async {
+    let coder = WireCoder(formatVersion: formatVersion)
+    try? await send(coder.encode(WireMessage<Section>.error(error)))
+  }
+}

@@ -1,0 +1,98 @@
+// A client for tests of the server side: it reads what a WireSession sends, holds the state it describes,
+// and checks every state it reaches.
+
+import Foundation
+import SimpleSourceTesting
+
+@testable import SimpleSourceCore
+@testable import SimpleSourceWire
+
+/// A client of a ``WireSession``: decodes each message sent to it, applies resets and batches to the state
+/// it holds (each batch checked, as a remote source does), records errors, and checks every row it holds
+/// after every message with `allows`.
+final class WireClient: Sendable {
+  struct State: Sendable {
+    var stream: String?
+    var version = 0
+    var held = Snapshot<TestSection>()
+    var formats: Set<Int> = []
+    var messages: [String] = []
+    var errors: [WireError] = []
+    /// Refusals of what the server sent, and rows it should not have sent.
+    var violations: [String] = []
+  }
+
+  let state = Locked(State())
+  /// How many messages arrived.
+  let received = AppliedVersion()
+  let allows: @Sendable (TestItem) -> Bool
+
+  init(allows: @escaping @Sendable (TestItem) -> Bool = { _ in true }) { self.allows = allows }
+
+  /// What a session's `send` calls.
+  func receive(_ data: Data) {
+    state.withLock { state in
+      do {
+        let (message, format) = try WireCoder().read(data, as: TestSection.self)
+        state.formats.insert(format)
+        state.messages.append(message.typeName)
+        switch message {
+        case .reset(let stream, let version, let snapshot):
+          (state.stream, state.version, state.held) = (stream, version, snapshot)
+        case .resumed(let stream, let version):
+          if stream != state.stream || version != state.version {
+            state.violations.append("resumed \(stream) at \(version), holding \(state.version)")
+          }
+        case .batch(let batch):
+          state.held = try batch.update(from: state.held, at: state.version).snapshot
+          state.version = batch.to
+        case .error(let error):
+          state.errors.append(error)
+        case .subscribe:
+          state.violations.append("a subscribe sent to a client")
+        }
+        for section in state.held.sections {
+          for item in section.items where !allows(item) {
+            state.violations.append("holds \(item) after a \(message.typeName) of \(state.stream ?? "-")")
+          }
+        }
+      } catch {
+        state.violations.append("refused a message: \(error)")
+      }
+    }
+    received.advance(to: received.current + 1)
+  }
+
+  /// The subscribe a client holding this state sends: its stream and version, if any.
+  var resumeRequest: (stream: String?, from: Int?) {
+    state.withLock { ($0.stream, $0.stream == nil ? nil : $0.version) }
+  }
+
+  /// Returns once the client holds `version` of `stream`, or later.
+  func reached(_ stream: String, _ version: Int) async {
+    while true {
+      let count = received.current
+      if state.withLock({ $0.stream == stream && $0.version >= version }) { return }
+      guard await received.reached(count + 1) else { return }
+    }
+  }
+
+  /// Returns once `count` messages arrived in all.
+  func received(_ count: Int) async { _ = await received.reached(count) }
+}
+
+extension WireSession where Section == TestSection {
+  /// Returns once the client of `client` holds what the session follows, settled: the view's newest
+  /// version after every earlier write to the source.
+  func delivered(to client: WireClient) async {
+    guard let (source, stream) = following else { return }
+    await service.source.settled()
+    await source.settled()
+    await client.reached(stream, await source.version)
+  }
+}
+
+/// A message's bytes, as a client writes them.
+func bytes(_ message: WireMessage<TestSection>, format: Int = 2) -> Data {
+  WireCoder(formatVersion: format).encode(message)
+}
