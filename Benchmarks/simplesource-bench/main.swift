@@ -84,6 +84,8 @@ struct Item<ID: Hashable & Sendable>: Identifiable, Equatable, Sendable {
   var version = 0
 }
 
+extension Item: Codable where ID: Codable {}
+
 /// Source ids 0..<count; target = source minus `deleted`, `inserted` new ids at `deleted.lowerBound`'s
 /// insert point, then `shuffled` shuffled with a fixed seed.
 func flatIDs(count: Int, deleted: Range<Int>, inserted: Int, insertAt: Int, shuffled: Range<Int>)
