@@ -85,6 +85,10 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     }
   }
 
+  /// Sends the client an `error` for a message the transport itself refused (a binary frame where JSON
+  /// text is expected, a frame over its size limit); nothing else changes.
+  public func refuse(_ error: WireError) async { await reply(error) }
+
   /// Changes what the client may see. A client that is subscribed gets a reset of its query within the
   /// new scope (its view's stream changes), then the batches after it.
   /// - Complexity: as a new subscribe.

@@ -73,8 +73,26 @@ public func makeApplication(
       return try json(WriteBody(version: version, card: nil))
     }
   }
+  // Every client's WebSocket is a session of one service: the bytes move here, the protocol is the
+  // package's (subscribe, resume, errors; each batch encoded once for all clients).
+  let service = WireService(source: board.source, stream: board.stream)
   router.ws("/live") { inbound, outbound, _ in
-    try await LiveSession(board: board, outbound: outbound).run(inbound.messages(maxSize: maxInbound))
+    let session = service.session { bytes in
+      try await outbound.write(.text(String(decoding: bytes, as: UTF8.self)))
+    }
+    do {
+      for try await message in inbound.messages(maxSize: maxInbound) {
+        guard case .text(let text) = message else {
+          await session.refuse(WireError(.malformed, "messages are JSON text, not binary"))
+          continue
+        }
+        await session.receive(text: text)
+      }
+    } catch {
+      await session.close()
+      throw error
+    }
+    await session.close()
   }
 
   return Application(
@@ -139,50 +157,5 @@ func respond(_ body: () async throws -> Response) async throws -> Response {
     return try json(
       ErrorBody(error: .init(code: error.code, detail: error.detail)),
       status: HTTPResponse.Status(code: error.status))
-  }
-}
-
-/// One WebSocket client: it sends `subscribe`; it gets the board's feed from the version it holds. A bad
-/// message gets an `error` message and changes nothing; a new `subscribe` replaces the feed.
-struct LiveSession {
-  let board: Board
-  let outbound: WebSocketOutboundWriter
-  let coder = WireCoder(maxMessageBytes: maxInbound)
-
-  func run(_ messages: WebSocketInboundMessageStream) async throws {
-    var feed: WireFeed<Column>?
-    var sending: Task<Void, Never>?
-    defer {
-      feed?.cancel()
-      sending?.cancel()
-    }
-    for try await message in messages {
-      do {
-        guard case .text(let text) = message else {
-          throw WireError(.malformed, "messages are JSON text, not binary")
-        }
-        let decoded: WireMessage<Column> = try coder.decode(Data(text.utf8))
-        guard case .subscribe(let stream, let from) = decoded else {
-          throw WireError(.unexpectedMessage, "a \(decoded.typeName) message sent to the server")
-        }
-        feed?.cancel()
-        await sending?.value
-        let next = await board.source.wireFeed(stream: board.stream, request: (stream, from))
-        feed = next
-        // Each batch is encoded once, however many clients it goes to.
-        sending = Task { [outbound, coder] in
-          for await bytes in next.encoded(with: coder) {
-            do {
-              try await outbound.write(.text(String(decoding: bytes, as: UTF8.self)))
-            } catch {
-              next.cancel()
-            }
-          }
-        }
-      } catch let error as WireError {
-        try await outbound.write(
-          .text(String(decoding: coder.encode(WireMessage<Column>.error(error)), as: UTF8.self)))
-      }
-    }
   }
 }
