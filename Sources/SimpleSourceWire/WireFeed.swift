@@ -93,7 +93,7 @@ extension DataSourceType {
   /// - Parameters:
   ///   - stream: This source's stream name. Make it unique per source instance (a server that restarts
   ///     with fresh versions must change it), so that a client never resumes onto another history.
-  ///   - request: The client's stream and version, from its ``WireMessage/subscribe(stream:from:)``.
+  ///   - request: The client's stream and version, from its ``WireMessage/subscribe(stream:from:query:)``.
   ///   - pacing: How often this client receives batches.
   /// - Complexity: as ``subscribe(from:pacing:)``; each batch message is O(*k* log *n*) to make.
   public func wireFeed(stream: String, request: (stream: String?, from: Int?), pacing: Pacing = .immediate)

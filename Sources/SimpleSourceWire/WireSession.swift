@@ -35,7 +35,10 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   var formatVersion = WireMessage<Section>.formatVersion
   /// The subscription being sent, the task sending it, and the view it uses.
   var current:
-    (feed: WireFeed<Section>, sending: Task<Void, Never>, lease: WireService<Section, Scope>.Lease?)?
+    (
+      feed: WireFeed<Section>, sending: Task<Void, Never>, lease: WireService<Section, Scope>.Lease?,
+      sent: AppliedVersion
+    )?
   /// The last subscribe, replayed when the scope changes.
   var request: (stream: String?, from: Int?, query: WireQueryRequest?)?
   /// Whether ``close()`` was called.
@@ -139,21 +142,36 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     }
     request = (stream, from, query)
     let coder = WireCoder(maxMessageBytes: reader.maxMessageBytes, formatVersion: formatVersion)
+    let sent = AppliedVersion(feed.subscription.version)
     let sending = Task { [send] in
-      // Each batch is encoded once per format, however many sessions send it.
-      for await bytes in feed.encoded(with: coder) {
-        do { try await send(bytes) } catch {
-          feed.cancel()
-          break
+      do {
+        try await send(coder.encode(feed.start))
+        // Each batch is encoded once per format, however many sessions send it.
+        for await batch in feed.subscription.batches {
+          try await send(coder.encode(batch))
+          sent.advance(to: batch.to)
         }
+      } catch {
+        feed.cancel()
       }
+      sent.finish()
     }
-    current = (feed, sending, lease)
+    current = (feed, sending, lease, sent)
+  }
+
+  /// Returns once every batch of the writes to the service's source made before the call has been sent
+  /// to the client (`send` returned), or the subscription ended. Tests and services await this instead
+  /// of sleeping.
+  public func settled() async {
+    guard let current, let (source, _) = following else { return }
+    await service.source.settled()
+    await source.settled()
+    _ = await current.sent.reached(await source.version)
   }
 
   /// Stops the subscription being sent, waits until its last message is sent, and releases its view.
   private func stop() async {
-    guard let (feed, sending, lease) = current else { return }
+    guard let (feed, sending, lease, _) = current else { return }
     current = nil
     feed.cancel()
     await sending.value
