@@ -64,6 +64,17 @@ public struct ChangeList<ID: Hashable & Sendable, Position: Hashable & Sendable 
   @inlinable
   public var hasStructuralChanges: Bool { !deletes.isEmpty || !inserts.isEmpty || !moves.isEmpty }
 
+  /// The ids of the deletes, inserts and moves: the elements whose place changes.
+  /// - Complexity: O(deletes + inserts + moves).
+  @inlinable
+  package var structuralIDs: Set<ID> {
+    var ids = Set<ID>(minimumCapacity: deletes.count + inserts.count + moves.count)
+    for list in [deletes, inserts, moves] {
+      for change in list { ids.insert(change.id) }
+    }
+    return ids
+  }
+
   /// The total number of changes.
   @inlinable
   public var count: Int { deletes.count + inserts.count + moves.count + updates.count }

@@ -20,9 +20,7 @@ extension Snapshot {
     Snapshot, Changeset<Section>
   )? {
     let sectionChanges = changeset.sectionChanges
-    guard sectionChanges.deletes.isEmpty, sectionChanges.inserts.isEmpty, sectionChanges.moves.isEmpty else {
-      return nil
-    }
+    guard !sectionChanges.hasStructuralChanges else { return nil }
     let child = changeset.target
     var tree = self.tree
     for update in sectionChanges.updates {
@@ -30,10 +28,7 @@ extension Snapshot {
       tree.replaceSectionContent(at: offset + index, with: child.sectionContent(at: index))
     }
     let changes = changeset.itemChanges
-    var structural = Set<Item.ID>()
-    for list in [changes.deletes, changes.inserts, changes.moves] {
-      for change in list { structural.insert(change.id) }
-    }
+    let structural = changes.structuralIDs
     var touched = structural
     for update in changes.updates {
       touched.insert(update.id)

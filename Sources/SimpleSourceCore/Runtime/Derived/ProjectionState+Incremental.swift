@@ -23,9 +23,7 @@ extension ProjectionState {
     Self, Changeset<Section>
   )? {
     let sectionChanges = changeset.sectionChanges
-    guard sectionChanges.deletes.isEmpty, sectionChanges.inserts.isEmpty, sectionChanges.moves.isEmpty else {
-      return nil
-    }
+    guard !sectionChanges.hasStructuralChanges else { return nil }
     let target = changeset.target
     var tree = shown.tree
     var hiddenEmpty = self.hiddenEmpty
@@ -41,14 +39,13 @@ extension ProjectionState {
       if let shownIndex { tree.replaceSectionContent(at: shownIndex, with: section) }
     }
 
-    var touched = Set<Item.ID>(minimumCapacity: changeset.itemChanges.count)
     let items = changeset.itemChanges
-    for list in [items.deletes, items.inserts, items.moves, items.updates] {
-      for change in list { touched.insert(change.id) }
-    }
+    let structural = items.structuralIDs
+    var touched = structural
+    for update in items.updates { touched.insert(update.id) }
 
     // Items the parent only edited that stay shown where they are: replaced in place.
-    let (settled, included) = try replacingInPlace(items, of: target, in: &tree)
+    let (settled, included) = try replacingInPlace(items.updates, besides: structural, of: target, in: &tree)
 
     // Take every other touched shown item out, from the last position back so that the others stay valid;
     // remember where each was among the items that stay, to try that place first.
@@ -144,19 +141,16 @@ extension ProjectionState {
   ///   comparisons each.
   @inlinable
   func replacingInPlace(
-    _ changes: ChangeList<Item.ID, ItemPosition>, of target: Snapshot<Section>,
+    _ updates: [Change<Item.ID, ItemPosition>], besides structural: Set<Item.ID>,
+    of target: Snapshot<Section>,
     in tree: inout SnapshotTree<Section>
   ) throws(ProjectionError) -> (settled: Set<Item.ID>, included: [Item.ID: Bool]) {
     var settled = Set<Item.ID>()
     var included: [Item.ID: Bool] = [:]
-    guard !changes.updates.isEmpty else { return (settled, included) }
-    var structural = Set<Item.ID>()
-    for list in [changes.deletes, changes.inserts, changes.moves] {
-      for change in list { structural.insert(change.id) }
-    }
+    guard !updates.isEmpty else { return (settled, included) }
     var edited = Set<Item.ID>()
-    for update in changes.updates where !structural.contains(update.id) { edited.insert(update.id) }
-    for update in changes.updates where edited.contains(update.id) {
+    for update in updates where !structural.contains(update.id) { edited.insert(update.id) }
+    for update in updates where edited.contains(update.id) {
       guard let to = update.to, let position = tree.position(ofItem: update.id) else { continue }
       let item = target[to]
       let section = target.sectionContent(at: to.section)
