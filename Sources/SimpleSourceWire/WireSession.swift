@@ -142,10 +142,12 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     }
     request = (stream, from, query)
     let coder = WireCoder(maxMessageBytes: reader.maxMessageBytes, formatVersion: formatVersion)
-    let sent = AppliedVersion(feed.subscription.version)
+    // Nothing is sent until the reset or resume is: -1 is before every version.
+    let sent = AppliedVersion(-1)
     let sending = Task { [send] in
       do {
         try await send(coder.encode(feed.start))
+        sent.advance(to: feed.subscription.version)
         // Each batch is encoded once per format, however many sessions send it.
         for await batch in feed.subscription.batches {
           try await send(coder.encode(batch))

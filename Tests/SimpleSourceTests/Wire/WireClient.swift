@@ -3,6 +3,7 @@
 
 import Foundation
 import SimpleSourceTesting
+import Testing
 
 @testable import SimpleSourceCore
 @testable import SimpleSourceWire
@@ -23,8 +24,6 @@ final class WireClient: Sendable {
   }
 
   let state = Locked(State())
-  /// How many messages arrived.
-  let received = AppliedVersion()
   let allows: @Sendable (TestItem) -> Bool
 
   init(allows: @escaping @Sendable (TestItem) -> Bool = { _ in true }) { self.allows = allows }
@@ -60,7 +59,6 @@ final class WireClient: Sendable {
         state.violations.append("refused a message: \(error)")
       }
     }
-    received.advance(to: received.current + 1)
   }
 
   /// The subscribe a client holding this state sends: its stream and version, if any.
@@ -68,27 +66,18 @@ final class WireClient: Sendable {
     state.withLock { ($0.stream, $0.stream == nil ? nil : $0.version) }
   }
 
-  /// Returns once the client holds `version` of `stream`, or later.
-  func reached(_ stream: String, _ version: Int) async {
-    while true {
-      let count = received.current
-      if state.withLock({ $0.stream == stream && $0.version >= version }) { return }
-      guard await received.reached(count + 1) else { return }
-    }
-  }
-
-  /// Returns once `count` messages arrived in all.
-  func received(_ count: Int) async { _ = await received.reached(count) }
 }
 
 extension WireSession where Section == TestSection {
-  /// Returns once the client of `client` holds what the session follows, settled: the view's newest
-  /// version after every earlier write to the source.
-  func delivered(to client: WireClient) async {
+  /// Awaits ``WireSession/settled()`` and checks that `client` then holds what the session follows: the
+  /// view's newest version after every earlier write to the source.
+  func delivered(to client: WireClient, sourceLocation: SourceLocation = #_sourceLocation) async {
+    await settled()
     guard let (source, stream) = following else { return }
-    await service.source.settled()
-    await source.settled()
-    await client.reached(stream, await source.version)
+    let version = await source.version
+    #expect(
+      client.state.withLock { $0.stream == stream && $0.version >= version },
+      "settled() returned before the client held \(stream) at \(version)", sourceLocation: sourceLocation)
   }
 }
 
@@ -96,3 +85,6 @@ extension WireSession where Section == TestSection {
 func bytes(_ message: WireMessage<TestSection>, format: Int = 2) -> Data {
   WireCoder(formatVersion: format).encode(message)
 }
+
+/// The bytes of a client's first `subscribe`, holding nothing, for `query`.
+func subscribe(_ query: WireQueryRequest?) -> Data { bytes(.subscribe(stream: nil, from: nil, query: query)) }
