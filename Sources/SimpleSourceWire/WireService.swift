@@ -36,6 +36,9 @@ public struct NoScope: Hashable, Sendable {
 /// - **Streams.** The whole source, with no scope, is `stream`; each view's stream is `stream` followed by
 ///   `.v` and its number, so a client resumes a view only while the service keeps it, and resets
 ///   otherwise. Make `stream` unique per service instance (a restart must change it).
+/// - **Versions.** A view's versions are the source's (``ProjectedVersions/parent``), with gaps where the
+///   source changed nothing the view shows: a client whose write was answered with the source's version
+///   *v* holds it once it holds *v* or later, when the write changed what it is shown.
 public actor WireService<Section: SectionType, Scope: Hashable & Sendable>
 where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item.ID: Codable {
   /// The rows a scope may see.
@@ -159,7 +162,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
       viewsMade += 1
       let start = Task { [source] () -> Result<ProjectedDataSource<Section>, ProjectionError> in
         do throws(ProjectionError) {
-          return .success(try await source.projected(projection))
+          return .success(try await source.projected(projection, versions: .parent))
         } catch {
           return .failure(error)
         }

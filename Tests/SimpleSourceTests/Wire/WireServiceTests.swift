@@ -71,6 +71,30 @@ struct WireServiceTests {
     await session.close()
   }
 
+  @Test("a view's versions are the source's: a write it shows arrives as the version the write made")
+  func viewVersionsAreTheSources() async throws {
+    let source = try BasicDataSource(sections: layout("A: a1 b1 | B: b2"))
+    try await source.appendItems([TestItem("a2")], toSection: "B")
+    let service = WireService(source: source, stream: "s", queries: Self.queries)
+    let client = WireClient()
+    let session = service.session { client.receive($0) }
+    await session.receive(subscribe(WireQueryRequest("prefix", ["prefix": .string("a")])))
+    await session.delivered(to: client)
+    #expect(client.state.withLock { $0.version } == 1, "the reset is at the source's version")
+    try await source.appendItems([TestItem("a3")], toSection: "A")  // 2, shown
+    await session.delivered(to: client)
+    #expect(client.state.withLock { $0.version } == 2)
+    try await source.appendItems([TestItem("b3")], toSection: "A")  // 3, not shown: no batch
+    await session.delivered(to: client)
+    #expect(client.state.withLock { $0.version } == 2)
+    try await source.deleteItems(["a1"])  // 4, shown
+    await session.delivered(to: client)
+    let state = client.state.withLock { $0 }
+    #expect(state.version == 4 && state.messages == ["reset", "batch", "batch"])
+    #expect(state.held.sections == layout("A: a3 | B: a2"))
+    await session.close()
+  }
+
   @Test("each client receives only its query's slice, live; identical queries share one view")
   func queriesShareViews() async throws {
     let source = try BasicDataSource(sections: layout("A: a1 b1 a2 | B: b2 a3 | C: c"))

@@ -2,16 +2,18 @@
 // version.
 
 extension Broadcaster {
-  /// Publishes `change` as the version after the newest, for a source that is the only publisher.
+  /// Publishes `change` as `next` (after the newest version), or as the version after the newest, for a
+  /// source that is the only publisher.
   /// - Returns: Whether a batch was published (an empty change publishes nothing, G4).
   @usableFromInline
   @discardableResult
-  func publishNext(_ change: Changeset<Section>) -> Bool {
+  func publishNext(_ change: Changeset<Section>, as next: Int? = nil) -> Bool {
     if change.isEmpty { return false }
     let version = self.version
     do {
       try publish(
-        UpdateBatch(from: version, to: version + 1, changeset: change), refreshing: change.forcedRefreshes)
+        UpdateBatch(from: version, to: next ?? version + 1, changeset: change),
+        refreshing: change.forcedRefreshes)
       return true
     } catch {
       // A single publisher, one batch at a time, from the newest version: only `finished` can happen,

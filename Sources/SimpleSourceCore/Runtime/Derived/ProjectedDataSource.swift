@@ -10,9 +10,10 @@
 /// ```
 ///
 /// A projected source is a ``DataSourceType`` with the whole contract (G1–G10): it follows its parent
-/// through one subscription and publishes through a ``Broadcaster``. Its versions are its own: they count
-/// the batches of what it shows, one per parent batch that changes what is shown and one per
-/// ``setProjection(_:)`` that does.
+/// through one subscription and publishes through a ``Broadcaster``. Its versions are its own by default:
+/// they count the batches of what it shows, one per parent batch that changes what is shown and one per
+/// ``setProjection(_:)`` that does. With ``ProjectedVersions/parent`` they are the parent's instead (a
+/// fixed projection whose clients match versions their writes were answered with).
 ///
 /// - **Cost follows the change.** A parent batch that touches *k* items costs O(*k* log *n*): the
 ///   projection's closures are asked about those *k* items only, each is taken out of the persistent
@@ -45,12 +46,16 @@ public final class ProjectedDataSource<Section: SectionType>: DataSourceType {
   ///
   /// Inlinable so that the projection's work is specialised for your types in your build.
   ///
+  /// - Parameters:
+  ///   - parent: The source shown.
+  ///   - projection: What is shown of it.
+  ///   - versions: How versions are numbered: the source's own count, or the parent's versions.
   /// - Throws: ``ProjectionError`` when the projection's closures fail on the parent's current state.
   /// - Complexity: O(*n*) predicate calls (O(*n* log *n*) comparisons when sorting), off the caller's actor.
   @inlinable
-  public init<Parent: DataSourceType>(_ parent: Parent, projection: Projection<Section> = .all)
-    async throws(ProjectionError) where Parent.Section == Section
-  {
+  public init<Parent: DataSourceType>(
+    _ parent: Parent, projection: Projection<Section> = .all, versions: ProjectedVersions = .own
+  ) async throws(ProjectionError) where Parent.Section == Section {
     let subscription = await parent.subscribe()
     let steps = ProjectionSteps<Section>()
     let state: ProjectionState<Section>
@@ -63,7 +68,7 @@ public final class ProjectedDataSource<Section: SectionType>: DataSourceType {
     let (errors, reporter) = AsyncStream.makeStream(
       of: ProjectionError.self, bufferingPolicy: .bufferingNewest(100))
     let engine = ProjectionEngine(
-      state: state, parentVersion: subscription.version, steps: steps, reporter: reporter)
+      state: state, parentVersion: subscription.version, versions: versions, steps: steps, reporter: reporter)
     self.engine = engine
     self.errors = errors
     self.parentSubscription = subscription
@@ -84,8 +89,9 @@ public final class ProjectedDataSource<Section: SectionType>: DataSourceType {
   /// Shows the parent through `projection` from now on, publishing the difference as one batch (none
   /// when nothing shown changes).
   ///
-  /// - Throws: ``ProjectionError`` when a closure fails; the previous projection stays, and nothing is
-  ///   published.
+  /// - Throws: ``ProjectionError`` when a closure fails, or
+  ///   ``ProjectionError/Code-swift.struct/projectionFixed`` when versions are the parent's; the previous
+  ///   projection stays, and nothing is published.
   /// - Complexity: O(*n*) predicate calls (O(*n* log *n*) comparisons when sorting) and a full diff, on
   ///   the projected source's actor.
   public func setProjection(_ projection: Projection<Section>) async throws(ProjectionError) {
@@ -123,10 +129,10 @@ extension DataSourceType {
   /// own filter.
   /// - Complexity: O(*n*) predicate calls, off the caller's actor.
   @inlinable
-  public func projected(_ projection: Projection<Section>) async throws(ProjectionError)
-    -> ProjectedDataSource<Section>
+  public func projected(_ projection: Projection<Section>, versions: ProjectedVersions = .own)
+    async throws(ProjectionError) -> ProjectedDataSource<Section>
   {
-    try await ProjectedDataSource(self, projection: projection)
+    try await ProjectedDataSource(self, projection: projection, versions: versions)
   }
 }
 
@@ -178,6 +184,8 @@ actor ProjectionEngine<Section: SectionType> {
   @usableFromInline var state: ProjectionState<Section>
   /// The parent version the state reflects.
   @usableFromInline var parentVersion: Int
+  /// How versions are numbered.
+  @usableFromInline let versions: ProjectedVersions
   @usableFromInline let steps: ProjectionSteps<Section>
   @usableFromInline nonisolated let reporter: AsyncStream<ProjectionError>.Continuation
   @usableFromInline nonisolated let broadcaster: Broadcaster<Section>
@@ -186,14 +194,15 @@ actor ProjectionEngine<Section: SectionType> {
 
   @usableFromInline
   init(
-    state: ProjectionState<Section>, parentVersion: Int, steps: ProjectionSteps<Section>,
-    reporter: AsyncStream<ProjectionError>.Continuation
+    state: ProjectionState<Section>, parentVersion: Int, versions: ProjectedVersions,
+    steps: ProjectionSteps<Section>, reporter: AsyncStream<ProjectionError>.Continuation
   ) {
     self.state = state
     self.parentVersion = parentVersion
+    self.versions = versions
     self.steps = steps
     self.reporter = reporter
-    broadcaster = Broadcaster(snapshot: state.shown)
+    broadcaster = Broadcaster(snapshot: state.shown, version: versions == .parent ? parentVersion : 0)
     appliedParentVersion = AppliedVersion(parentVersion)
   }
 
@@ -203,7 +212,7 @@ actor ProjectionEngine<Section: SectionType> {
     do {
       let (next, change) = try steps.apply(state, batch.changeset, batch.from == parentVersion)
       state = next
-      publish(change)
+      publish(change, as: versions == .parent ? batch.to : nil)
     } catch {
       reporter.yield(error)
       state = state.skipping(to: batch.snapshot)
@@ -214,9 +223,14 @@ actor ProjectionEngine<Section: SectionType> {
   /// Replaces the projection.
   @usableFromInline
   func replace(_ projection: Projection<Section>) throws(ProjectionError) {
+    guard versions == .own else { throw ProjectionError(.projectionFixed) }
     let (next, change) = try steps.replace(state, projection)
     state = next
-    publish(change)
+    publish(change, as: nil)
   }
-  private func publish(_ change: Changeset<Section>) { broadcaster.publishNext(change) }
+
+  /// Publishes `change` as `version`, or as the version after the newest.
+  private func publish(_ change: Changeset<Section>, as version: Int?) {
+    broadcaster.publishNext(change, as: version)
+  }
 }

@@ -51,6 +51,18 @@ public struct Projection<Section: SectionType>: Sendable {
   public static var all: Projection { Projection() }
 }
 
+/// How a ``ProjectedDataSource`` numbers its versions.
+public enum ProjectedVersions: Hashable, Sendable {
+  /// Its own count: one version per batch it publishes, from 0 (the default).
+  case own
+  /// The parent's: each batch is numbered with the parent version whose state it shows, and the first
+  /// state with the parent's version at the start, so versions have gaps where the parent changed nothing
+  /// shown. A client that wrote to the parent and was answered with version *v* holds its write once it
+  /// holds *v* or later, if the write changed what it is shown. The projection is then fixed:
+  /// ``ProjectedDataSource/setProjection(_:)`` throws ``ProjectionError/Code-swift.struct/projectionFixed``.
+  case parent
+}
+
 /// Why a projection could not be computed; what was shown before stays.
 public struct ProjectionError: Error, Hashable, Sendable, CustomStringConvertible {
   /// What went wrong. New codes may be added.
@@ -71,6 +83,9 @@ public struct ProjectionError: Error, Hashable, Sendable, CustomStringConvertibl
     /// ``Projection/areInIncreasingOrder`` is not a strict weak ordering: it said an item comes before
     /// itself, or contradicted itself about the item and its neighbour.
     public static let invalidOrdering = Code(rawValue: "invalidOrdering")
+    /// ``ProjectedDataSource/setProjection(_:)`` on a source whose versions are its parent's
+    /// (``ProjectedVersions/parent``): its projection is fixed.
+    public static let projectionFixed = Code(rawValue: "projectionFixed")
   }
 
   /// What went wrong.

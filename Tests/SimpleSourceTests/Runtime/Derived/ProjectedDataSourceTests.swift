@@ -198,6 +198,46 @@ struct ProjectedDataSourceTests {
       await projected.snapshot.sections[0].items.count == count - count / 4 + (count / 2 % 4 == 3 ? 1 : 0))
   }
 
+  @Test(
+    "with the parent's versions, each batch is numbered with the parent version it shows, resumes work, and the projection is fixed"
+  )
+  func parentVersions() async throws {
+    let parent = try BasicDataSource(sections: layout("A: a b' c"))
+    try await parent.replaceItem(TestItem("c", version: 2))
+    let odd = try await parent.projected(Projection(where: { $0.version % 2 == 1 }), versions: .parent)
+    #expect(await odd.version == 1, "starts at the parent's version")
+    let subscription = await odd.subscribe()
+    var tos: [Int] = []
+    var batches = subscription.batches.makeAsyncIterator()
+    try await parent.replaceItem(TestItem("a", version: 2))  // 2: nothing shown changes
+    await odd.settled()
+    try await parent.replaceItem(TestItem("c", version: 3))  // 3: c shows
+    await odd.settled()
+    tos.append(await batches.next()?.to ?? -1)
+    try await parent.deleteItems(["b"])  // 4: b goes
+    await odd.settled()
+    tos.append(await batches.next()?.to ?? -1)
+    #expect(tos == [3, 4], "no version for the parent batch that changed nothing shown")
+    #expect(await odd.snapshot.sections == layout("A: c'''"))
+
+    // A client holding 3 resumes with one batch 3 -> 4; the parent's 2, never shown, is a reset.
+    let resumed = await odd.subscribe(from: 3, pacing: .immediate)
+    guard case .resumed(let from3) = resumed else {
+      Issue.record("expected a resume from 3, got \(resumed)")
+      return
+    }
+    var iterator = from3.batches.makeAsyncIterator()
+    let batch = await iterator.next()
+    #expect(batch?.from == 3 && batch?.to == 4)
+    #expect(!(await odd.subscribe(from: 2, pacing: .immediate)).isResumed, "2 was never shown: a reset")
+
+    await #expect(throws: ProjectionError(.projectionFixed)) {
+      try await odd.setProjection(.all)
+    }
+    #expect(await odd.version == 4)
+    #expect(await odd.snapshot.sections == layout("A: c'''"))
+  }
+
   @Test("projecting never runs on the main actor (G9)")
   @MainActor
   func offMain() async throws {
