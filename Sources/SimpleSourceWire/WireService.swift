@@ -52,6 +52,8 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   public nonisolated let queries: [String: WireQuery<Section>]
   /// The rows each scope may see; `nil` when every scope sees every row.
   nonisolated let rows: Rows?
+  /// How many versions each view retains.
+  nonisolated let history: HistoryLimit
   /// The views sessions use, and the idle ones kept.
   var views: SharedViews<ViewKey, SharedView>
   /// The number of the last view made.
@@ -63,19 +65,23 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   ///   - stream: The source's stream name, unique per service instance.
   ///   - queries: The queries clients may name; their names must differ.
   ///   - keepingIdleViews: How many views no session uses are kept, so that their clients resume.
+  ///   - history: How many versions each view retains for clients that resume (the whole source retains
+  ///     its own).
   ///   - rows: The row predicate of each scope; a pure function of the row.
   public init<Source: DataSourceType>(
     source: Source, stream: String, queries: [WireQuery<Section>] = [], keepingIdleViews: Int = 16,
-    rows: @escaping Rows
+    history: HistoryLimit = .default, rows: @escaping Rows
   ) where Source.Section == Section {
     self.init(
-      source: source, stream: stream, queries: queries, keepingIdleViews: keepingIdleViews, scoped: rows)
+      source: source, stream: stream, queries: queries, keepingIdleViews: keepingIdleViews, history: history,
+      scoped: rows)
   }
 
   init(
     source: any DataSourceType<Section>, stream: String, queries: [WireQuery<Section>], keepingIdleViews: Int,
-    scoped rows: Rows?
+    history: HistoryLimit, scoped rows: Rows?
   ) {
+    self.history = history
     self.source = source
     self.stream = stream
     var byName: [String: WireQuery<Section>] = [:]
@@ -162,7 +168,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
       viewsMade += 1
       let start = Task { [source] () -> Result<ProjectedDataSource<Section>, ProjectionError> in
         do throws(ProjectionError) {
-          return .success(try await source.projected(projection, versions: .parent))
+          return .success(try await source.projected(projection, versions: .parent, history: history))
         } catch {
           return .failure(error)
         }
@@ -197,11 +203,14 @@ extension WireService where Scope == NoScope {
   ///   - stream: The source's stream name, unique per service instance.
   ///   - queries: The queries clients may name; their names must differ.
   ///   - keepingIdleViews: How many query views no session uses are kept, so that their clients resume.
+  ///   - history: How many versions each query view retains for clients that resume.
   public init<Source: DataSourceType>(
-    source: Source, stream: String, queries: [WireQuery<Section>] = [], keepingIdleViews: Int = 16
+    source: Source, stream: String, queries: [WireQuery<Section>] = [], keepingIdleViews: Int = 16,
+    history: HistoryLimit = .default
   ) where Source.Section == Section {
     self.init(
-      source: source, stream: stream, queries: queries, keepingIdleViews: keepingIdleViews, scoped: nil)
+      source: source, stream: stream, queries: queries, keepingIdleViews: keepingIdleViews, history: history,
+      scoped: nil)
   }
 
   /// A session for one connection; see ``session(scope:pacing:send:)``.

@@ -50,11 +50,13 @@ public final class ProjectedDataSource<Section: SectionType>: DataSourceType {
   ///   - parent: The source shown.
   ///   - projection: What is shown of it.
   ///   - versions: How versions are numbered: the source's own count, or the parent's versions.
+  ///   - history: How many versions it retains for subscribers that resume (G11).
   /// - Throws: ``ProjectionError`` when the projection's closures fail on the parent's current state.
   /// - Complexity: O(*n*) predicate calls (O(*n* log *n*) comparisons when sorting), off the caller's actor.
   @inlinable
   public init<Parent: DataSourceType>(
-    _ parent: Parent, projection: Projection<Section> = .all, versions: ProjectedVersions = .own
+    _ parent: Parent, projection: Projection<Section> = .all, versions: ProjectedVersions = .own,
+    history: HistoryLimit = .default
   ) async throws(ProjectionError) where Parent.Section == Section {
     let subscription = await parent.subscribe()
     let steps = ProjectionSteps<Section>()
@@ -68,7 +70,8 @@ public final class ProjectedDataSource<Section: SectionType>: DataSourceType {
     let (errors, reporter) = AsyncStream.makeStream(
       of: ProjectionError.self, bufferingPolicy: .bufferingNewest(100))
     let engine = ProjectionEngine(
-      state: state, parentVersion: subscription.version, versions: versions, steps: steps, reporter: reporter)
+      state: state, parentVersion: subscription.version, versions: versions, history: history, steps: steps,
+      reporter: reporter)
     self.engine = engine
     self.errors = errors
     self.parentSubscription = subscription
@@ -129,10 +132,10 @@ extension DataSourceType {
   /// own filter.
   /// - Complexity: O(*n*) predicate calls, off the caller's actor.
   @inlinable
-  public func projected(_ projection: Projection<Section>, versions: ProjectedVersions = .own)
-    async throws(ProjectionError) -> ProjectedDataSource<Section>
-  {
-    try await ProjectedDataSource(self, projection: projection, versions: versions)
+  public func projected(
+    _ projection: Projection<Section>, versions: ProjectedVersions = .own, history: HistoryLimit = .default
+  ) async throws(ProjectionError) -> ProjectedDataSource<Section> {
+    try await ProjectedDataSource(self, projection: projection, versions: versions, history: history)
   }
 }
 
@@ -194,7 +197,7 @@ actor ProjectionEngine<Section: SectionType> {
 
   @usableFromInline
   init(
-    state: ProjectionState<Section>, parentVersion: Int, versions: ProjectedVersions,
+    state: ProjectionState<Section>, parentVersion: Int, versions: ProjectedVersions, history: HistoryLimit,
     steps: ProjectionSteps<Section>, reporter: AsyncStream<ProjectionError>.Continuation
   ) {
     self.state = state
@@ -202,7 +205,8 @@ actor ProjectionEngine<Section: SectionType> {
     self.versions = versions
     self.steps = steps
     self.reporter = reporter
-    broadcaster = Broadcaster(snapshot: state.shown, version: versions == .parent ? parentVersion : 0)
+    broadcaster = Broadcaster(
+      snapshot: state.shown, version: versions == .parent ? parentVersion : 0, history: history)
     appliedParentVersion = AppliedVersion(parentVersion)
   }
 
