@@ -46,6 +46,7 @@ let package = Package(
       name: "LiveBoardTests",
       dependencies: [
         "LiveBoard",
+        .product(name: "GRDB", package: "GRDB.swift"),
         .product(name: "HummingbirdTesting", package: "hummingbird"),
         .product(name: "HummingbirdWSTesting", package: "hummingbird-websocket"),
       ],

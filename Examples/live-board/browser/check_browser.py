@@ -1,10 +1,14 @@
 #!/usr/bin/env python3
 """The live board in a real browser: headless Chromium driven by Selenium through chromium-driver.
 
-Starts the server on a free port with a fresh SQLite file, opens the page, makes writes over HTTP, and
-checks that the DOM shows exactly the database's rows in order; then closes the page's WebSocket, writes
-while it is away, and checks that it resumed from its version (no reset) and shows the database again.
-Saves a screenshot to .build/board.png (not in git). Exits non-zero on any failure.
+Starts the server on a free port with a fresh SQLite file and opens two pages, one as alice and one as bob
+(`?user=`). Makes writes over HTTP, shared and private, and checks that each page's DOM shows exactly the
+rows that user may see, in the database's order, and never the other's private cards. Alice then adds a
+private card through the page's form, and searches: her page shows only the matching cards she may see,
+live while bob writes. A card made shared appears on bob's page. Finally it closes alice's WebSocket,
+writes while it is away, and checks that the page resumed (no reset) and shows the database again.
+Saves screenshots to .build/board-alice.png and .build/board-bob.png (not in git). Exits non-zero on any
+failure.
 
     python3 browser/check_browser.py [path/to/live-board]
 """
@@ -19,6 +23,7 @@ import urllib.request
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -31,10 +36,10 @@ def free_port():
         return s.getsockname()[1]
 
 
-def call(base, method, path, body=None):
+def call(base, method, path, body=None, user=None):
     data = json.dumps(body).encode() if body is not None else None
-    request = urllib.request.Request(base + path, data=data, method=method,
-                                     headers={"content-type": "application/json"})
+    url = base + path + (f"?user={user}" if user else "")
+    request = urllib.request.Request(url, data=data, method=method, headers={"content-type": "application/json"})
     with urllib.request.urlopen(request, timeout=10) as response:
         return json.loads(response.read())
 
@@ -48,21 +53,40 @@ def dom_columns(driver):
     """)
 
 
-def database_columns(base):
-    board = call(base, "GET", "/api/board")
-    columns = [{"id": c["id"], "items": [[i["id"], i["title"]] for i in c["items"]]} for c in board["columns"]]
-    return board["version"], columns
+def database_columns(base, user, search=None):
+    """What `user` may see, as the database holds it; only the cards matching `search` when given."""
+    board = call(base, "GET", "/api/board", user=user)
+    return [{"id": c["id"], "items": [[i["id"], i["title"]] for i in c["items"]
+                                      if search is None or search.lower() in i["title"].lower()]}
+            for c in board["columns"]]
 
 
-def wait_until_shows(driver, base, version):
+def wait_until_shows(driver, base, user, search=None):
+    """Waits until the page is live and shows exactly what `user` may see (matching `search`)."""
+    truth = database_columns(base, user, search)
+    try:
+        WebDriverWait(driver, 20).until(
+            lambda d: d.execute_script("return document.getElementById('board').dataset.state") == "live"
+            and dom_columns(d) == truth)
+    except Exception:
+        raise AssertionError(f"{user}'s page shows {dom_columns(driver)}, the database holds {truth}")
+    return truth
+
+
+def ids(columns):
+    return {item[0] for column in columns for item in column["items"]}
+
+
+def open_page(base, user):
+    options = webdriver.ChromeOptions()
+    options.binary_location = "/usr/bin/chromium"
+    for argument in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1200,700"]:
+        options.add_argument(argument)
+    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+    driver.get(f"{base}/?user={user}")
     WebDriverWait(driver, 20).until(
-        lambda d: d.execute_script(
-            "const b = document.getElementById('board'); return b.dataset.state === 'live' && b.dataset.version"
-        ) == str(version))
-    shown = dom_columns(driver)
-    _, truth = database_columns(base)
-    if shown != truth:
-        raise AssertionError(f"the page shows {shown}, the database holds {truth}")
+        lambda d: d.execute_script("return document.getElementById('board').dataset.state") == "live")
+    return driver
 
 
 def main():
@@ -72,49 +96,91 @@ def main():
     database = os.path.join(tempfile.mkdtemp(), "board.sqlite")
     server = subprocess.Popen([binary, "--port", str(port), "--db", database],
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    drivers = []
     try:
         listening = server.stdout.readline()  # printed once the server listens
         if "listening" not in listening:
             raise AssertionError(f"the server did not start: {listening}")
-        options = webdriver.ChromeOptions()
-        options.binary_location = "/usr/bin/chromium"
-        for argument in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1200,700"]:
-            options.add_argument(argument)
-        driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
-        try:
-            driver.get(base + "/")
-            WebDriverWait(driver, 20).until(
-                lambda d: d.execute_script("return document.getElementById('board').dataset.state") == "live")
+        alice = open_page(base, "alice")
+        drivers.append(alice)
+        bob = open_page(base, "bob")
+        drivers.append(bob)
 
-            # Writes by HTTP: the page shows exactly the database's rows, in order.
-            for index, column in enumerate(["todo", "doing", "done", "todo", "todo", "doing"]):
-                version = call(base, "POST", "/api/cards",
-                               {"id": f"c{index}", "title": f"Card {index}", "column": column})["version"]
-            call(base, "POST", "/api/cards/c4/move", {"column": "todo", "before": "c0"})
-            call(base, "PATCH", "/api/cards/c1", {"title": "Renamed"})
-            call(base, "POST", "/api/cards/c2/move", {"column": "doing", "before": "c1"})
-            version = call(base, "DELETE", "/api/cards/c3")["version"]
-            wait_until_shows(driver, base, version)
+        # Writes by HTTP, shared and private: each page shows exactly its user's rows, in order.
+        for index, column in enumerate(["todo", "doing", "done", "todo", "todo", "doing"]):
+            call(base, "POST", "/api/cards", {"id": f"c{index}", "title": f"Card {index}", "column": column})
+        call(base, "POST", "/api/cards", {"id": "a-plan", "title": "Alice's plan", "column": "todo",
+                                          "private": True}, user="alice")
+        call(base, "POST", "/api/cards", {"id": "b-plan", "title": "Bob's plan", "column": "doing",
+                                          "private": True, "before": "c1"}, user="bob")
+        call(base, "POST", "/api/cards/c4/move", {"column": "todo", "before": "c0"})
+        call(base, "PATCH", "/api/cards/c1", {"title": "Renamed"})
+        call(base, "POST", "/api/cards/c2/move", {"column": "doing", "before": "c1"}, user="bob")
+        call(base, "DELETE", "/api/cards/c3")
+        shown = {"alice": ids(wait_until_shows(alice, base, "alice")), "bob": ids(wait_until_shows(bob, base, "bob"))}
+        if "a-plan" not in shown["alice"] or "b-plan" in shown["alice"]:
+            raise AssertionError(f"alice's page shows {shown['alice']}")
+        if "b-plan" not in shown["bob"] or "a-plan" in shown["bob"]:
+            raise AssertionError(f"bob's page shows {shown['bob']}")
 
-            # Drop the WebSocket and write while the page is away: it resumes from its version.
-            driver.execute_script("window.boardClient.socket.close()")
-            call(base, "POST", "/api/cards", {"id": "late", "title": "Written while away", "column": "done"})
-            version = call(base, "POST", "/api/cards/c5/move", {"column": "todo"})["version"]
-            wait_until_shows(driver, base, version)
-            counts = driver.execute_script("return window.boardClient.counts")
-            last_start = driver.execute_script("return window.boardClient.lastStart")
-            error = driver.execute_script("return window.boardClient.lastError")
-            if last_start != "resumed" or counts["resets"] != 1 or counts["resumes"] != 1 or error:
-                raise AssertionError(f"expected one reset then one resume, got {counts}, {last_start}, {error}")
+        # Alice adds a private card with the page's form: hers alone, marked private.
+        alice.find_element(By.CSS_SELECTOR, "#add input[name=title]").send_keys("From the form")
+        alice.find_element(By.CSS_SELECTOR, "#add input[name=private]").click()
+        alice.find_element(By.CSS_SELECTOR, "#add button").click()
+        WebDriverWait(alice, 20).until(lambda d: "From the form" in d.find_element(By.ID, "board").text)
+        wait_until_shows(alice, base, "alice")
+        wait_until_shows(bob, base, "bob")
+        if "From the form" in bob.find_element(By.ID, "board").text:
+            raise AssertionError("bob's page shows alice's private card")
+        marked = alice.execute_script(
+            "return [...document.querySelectorAll('li.card.private')].map(card => card.textContent).sort()")
+        if marked != ["Alice's plan", "From the form"]:
+            raise AssertionError(f"alice's private cards are marked {marked}")
 
-            os.makedirs(os.path.join(PACKAGE, ".build"), exist_ok=True)
-            screenshot = os.path.join(PACKAGE, ".build", "board.png")
-            driver.save_screenshot(screenshot)
-            print(f"browser: the page followed {counts['batches']} batches over {counts['connections']} "
-                  f"connections, resumed after the drop, and shows the database; screenshot {screenshot}")
-        finally:
-            driver.quit()
+        # Alice searches: a live query; bob's writes that match show up, his private ones never.
+        alice.find_element(By.ID, "search").send_keys("plan")
+        wait_until_shows(alice, base, "alice", search="plan")
+        call(base, "POST", "/api/cards", {"id": "s-plan", "title": "Shared plan", "column": "done"}, user="bob")
+        call(base, "POST", "/api/cards", {"id": "b-plan2", "title": "Bob's other plan", "column": "done",
+                                          "private": True}, user="bob")
+        call(base, "PATCH", "/api/cards/c0", {"title": "Card 0, planned"}, user="bob")
+        searched = ids(wait_until_shows(alice, base, "alice", search="plan"))
+        if searched != {"a-plan", "s-plan", "c0"}:
+            raise AssertionError(f"alice's search shows {searched}")
+        alice.find_element(By.ID, "search").clear()
+        alice.execute_script("document.getElementById('search').dispatchEvent(new Event('input'))")
+        wait_until_shows(alice, base, "alice")
+
+        # Alice shares her plan: an insert on bob's page. Bob takes a shared card private: a delete on hers.
+        call(base, "PATCH", "/api/cards/a-plan", {"private": False}, user="alice")
+        call(base, "PATCH", "/api/cards/c5", {"private": True}, user="bob")
+        if "a-plan" not in ids(wait_until_shows(bob, base, "bob")):
+            raise AssertionError("alice's shared plan did not reach bob's page")
+        if "c5" in ids(wait_until_shows(alice, base, "alice")):
+            raise AssertionError("bob's private card is still on alice's page")
+
+        # Drop alice's WebSocket and write while the page is away: it resumes from its version.
+        resets = alice.execute_script("return window.boardClient.counts.resets")
+        alice.execute_script("window.boardClient.socket.close()")
+        call(base, "POST", "/api/cards", {"id": "late", "title": "Written while away", "column": "done"})
+        call(base, "POST", "/api/cards/c4/move", {"column": "done"}, user="alice")
+        wait_until_shows(alice, base, "alice")
+        wait_until_shows(bob, base, "bob")
+        counts = alice.execute_script("return window.boardClient.counts")
+        last_start = alice.execute_script("return window.boardClient.lastStart")
+        error = alice.execute_script("return window.boardClient.lastError")
+        if last_start != "resumed" or counts["resets"] != resets or counts["resumes"] != 1 or error:
+            raise AssertionError(f"expected a resume after the drop, got {counts}, {last_start}, {error}")
+
+        os.makedirs(os.path.join(PACKAGE, ".build"), exist_ok=True)
+        for user, driver in [("alice", alice), ("bob", bob)]:
+            driver.save_screenshot(os.path.join(PACKAGE, ".build", f"board-{user}.png"))
+        print(f"browser: two users' pages each showed exactly their rows; alice's page followed "
+              f"{counts['batches']} batches over {counts['connections']} connections and {counts['resets']} "
+              f"resets (each search is one), resumed after the drop; screenshots in .build/board-*.png")
     finally:
+        for driver in drivers:
+            driver.quit()
         server.terminate()
         server.wait(timeout=10)
 

@@ -12,10 +12,14 @@ struct CreateRequest: Decodable {
   var title: String
   var column: String
   var before: String?
+  var `private`: Bool?
 }
 
-/// What `PATCH /api/cards/{id}` takes.
-struct RenameRequest: Decodable { var title: String }
+/// What `PATCH /api/cards/{id}` takes: a new title, whether the card is private, or both.
+struct EditRequest: Decodable {
+  var title: String?
+  var `private`: Bool?
+}
 
 /// What `POST /api/cards/{id}/move` takes.
 struct MoveRequest: Decodable {
@@ -27,7 +31,31 @@ struct MoveRequest: Decodable {
 let maxBody = 16 * 1024
 /// The largest WebSocket message accepted from a client, in bytes.
 let maxInbound = 16 * 1024
+/// The longest search text accepted, in characters.
+let maxSearch = 100
 
+/// The user a request speaks for: `?user=NAME`, or `nil` for a guest.
+///
+/// A demonstration of scopes, not authentication: a real service takes the user from a session cookie or a
+/// bearer token it verified, and the rest stays as it is.
+func user(of request: Request) throws(BoardError) -> String? {
+  try Board.checkedUser(request.uri.queryParameters["user"].map(String.init))
+}
+
+/// The queries a page may subscribe to: `search`, the cards whose title contains `text` (ignoring case and
+/// diacritics), in every column.
+let boardQueries: [WireQuery<Column>] = [
+  WireQuery("search", parameters: ["text": .string]) { arguments throws(WireQueryRefusal) in
+    let text = try arguments.string("text").trimmingCharacters(in: .whitespacesAndNewlines)
+    guard text.count <= maxSearch else {
+      throw WireQueryRefusal("a search has at most \(maxSearch) characters")
+    }
+    if text.isEmpty { return .all }
+    return Projection(where: { card in
+      card.title.range(of: text, options: [.caseInsensitive, .diacriticInsensitive]) != nil
+    })
+  }
+]
 /// Builds the service for `board`: `GET /` (the page), the HTTP API under `/api`, and `/live`.
 /// `onListening` is told the port once the server listens.
 public func makeApplication(
@@ -39,45 +67,62 @@ public func makeApplication(
     router.middlewares.add(FileMiddleware(page, searchForIndexHtml: true, logger: logger))
   }
 
-  router.get("/api/board") { _, _ in
-    let (version, columns) = try await board.read()
-    return try json(BoardBody(version: version, stream: board.stream, columns: columns))
+  router.get("/api/board") { request, _ in
+    try await respond {
+      let (version, columns) = try await board.read(visibleTo: try user(of: request))
+      return try json(BoardBody(version: version, stream: board.stream, columns: columns))
+    }
   }
   router.post("/api/cards") { request, context in
     try await respond {
+      let user = try user(of: request)
       let input = try await body(CreateRequest.self, from: request)
       let (card, version) = try await board.create(
-        id: input.id, title: input.title, column: input.column, before: input.before)
+        id: input.id, title: input.title, column: input.column, before: input.before, user: user,
+        isPrivate: input.private ?? false)
       return try json(WriteBody(version: version, card: card), status: .created)
     }
   }
   router.patch("/api/cards/{id}") { request, context in
     try await respond {
+      let user = try user(of: request)
       let id = try context.parameters.require("id")
-      let input = try await body(RenameRequest.self, from: request)
-      let (card, version) = try await board.rename(id, title: input.title)
+      let input = try await body(EditRequest.self, from: request)
+      let (card, version) = try await board.edit(id, title: input.title, isPrivate: input.private, user: user)
       return try json(WriteBody(version: version, card: card))
     }
   }
   router.post("/api/cards/{id}/move") { request, context in
     try await respond {
+      let user = try user(of: request)
       let id = try context.parameters.require("id")
       let input = try await body(MoveRequest.self, from: request)
-      let version = try await board.move(id, to: input.column, before: input.before)
+      let version = try await board.move(id, to: input.column, before: input.before, user: user)
       return try json(WriteBody(version: version, card: nil))
     }
   }
-  router.delete("/api/cards/{id}") { _, context in
+  router.delete("/api/cards/{id}") { request, context in
     try await respond {
-      let version = try await board.delete(try context.parameters.require("id"))
+      let version = try await board.delete(try context.parameters.require("id"), user: try user(of: request))
       return try json(WriteBody(version: version, card: nil))
     }
   }
   // Every client's WebSocket is a session of one service: the bytes move here, the protocol is the
-  // package's (subscribe, resume, errors; each batch encoded once for all clients).
-  let service = WireService(source: board.source, stream: board.stream)
-  router.ws("/live") { inbound, outbound, _ in
-    let session = service.session { bytes in
+  // package's (subscribe, queries, resume, errors). Each connection's scope is its user: the shared cards
+  // and that user's private ones. Clients with the same user and query share one view and one encoded batch.
+  let service = WireService(
+    source: board.source, stream: board.stream, queries: boardQueries, history: board.history
+  ) { (user: String?) in { card in card.isVisible(to: user) } }
+  router.ws("/live") { request, _ in
+    do {
+      _ = try user(of: request)
+      return .upgrade([:])
+    } catch {
+      return .dontUpgrade
+    }
+  } onUpgrade: { inbound, outbound, context in
+    let user = try? user(of: context.request)
+    let session = service.session(scope: user) { bytes in
       try await outbound.write(.text(String(decoding: bytes, as: UTF8.self)))
     }
     do {
@@ -97,7 +142,8 @@ public func makeApplication(
 
   return Application(
     router: router,
-    server: .http1WebSocketUpgrade(webSocketRouter: router, configuration: .init(maxFrameSize: 1 << 22)),
+    server: .http1WebSocketUpgrade(
+      webSocketRouter: router, configuration: .init(ws: .init(maxFrameSize: 1 << 22))),
     configuration: .init(address: .hostname(host, port: port)),
     onServerRunning: { channel in await onListening(channel.localAddress?.port ?? port) },
     logger: logger)

@@ -11,12 +11,18 @@ public struct Card: Identifiable, Equatable, Sendable, Codable {
   public var id: String
   /// What the card says.
   public var title: String
+  /// The user who alone may see the card; `nil` for a card everyone sees. Absent from JSON when `nil`.
+  public var owner: String?
 
   /// Creates a card.
-  public init(id: String, title: String) {
+  public init(id: String, title: String, owner: String? = nil) {
     self.id = id
     self.title = title
+    self.owner = owner
   }
+
+  /// Whether `user` (`nil`: a guest) may see the card: the rows of the user's scope.
+  public func isVisible(to user: String?) -> Bool { owner == nil || owner == user }
 }
 
 /// A column of cards: a section whose header is the column's title.
@@ -32,6 +38,8 @@ public struct BoardError: Error, Equatable, Sendable {
   public var detail: String
 
   static func invalid(_ detail: String) -> Self { Self(status: 400, code: "invalid", detail: detail) }
+  /// A card that does not exist, or that the user may not see: the two answers are the same, so a
+  /// refusal never tells that another user's private card exists.
   static func unknownCard(_ id: String) -> Self {
     Self(status: 404, code: "unknownCard", detail: "no card \(id)")
   }
@@ -60,6 +68,8 @@ public actor Board {
   public let source: BasicDataSource<Column>
   /// The name of this run's stream of versions: new at every start, so no client resumes onto another run.
   public nonisolated let stream: String
+  /// How many versions clients can resume from, in the board and in each view of it.
+  public nonisolated let history: HistoryLimit
   var isWriting = false
   var writers: [CheckedContinuation<Void, Never>] = []
 
@@ -78,58 +88,87 @@ public actor Board {
           );
           CREATE INDEX IF NOT EXISTS card_column ON card(columnID, position);
           """)
+      // Boards stored before private cards existed gain the column; their cards stay shared.
+      if try !db.columns(in: "card").contains(where: { $0.name == "owner" }) {
+        try db.execute(sql: "ALTER TABLE card ADD COLUMN owner TEXT")
+      }
     }
     let columns = try database.read { db in try Self.readColumns(db) }
     source = try BasicDataSource(sections: columns, history: history)
+    self.history = history
     stream = "board-" + UUID().uuidString.prefix(8).lowercased()
   }
 
   static func readColumns(_ db: GRDB.Database) throws -> [Column] {
-    let rows = try Row.fetchAll(db, sql: "SELECT id, title, columnID FROM card ORDER BY columnID, position")
+    let rows = try Row.fetchAll(
+      db, sql: "SELECT id, title, owner, columnID FROM card ORDER BY columnID, position")
     var cards: [String: [Card]] = [:]
-    for row in rows { cards[row["columnID"], default: []].append(Card(id: row["id"], title: row["title"])) }
+    for row in rows {
+      cards[row["columnID"], default: []].append(
+        Card(id: row["id"], title: row["title"], owner: row["owner"]))
+    }
     return columns.map { Column(id: $0.id, header: $0.title, items: cards[$0.id] ?? []) }
   }
 
-  /// The board as the database holds it, with the source's version.
-  public func read() async throws(BoardError) -> (version: Int, columns: [Column]) {
+  /// The board as the database holds it, with the source's version: every card, or, for a user (`nil`: a
+  /// guest) given as `visibleTo`, the cards that user may see.
+  public func read(visibleTo user: String?? = .none) async throws(BoardError) -> (
+    version: Int, columns: [Column]
+  ) {
     try await exclusive { () async throws(BoardError) in
-      let columns = try self.read { db in try Self.readColumns(db) }
+      var columns = try self.read { db in try Self.readColumns(db) }
+      if case .some(let user) = user {
+        for index in columns.indices { columns[index].items.removeAll { !$0.isVisible(to: user) } }
+      }
       return (version: await self.source.version, columns: columns)
     }
   }
 
+  /// Checks a user name taken from a request: 1 to 32 ASCII letters, digits, `-` or `_`.
+  public static func checkedUser(_ name: String?) throws(BoardError) -> String? {
+    guard let name else { return nil }
+    let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_".utf8)
+    guard (1...32).contains(name.utf8.count), name.utf8.allSatisfy(allowed.contains) else {
+      throw BoardError(
+        status: 400, code: "invalidUser", detail: "a user name has 1 to 32 ASCII letters, digits, - or _")
+    }
+    return name
+  }
+
   // MARK: - Writes
 
-  /// Adds a card at the end of `column`, or before the card `before`.
+  /// Adds a card at the end of `column`, or before the card `before`, for `user` (`nil`: a guest, who
+  /// sees shared cards only); a private card is seen by its owner alone.
   /// - Returns: The card and the version the write made.
-  public func create(id: String?, title: String, column: String, before: String?) async throws(BoardError)
-    -> (
-      Card, Int
-    )
-  {
+  public func create(
+    id: String?, title: String, column: String, before: String?, user: String? = nil, isPrivate: Bool = false
+  ) async throws(BoardError) -> (Card, Int) {
     try await exclusive { () async throws(BoardError) in
-      try await self.createNow(id: id, title: title, column: column, before: before)
+      try await self.createNow(
+        id: id, title: title, column: column, before: before, user: user, isPrivate: isPrivate)
     }
   }
 
-  func createNow(id: String?, title: String, column: String, before: String?) async throws(BoardError) -> (
-    Card, Int
-  ) {
-    let card = Card(id: id ?? UUID().uuidString.prefix(12).lowercased(), title: try Self.checked(title))
+  func createNow(
+    id: String?, title: String, column: String, before: String?, user: String?, isPrivate: Bool
+  ) async throws(BoardError) -> (Card, Int) {
+    guard !isPrivate || user != nil else { throw .invalid("a private card needs a user (?user=)") }
+    let card = Card(
+      id: id ?? UUID().uuidString.prefix(12).lowercased(), title: try Self.checked(title),
+      owner: isPrivate ? user : nil)
     guard !card.id.isEmpty, card.id.count <= 64 else { throw .invalid("an id has 1 to 64 characters") }
     try checkColumn(column)
     if try position(of: card.id) != nil {
       throw BoardError(status: 409, code: "duplicateID", detail: "card \(card.id) exists")
     }
-    let index = try insertionIndex(in: column, before: before, moving: nil)
+    let index = try insertionIndex(in: column, before: before, moving: nil, user: user)
     try write { db in
       try db.execute(
         sql: "UPDATE card SET position = position + 1 WHERE columnID = ? AND position >= ?",
         arguments: [column, index])
       try db.execute(
-        sql: "INSERT INTO card (id, title, columnID, position) VALUES (?, ?, ?, ?)",
-        arguments: [card.id, card.title, column, index])
+        sql: "INSERT INTO card (id, title, owner, columnID, position) VALUES (?, ?, ?, ?, ?)",
+        arguments: [card.id, card.title, card.owner, column, index])
     }
     let version = await mirror { (transaction: inout Transaction<Column>) throws(Failure) in
       if let before {
@@ -141,37 +180,63 @@ public actor Board {
     return (card, version)
   }
 
-  /// Changes a card's title.
-  public func rename(_ id: String, title: String) async throws(BoardError) -> (Card, Int) {
-    try await exclusive { () async throws(BoardError) in try await self.renameNow(id, title: title) }
+  /// Changes a card's title, whether it is private (to `user`, who then owns it), or both; `nil` keeps
+  /// that part. A card `user` may not see is unknown to them.
+  public func edit(_ id: String, title: String?, isPrivate: Bool? = nil, user: String? = nil)
+    async throws(BoardError) -> (Card, Int)
+  {
+    try await exclusive { () async throws(BoardError) in
+      try await self.editNow(id, title: title, isPrivate: isPrivate, user: user)
+    }
   }
 
-  func renameNow(_ id: String, title: String) async throws(BoardError) -> (Card, Int) {
-    let card = Card(id: id, title: try Self.checked(title))
-    guard try position(of: id) != nil else { throw .unknownCard(id) }
-    try write { db in
-      try db.execute(sql: "UPDATE card SET title = ? WHERE id = ?", arguments: [card.title, id])
+  /// Changes a card's title; see ``edit(_:title:isPrivate:user:)``.
+  public func rename(_ id: String, title: String, user: String? = nil) async throws(BoardError) -> (Card, Int)
+  {
+    try await edit(id, title: title, user: user)
+  }
+
+  func editNow(_ id: String, title: String?, isPrivate: Bool?, user: String?) async throws(BoardError) -> (
+    Card, Int
+  ) {
+    guard title != nil || isPrivate != nil else { throw .invalid("an edit names a title, private, or both") }
+    guard isPrivate != true || user != nil else { throw .invalid("a private card needs a user (?user=)") }
+    guard let old = try card(id, visibleTo: user) else { throw .unknownCard(id) }
+    var card = old
+    if let title { card.title = try Self.checked(title) }
+    if let isPrivate { card.owner = isPrivate ? user : nil }
+    try write { [card] db in
+      try db.execute(
+        sql: "UPDATE card SET title = ?, owner = ? WHERE id = ?", arguments: [card.title, card.owner, id])
     }
+    let edited = card
     return (
-      card,
+      edited,
       await mirror { (transaction: inout Transaction<Column>) throws(Failure) in
-        _ = try transaction.replaceItem(card)
+        _ = try transaction.replaceItem(edited)
       }
     )
   }
 
-  /// Moves a card to the end of `column`, or before the card `before`.
-  public func move(_ id: String, to column: String, before: String?) async throws(BoardError) -> Int {
+  /// Moves a card to the end of `column`, or before the card `before`; both cards must be ones `user`
+  /// may see.
+  public func move(_ id: String, to column: String, before: String?, user: String? = nil)
+    async throws(BoardError) -> Int
+  {
     try await exclusive { () async throws(BoardError) in
-      try await self.moveNow(id, to: column, before: before)
+      try await self.moveNow(id, to: column, before: before, user: user)
     }
   }
 
-  func moveNow(_ id: String, to column: String, before: String?) async throws(BoardError) -> Int {
-    guard let (from, oldIndex) = try position(of: id) else { throw .unknownCard(id) }
+  func moveNow(_ id: String, to column: String, before: String?, user: String?) async throws(BoardError)
+    -> Int
+  {
+    guard try card(id, visibleTo: user) != nil, let (from, oldIndex) = try position(of: id) else {
+      throw .unknownCard(id)
+    }
     try checkColumn(column)
     if before == id { throw .invalid("a card cannot move before itself") }
-    let index = try insertionIndex(in: column, before: before, moving: id)
+    let index = try insertionIndex(in: column, before: before, moving: id, user: user)
     try write { db in
       try db.execute(
         sql: "UPDATE card SET position = position - 1 WHERE columnID = ? AND position > ?",
@@ -191,13 +256,15 @@ public actor Board {
     }
   }
 
-  /// Deletes a card.
-  public func delete(_ id: String) async throws(BoardError) -> Int {
-    try await exclusive { () async throws(BoardError) in try await self.deleteNow(id) }
+  /// Deletes a card `user` may see.
+  public func delete(_ id: String, user: String? = nil) async throws(BoardError) -> Int {
+    try await exclusive { () async throws(BoardError) in try await self.deleteNow(id, user: user) }
   }
 
-  func deleteNow(_ id: String) async throws(BoardError) -> Int {
-    guard let (column, index) = try position(of: id) else { throw .unknownCard(id) }
+  func deleteNow(_ id: String, user: String?) async throws(BoardError) -> Int {
+    guard try card(id, visibleTo: user) != nil, let (column, index) = try position(of: id) else {
+      throw .unknownCard(id)
+    }
     try write { db in
       try db.execute(sql: "DELETE FROM card WHERE id = ?", arguments: [id])
       try db.execute(
@@ -234,6 +301,15 @@ public actor Board {
     guard Self.columns.contains(where: { $0.id == column }) else { throw .unknownColumn(column) }
   }
 
+  /// Card `id` as the database holds it, if `user` may see it.
+  func card(_ id: String, visibleTo user: String?) throws(BoardError) -> Card? {
+    let card = try read { db in
+      try Row.fetchOne(db, sql: "SELECT title, owner FROM card WHERE id = ?", arguments: [id])
+        .map { Card(id: id, title: $0["title"], owner: $0["owner"]) }
+    }
+    return card.flatMap { $0.isVisible(to: user) ? $0 : nil }
+  }
+
   /// The column and position of card `id` in the database.
   func position(of id: String) throws(BoardError) -> (String, Int)? {
     try read { db in
@@ -242,9 +318,11 @@ public actor Board {
     }
   }
 
-  /// Where a card lands in `column`: before `before` (a card of that column), or at the end. A card that
-  /// moves within its column is counted out first.
-  func insertionIndex(in column: String, before: String?, moving: String?) throws(BoardError) -> Int {
+  /// Where a card lands in `column`: before `before` (a card of that column that `user` may see), or at
+  /// the end. A card that moves within its column is counted out first.
+  func insertionIndex(in column: String, before: String?, moving: String?, user: String?) throws(BoardError)
+    -> Int
+  {
     guard let before else {
       let count = try read { db in
         try Int.fetchOne(
@@ -253,7 +331,8 @@ public actor Board {
       }
       return count ?? 0
     }
-    guard let (anchorColumn, anchorIndex) = try position(of: before) else { throw .unknownCard(before) }
+    guard try card(before, visibleTo: user) != nil, let (anchorColumn, anchorIndex) = try position(of: before)
+    else { throw .unknownCard(before) }
     guard anchorColumn == column else { throw .invalid("card \(before) is not in column \(column)") }
     if let moving, let (movingColumn, movingIndex) = try position(of: moving), movingColumn == column,
       movingIndex < anchorIndex

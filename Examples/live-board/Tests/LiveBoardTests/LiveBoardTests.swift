@@ -2,6 +2,7 @@
 // reset after a drop, and bad requests and bad WebSocket messages that change nothing.
 
 import Foundation
+import class GRDB.DatabaseQueue
 import Hummingbird
 import HummingbirdTesting
 import HummingbirdWSTesting
@@ -11,25 +12,30 @@ import Testing
 
 @testable import LiveBoard
 
-/// What one WebSocket connection received: the type of each message, in order.
+/// What one WebSocket connection received: the type of each message, in order, and every message's text.
 actor Received {
   var types: [String] = []
   var errors: [String] = []
+  var texts: [String] = []
   func record(_ type: String) { types.append(type) }
   func recordError(_ code: String) { errors.append(code) }
+  func recordText(_ text: String) { texts.append(text) }
 }
 
-/// A Swift client: follows `/live` into `remote` until its task is cancelled.
+/// A Swift client: follows `/live` (as `user`, when given) into `remote` until its task is cancelled.
 func follow(
-  _ remote: RemoteDataSource<Column>, client: any TestClientProtocol, received: Received
+  _ remote: RemoteDataSource<Column>, client: any TestClientProtocol, received: Received, user: String? = nil
 ) -> Task<Void, any Error> {
   Task {
-    try await client.ws("/live", configuration: .init(maxFrameSize: 1 << 22)) { inbound, outbound, _ in
+    let path = user.map { "/live?user=\($0)" } ?? "/live"
+    try await client.ws(path, configuration: .init(maxFrameSize: 1 << 22)) { inbound, outbound, _ in
       let request = await remote.subscribeRequest
       try await outbound.write(.text(String(decoding: WireCoder().encode(request), as: UTF8.self)))
       for try await message in inbound.messages(maxSize: 1 << 22) {
         guard case .text(let text) = message else { continue }
+        await received.recordText(text)
         let decoded: WireMessage<Column> = try WireCoder().decode(Data(text.utf8))
+        if case .error(let error) = decoded { await received.recordError(error.code.rawValue) }
         await received.record(decoded.typeName)
         try await remote.receive(decoded)
       }
@@ -37,9 +43,9 @@ func follow(
   }
 }
 
-/// The board as `GET /api/board` returns it.
-func boardState(_ client: any TestClientProtocol) async throws -> BoardBody {
-  try await client.execute(uri: "/api/board", method: .get) { response in
+/// The board as `GET /api/board` returns it, to `user` when given.
+func boardState(_ client: any TestClientProtocol, user: String? = nil) async throws -> BoardBody {
+  try await client.execute(uri: "/api/board" + (user.map { "?user=\($0)" } ?? ""), method: .get) { response in
     try JSONDecoder().decode(BoardBody.self, from: Data(response.body.readableBytesView))
   }
 }
@@ -59,7 +65,7 @@ func version(of body: String) -> Int? {
   (try? JSONDecoder().decode(WriteBody.self, from: Data(body.utf8)))?.version
 }
 
-@Suite("Live board")
+@Suite("Live board", .timeLimit(.minutes(2)))
 struct LiveBoardTests {
   static let logger: Logger = {
     var logger = Logger(label: "live-board-tests")
@@ -226,6 +232,137 @@ struct LiveBoardTests {
     }
   }
 
+  @Test(
+    "each user sees the shared cards and only their own private ones; a card that leaves a scope is a delete")
+  func privateCards() async throws {
+    let board = try Board(path: nil)
+    try await makeApplication(board: board, port: 0, logger: Self.logger).test(.live) { client in
+      let users: [String?] = ["alice", "bob", nil]
+      let remotes = users.map { _ in RemoteDataSource<Column>() }
+      let received = users.map { _ in Received() }
+      let tasks = zip(users, zip(remotes, received)).map { user, pair in
+        follow(pair.0, client: client, received: pair.1, user: user)
+      }
+      func write(_ method: HTTPRequest.Method, _ uri: String, _ json: String?) async throws -> Int {
+        let (status, body) = try await send(client, method, uri, json)
+        #expect((200..<300).contains(status), "\(method) \(uri): \(body)")
+        return version(of: body) ?? -1
+      }
+      _ = try await write(.post, "/api/cards?user=alice", #"{"id":"s1","title":"Shared","column":"todo"}"#)
+      _ = try await write(
+        .post, "/api/cards?user=alice", #"{"id":"a1","title":"Alice secret","column":"todo","private":true}"#)
+      _ = try await write(
+        .post, "/api/cards?user=bob",
+        #"{"id":"b1","title":"Bob secret","column":"todo","private":true,"before":"s1"}"#)
+      _ = try await write(.post, "/api/cards/a1/move?user=alice", #"{"column":"done"}"#)
+      _ = try await write(.patch, "/api/cards/a1?user=alice", #"{"title":"Alice secret, renamed"}"#)
+      // Alice takes the shared card private: a delete for Bob and the guest. Bob shares his: an insert.
+      _ = try await write(.patch, "/api/cards/s1?user=alice", #"{"private":true}"#)
+      let last = try await write(.patch, "/api/cards/b1?user=bob", #"{"private":false}"#)
+
+      let everything = try await board.read()
+      #expect(everything.columns.flatMap(\.items).map(\.id).sorted() == ["a1", "b1", "s1"])
+      for (index, user) in users.enumerated() {
+        await remotes[index].reached(remoteVersion: last)
+        let truth = try await boardState(client, user: user)
+        #expect(await remotes[index].snapshot.sections == truth.columns, "\(user ?? "guest")")
+        #expect(await remotes[index].lastError == nil)
+      }
+      #expect(await remotes[0].snapshot.sections.flatMap(\.items).map(\.id) == ["b1", "s1", "a1"])
+      #expect(await remotes[1].snapshot.sections.flatMap(\.items).map(\.id) == ["b1"])
+      #expect(await remotes[2].snapshot.sections.flatMap(\.items).map(\.id) == ["b1"])
+      // No message to Bob or the guest ever named Alice's private card, nor Bob's to the others while
+      // it was private.
+      for text in await received[1].texts + received[2].texts {
+        #expect(!text.contains("a1") && !text.contains("Alice secret"), "\(text)")
+      }
+      let toOthers = await received[0].texts + received[2].texts
+      #expect(!toOthers.contains { $0.contains("Bob secret") && $0.contains(#""owner":"bob""#) })
+      for task in tasks { task.cancel() }
+    }
+  }
+
+  @Test("a search is a live query within the user's scope; a bad one is an error and the connection goes on")
+  func search() async throws {
+    let board = try Board(path: nil)
+    try await makeApplication(board: board, port: 0, logger: Self.logger).test(.live) { client in
+      try await send(client, .post, "/api/cards", #"{"id":"p1","title":"Plan the trip","column":"todo"}"#)
+      try await send(client, .post, "/api/cards", #"{"id":"x1","title":"Buy milk","column":"doing"}"#)
+      let query = WireQueryRequest("search", ["text": .string("PLAN")])
+      let remote = RemoteDataSource<Column>(query: query)
+      let received = Received()
+      let task = follow(remote, client: client, received: received, user: "bob")
+      await remote.reached(remoteVersion: 2)
+      try await send(
+        client, .post, "/api/cards?user=alice",
+        #"{"id":"a1","title":"plan b","column":"todo","private":true}"#)
+      try await send(
+        client, .post, "/api/cards?user=bob",
+        #"{"id":"b1","title":"Bob's plán","column":"done","private":true}"#)
+      try await send(client, .patch, "/api/cards/x1", #"{"title":"Plan the milk"}"#)
+      let (_, body) = try await send(client, .delete, "/api/cards/p1")
+      await remote.reached(remoteVersion: version(of: body)!)
+      #expect(await remote.snapshot.sections.map { $0.items.map(\.id) } == [[], ["x1"], ["b1"]])
+      #expect(await received.types.first == "reset")
+      task.cancel()
+
+      // A bad search is an error message; the same connection then subscribes.
+      try await client.ws("/live?user=bob") { inbound, outbound, _ in
+        let long = String(repeating: "x", count: maxSearch + 1)
+        for request in [
+          WireQueryRequest("search", ["text": .string(long)]),
+          WireQueryRequest("search", ["text": .integer(1)]),
+          WireQueryRequest("sort"), WireQueryRequest("search", ["text": .string("milk")]),
+        ] {
+          let message = WireMessage<Column>.subscribe(stream: nil, from: nil, query: request)
+          try await outbound.write(.text(String(decoding: WireCoder().encode(message), as: UTF8.self)))
+        }
+        var codes: [String] = []
+        for try await message in inbound.messages(maxSize: 1 << 20) {
+          guard case .text(let text) = message else { continue }
+          let decoded: WireMessage<Column> = try WireCoder().decode(Data(text.utf8))
+          if case .error(let error) = decoded { codes.append(error.code.rawValue) }
+          if case .reset(_, _, let snapshot) = decoded {
+            #expect(snapshot.sections.flatMap(\.items).map(\.id) == ["x1"])
+            break
+          }
+        }
+        #expect(codes == ["invalidParameters", "invalidParameters", "unknownQuery"])
+      }
+    }
+  }
+
+  @Test("a user cannot see, edit, move, delete or anchor on another's private card: the same 404 as no card")
+  func privateCardsRefused() async throws {
+    let board = try Board(path: nil)
+    try await makeApplication(board: board, port: 0, logger: Self.logger).test(.live) { client in
+      try await send(client, .post, "/api/cards", #"{"id":"s","title":"S","column":"todo"}"#)
+      try await send(
+        client, .post, "/api/cards?user=alice", #"{"id":"a","title":"A","column":"todo","private":true}"#)
+      let before = try await boardState(client)
+      let cases: [(HTTPRequest.Method, String, String?, Int, String)] = [
+        (.patch, "/api/cards/a?user=bob", #"{"title":"Mine"}"#, 404, "no card a"),
+        (.patch, "/api/cards/a", #"{"private":false}"#, 404, "no card a"),
+        (.post, "/api/cards/a/move?user=bob", #"{"column":"done"}"#, 404, "no card a"),
+        (.post, "/api/cards/s/move?user=bob", #"{"column":"todo","before":"a"}"#, 404, "no card a"),
+        (.post, "/api/cards?user=bob", #"{"title":"B","column":"todo","before":"a"}"#, 404, "no card a"),
+        (.delete, "/api/cards/a?user=bob", nil, 404, "no card a"),
+        (.post, "/api/cards", #"{"title":"B","column":"todo","private":true}"#, 400, "needs a user"),
+        (.patch, "/api/cards/s", #"{}"#, 400, "names a title"),
+        (.post, "/api/cards?user=al%20ice", #"{"title":"B","column":"todo"}"#, 400, "user name"),
+        (.get, "/api/board?user=" + String(repeating: "u", count: 33), nil, 400, "user name"),
+      ]
+      for (method, uri, json, status, detail) in cases {
+        let (got, body) = try await send(client, method, uri, json)
+        #expect(got == status, "\(method) \(uri) \(json ?? ""): \(body)")
+        #expect(body.contains(detail), "\(method) \(uri): \(body)")
+      }
+      #expect(try await boardState(client, user: "bob").columns.flatMap(\.items).map(\.id) == ["s"])
+      let after = try await boardState(client)
+      #expect(after.columns == before.columns && after.version == before.version)
+    }
+  }
+
   @Test("the board survives a restart from its SQLite file, under a new stream name")
   func persists() async throws {
     let path = FileManager.default.temporaryDirectory.appendingPathComponent("board-\(UUID()).sqlite").path
@@ -238,6 +375,26 @@ struct LiveBoardTests {
     #expect(second.stream != first.stream)
     #expect(await second.source.snapshot.sections == (try await first.read()).columns)
     #expect(await second.source.snapshot.sections.map { $0.items.map(\.id) } == [["b"], [], ["a"]])
+  }
+
+  @Test("a board stored before private cards existed opens with its cards shared")
+  func migratesOldBoards() async throws {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("old-\(UUID()).sqlite").path
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    let old = try DatabaseQueue(path: path)
+    try await old.write { db in
+      try db.execute(
+        sql: """
+          CREATE TABLE card (id TEXT PRIMARY KEY NOT NULL, title TEXT NOT NULL, columnID TEXT NOT NULL,
+            position INTEGER NOT NULL);
+          INSERT INTO card VALUES ('a', 'A', 'doing', 0);
+          """)
+    }
+    try old.close()
+    let board = try Board(path: path)
+    #expect(await board.source.snapshot.sections[1].items == [Card(id: "a", title: "A")])
+    _ = try await board.create(id: "p", title: "P", column: "todo", before: nil, user: "ann", isPrivate: true)
+    #expect(try await board.read(visibleTo: "bo").columns.flatMap(\.items).map(\.id) == ["a"])
   }
 
   @Test("a write the source refuses (the file was written behind its back) reloads it from the database")

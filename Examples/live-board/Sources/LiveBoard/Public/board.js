@@ -1,8 +1,8 @@
-// A client of the SimpleSource wire format, format 1 (WireFormat.md): it renders a board by ids, applies
-// each batch's stages to its model and to the DOM in lockstep, shows the connection's state, and
-// reconnects with a resume from the version it holds.
+// A client of the SimpleSource wire format, format 2 (WireFormat.md): it subscribes to the whole board or
+// to a query (a search), renders the board by ids, applies each batch's stages to its model and to the
+// DOM in lockstep, shows the connection's state, and reconnects with a resume from the version it holds.
 
-const FORMAT = { format: "simplesource", formatVersion: 1 };
+const FORMAT = { format: "simplesource", formatVersion: 2 };
 
 function compare(a, b) {
   return a[0] - b[0] || a[1] - b[1];
@@ -13,6 +13,8 @@ export class BoardClient {
     this.root = root;
     this.statusElement = status;
     this.url = url;
+    this.query = null;      // { name, parameters } asked for, or null for the whole board
+    this.shownQuery = null; // the query of the last reset: what the page shows
     this.columns = [];      // [{ id, header, items: [{ id, title }] }], what the DOM shows
     this.stream = null;     // the stream and version held, sent on reconnect to resume
     this.version = null;
@@ -29,12 +31,7 @@ export class BoardClient {
     this.socket = socket;
     socket.onopen = () => {
       this.counts.connections += 1;
-      const request = { ...FORMAT, type: "subscribe" };
-      if (this.stream !== null) {
-        request.stream = this.stream;
-        request.from = this.version;
-      }
-      socket.send(JSON.stringify(request));
+      this.subscribe(this.stream !== null);
     };
     socket.onmessage = (event) => {
       try {
@@ -56,6 +53,25 @@ export class BoardClient {
     };
   }
 
+  // Sends a subscribe for the query asked for; resuming names the stream and version held (the server
+  // answers with a reset when they are another query's).
+  subscribe(resuming) {
+    const request = { ...FORMAT, type: "subscribe" };
+    if (resuming) {
+      request.stream = this.stream;
+      request.from = this.version;
+    }
+    if (this.query !== null) request.query = this.query;
+    this.socket.send(JSON.stringify(request));
+  }
+
+  // Follows `query` from now on (null: the whole board): one subscribe on the open connection. Batches
+  // of the previous subscription that were already sent still apply in order; its reset replaces them.
+  setQuery(query) {
+    this.query = query;
+    if (this.socket?.readyState === WebSocket.OPEN) this.subscribe(false);
+  }
+
   receive(message) {
     if (message.format !== FORMAT.format || message.formatVersion !== FORMAT.formatVersion) {
       throw new Error(`unsupported format ${message.format} ${message.formatVersion}`);
@@ -65,6 +81,7 @@ export class BoardClient {
         this.columns = message.sections.map((section) => ({ ...section, items: section.items.slice() }));
         this.stream = message.stream;
         this.version = message.version;
+        this.shownQuery = this.query;
         this.lastStart = "reset";
         this.counts.resets += 1;
         this.renderAll();
@@ -83,7 +100,11 @@ export class BoardClient {
         this.counts.batches += 1;
         break;
       case "error":
-        throw new Error(`the server refused a message: ${message.code}: ${message.detail}`);
+        // A refused subscribe changes nothing on the server: what is shown goes on.
+        this.lastError = `${message.code}: ${message.detail}`;
+        this.query = this.shownQuery;
+        this.setStatus("refused");
+        return;
       default:
         throw new Error(`unknown message type ${message.type}`);
     }
@@ -166,7 +187,7 @@ export class BoardClient {
         throw new Error(`item ${change.value.id} is not at [${change.at}]`);
       }
       column.items[change.at[1]] = change.value;
-      this.listElement(change.at[0]).children[change.at[1]].textContent = change.value.title;
+      this.listElement(change.at[0]).children[change.at[1]].replaceWith(this.cardElement(change.value));
     }
   }
 
@@ -176,8 +197,9 @@ export class BoardClient {
 
   cardElement(card) {
     const element = document.createElement("li");
-    element.className = "card";
+    element.className = card.owner ? "card private" : "card";
     element.dataset.id = card.id;
+    if (card.owner) element.title = "private: only you see it";
     element.textContent = card.title;
     return element;
   }
@@ -201,7 +223,8 @@ export class BoardClient {
 
   setStatus(state) {
     this.statusElement.className = state;
-    this.statusElement.textContent = state === "live" ? `live · version ${this.version}` : state;
+    this.statusElement.textContent =
+      state === "live" ? `live · version ${this.version}` : state === "refused" ? this.lastError : state;
     this.root.dataset.version = this.version ?? "";
     this.root.dataset.state = state;
   }
