@@ -149,3 +149,37 @@ func compositeOneEdit(iterations: Int) async -> RuntimeResult {
     extra: ["vs_parent": compositeMS / childMS, "parent_ms": childMS],
     note: String(format: "child %.2f ms; composite/child %.2fx", childMS, compositeMS / childMS))
 }
+
+/// A node of the outline benchmark.
+struct BenchNode: OutlineNode {
+  let id: Int
+  var version = 0
+  var children: [BenchNode] = []
+}
+
+/// One edit of a leaf in a 100,000-row outline (10,000 expanded top-level nodes with 9 children each),
+/// to a subscriber of the parent and to a subscriber of the outline; `vs_parent` is the outline's latency
+/// over the parent's.
+@available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
+func outlineOneEdit(iterations: Int) async -> RuntimeResult {
+  let tops = 10_000
+  func node(_ top: Int, version: Int = 0) -> BenchNode {
+    BenchNode(
+      id: top, children: (1...9).map { BenchNode(id: tops + top * 9 + $0, version: $0 == 5 ? version : 0) })
+  }
+  guard
+    let parent = try? BasicDataSource(sections: [Section(id: 0, items: (0..<tops).map { node($0) })]),
+    let outline = try? await OutlineDataSource(parent, expanded: Set(0..<tops))
+  else { fatalError("invalid data") }
+  let rows = await outline.snapshot.itemCount
+  guard rows == tops * 10 else { fatalError("the outline shows \(rows) rows") }
+  let (parentMS, outlineMS) = await interleavedLatency(
+    parent: await parent.subscribe(), derived: await outline.subscribe(), rounds: max(20, iterations * 4)
+  ) { round in
+    _ = try? await parent.replaceItem(node(round * 7_919 % tops, version: round + 1))
+  }
+  return RuntimeResult(
+    name: "outline-one-edit-100k", ms: outlineMS, floorMS: .nan,
+    extra: ["vs_parent": outlineMS / parentMS, "parent_ms": parentMS],
+    note: String(format: "parent %.3f ms; outline/parent %.2fx", parentMS, outlineMS / parentMS))
+}

@@ -298,7 +298,7 @@ let runtimeCaseNames =
   [
     "throughput", "fanout-1", "fanout-10", "fanout-100", "fanout-1000", "stalled", "latency", "view-apply",
     "view-rebased", "projection-one-edit-100k", "projection-one-edit-1m", "projection-refilter-100k",
-    "composite-one-edit", "queries-1000-clients",
+    "composite-one-edit", "outline-one-edit-100k", "queries-1000-clients",
   ] + editCaseNames
 
 /// The case `name`, first, and any case measured in the same rounds with it.
@@ -314,6 +314,7 @@ func runRuntimeCase(named name: String, iterations: Int) async -> [RuntimeResult
   case "projection-one-edit-1m": [await projectionOneEditMillion(iterations: iterations)]
   case "projection-refilter-100k": [await projectionRefilter(iterations: iterations)]
   case "composite-one-edit": [await compositeOneEdit(iterations: iterations)]
+  case "outline-one-edit-100k": [await outlineOneEdit(iterations: iterations)]
   case "queries-1000-clients": [await queriesThousandClients(iterations: iterations)]
   case "update-one-edit-1m", "set-sections-one-edit-1m":
     await wholeListOneEdit(first: name, iterations: iterations)

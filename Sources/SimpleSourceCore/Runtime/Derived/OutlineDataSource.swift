@@ -35,7 +35,7 @@ public struct OutlineRow<Node: OutlineNode>: Identifiable, Equatable, Sendable {
 
 /// A section of an outline: the parent's section, and its rows.
 public struct OutlineSection<Base: SectionType>: SectionType where Base.Item: OutlineNode {
-  /// The parent's section (its `items` are the top-level nodes).
+  /// The parent's section's own content (its header); its `items` are empty: the rows are ``items``.
   public var base: Base
   /// The rows shown: every top-level node, and the descendants of expanded ones.
   public var items: [OutlineRow<Base.Item>]
@@ -110,8 +110,14 @@ public struct OutlineError: Error, Hashable, Sendable, CustomStringConvertible {
 ///   (``OutlineError/Code-swift.struct/cycle``) or two nodes share an id
 ///   (``OutlineError/Code-swift.struct/duplicateID``) is not shown: the error goes to ``errors``, and the
 ///   outline shows the parent's next state that is a tree.
-/// - **Cost.** Every parent batch and every expansion flattens the tree and diffs in full: O(*n*) for *n*
-///   nodes, collapsed ones included (their ids are checked).
+/// - **Cost follows the change.** The rows shown are a persistent list, edited by descent. A parent batch
+///   that touches *k* top-level nodes takes their rows out and puts their new rows in: O((*k* + *t*) log *n*)
+///   for *t* nodes in those nodes' subtrees (every id is checked, collapsed ones too), and the batch is
+///   derived from the touched rows. Expanding or collapsing costs O((*e* + *r*) log *n*) for *e* ids and *r*
+///   rows shown or hidden. A parent batch that inserts, deletes or moves sections, or follows a state that
+///   was not a tree, flattens and diffs in full: O(*n*).
+/// - **Sections.** Each ``OutlineSection``'s ``OutlineSection/base`` is the parent section's own content:
+///   its `items` are empty (the rows are the outline's items), so that a batch does not copy a section.
 public final class OutlineDataSource<Base: SectionType>: DataSourceType where Base.Item: OutlineNode {
   /// The section type shown.
   public typealias Section = OutlineSection<Base>
@@ -134,9 +140,10 @@ public final class OutlineDataSource<Base: SectionType>: DataSourceType where Ba
     async throws(OutlineError) where Parent.Section == Base
   {
     let subscription = await parent.subscribe()
-    let flat: (sections: [Section], known: Set<Node.ID>)
+    let state: OutlineState<Base>
     do {
-      flat = try OutlineEngine<Base>.flatten(subscription.snapshot, expanded: expanded)
+      state = try OutlineState(
+        parent: subscription.snapshot, version: subscription.version, expanded: expanded)
     } catch {
       subscription.cancel()
       throw error
@@ -144,9 +151,7 @@ public final class OutlineDataSource<Base: SectionType>: DataSourceType where Ba
     let (errors, reporter) = AsyncStream.makeStream(
       of: OutlineError.self, bufferingPolicy: .bufferingNewest(100))
     let engine = OutlineEngine(
-      parent: subscription.snapshot, shown: Snapshot(trusted: flat.sections), known: flat.known,
-      expanded: expanded,
-      parentVersion: subscription.version, reporter: reporter)
+      state: state, parentVersion: subscription.version, steps: OutlineSteps(), reporter: reporter)
     self.engine = engine
     self.errors = errors
     self.parent = parent
@@ -167,17 +172,19 @@ public final class OutlineDataSource<Base: SectionType>: DataSourceType where Ba
   /// Expands `ids`: their children appear below them, as one batch.
   /// - Throws: ``OutlineError/Code-swift.struct/unknownItem`` for an id that is not in the tree; nothing
   ///   changes then.
-  /// - Complexity: O(*n*): the tree is flattened and diffed.
+  /// - Complexity: O((*e* + *r*) log *n*) for *e* ids and *r* rows shown.
+  @inlinable
   public func expand(_ ids: some Sequence<Node.ID> & Sendable) async throws(OutlineError) {
-    try await engine.setExpanded { $0.formUnion(ids) }
+    try await engine.setExpanded(Array(ids), to: true)
   }
 
   /// Collapses `ids`: their descendants disappear, as one batch.
   /// - Throws: ``OutlineError/Code-swift.struct/unknownItem`` for an id that is not in the tree; nothing
   ///   changes then.
-  /// - Complexity: O(*n*).
+  /// - Complexity: O((*e* + *r*) log *n*) for *e* ids and *r* rows hidden.
+  @inlinable
   public func collapse(_ ids: some Sequence<Node.ID> & Sendable) async throws(OutlineError) {
-    try await engine.setExpanded { $0.subtract(ids) }
+    try await engine.setExpanded(Array(ids), to: false)
   }
 
   /// The newest state shown.
@@ -204,66 +211,346 @@ public final class OutlineDataSource<Base: SectionType>: DataSourceType where Ba
   public func settled() async { await settle(parent, applied: engine.applied) }
 }
 
-/// The actor an outline works on.
+/// The outline's steps as function values, made where the client's build specialises them (see
+/// `ProjectionSteps`): generic code called through an actor's methods across modules runs unspecialised.
+@usableFromInline
+struct OutlineSteps<Base: SectionType>: Sendable where Base.Item: OutlineNode {
+  @usableFromInline let receive:
+    @Sendable (inout OutlineState<Base>, UpdateBatch<Base>) throws(OutlineError) -> Changeset<
+      OutlineSection<Base>
+    >
+  @usableFromInline let setExpanded:
+    @Sendable (inout OutlineState<Base>, [Base.Item.ID], Bool) throws(OutlineError) -> Changeset<
+      OutlineSection<Base>
+    >
+
+  @inlinable
+  init() {
+    receive = { (state, batch) throws(OutlineError) in try state.receive(batch) }
+    setExpanded = { (state, ids, isExpanded) throws(OutlineError) in
+      try state.setExpanded(ids, to: isExpanded)
+    }
+  }
+}
+
+/// The actor an outline works on: it applies parent batches and expansions in order, and publishes what
+/// changes.
 @usableFromInline
 actor OutlineEngine<Base: SectionType> where Base.Item: OutlineNode {
-  @usableFromInline typealias Node = Base.Item
-
-  /// The parent's state shown (the newest one that was a tree).
-  var parent: Snapshot<Base>
-  /// Every node id of the tree shown.
-  var known: Set<Node.ID>
-  @usableFromInline var expanded: Set<Node.ID>
+  @usableFromInline var state: OutlineState<Base>
+  @usableFromInline let steps: OutlineSteps<Base>
   @usableFromInline nonisolated let broadcaster: Broadcaster<OutlineSection<Base>>
   @usableFromInline nonisolated let applied: AppliedVersion
   @usableFromInline nonisolated let reporter: AsyncStream<OutlineError>.Continuation
 
-  @usableFromInline
+  @inlinable
   init(
-    parent: Snapshot<Base>, shown: Snapshot<OutlineSection<Base>>, known: Set<Node.ID>,
-    expanded: Set<Node.ID>, parentVersion: Int,
+    state: OutlineState<Base>, parentVersion: Int, steps: OutlineSteps<Base>,
     reporter: AsyncStream<OutlineError>.Continuation
   ) {
-    self.parent = parent
-    self.known = known
-    self.expanded = expanded
+    self.state = state
+    self.steps = steps
     self.reporter = reporter
-    broadcaster = Broadcaster(snapshot: shown)
+    broadcaster = Broadcaster(snapshot: state.shown)
     applied = AppliedVersion(parentVersion)
   }
+
+  /// The expanded nodes.
+  @usableFromInline var expanded: Set<Base.Item.ID> { state.expanded }
 
   /// Shows the parent's new state, unless it is not a tree.
   @usableFromInline
   func receive(_ batch: UpdateBatch<Base>) {
     do {
-      let (sections, known) = try Self.flatten(batch.snapshot, expanded: expanded)
-      parent = batch.snapshot
-      self.known = known
-      let next = Snapshot(trusted: sections, reindexing: broadcaster.snapshot)
-      // The parent's refreshes of nodes that are rows: a row shows its node, so it is refreshed too.
-      let refreshing = batch.changeset.forcedRefreshes.filter { next.contains(item: $0) }
-      broadcaster.publishNext(Changeset(from: broadcaster.snapshot, to: next, refreshing: refreshing))
+      broadcaster.publishNext(try steps.receive(&state, batch))
     } catch {
       reporter.yield(error)
+      state.parentVersion = nil
     }
   }
 
-  /// Changes the expanded set and shows the result.
+  /// Expands or collapses `ids` and shows the result.
   @usableFromInline
-  func setExpanded(_ change: @Sendable (inout Set<Node.ID>) -> Void) throws(OutlineError) {
-    var next = expanded
-    change(&next)
-    if let unknown = next.symmetricDifference(expanded).first(where: { !known.contains($0) }) {
+  func setExpanded(_ ids: [Base.Item.ID], to isExpanded: Bool) throws(OutlineError) {
+    broadcaster.publishNext(try steps.setExpanded(&state, ids, isExpanded))
+  }
+}
+
+/// What an outline shows, and what it needs to change it by descent.
+@usableFromInline
+struct OutlineState<Base: SectionType>: Sendable where Base.Item: OutlineNode {
+  @usableFromInline typealias Node = Base.Item
+  @usableFromInline typealias Row = OutlineRow<Node>
+
+  /// The parent's state shown (the newest one that was a tree).
+  @usableFromInline var parent: Snapshot<Base>
+  /// The parent version it is, or `nil` after a parent state that was not a tree (the next batch is then
+  /// not from it, and is flattened in full).
+  @usableFromInline var parentVersion: Int?
+  /// Every node id of the tree shown, collapsed ones included: one persistent copy per batch costs O(1).
+  @usableFromInline var known: PersistentDictionary<Node.ID, Void>
+  @usableFromInline var expanded: Set<Node.ID>
+  /// The rows shown, in the persistent form that batches edit.
+  @usableFromInline var shown: Snapshot<OutlineSection<Base>>
+
+  /// The state of `parent` at `version` with `expanded` nodes expanded.
+  /// - Throws: ``OutlineError`` when `parent` is not a tree.
+  /// - Complexity: O(*n*).
+  @inlinable
+  init(parent: Snapshot<Base>, version: Int, expanded: Set<Node.ID>) throws(OutlineError) {
+    let (sections, ids) = try Self.flatten(parent, expanded: expanded)
+    self.parent = parent
+    parentVersion = version
+    known = Self.persistent(ids)
+    self.expanded = expanded
+    shown = Snapshot(trusted: sections)
+    // The persistent form that batches edit, built with the rest of the O(n) start rather than on the
+    // first batch.
+    _ = shown.tree
+  }
+
+  @inlinable
+  static func persistent(_ ids: Set<Node.ID>) -> PersistentDictionary<Node.ID, Void> {
+    var known = PersistentDictionary<Node.ID, Void>()
+    for id in ids { known.updateValue((), forKey: id) }
+    return known
+  }
+
+  /// Shows the parent's new state; throws, changing nothing, when it is not a tree.
+  @inlinable
+  mutating func receive(_ batch: UpdateBatch<Base>) throws(OutlineError) -> Changeset<OutlineSection<Base>> {
+    let next: Snapshot<OutlineSection<Base>>
+    let touched: Set<Row.ID>?
+    if batch.from == parentVersion, let edited = try applyingByDescent(batch.changeset) {
+      (next, touched) = (edited.shown, edited.touched)
+      known = edited.known
+    } else {
+      let (sections, ids) = try Self.flatten(batch.snapshot, expanded: expanded)
+      next = Snapshot(trusted: sections, reindexing: shown)
+      touched = nil
+      known = Self.persistent(ids)
+    }
+    parent = batch.snapshot
+    parentVersion = batch.to
+    // The parent's refreshes of nodes that are rows: a row shows its node, so it is refreshed too.
+    let refreshing = batch.changeset.forcedRefreshes.filter { next.contains(item: $0) }
+    return advance(to: next, touched: touched, refreshing: refreshing)
+  }
+
+  /// Expands or collapses `ids`; throws, changing nothing, for an id that is not in the tree.
+  @inlinable
+  mutating func setExpanded(_ ids: [Node.ID], to isExpanded: Bool) throws(OutlineError) -> Changeset<
+    OutlineSection<Base>
+  > {
+    if let unknown = ids.first(where: { known[$0] == nil }) {
       throw OutlineError(.unknownItem, id: "\(unknown)")
     }
-    expanded = next
-    let (flat, _) = try Self.flatten(parent, expanded: next)
-    broadcaster.publishNext(Changeset(from: broadcaster.snapshot, to: Snapshot(trusted: flat)))
+    var changed = Set<Node.ID>()
+    for id in ids where expanded.contains(id) != isExpanded {
+      changed.insert(id)
+      if isExpanded { expanded.insert(id) } else { expanded.remove(id) }
+    }
+    var tree = shown.tree
+    var touched = Set<Row.ID>()
+    // The changed nodes that are rows, deepest last in each section: each is re-flattened below its row,
+    // from the last back, so that a node re-flattened after a changed descendant covers it.
+    var rows = changed.compactMap { tree.position(ofItem: $0) }
+    rows.sort { ($0.section, $0.item) > ($1.section, $1.item) }
+    for position in rows {
+      let row = tree.item(at: position)
+      let shownBelow = Self.rowsBelow(position, in: tree)
+      for offset in stride(from: shownBelow, through: 1, by: -1) {
+        let below = ItemPosition(section: position.section, item: position.item + offset)
+        touched.insert(tree.removeItem(at: below).id)
+      }
+      let rowIsExpanded = expanded.contains(row.id)
+      tree.replaceItem(at: position, with: Row(node: row.node, depth: row.depth, isExpanded: rowIsExpanded))
+      touched.insert(row.id)
+      var below: [Row] = []
+      if rowIsExpanded {
+        for child in row.node.children {
+          Self.appendRows(of: child, depth: row.depth + 1, expanded: expanded, to: &below)
+        }
+      }
+      for (offset, child) in below.enumerated() {
+        tree.insertItem(child, at: ItemPosition(section: position.section, item: position.item + 1 + offset))
+        touched.insert(child.id)
+      }
+    }
+    return advance(to: Snapshot(tree: tree), touched: touched, refreshing: [])
+  }
+
+  /// Shows `next`, and returns the change from what was shown, derived from the `touched` rows when they
+  /// are known.
+  @inlinable
+  mutating func advance(
+    to next: Snapshot<OutlineSection<Base>>, touched: Set<Row.ID>?, refreshing: Set<Row.ID>
+  ) -> Changeset<OutlineSection<Base>> {
+    let change =
+      touched.flatMap { Changeset(from: shown, to: next, logged: $0, refreshing: refreshing) }
+      ?? Changeset(from: shown, to: next, refreshing: refreshing)
+    if !change.isEmpty { shown = next }
+    return change
+  }
+
+  /// The parent's batch `changeset` applied to the rows shown by descent, when it kept the parent's
+  /// sections (ids and order): the rows of each touched top-level node are taken out and its new rows put
+  /// in before its next sibling's.
+  ///
+  /// - Returns: `nil` when sections were inserted, deleted or moved.
+  /// - Throws: ``OutlineError`` when the new state is not a tree.
+  /// - Complexity: O(*k* log *n* + *t* log *n*) for *k* touched top-level nodes whose subtrees, before and
+  ///   after, hold *t* nodes.
+  @inlinable func applyingByDescent(_ changeset: Changeset<Base>)
+    throws(OutlineError) -> (
+      shown: Snapshot<OutlineSection<Base>>, known: PersistentDictionary<Node.ID, Void>, touched: Set<Row.ID>
+    )?
+  {
+    guard !changeset.sectionChanges.hasStructuralChanges else { return nil }
+    let target = changeset.target
+    var tree = shown.tree
+    var known = self.known
+    for update in changeset.sectionChanges.updates {
+      guard let index = update.to else { continue }
+      tree.replaceSectionContent(at: index, with: Self.header(target.sectionContent(at: index)))
+    }
+    let items = changeset.itemChanges
+    var tops = items.structuralIDs
+    var touched = Set<Row.ID>()
+    // A node the parent only edited whose subtree keeps its ids in order (an edited title, a leaf's new
+    // content): its rows stay, and those that changed are replaced in place. Others are taken out.
+    for update in items.updates where !tops.contains(update.id) {
+      guard let position = tree.position(ofItem: update.id), let to = update.to,
+        replaceRowsInPlace(at: position, with: target[to], in: &tree, touched: &touched)
+      else {
+        tops.insert(update.id)
+        continue
+      }
+    }
+
+    // Take out each touched top-level node's rows, from the last back, and its subtree's ids.
+    var removals: [ItemPosition] = []
+    for id in tops { if let position = tree.position(ofItem: id) { removals.append(position) } }
+    removals.sort { ($0.section, $0.item) > ($1.section, $1.item) }
+    for position in removals {
+      let node = tree.item(at: position).node
+      for offset in (0...Self.rowsBelow(position, in: tree)).reversed() {
+        touched.insert(
+          tree.removeItem(at: ItemPosition(section: position.section, item: position.item + offset)).id)
+      }
+      Self.forEachID(in: node) { known.removeValue(forKey: $0) }
+    }
+
+    // Put in each touched top-level node the parent has, from the last back: before its next sibling's
+    // rows, which are in place (untouched, or put in already).
+    var placements: [ItemPosition] = []
+    for id in tops { if let position = target.position(ofItem: id) { placements.append(position) } }
+    placements.sort { ($0.section, $0.item) > ($1.section, $1.item) }
+    for position in placements {
+      let node = target[position]
+      try Self.register(node, in: &known)
+      var rows: [Row] = []
+      Self.appendRows(of: node, depth: 0, expanded: expanded, to: &rows)
+      var at = tree.itemCount(inSection: position.section)
+      if position.item + 1 < target.itemCount(inSection: position.section) {
+        let next = target[ItemPosition(section: position.section, item: position.item + 1)].id
+        guard let nextRow = tree.position(ofItem: next) else { return nil }
+        at = nextRow.item
+      }
+      for (offset, row) in rows.enumerated() {
+        tree.insertItem(row, at: ItemPosition(section: position.section, item: at + offset))
+        touched.insert(row.id)
+      }
+    }
+    return (Snapshot(tree: tree), known, touched)
+  }
+
+  /// Replaces the rows of the node at `position` and its shown descendants with those of `node`, when
+  /// `node`'s subtree has the same ids in the same order; inserts the ids of rows that changed in
+  /// `touched`.
+  /// - Returns: Whether the ids were the same (otherwise nothing changed).
+  /// - Complexity: O(*t*) `==` of ids for *t* nodes in the subtree, and O(*r* log *n*) for *r* rows.
+  @inlinable func replaceRowsInPlace(
+    at position: ItemPosition, with node: Node, in tree: inout SnapshotTree<OutlineSection<Base>>,
+    touched: inout Set<Row.ID>
+  ) -> Bool {
+    let old = tree.item(at: position)
+    guard Self.sameIDs(old.node, node) else { return false }
+    var rows: [Row] = []
+    Self.appendRows(of: node, depth: old.depth, expanded: expanded, to: &rows)
+    for (offset, row) in rows.enumerated() {
+      let at = ItemPosition(section: position.section, item: position.item + offset)
+      if tree.item(at: at) != row {
+        tree.replaceItem(at: at, with: row)
+        touched.insert(row.id)
+      }
+    }
+    return true
+  }
+
+  /// Whether two nodes' subtrees have the same ids in the same places.
+  @inlinable static func sameIDs(_ lhs: Node, _ rhs: Node) -> Bool {
+    guard lhs.id == rhs.id, lhs.children.count == rhs.children.count else { return false }
+    return zip(lhs.children, rhs.children).allSatisfy { sameIDs($0, $1) }
+  }
+
+  /// How many rows below the row at `position` are its descendants: the rows after it that are deeper.
+  /// - Complexity: O(*r* log *n*) for *r* such rows.
+  @inlinable static func rowsBelow(_ position: ItemPosition, in tree: SnapshotTree<OutlineSection<Base>>)
+    -> Int
+  {
+    let depth = tree.item(at: position).depth
+    let count = tree.itemCount(inSection: position.section)
+    var below = 0
+    while position.item + below + 1 < count,
+      tree.item(at: ItemPosition(section: position.section, item: position.item + below + 1)).depth > depth
+    {
+      below += 1
+    }
+    return below
+  }
+
+  /// Appends the rows of `node` at `depth` and of its descendants that `expanded` shows.
+  @inlinable static func appendRows(of node: Node, depth: Int, expanded: Set<Node.ID>, to rows: inout [Row]) {
+    let isExpanded = expanded.contains(node.id)
+    rows.append(Row(node: node, depth: depth, isExpanded: isExpanded))
+    guard isExpanded else { return }
+    for child in node.children { appendRows(of: child, depth: depth + 1, expanded: expanded, to: &rows) }
+  }
+
+  /// Calls `body` with the id of `node` and of every descendant.
+  @inlinable static func forEachID(in node: Node, _ body: (Node.ID) -> Void) {
+    body(node.id)
+    for child in node.children { forEachID(in: child, body) }
+  }
+
+  /// Adds the ids of `node`'s subtree to `known`; throws for one that is there already.
+  @inlinable static func register(_ node: Node, in known: inout PersistentDictionary<Node.ID, Void>)
+    throws(OutlineError)
+  {
+    var path: [Node.ID] = []
+    func visit(_ node: Node) throws(OutlineError) {
+      if known.updateValue((), forKey: node.id) != nil {
+        let code: OutlineError.Code = path.contains(node.id) ? .cycle : .duplicateID
+        throw OutlineError(code, id: "\(node.id)", path: path.map { "\($0)" })
+      }
+      path.append(node.id)
+      for child in node.children { try visit(child) }
+      path.removeLast()
+    }
+    try visit(node)
+  }
+
+  /// An outline section's own content: the parent's section without its items.
+  @inlinable static func header(_ section: Base) -> OutlineSection<Base> {
+    var base = section
+    base.items = []
+    return OutlineSection(base: base, items: [])
   }
 
   /// The rows of `snapshot` with `expanded` nodes expanded, and every node id; throws for a state that is
   /// not a tree.
-  @usableFromInline
+  @inlinable
   static func flatten(_ snapshot: Snapshot<Base>, expanded: Set<Node.ID>) throws(OutlineError) -> (
     [OutlineSection<Base>], Set<Node.ID>
   ) {
@@ -288,7 +575,9 @@ actor OutlineEngine<Base: SectionType> where Base.Item: OutlineNode {
     for section in snapshot.sections {
       var rows: [OutlineRow<Node>] = []
       for node in section.items { try visit(node, depth: 0, visible: true, rows: &rows) }
-      sections.append(OutlineSection(base: section, items: rows))
+      var outline = header(section)
+      outline.items = rows
+      sections.append(outline)
     }
     return (sections, known)
   }

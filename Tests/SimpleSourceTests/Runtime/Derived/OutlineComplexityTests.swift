@@ -1,0 +1,70 @@
+// Fences the cost of an outline's batches: hashes and `==` for one parent edit, one expansion and one
+// collapse must not grow with the number of nodes.
+
+import Foundation
+import SimpleSourceTesting
+import Testing
+
+@testable import SimpleSourceCore
+
+/// A node whose id counts its hashes and `==`.
+struct CountingNode: OutlineNode {
+  var id: CountingID
+  var version = 0
+  var children: [CountingNode] = []
+}
+
+@Suite("Outline complexity", .timeLimit(.minutes(2)))
+struct OutlineComplexityTests {
+  typealias Forest = Section<Int, CountingNode>
+
+  /// Hashes plus `==` of each step over `count` top-level nodes with two children each, all expanded.
+  static func calls(count: Int) async throws -> [String: Int] {
+    let counter = CallCounter()
+    func id(_ value: Int) -> CountingID { CountingID(value: value, counter: counter) }
+    func node(_ value: Int, version: Int = 0) -> CountingNode {
+      CountingNode(
+        id: id(value), version: version,
+        children: [CountingNode(id: id(-2 * value - 1)), CountingNode(id: id(-2 * value - 2))])
+    }
+    let parent = try BasicDataSource(sections: [Forest(id: 0, items: (0..<count).map { node($0) })])
+    try await parent.replaceItem(node(1, version: 1))  // builds the parent's persistent form, once
+    let outline = try await OutlineDataSource(parent, expanded: Set((0..<count).map(id)))
+    let subscription = await outline.subscribe()
+    var batches = subscription.batches.makeAsyncIterator()
+    let steps: [(String, () async throws -> Void)] = [
+      ("replace a node", { try await parent.replaceItem(node(count / 2, version: 2)) }),
+      ("insert a node", { try await parent.insertItems([node(count)], before: id(count / 3)) }),
+      ("move a node far", { try await parent.moveItem(id(3), before: id(count - 2)) }),
+      ("delete a node", { try await parent.deleteItems([id(count / 4)]) }),
+      ("collapse a node", { try await outline.collapse([id(count / 5)]) }),
+      ("expand a node", { try await outline.expand([id(count / 5)]) }),
+    ]
+    var result: [String: Int] = [:]
+    for (name, step) in steps {
+      await outline.settled()
+      counter.reset()
+      try await step()
+      await outline.settled()
+      result[name] = counter.hashes + counter.equalities
+      #expect(await batches.next() != nil, "\(name): no batch")
+    }
+    let sections = await outline.snapshot.sections
+    // Every node is a row, but the inserted node's children: it is not expanded.
+    #expect(sections[0].items.count == 3 * count - 2)
+    subscription.cancel()
+    return result
+  }
+
+  @Test("a parent edit, an expansion and a collapse hash and compare as often at 200,000 nodes as at 6,000")
+  func flat() async throws {
+    let small = try await Self.calls(count: 2_000)
+    let large = try await Self.calls(count: 66_666)
+    for name in small.keys.sorted() {
+      print(
+        "Outline calls, \(name): 6,000 nodes \(small[name]!), 200,000 nodes \(large[name]!) hashes and ==")
+      #expect(large[name]! <= 2 * small[name]! + 20, "\(name): \(small[name]!) -> \(large[name]!)")
+      #expect(large[name]! <= 400, "\(name): \(large[name]!)")
+    }
+  }
+}
