@@ -110,12 +110,14 @@ public struct OutlineError: Error, Hashable, Sendable, CustomStringConvertible {
 ///   (``OutlineError/Code-swift.struct/cycle``) or two nodes share an id
 ///   (``OutlineError/Code-swift.struct/duplicateID``) is not shown: the error goes to ``errors``, and the
 ///   outline shows the parent's next state that is a tree.
-/// - **Cost follows the change.** The rows shown are a persistent list, edited by descent. A parent batch
-///   that touches *k* top-level nodes takes their rows out and puts their new rows in: O((*k* + *t*) log *n*)
-///   for *t* nodes in those nodes' subtrees (every id is checked, collapsed ones too), and the batch is
-///   derived from the touched rows. Expanding or collapsing costs O((*e* + *r*) log *n*) for *e* ids and *r*
-///   rows shown or hidden. A parent batch that inserts, deletes or moves sections, or follows a state that
-///   was not a tree, flattens and diffs in full: O(*n*).
+/// - **Cost follows the change.** The rows shown are a persistent list, edited by descent, and the batch
+///   is derived from the touched rows. An edited top-level node whose subtree keeps its ids (a title, a
+///   leaf's content) has its changed rows replaced in place: O(*p* log *n*) for the *p* nodes on changed
+///   paths and their siblings, when the tree value was edited in place (the untouched children arrays,
+///   shared by copy-on-write, are skipped). Otherwise its rows are taken out and put back: O(*t* log *n*)
+///   for *t* nodes in its subtree (every id is checked, collapsed ones too). Expanding or collapsing
+///   costs O((*e* + *r*) log *n*) for *e* ids and *r* rows shown or hidden. A parent batch that inserts,
+///   deletes or moves sections, or follows a state that was not a tree, flattens and diffs in full: O(*n*).
 /// - **Sections.** Each ``OutlineSection``'s ``OutlineSection/base`` is the parent section's own content:
 ///   its `items` are empty (the rows are the outline's items), so that a batch does not copy a section.
 public final class OutlineDataSource<Base: SectionType>: DataSourceType where Base.Item: OutlineNode {
@@ -466,32 +468,61 @@ struct OutlineState<Base: SectionType>: Sendable where Base.Item: OutlineNode {
   }
 
   /// Replaces the rows of the node at `position` and its shown descendants with those of `node`, when
-  /// `node`'s subtree has the same ids in the same order; inserts the ids of rows that changed in
+  /// `node`'s subtree has the same ids in the same places; inserts the ids of rows that changed in
   /// `touched`.
+  ///
+  /// Subtrees whose children arrays share storage with the old ones (the untouched parts of a tree edited
+  /// in place, by copy-on-write) are skipped: an edit deep in a large tree visits the path to it and the
+  /// siblings along it.
   /// - Returns: Whether the ids were the same (otherwise nothing changed).
-  /// - Complexity: O(*t*) `==` of ids for *t* nodes in the subtree, and O(*r* log *n*) for *r* rows.
+  /// - Complexity: O(*p* log *n*) for *p* nodes on changed paths and their siblings; O(*t*) for a subtree
+  ///   of *t* nodes rebuilt without sharing.
   @inlinable func replaceRowsInPlace(
     at position: ItemPosition, with node: Node, in tree: inout SnapshotTree<OutlineSection<Base>>,
     touched: inout Set<Row.ID>
   ) -> Bool {
     let old = tree.item(at: position)
     guard Self.sameIDs(old.node, node) else { return false }
-    var rows: [Row] = []
-    Self.appendRows(of: node, depth: old.depth, expanded: expanded, to: &rows)
-    for (offset, row) in rows.enumerated() {
-      let at = ItemPosition(section: position.section, item: position.item + offset)
-      if tree.item(at: at) != row {
-        tree.replaceItem(at: at, with: row)
-        touched.insert(row.id)
-      }
-    }
+    replaceChanged(old.node, with: node, depth: old.depth, row: position, in: &tree, touched: &touched)
     return true
   }
 
-  /// Whether two nodes' subtrees have the same ids in the same places.
+  /// Replaces the row of `new` (at `row`, when shown) and those of its changed descendants.
+  @inlinable func replaceChanged(
+    _ old: Node, with new: Node, depth: Int, row: ItemPosition?,
+    in tree: inout SnapshotTree<OutlineSection<Base>>, touched: inout Set<Row.ID>
+  ) {
+    let isExpanded = expanded.contains(new.id)
+    if let row {
+      let replacement = Row(node: new, depth: depth, isExpanded: isExpanded)
+      if tree.item(at: row) != replacement {
+        tree.replaceItem(at: row, with: replacement)
+        touched.insert(new.id)
+      }
+    }
+    if Self.sharesStorage(old.children, new.children) { return }
+    let childrenShown = row != nil && isExpanded
+    for (oldChild, newChild) in zip(old.children, new.children) where oldChild != newChild {
+      replaceChanged(
+        oldChild, with: newChild, depth: depth + 1,
+        row: childrenShown ? tree.position(ofItem: newChild.id) : nil,
+        in: &tree, touched: &touched)
+    }
+  }
+
+  /// Whether two nodes' subtrees have the same ids in the same places; shared children arrays are not
+  /// visited.
   @inlinable static func sameIDs(_ lhs: Node, _ rhs: Node) -> Bool {
     guard lhs.id == rhs.id, lhs.children.count == rhs.children.count else { return false }
+    if sharesStorage(lhs.children, rhs.children) { return true }
     return zip(lhs.children, rhs.children).allSatisfy { sameIDs($0, $1) }
+  }
+
+  /// Whether two arrays are one buffer: then they are equal, without comparing them.
+  @inlinable static func sharesStorage(_ lhs: [Node], _ rhs: [Node]) -> Bool {
+    lhs.withUnsafeBufferPointer { lhs in
+      rhs.withUnsafeBufferPointer { rhs in lhs.baseAddress == rhs.baseAddress && lhs.count == rhs.count }
+    }
   }
 
   /// How many rows below the row at `position` are its descendants: the rows after it that are deeper.

@@ -26,7 +26,7 @@
 ///   delivered on ``errors`` (the next parent batch projects in full again). A closure that traps stops
 ///   the process, as anywhere in Swift.
 /// - **Per subscriber.** Each view or client that needs its own filter makes its own projected source
-///   over the same parent (``DataSourceType/projected(_:)``): each one's work runs on its own actor, off
+///   over the same parent (``DataSourceType/projected(_:versions:history:)``): each one's work runs on its own actor, off
 ///   the main actor.
 /// - **Lifetime.** The projected source holds its parent. Dropping it ends its subscription to the
 ///   parent and finishes its own subscribers' streams.

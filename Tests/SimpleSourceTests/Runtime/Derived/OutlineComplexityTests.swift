@@ -56,6 +56,54 @@ struct OutlineComplexityTests {
     return result
   }
 
+  /// Hashes plus `==` of one edit of a leaf deep in one tree: a root with 16 children per node down to
+  /// `depth`, every node expanded, edited in place as a user edits a tree value.
+  static func deepEdit(depth: Int) async throws -> Int {
+    let counter = CallCounter()
+    var made = 0
+    func tree(_ level: Int) -> CountingNode {
+      made += 1
+      let node = CountingNode(id: CountingID(value: made, counter: counter))
+      guard level < depth else { return node }
+      return CountingNode(id: node.id, children: (0..<16).map { _ in tree(level + 1) })
+    }
+    var root = tree(0)
+    var all: [CountingID] = []
+    func collect(_ node: CountingNode) {
+      all.append(node.id)
+      node.children.forEach(collect)
+    }
+    collect(root)
+    let parent = try BasicDataSource(sections: [Forest(id: 0, items: [root])])
+    let outline = try await OutlineDataSource(parent, expanded: Set(all))
+    var path: [Int] = []
+    for level in 0..<depth { path.append((level * 7) % 16) }
+    func edit(_ node: inout CountingNode, _ rest: ArraySlice<Int>) {
+      guard let first = rest.first else { return node.version += 1 }
+      edit(&node.children[first], rest.dropFirst())
+    }
+    edit(&root, path[...])
+    var leaf = root
+    for index in path { leaf = leaf.children[index] }
+    await outline.settled()
+    counter.reset()
+    try await parent.replaceItem(root)
+    await outline.settled()
+    let calls = counter.hashes + counter.equalities
+    let row = try #require(await outline.snapshot.item(withID: leaf.id))
+    #expect(row.node.version == 1 && row.depth == depth)
+    #expect(await outline.snapshot.itemCount == all.count)
+    return calls
+  }
+
+  @Test("a leaf edited deep in one large tree costs its path and the siblings along it, not the tree")
+  func deep() async throws {
+    let small = try await Self.deepEdit(depth: 2)  // 273 nodes
+    let large = try await Self.deepEdit(depth: 4)  // 69,905 nodes
+    print("Outline calls, a deep edit: 273 nodes \(small), 69,905 nodes \(large) hashes and ==")
+    #expect(large <= 4 * small && large <= 1_000, "\(small) -> \(large)")
+  }
+
   @Test("a parent edit, an expansion and a collapse hash and compare as often at 200,000 nodes as at 6,000")
   func flat() async throws {
     let small = try await Self.calls(count: 2_000)
