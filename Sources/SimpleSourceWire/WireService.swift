@@ -31,7 +31,7 @@ public struct NoScope: Hashable, Sendable {
 ///   leaves a scope is a delete for that client, one that enters is an insert.
 /// - **Shared work.** Sessions with the same (query, parameters, scope) share one ``ProjectedDataSource``
 ///   of the source and one encoded message per batch: an edit costs each distinct view O(*k* log *n*) and
-///   each further client a copy of bytes. The last session to leave a view keeps it idle for resumes;
+///   each further client a copy of bytes. A reset is encoded once per (view, version, format) too. The last session to leave a view keeps it idle for resumes;
 ///   the `keepingIdleViews` most recently used idle views are kept, and older ones are dropped.
 /// - **Streams.** The whole source, with no scope, is `stream`; each view's stream is `stream` followed by
 ///   `.v` and its number, so a client resumes a view only while the service keeps it, and resets
@@ -54,6 +54,11 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   nonisolated let rows: Rows?
   /// How many versions each view retains.
   nonisolated let history: HistoryLimit
+  /// How many reset messages were encoded: once per (view, version, format), however many clients
+  /// connect then.
+  package nonisolated let resetsEncoded = Locked(0)
+  /// The newest reset of the whole source, for clients that follow it with no view.
+  nonisolated let wholeSourceResets: ResetBytes
   /// The views sessions use, and the idle ones kept.
   var views: SharedViews<ViewKey, SharedView>
   /// The number of the last view made.
@@ -82,6 +87,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     history: HistoryLimit, scoped rows: Rows?
   ) {
     self.history = history
+    wholeSourceResets = ResetBytes(counting: resetsEncoded)
     self.source = source
     self.stream = stream
     var byName: [String: WireQuery<Section>] = [:]
@@ -118,14 +124,19 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     var scope: Scope
   }
 
-  /// A view of the source: its stream, and the projection once it has started.
+  /// A view of the source: its stream, the projection once it has started, and its newest reset's bytes.
   final class SharedView: Sendable {
     let stream: String
     let start: Task<Result<ProjectedDataSource<Section>, ProjectionError>, Never>
+    let resets: ResetBytes
 
-    init(stream: String, start: Task<Result<ProjectedDataSource<Section>, ProjectionError>, Never>) {
+    init(
+      stream: String, start: Task<Result<ProjectedDataSource<Section>, ProjectionError>, Never>,
+      resets: ResetBytes
+    ) {
       self.stream = stream
       self.start = start
+      self.resets = resets
     }
   }
 
@@ -137,6 +148,13 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     let source: ProjectedDataSource<Section>
   }
 
+  /// A subscribe's feed, the view it uses (if any), and where its reset's bytes are shared.
+  struct Opened: Sendable {
+    let feed: WireFeed<Section>
+    let lease: Lease?
+    let resets: ResetBytes
+  }
+
   /// The feed for a client's subscribe, and the view it uses, if any.
   /// - Throws: ``WireError``: ``WireError/Code-swift.struct/unknownQuery``,
   ///   ``WireError/Code-swift.struct/invalidParameters`` or ``WireError/Code-swift.struct/queryFailed``.
@@ -144,9 +162,10 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   ///   O(*n*) predicate calls to project the source.
   func open(
     stream requested: String?, from: Int?, query: WireQueryRequest?, scope: Scope, pacing: Pacing
-  ) async throws(WireError) -> (feed: WireFeed<Section>, lease: Lease?) {
+  ) async throws(WireError) -> Opened {
     guard query != nil || rows != nil else {
-      return (await source.wireFeed(stream: stream, request: (requested, from), pacing: pacing), nil)
+      let feed = await source.wireFeed(stream: stream, request: (requested, from), pacing: pacing)
+      return Opened(feed: feed, lease: nil, resets: wholeSourceResets)
     }
     var projection = Projection<Section>.all
     if let query {
@@ -173,14 +192,18 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
           return .failure(error)
         }
       }
-      entry = .init(view: SharedView(stream: "\(stream).v\(viewsMade)", start: start), number: viewsMade)
+      let view = SharedView(
+        stream: "\(stream).v\(viewsMade)", start: start, resets: ResetBytes(counting: resetsEncoded))
+      entry = .init(view: view, number: viewsMade)
       views.add(key, entry)
     }
     switch await entry.view.start.value {
     case .success(let projected):
       let feed = await projected.wireFeed(
         stream: entry.view.stream, request: (requested, from), pacing: pacing)
-      return (feed, Lease(key: key, number: entry.number, source: projected))
+      return Opened(
+        feed: feed, lease: Lease(key: key, number: entry.number, source: projected), resets: entry.view.resets
+      )
     case .failure:
       _ = views.release(key, number: entry.number, keep: false)
       // The projection's error may name a row: the client learns only which query failed.
@@ -218,5 +241,27 @@ extension WireService where Scope == NoScope {
     pacing: Pacing = .immediate, send: @escaping @Sendable (Data) async throws -> Void
   ) -> WireSession<Section, NoScope> {
     session(scope: NoScope(), pacing: pacing, send: send)
+  }
+}
+
+/// The bytes of a stream's newest reset, per format: encoded once, then shared by every client that
+/// connects while that version is the newest.
+final class ResetBytes: Sendable {
+  private let newest = Locked<[Int: (version: Int, bytes: Data)]>([:])
+  private let encodings: Locked<Int>
+
+  /// Counts each encoding in `encodings`.
+  init(counting encodings: Locked<Int>) { self.encodings = encodings }
+
+  /// The bytes of the reset at `version` in `format`, made with `encode` unless they are held.
+  /// - Complexity: O(1) when held; `encode` otherwise. Two clients that connect at once may both encode.
+  func bytes(version: Int, format: Int, encode: () -> Data) -> Data {
+    if let held = newest.withLock({ $0[format] }), held.version == version { return held.bytes }
+    let bytes = encode()
+    encodings.withLock { $0 += 1 }
+    newest.withLock { newest in
+      if (newest[format]?.version ?? .min) <= version { newest[format] = (version, bytes) }
+    }
+    return bytes
   }
 }

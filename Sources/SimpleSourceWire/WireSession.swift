@@ -131,8 +131,9 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
 
   private func subscribe(stream: String?, from: Int?, query: WireQueryRequest?) async throws(WireError) {
     guard !isClosed else { return }
-    let (feed, lease) = try await service.open(
+    let opened = try await service.open(
       stream: stream, from: from, query: query, scope: scope, pacing: pacing)
+    let (feed, lease, resets) = (opened.feed, opened.lease, opened.resets)
     // The new view is acquired before the old one is released, so that a view both use is kept.
     await stop()
     if isClosed {
@@ -144,9 +145,15 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     let coder = WireCoder(maxMessageBytes: reader.maxMessageBytes, formatVersion: formatVersion)
     // Nothing is sent until the reset or resume is: -1 is before every version.
     let sent = AppliedVersion(-1)
+    let format = formatVersion
     let sending = Task { [send] in
       do {
-        try await send(coder.encode(feed.start))
+        // A reset is encoded once per (view, version, format), however many clients connect then.
+        if case .reset(_, let version, _) = feed.start {
+          try await send(resets.bytes(version: version, format: format) { coder.encode(feed.start) })
+        } else {
+          try await send(coder.encode(feed.start))
+        }
         sent.advance(to: feed.subscription.version)
         // Each batch is encoded once per format, however many sessions send it.
         for await batch in feed.subscription.batches {

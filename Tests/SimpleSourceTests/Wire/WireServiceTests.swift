@@ -71,6 +71,40 @@ struct WireServiceTests {
     await session.close()
   }
 
+  @Test("a reset is encoded once per view, version and format, however many clients connect then")
+  func resetsShared() async throws {
+    let source = try BasicDataSource(sections: layout("A: a1 b1 | B: a2"))
+    let service = WireService(source: source, stream: "s", queries: Self.queries)
+    let query = WireQueryRequest("prefix", ["prefix": .string("a")])
+    var sessions: [(WireSession<TestSection, NoScope>, WireClient)] = []
+    func connect(_ message: Data) async {
+      let client = WireClient()
+      let session = service.session { client.receive($0) }
+      await session.receive(message)
+      await session.delivered(to: client)
+      sessions.append((session, client))
+    }
+    for _ in 0..<3 { await connect(subscribe(query)) }
+    #expect(service.resetsEncoded.withLock { $0 } == 1, "three clients of one view at one version")
+    try await source.appendItems([TestItem("a3")], toSection: "A")
+    await sessions[0].0.delivered(to: sessions[0].1)  // the view has the new version
+    await connect(subscribe(query))
+    #expect(service.resetsEncoded.withLock { $0 } == 2, "a new version is encoded anew")
+    await connect(subscribe(nil))
+    await connect(subscribe(nil))
+    await connect(bytes(.subscribe(stream: nil, from: nil), format: 1))
+    #expect(service.resetsEncoded.withLock { $0 } == 4, "the whole source: once in format 2, once in 1")
+    let whole = await source.snapshot
+    let view = try #require(await sessions[3].0.following?.source.snapshot)
+    for (index, (session, client)) in sessions.enumerated() {
+      await session.delivered(to: client)
+      let state = client.state.withLock { $0 }
+      #expect(state.held == (index < 4 ? view : whole), "client \(index)")
+      #expect(state.violations.isEmpty, "\(state.violations)")
+      await session.close()
+    }
+  }
+
   @Test("a view's versions are the source's: a write it shows arrives as the version the write made")
   func viewVersionsAreTheSources() async throws {
     let source = try BasicDataSource(sections: layout("A: a1 b1 | B: b2"))
