@@ -67,19 +67,24 @@ extension Snapshot {
   }
 }
 
-/// ``Snapshot/placingChildBatch(_:atSectionOffset:)`` as a function value made where the client's build
-/// specialises it (see `Differ`): the composite's actor is generic code that the client does not inline.
+/// ``Snapshot/placingChildBatch(_:atSectionOffset:)`` and the path of a child's batch as function values
+/// made where the client's build specialises them (see `Differ`): the composite's actor is generic code
+/// that the client does not inline.
 @usableFromInline
 struct CompositePlacing<Section: SectionType>: Sendable {
   @usableFromInline let place:
     @Sendable (Snapshot<Section>, Changeset<Section>, Int) throws(Snapshot<Section>.Error) -> (
       Snapshot<Section>, Changeset<Section>
     )?
+  /// ``CompositeEngine/receive(_:from:in:)``.
+  @usableFromInline let receive:
+    @Sendable (isolated CompositeEngine<Section>, UpdateBatch<Section>, ObjectIdentifier) -> Void
 
   @inlinable
   init() {
     place = { (composite, changeset, offset) throws(Snapshot<Section>.Error) in
       try composite.placingChildBatch(changeset, atSectionOffset: offset)
     }
+    receive = { engine, batch, key in CompositeEngine.receive(batch, from: key, in: engine) }
   }
 }

@@ -210,26 +210,43 @@ actor CompositeEngine<Section: SectionType> {
   /// One child: what the composite shows of it, and how far it has followed it.
   @usableFromInline
   struct Child: Sendable {
-    let source: any DataSourceType<Section>
-    let key: ObjectIdentifier
-    let subscription: Subscription<Section>
-    let applied: AppliedVersion
+    @usableFromInline let source: any DataSourceType<Section>
+    @usableFromInline let key: ObjectIdentifier
+    @usableFromInline let subscription: Subscription<Section>
+    @usableFromInline let applied: AppliedVersion
     /// The child's state shown (its sections are in the composite).
-    var shown: Snapshot<Section>
+    @usableFromInline var shown: Snapshot<Section>
     /// The child version `shown` is, or the newest one seen when it clashed.
-    var version: Int
+    @usableFromInline var version: Int
     /// Whether `shown` is the child's state at `version` (false after a clash).
-    var isCurrent = true
+    @usableFromInline var isCurrent = true
     /// The child's newest state, held back while it clashes.
-    var latest: Snapshot<Section>
-    var follower: Task<Void, Never>?
+    @usableFromInline var latest: Snapshot<Section>
+    /// The forced refreshes of the batches held back since `shown`, given to the batch that shows
+    /// `latest`.
+    @usableFromInline var heldRefreshes: Set<Section.Item.ID> = []
+    @usableFromInline var follower: Task<Void, Never>?
+
+    @inlinable
+    init(
+      source: any DataSourceType<Section>, key: ObjectIdentifier, subscription: Subscription<Section>,
+      applied: AppliedVersion, shown: Snapshot<Section>, version: Int, latest: Snapshot<Section>
+    ) {
+      self.source = source
+      self.key = key
+      self.subscription = subscription
+      self.applied = applied
+      self.shown = shown
+      self.version = version
+      self.latest = latest
+    }
   }
 
   @usableFromInline var children: [Child] = []
   @usableFromInline nonisolated let broadcaster: Broadcaster<Section>
-  let reporter: AsyncStream<CompositionError>.Continuation
+  @usableFromInline let reporter: AsyncStream<CompositionError>.Continuation
   /// ``Snapshot/placingChildBatch(_:atSectionOffset:)``, specialised in the client's build.
-  let placing: CompositePlacing<Section>
+  @usableFromInline let placing: CompositePlacing<Section>
 
   @usableFromInline
   init(
@@ -257,10 +274,12 @@ actor CompositeEngine<Section: SectionType> {
     children = []
   }
 
-  private var shown: Snapshot<Section> { broadcaster.snapshot }
+  @inlinable var shown: Snapshot<Section> { broadcaster.snapshot }
 
-  private func sectionOffset(of index: Int) -> Int {
-    children[..<index].reduce(0) { $0 + $1.shown.sectionCount }
+  @inlinable func sectionOffset(of index: Int) -> Int {
+    var offset = 0
+    for before in 0..<index { offset += children[before].shown.sectionCount }
+    return offset
   }
 
   @usableFromInline
@@ -295,14 +314,17 @@ actor CompositeEngine<Section: SectionType> {
   }
 
   /// Starts following a child whose sections are in place (at `index`, or last).
-  @usableFromInline
+  ///
+  /// Inlinable, as is the path of a child's batch, so that it runs specialised for the client's types.
+  @inlinable
   func follow(_ source: some DataSourceType<Section>, _ subscription: Subscription<Section>, at index: Int?) {
     let key = ObjectIdentifier(source)
     let applied = AppliedVersion(subscription.version)
     var child = Child(
       source: source, key: key, subscription: subscription, applied: applied, shown: subscription.snapshot,
       version: subscription.version, latest: subscription.snapshot)
-    child.follower = followParent(subscription, applied: applied, on: self) { $0.receive($1, from: key) }
+    let receive = placing.receive
+    child.follower = followParent(subscription, applied: applied, on: self) { receive($0, $1, key) }
     children.insert(child, at: index ?? children.count)
   }
 
@@ -326,45 +348,57 @@ actor CompositeEngine<Section: SectionType> {
 
   /// Applies one child batch: placed by descent, or shifted into place, when it follows what is shown;
   /// otherwise the child is held back. Then children held back by a clash are tried again.
-  func receive(_ batch: UpdateBatch<Section>, from key: ObjectIdentifier) {
-    guard let index = children.firstIndex(where: { $0.key == key }) else { return }
-    children[index].latest = batch.snapshot
-    let child = children[index]
+  ///
+  /// A static function of the engine, isolated to it, rather than a method: the client's build
+  /// specialises it (see ``CompositePlacing``), which it does not do for an actor's methods.
+  @inlinable
+  static func receive(
+    _ batch: UpdateBatch<Section>, from key: ObjectIdentifier, in engine: isolated CompositeEngine
+  ) {
+    guard let index = engine.children.firstIndex(where: { $0.key == key }) else { return }
+    engine.children[index].latest = batch.snapshot
     var reported = false
-    if child.isCurrent && batch.from == child.version {
-      let offset = sectionOffset(of: index)
-      let range = offset..<(offset + child.shown.sectionCount)
-      let source = shown
+    if engine.children[index].isCurrent && batch.from == engine.children[index].version {
+      let offset = engine.sectionOffset(of: index)
+      let range = offset..<(offset + engine.children[index].shown.sectionCount)
+      let source = engine.shown
       do {
-        if let (_, change) = try placing.place(source, batch.changeset, offset) {
-          children[index].shown = batch.snapshot
-          publish(change)
+        if let (_, change) = try engine.placing.place(source, batch.changeset, offset) {
+          engine.children[index].shown = batch.snapshot
+          engine.publish(change)
         } else {
           let target = try source.replacingSections(
             range, with: batch.snapshot.sections, reindexed: Self.reindexed(by: batch.changeset))
-          children[index].shown = batch.snapshot
-          publish(
+          engine.children[index].shown = batch.snapshot
+          engine.publish(
             batch.changeset.embedded(
               in: source, target: target, offset: offset, prefix: source.sections[..<range.lowerBound],
               suffix: source.sections[range.upperBound...]))
         }
       } catch {
-        reporter.yield(Self.clash(error, childAt: index))
+        engine.reporter.yield(Self.clash(error, childAt: index))
         reported = true
-        children[index].isCurrent = false
+        engine.children[index].isCurrent = false
+        engine.children[index].heldRefreshes.formUnion(batch.changeset.forcedRefreshes)
       }
     } else {
-      children[index].isCurrent = false
+      engine.children[index].isCurrent = false
+      engine.children[index].heldRefreshes.formUnion(batch.changeset.forcedRefreshes)
     }
-    children[index].version = batch.to
-    showHeldChildren(reportingChildAt: reported ? nil : index)
+    engine.children[index].version = batch.to
+    if engine.children.contains(where: { !$0.isCurrent }) {
+      engine.showHeldChildren(reportingChildAt: reported ? nil : index)
+    }
   }
 
   /// Shows the newest states of the children held back by a clash that no longer clash: all of them
   /// together first (children that swapped ids fit only together), then each one alone. Reports the
   /// clash of the child at `reporting` once, if it still clashes.
-  /// - Complexity: O(*n*): full diffs of what changes.
-  private func showHeldChildren(reportingChildAt reporting: Int?) {
+  /// - Complexity: O(*c*) for *c* children when none is held back; O(*n*) otherwise: full diffs of what
+  ///   changes.
+  @inlinable
+  func showHeldChildren(reportingChildAt reporting: Int?) {
+    guard children.contains(where: { !$0.isCurrent }) else { return }
     let held = children.indices.filter { !children[$0].isCurrent }
     if held.isEmpty || (held.count > 1 && showLatest(ofChildrenAt: Set(held), reporting: nil)) { return }
     for index in held where !children[index].isCurrent {
@@ -376,18 +410,25 @@ actor CompositeEngine<Section: SectionType> {
   /// one full diff. Otherwise reports the clash as the child at `reporting`'s, if given.
   /// - Returns: Whether they are shown.
   @discardableResult
-  private func showLatest(ofChildrenAt indices: Set<Int>, reporting: Int?) -> Bool {
+  @inlinable
+  func showLatest(ofChildrenAt indices: Set<Int>, reporting: Int?) -> Bool {
     var sections: [Section] = []
     for (index, child) in children.enumerated() {
       sections += indices.contains(index) ? child.latest.sections : child.shown.sections
     }
     do {
       let target = try Snapshot(sections)
+      // The refreshes of the batches held back are owed to the items still shown.
+      var refreshing = Set<Section.Item.ID>()
       for index in indices {
         children[index].shown = children[index].latest
         children[index].isCurrent = true
+        refreshing.formUnion(children[index].heldRefreshes)
+        children[index].heldRefreshes = []
       }
-      publish(Changeset(from: shown, to: target))
+      let source = shown
+      refreshing = refreshing.filter { source.contains(item: $0) && target.contains(item: $0) }
+      publish(Changeset(from: source, to: target, refreshing: refreshing))
       return true
     } catch {
       if let reporting { reporter.yield(Self.clash(error, childAt: reporting)) }
@@ -396,6 +437,7 @@ actor CompositeEngine<Section: SectionType> {
   }
 
   /// The sections (new indices) whose items a changeset inserts, deletes or moves: their positions change.
+  @inlinable
   static func reindexed(by changeset: Changeset<Section>) -> Set<Int> {
     var sections = Set<Int>()
     let items = changeset.itemChanges
@@ -426,5 +468,5 @@ actor CompositeEngine<Section: SectionType> {
     return CompositionError(.duplicateSectionID, child: index, id: error.sectionID.map { "\($0)" })
   }
 
-  private func publish(_ change: Changeset<Section>) { broadcaster.publishNext(change) }
+  @inlinable func publish(_ change: Changeset<Section>) { broadcaster.publishNext(change) }
 }

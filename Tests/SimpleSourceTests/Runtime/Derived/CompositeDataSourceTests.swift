@@ -175,6 +175,25 @@ extension CompositeDataSourceTests {
     #expect(await composite.snapshot.sections == layout("B: c a"))
   }
 
+  @Test("a held-back child shown later refreshes the items its held batches refreshed")
+  func heldRefreshesKept() async throws {
+    let first = try BasicDataSource(sections: layout("A: a"))
+    let second = try BasicDataSource(sections: layout("B: b c"))
+    let composite = try await CompositeDataSource([first, second])
+    let recorder = await BatchRecorder(await composite.subscribe(), refreshStyle: .reconfigure)
+    try await second.appendItems([TestItem("a")], toSection: "B")  // clashes: held back
+    try await second.refreshItems(["b"])  // equal content, refreshed while held back
+    await composite.settled()
+    #expect(await composite.snapshot.sections == layout("A: a | B: b c"))
+    try await composite.remove(first)
+    #expect(await composite.snapshot.sections == layout("B: b c a"))
+    await recorder.showing(await composite.snapshot)
+    let last = try #require(await recorder.batches.last)
+    #expect(last.changeset.forcedRefreshes == ["b"])
+    #expect(last.changeset.itemChanges.updates.map(\.id) == ["b"])
+    #expect(await recorder.violations.isEmpty)
+  }
+
   @Test("two children that swap ids are shown once both have swapped (issue 25, bug b)")
   func swappedIDs() async throws {
     let first = try BasicDataSource(sections: layout("A: x"))
