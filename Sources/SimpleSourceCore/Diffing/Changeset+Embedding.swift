@@ -12,6 +12,29 @@ extension Changeset {
     in source: Snapshot<Section>, target: Snapshot<Section>, offset: Int, prefix: ArraySlice<Section>,
     suffix: ArraySlice<Section>
   ) -> Changeset {
+    shifted(in: source, target: target, offset: offset) { stage in
+      Snapshot(trustedLazily: Array(prefix) + stage.state.sections + Array(suffix))
+    }
+  }
+
+  /// This change of one stage, made to a snapshot whose sections `offset..<offset + source.sections.count`
+  /// are ``source``'s, into `target`: every position shifted by `offset` sections, and the stage's state
+  /// `target` itself. The sections around the run are not visited.
+  ///
+  /// - Complexity: O(*c*) for *c* changes.
+  @inlinable
+  func embeddingSingleStage(in source: Snapshot<Section>, target: Snapshot<Section>, offset: Int) -> Changeset
+  {
+    precondition(stages.count == 1, "SimpleSource internal inconsistency: a changeset of several stages")
+    return shifted(in: source, target: target, offset: offset) { _ in target }
+  }
+
+  /// This change with every position shifted by `offset` sections, each stage's state made by `state`.
+  @inlinable
+  func shifted(
+    in source: Snapshot<Section>, target: Snapshot<Section>, offset: Int,
+    state: (ChangeStage<Section>) -> Snapshot<Section>
+  ) -> Changeset {
     func shift(_ list: ChangeList<Section.ID, Int>) -> ChangeList<Section.ID, Int> {
       func move(_ changes: [Change<Section.ID, Int>]) -> [Change<Section.ID, Int>] {
         changes.map { Change(id: $0.id, from: $0.from.map { $0 + offset }, to: $0.to.map { $0 + offset }) }
@@ -34,7 +57,7 @@ extension Changeset {
     let stages = self.stages.map { stage in
       ChangeStage(
         kind: stage.kind, sectionChanges: shift(stage.sectionChanges), itemChanges: shift(stage.itemChanges),
-        data: Array(prefix) + stage.state.sections + Array(suffix))
+        state: state(stage))
     }
     return Changeset(
       source: source, target: target, stages: stages, sectionChanges: shift(sectionChanges),

@@ -59,6 +59,11 @@ extension Snapshot {
       tree.insertItem(item, at: at)
     }
     let next = Snapshot(tree: tree)
+    // A batch of one stage (edits only, or inserts and deletes that move nothing) is the child's own,
+    // shifted: nothing to derive.
+    if changeset.stages.count == 1 {
+      return (next, changeset.embeddingSingleStage(in: self, target: next, offset: offset))
+    }
     let refreshing = changeset.forcedRefreshes.filter { child.contains(item: $0) }
     let change =
       Changeset(from: self, to: next, logged: touched, refreshing: refreshing)
