@@ -111,13 +111,15 @@ public struct OutlineError: Error, Hashable, Sendable, CustomStringConvertible {
 ///   (``OutlineError/Code-swift.struct/duplicateID``) is not shown: the error goes to ``errors``, and the
 ///   outline shows the parent's next state that is a tree.
 /// - **Cost follows the change.** The rows shown are a persistent list, edited by descent, and the batch
-///   is derived from the touched rows. An edited top-level node whose subtree keeps its ids (a title, a
-///   leaf's content) has its changed rows replaced in place: O(*p* log *n*) for the *p* nodes on changed
-///   paths and their siblings, when the tree value was edited in place (the untouched children arrays,
-///   shared by copy-on-write, are skipped). Otherwise its rows are taken out and put back: O(*t* log *n*)
-///   for *t* nodes in its subtree (every id is checked, collapsed ones too). Expanding or collapsing
-///   costs O((*e* + *r*) log *n*) for *e* ids and *r* rows shown or hidden. A parent batch that inserts,
-///   deletes or moves sections, or follows a state that was not a tree, flattens and diffs in full: O(*n*).
+///   is derived from the touched rows. An edited top-level node is walked against its old value: rows of
+///   nodes that changed are replaced in place, children arrays shared with the old value (the untouched
+///   parts of a tree edited in place: copy-on-write keeps them shared) are skipped, and a node whose
+///   children's ids changed (a child inserted, deleted or moved) has the rows below it redone. That is
+///   O(*p* log *n*) for the *p* nodes on changed paths and their siblings, plus O(*t* log *n*) for the *t*
+///   nodes below redone nodes; a tree rebuilt without sharing is compared node by node. A top-level node
+///   inserted, deleted or moved costs its subtree. Expanding or collapsing costs O((*e* + *r*) log *n*) for
+///   *e* ids and *r* rows shown or hidden. A parent batch that inserts, deletes or moves sections, or
+///   follows a state that was not a tree, flattens and diffs in full: O(*n*).
 /// - **Sections.** Each ``OutlineSection``'s ``OutlineSection/base`` is the parent section's own content:
 ///   its `items` are empty (the rows are the outline's items), so that a batch does not copy a section.
 public final class OutlineDataSource<Base: SectionType>: DataSourceType where Base.Item: OutlineNode {
@@ -396,13 +398,20 @@ struct OutlineState<Base: SectionType>: Sendable where Base.Item: OutlineNode {
   }
 
   /// The parent's batch `changeset` applied to the rows shown by descent, when it kept the parent's
-  /// sections (ids and order): the rows of each touched top-level node are taken out and its new rows put
-  /// in before its next sibling's.
+  /// sections (ids and order).
+  ///
+  /// 1. Each top-level node the parent only edited is walked with its old value: the rows of changed
+  ///    nodes are replaced in place, children arrays that share storage (the untouched parts of a tree
+  ///    edited by copy-on-write) are skipped, and a node whose children's ids changed is re-flattened: the
+  ///    ids below it leave `known` now, its rows are redone in step 3.
+  /// 2. The rows of each top-level node inserted, deleted or moved are taken out, and its ids.
+  /// 3. The new ids are registered (a clash throws), the re-flattened nodes get their new rows below
+  ///    them, and each inserted or moved top-level node its rows before its next sibling's.
   ///
   /// - Returns: `nil` when sections were inserted, deleted or moved.
   /// - Throws: ``OutlineError`` when the new state is not a tree.
-  /// - Complexity: O(*k* log *n* + *t* log *n*) for *k* touched top-level nodes whose subtrees, before and
-  ///   after, hold *t* nodes.
+  /// - Complexity: O(*p* log *n*) for *p* nodes on changed paths and their siblings, plus O(*t* log *n*)
+  ///   for *t* nodes below re-flattened nodes and in inserted, deleted or moved top-level nodes.
   @inlinable func applyingByDescent(_ changeset: Changeset<Base>)
     throws(OutlineError) -> (
       shown: Snapshot<OutlineSection<Base>>, known: PersistentDictionary<Node.ID, Void>, touched: Set<Row.ID>
@@ -417,20 +426,20 @@ struct OutlineState<Base: SectionType>: Sendable where Base.Item: OutlineNode {
       tree.replaceSectionContent(at: index, with: Self.header(target.sectionContent(at: index)))
     }
     let items = changeset.itemChanges
-    var tops = items.structuralIDs
+    let tops = items.structuralIDs
     var touched = Set<Row.ID>()
-    // A node the parent only edited whose subtree keeps its ids in order (an edited title, a leaf's new
-    // content): its rows stay, and those that changed are replaced in place. Others are taken out.
+
+    // 1. Edited top-level nodes, walked.
+    var reflattened: [Reflattened] = []
     for update in items.updates where !tops.contains(update.id) {
-      guard let position = tree.position(ofItem: update.id), let to = update.to,
-        replaceRowsInPlace(at: position, with: target[to], in: &tree, touched: &touched)
-      else {
-        tops.insert(update.id)
-        continue
-      }
+      guard let position = tree.position(ofItem: update.id), let to = update.to else { continue }
+      let old = tree.item(at: position)
+      replaceChanged(
+        old.node, with: target[to], depth: old.depth, row: position, ancestors: [], in: &tree, known: &known,
+        reflattened: &reflattened, touched: &touched)
     }
 
-    // Take out each touched top-level node's rows, from the last back, and its subtree's ids.
+    // 2. Rows and ids of top-level nodes inserted, deleted or moved, taken out from the last back.
     var removals: [ItemPosition] = []
     for id in tops { if let position = tree.position(ofItem: id) { removals.append(position) } }
     removals.sort { ($0.section, $0.item) > ($1.section, $1.item) }
@@ -443,14 +452,39 @@ struct OutlineState<Base: SectionType>: Sendable where Base.Item: OutlineNode {
       Self.forEachID(in: node) { known.removeValue(forKey: $0) }
     }
 
-    // Put in each touched top-level node the parent has, from the last back: before its next sibling's
-    // rows, which are in place (untouched, or put in already).
+    // 3. Every old row below re-flattened nodes out first (a node may move from below one to below
+    // another), then the new ids registered, then the new rows in.
+    for entry in reflattened {
+      guard let position = tree.position(ofItem: entry.node.id) else { continue }  // not shown
+      for offset in stride(from: Self.rowsBelow(position, in: tree), through: 1, by: -1) {
+        touched.insert(
+          tree.removeItem(at: ItemPosition(section: position.section, item: position.item + offset)).id)
+      }
+    }
+    for entry in reflattened {
+      for child in entry.node.children { try Self.register(child, in: &known, below: entry.path) }
+    }
+    for id in tops {
+      if let position = target.position(ofItem: id) { try Self.register(target[position], in: &known) }
+    }
+    for entry in reflattened where expanded.contains(entry.node.id) {
+      guard let position = tree.position(ofItem: entry.node.id) else { continue }
+      var rows: [Row] = []
+      for child in entry.node.children {
+        Self.appendRows(of: child, depth: entry.depth + 1, expanded: expanded, to: &rows)
+      }
+      for (offset, row) in rows.enumerated() {
+        tree.insertItem(row, at: ItemPosition(section: position.section, item: position.item + 1 + offset))
+        touched.insert(row.id)
+      }
+    }
+    // From the last back: each goes before its next sibling's rows, which are in place (untouched, or put
+    // in already).
     var placements: [ItemPosition] = []
     for id in tops { if let position = target.position(ofItem: id) { placements.append(position) } }
     placements.sort { ($0.section, $0.item) > ($1.section, $1.item) }
     for position in placements {
       let node = target[position]
-      try Self.register(node, in: &known)
       var rows: [Row] = []
       Self.appendRows(of: node, depth: 0, expanded: expanded, to: &rows)
       var at = tree.itemCount(inSection: position.section)
@@ -467,30 +501,28 @@ struct OutlineState<Base: SectionType>: Sendable where Base.Item: OutlineNode {
     return (Snapshot(tree: tree), known, touched)
   }
 
-  /// Replaces the rows of the node at `position` and its shown descendants with those of `node`, when
-  /// `node`'s subtree has the same ids in the same places; inserts the ids of rows that changed in
-  /// `touched`.
-  ///
-  /// Subtrees whose children arrays share storage with the old ones (the untouched parts of a tree edited
-  /// in place, by copy-on-write) are skipped: an edit deep in a large tree visits the path to it and the
-  /// siblings along it.
-  /// - Returns: Whether the ids were the same (otherwise nothing changed).
-  /// - Complexity: O(*p* log *n*) for *p* nodes on changed paths and their siblings; O(*t*) for a subtree
-  ///   of *t* nodes rebuilt without sharing.
-  @inlinable func replaceRowsInPlace(
-    at position: ItemPosition, with node: Node, in tree: inout SnapshotTree<OutlineSection<Base>>,
-    touched: inout Set<Row.ID>
-  ) -> Bool {
-    let old = tree.item(at: position)
-    guard Self.sameIDs(old.node, node) else { return false }
-    replaceChanged(old.node, with: node, depth: old.depth, row: position, in: &tree, touched: &touched)
-    return true
+  /// A node whose children's ids changed: its rows below are redone.
+  @usableFromInline struct Reflattened {
+    /// The node, new.
+    @usableFromInline let node: Node
+    @usableFromInline let depth: Int
+    /// The ids of its ancestors and its own, outermost first.
+    @usableFromInline let path: [Node.ID]
+
+    @inlinable init(node: Node, depth: Int, path: [Node.ID]) {
+      self.node = node
+      self.depth = depth
+      self.path = path
+    }
   }
 
-  /// Replaces the row of `new` (at `row`, when shown) and those of its changed descendants.
+  /// Step 1 of ``applyingByDescent(_:)`` for `old`, now `new` (same id, below `ancestors`): replaces its
+  /// row (at `row`, when shown) if it changed, then walks the children that changed; when the children's
+  /// ids changed, the ids below it leave `known` and it joins `reflattened`.
   @inlinable func replaceChanged(
-    _ old: Node, with new: Node, depth: Int, row: ItemPosition?,
-    in tree: inout SnapshotTree<OutlineSection<Base>>, touched: inout Set<Row.ID>
+    _ old: Node, with new: Node, depth: Int, row: ItemPosition?, ancestors: [Node.ID],
+    in tree: inout SnapshotTree<OutlineSection<Base>>, known: inout PersistentDictionary<Node.ID, Void>,
+    reflattened: inout [Reflattened], touched: inout Set<Row.ID>
   ) {
     let isExpanded = expanded.contains(new.id)
     if let row {
@@ -501,21 +533,18 @@ struct OutlineState<Base: SectionType>: Sendable where Base.Item: OutlineNode {
       }
     }
     if Self.sharesStorage(old.children, new.children) { return }
+    guard old.children.map(\.id) == new.children.map(\.id) else {
+      for child in old.children { Self.forEachID(in: child) { known.removeValue(forKey: $0) } }
+      reflattened.append(Reflattened(node: new, depth: depth, path: ancestors + [new.id]))
+      return
+    }
     let childrenShown = row != nil && isExpanded
     for (oldChild, newChild) in zip(old.children, new.children) where oldChild != newChild {
       replaceChanged(
         oldChild, with: newChild, depth: depth + 1,
-        row: childrenShown ? tree.position(ofItem: newChild.id) : nil,
-        in: &tree, touched: &touched)
+        row: childrenShown ? tree.position(ofItem: newChild.id) : nil, ancestors: ancestors + [new.id],
+        in: &tree, known: &known, reflattened: &reflattened, touched: &touched)
     }
-  }
-
-  /// Whether two nodes' subtrees have the same ids in the same places; shared children arrays are not
-  /// visited.
-  @inlinable static func sameIDs(_ lhs: Node, _ rhs: Node) -> Bool {
-    guard lhs.id == rhs.id, lhs.children.count == rhs.children.count else { return false }
-    if sharesStorage(lhs.children, rhs.children) { return true }
-    return zip(lhs.children, rhs.children).allSatisfy { sameIDs($0, $1) }
   }
 
   /// Whether two arrays are one buffer: then they are equal, without comparing them.
@@ -556,10 +585,10 @@ struct OutlineState<Base: SectionType>: Sendable where Base.Item: OutlineNode {
   }
 
   /// Adds the ids of `node`'s subtree to `known`; throws for one that is there already.
-  @inlinable static func register(_ node: Node, in known: inout PersistentDictionary<Node.ID, Void>)
-    throws(OutlineError)
-  {
-    var path: [Node.ID] = []
+  @inlinable static func register(
+    _ node: Node, in known: inout PersistentDictionary<Node.ID, Void>, below ancestors: [Node.ID] = []
+  ) throws(OutlineError) {
+    var path = ancestors
     func visit(_ node: Node) throws(OutlineError) {
       if known.updateValue((), forKey: node.id) != nil {
         let code: OutlineError.Code = path.contains(node.id) ? .cycle : .duplicateID
