@@ -29,7 +29,8 @@ struct MoveRequest: Decodable {
 
 /// The largest request body accepted, in bytes.
 let maxBody = 16 * 1024
-/// The largest WebSocket message accepted from a client, in bytes.
+/// The largest WebSocket message accepted from a client, in bytes; also the largest frame read, so that a
+/// client cannot make the server buffer more than one message's worth.
 let maxInbound = 16 * 1024
 /// The longest search text accepted, in characters.
 let maxSearch = 100
@@ -143,7 +144,7 @@ public func makeApplication(
   return Application(
     router: router,
     server: .http1WebSocketUpgrade(
-      webSocketRouter: router, configuration: .init(ws: .init(maxFrameSize: 1 << 22))),
+      webSocketRouter: router, configuration: .init(ws: .init(maxFrameSize: maxInbound))),
     configuration: .init(address: .hostname(host, port: port)),
     onServerRunning: { channel in await onListening(channel.localAddress?.port ?? port) },
     logger: logger)
@@ -189,9 +190,21 @@ func body<T: Decodable>(_ type: T.Type, from request: Request) async throws(Boar
     throw BoardError(status: 400, code: "invalid", detail: "missing \(key.stringValue)")
   } catch let DecodingError.typeMismatch(type, context) {
     let path = context.codingPath.map(\.stringValue).joined(separator: ".")
-    throw BoardError(status: 400, code: "invalid", detail: "\(path) must be \(type)")
+    throw BoardError(status: 400, code: "invalid", detail: "\(path) must be \(jsonName(of: type))")
+  } catch let DecodingError.valueNotFound(type, context) {
+    let path = context.codingPath.map(\.stringValue).joined(separator: ".")
+    throw BoardError(status: 400, code: "invalid", detail: "\(path) must be \(jsonName(of: type)), not null")
   } catch {
     throw BoardError(status: 400, code: "invalid", detail: "the body is not JSON of the expected shape")
+  }
+}
+
+/// What a Swift type is called in JSON, for error details: a client reads JSON, not Swift.
+func jsonName(of type: Any.Type) -> String {
+  switch type {
+  case is String.Type, is Optional<String>.Type: "a string"
+  case is Bool.Type, is Optional<Bool>.Type: "true or false"
+  default: "another JSON value"
   }
 }
 
@@ -200,8 +213,10 @@ func respond(_ body: () async throws -> Response) async throws -> Response {
   do {
     return try await body()
   } catch let error as BoardError {
-    return try json(
+    var response = try json(
       ErrorBody(error: .init(code: error.code, detail: error.detail)),
       status: HTTPResponse.Status(code: error.status))
+    if error.status == 503 { response.headers[.retryAfter] = "1" }
+    return response
   }
 }

@@ -43,6 +43,9 @@ public struct BoardError: Error, Equatable, Sendable {
   static func unknownCard(_ id: String) -> Self {
     Self(status: 404, code: "unknownCard", detail: "no card \(id)")
   }
+  /// Another process held the database file longer than the busy timeout; nothing was written.
+  static let busy = Self(
+    status: 503, code: "busy", detail: "the database is busy; retry in a second (Retry-After)")
   static func unknownColumn(_ id: String) -> Self {
     Self(
       status: 400, code: "unknownColumn",
@@ -76,7 +79,14 @@ public actor Board {
   /// Opens (or creates) the board stored at `path`; `nil` keeps it in memory.
   /// - Parameter history: How many versions clients can resume from.
   public init(path: String?, history: HistoryLimit = .default) throws {
-    database = try path.map { try DatabaseQueue(path: $0) } ?? DatabaseQueue()
+    // WAL, so that readers of the file never block a write, and a busy timeout, so that a write that meets
+    // another process's lock waits for it; one that still cannot write answers 503 (``BoardError/busy``).
+    var configuration = Configuration()
+    configuration.journalMode = .wal
+    configuration.busyMode = .timeout(Self.busyTimeout)
+    database =
+      try path.map { try DatabaseQueue(path: $0, configuration: configuration) }
+      ?? DatabaseQueue(configuration: configuration)
     try database.write { db in
       try db.execute(
         sql: """
@@ -99,13 +109,21 @@ public actor Board {
     stream = "board-" + UUID().uuidString.prefix(8).lowercased()
   }
 
+  /// The cards of the database, by column. A row whose id Swift takes for equal to an earlier row's (ids
+  /// that differ only in Unicode normalization, written before they were normalized) is left out and
+  /// logged: the database keeps it, and the board still starts.
   static func readColumns(_ db: GRDB.Database) throws -> [Column] {
     let rows = try Row.fetchAll(
       db, sql: "SELECT id, title, owner, columnID FROM card ORDER BY columnID, position")
     var cards: [String: [Card]] = [:]
+    var seen = Set<String>()
     for row in rows {
-      cards[row["columnID"], default: []].append(
-        Card(id: row["id"], title: row["title"], owner: row["owner"]))
+      let card = Card(id: row["id"], title: row["title"], owner: row["owner"])
+      guard seen.insert(card.id).inserted else {
+        log("live-board: card \(card.id.debugDescription) is not shown: another card's id equals it")
+        continue
+      }
+      cards[row["columnID"], default: []].append(card)
     }
     return columns.map { Column(id: $0.id, header: $0.title, items: cards[$0.id] ?? []) }
   }
@@ -154,9 +172,8 @@ public actor Board {
   ) async throws(BoardError) -> (Card, Int) {
     guard !isPrivate || user != nil else { throw .invalid("a private card needs a user (?user=)") }
     let card = Card(
-      id: id ?? UUID().uuidString.prefix(12).lowercased(), title: try Self.checked(title),
+      id: try Self.checkedID(id ?? UUID().uuidString.prefix(12).lowercased()), title: try Self.checked(title),
       owner: isPrivate ? user : nil)
-    guard !card.id.isEmpty, card.id.count <= 64 else { throw .invalid("an id has 1 to 64 characters") }
     try checkColumn(column)
     if try position(of: card.id) != nil {
       throw BoardError(status: 409, code: "duplicateID", detail: "card \(card.id) exists")
@@ -290,11 +307,29 @@ public actor Board {
     return try await body()
   }
 
+  /// A title as it is stored: trimmed and in Unicode normalization form C, so that the database and the
+  /// live clients hold the same bytes; control characters (NUL, line breaks) are refused.
   static func checked(_ title: String) throws(BoardError) -> String {
-    let trimmed = title.trimmingCharacters(in: .whitespacesAndNewlines)
+    let trimmed = title.trimmingCharacters(in: .whitespacesAndNewlines).precomposedStringWithCanonicalMapping
     guard !trimmed.isEmpty else { throw .invalid("a title is not empty") }
     guard trimmed.count <= maxTitle else { throw .invalid("a title has at most \(maxTitle) characters") }
+    guard !trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+      throw .invalid("a title has no control characters (NUL, tab, line breaks)")
+    }
     return trimmed
+  }
+
+  /// The characters an id may have: those a URL path carries as they are (RFC 3986's unreserved ones), so
+  /// that every card can be edited, moved and deleted at `/api/cards/{id}`, and ids that look alike are
+  /// the same bytes in the database and in Swift.
+  static let idCharacters = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~".utf8)
+
+  /// An id as it is stored: 1 to 64 of ``idCharacters``.
+  static func checkedID(_ id: String) throws(BoardError) -> String {
+    guard (1...64).contains(id.utf8.count), id.utf8.allSatisfy(idCharacters.contains) else {
+      throw .invalid("an id has 1 to 64 ASCII letters, digits, -, ., _ or ~")
+    }
+    return id
   }
 
   func checkColumn(_ column: String) throws(BoardError) {
@@ -343,15 +378,26 @@ public actor Board {
   }
 
   func read<T>(_ body: @Sendable (GRDB.Database) throws -> T) throws(BoardError) -> T {
-    do { return try database.read(body) } catch {
-      throw BoardError(status: 500, code: "database", detail: "\(error)")
-    }
+    do { return try database.read(body) } catch { throw Self.failure(error) }
   }
 
   func write(_ body: @Sendable (GRDB.Database) throws -> Void) throws(BoardError) {
-    do { try database.write(body) } catch {
-      throw BoardError(status: 500, code: "database", detail: "\(error)")
+    do { try database.write(body) } catch { throw Self.failure(error) }
+  }
+
+  /// How long a write waits for another process's lock on the file, in seconds.
+  static let busyTimeout: TimeInterval = 2
+
+  /// A database error as the client sees it: 503 `busy` (with `Retry-After`) when the file stayed locked,
+  /// 500 `database` otherwise; the details are logged, not sent.
+  static func failure(_ error: any Error) -> BoardError {
+    log("live-board: database error: \(error)")
+    if let error = error as? DatabaseError,
+      error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED
+    {
+      return .busy
     }
+    return BoardError(status: 500, code: "database", detail: "the database could not be read or written")
   }
 
   typealias Failure = DataSourceError<String, String>

@@ -43,6 +43,34 @@ func follow(
   }
 }
 
+/// Another process's transaction on the board's file, held on a thread of its own until `release()`.
+struct HeldTransaction {
+  let done: DispatchSemaphore
+  func release() { done.signal() }
+}
+
+/// Opens a transaction with `sql` on `database` and holds it until released (then rolls it back).
+func holding(_ database: DatabaseQueue, _ sql: String) async throws -> HeldTransaction {
+  let done = DispatchSemaphore(value: 0)
+  try await withCheckedThrowingContinuation { (started: CheckedContinuation<Void, any Error>) in
+    Thread.detachNewThread {
+      var holding = false
+      do {
+        try database.writeWithoutTransaction { db in
+          try db.execute(sql: sql)
+          holding = true
+          started.resume()
+          done.wait()
+          try db.execute(sql: "ROLLBACK")
+        }
+      } catch {
+        if !holding { started.resume(throwing: error) }
+      }
+    }
+  }
+  return HeldTransaction(done: done)
+}
+
 /// The board as `GET /api/board` returns it, to `user` when given.
 func boardState(_ client: any TestClientProtocol, user: String? = nil) async throws -> BoardBody {
   try await client.execute(uri: "/api/board" + (user.map { "?user=\($0)" } ?? ""), method: .get) { response in
@@ -180,7 +208,11 @@ struct LiveBoardTests {
         (.post, "/api/cards", #"{"title":"A","column":"todo","before":"b"}"#, 400, "not in column todo"),
         (.post, "/api/cards", #"{"title":"A","column":"todo","before":"zz"}"#, 404, "no card zz"),
         (.post, "/api/cards", "not json", 400, "not JSON"),
-        (.post, "/api/cards", #"{"title":7,"column":"todo"}"#, 400, "title must be"),
+        (.post, "/api/cards", #"{"title":7,"column":"todo"}"#, 400, "title must be a string"),
+        (
+          .post, "/api/cards", #"{"title":"A","column":"todo","private":"yes"}"#, 400,
+          "private must be true or false"
+        ),
         (.post, "/api/cards", String(repeating: " ", count: 20_000), 413, "at most"),
         (.patch, "/api/cards/zz", #"{"title":"New"}"#, 404, "no card zz"),
         (.patch, "/api/cards/a", #"{"title":""}"#, 400, "not empty"),
@@ -375,6 +407,109 @@ struct LiveBoardTests {
     #expect(second.stream != first.stream)
     #expect(await second.source.snapshot.sections == (try await first.read()).columns)
     #expect(await second.source.snapshot.sections.map { $0.items.map(\.id) } == [["b"], [], ["a"]])
+  }
+
+  @Test("ids a URL path cannot carry, control characters, and look-alike Unicode are refused or normalized")
+  func hostileInput() async throws {
+    let board = try Board(path: nil)
+    try await makeApplication(board: board, port: 0, logger: Self.logger).test(.live) { client in
+      for id in ["é", "a/b", "a?b", "a#b", "a%20b", "a b", "a\\u0000b", String(repeating: "x", count: 65)] {
+        let (status, body) = try await send(
+          client, .post, "/api/cards", #"{"id":"\#(id)","title":"T","column":"todo"}"#)
+        #expect(status == 400 && body.contains("an id has"), "\(id): \(status) \(body)")
+      }
+      for title in ["a\\u0000b", "line\\nbreak", "tab\\tbed"] {
+        let (status, body) = try await send(
+          client, .post, "/api/cards", #"{"id":"t","title":"\#(title)","column":"todo"}"#)
+        #expect(status == 400 && body.contains("control characters"), "\(title): \(status) \(body)")
+      }
+      #expect(try await boardState(client).columns.allSatisfy(\.items.isEmpty), "nothing was written")
+      // A decomposed é is stored precomposed: the database, the answer and the live clients agree.
+      let (status, body) = try await send(
+        client, .post, "/api/cards", #"{"id":"cafe","title":"Cafe\u0301","column":"todo"}"#)
+      #expect(status == 201, "\(body)")
+      let stored = try await board.database.read { db in
+        try String.fetchOne(db, sql: "SELECT title FROM card WHERE id = 'cafe'")
+      }
+      #expect(stored.map { Array($0.unicodeScalars) } == Array("Caf\u{E9}".unicodeScalars))
+      #expect(await board.source.snapshot.sections[0].items.map(\.title) == ["Caf\u{E9}"])
+    }
+  }
+
+  @Test(
+    "rows the source cannot hold as they are (ids equal to Swift, written behind its back) do not stop a restart"
+  )
+  func restartsOverLookAlikeIDs() async throws {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("alike-\(UUID()).sqlite").path
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    _ = try Board(path: path)
+    let other = try DatabaseQueue(path: path)
+    try await other.write { db in
+      try db.execute(
+        sql:
+          "INSERT INTO card (id, title, columnID, position) VALUES (?, 'A', 'todo', 0), (?, 'B', 'todo', 1)",
+        arguments: ["\u{E9}", "e\u{301}"])
+    }
+    try other.close()
+    let board = try Board(path: path)
+    #expect(await board.source.snapshot.sections[0].items.map(\.title) == ["A"])
+    #expect(try await board.read().columns[0].items.map(\.title) == ["A"])
+  }
+
+  @Test(
+    "a reader of the file never fails a write; a writer holding it past the timeout gets 503 and Retry-After")
+  func busyDatabase() async throws {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("busy-\(UUID()).sqlite").path
+    defer {
+      for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+    }
+    let board = try Board(path: path)
+    try await makeApplication(board: board, port: 0, logger: Self.logger).test(.live) { client in
+      let other = try DatabaseQueue(path: path)
+      // A reader in the middle of a transaction: WAL lets the write through.
+      var holder = try await holding(other, "BEGIN; SELECT COUNT(*) FROM card")
+      var (status, body) = try await send(
+        client, .post, "/api/cards", #"{"id":"a","title":"A","column":"todo"}"#)
+      #expect(status == 201, "\(body)")
+      holder.release()
+      // A writer holding the file's write lock past the busy timeout.
+      holder = try await holding(other, "BEGIN IMMEDIATE")
+      let before = try await board.read()
+      let response = try await client.execute(
+        uri: "/api/cards", method: .post, headers: [.contentType: "application/json"],
+        body: ByteBuffer(string: #"{"id":"b","title":"B","column":"todo"}"#)
+      ) { response in (response.status.code, response.headers[.retryAfter], String(buffer: response.body)) }
+      #expect(response.0 == 503 && response.1 == "1" && response.2.contains("busy"), "\(response)")
+      #expect(!response.2.contains("Error") && !response.2.contains("SQLITE"), "no internals: \(response.2)")
+      let after = try await board.read()
+      #expect(after.columns == before.columns && after.version == before.version)
+      holder.release()
+      (status, body) = try await send(client, .post, "/api/cards", #"{"id":"b","title":"B","column":"todo"}"#)
+      #expect(status == 201, "\(body)")
+      try other.close()
+    }
+  }
+
+  @Test(
+    "a message over 16 KiB ends its connection and nothing else; a reset over 16 KiB still reaches a client")
+  func frameLimit() async throws {
+    let board = try Board(path: nil)
+    for index in 0..<120 {
+      _ = try await board.create(
+        id: "c\(index)", title: String(repeating: "long title ", count: 18), column: "todo", before: nil)
+    }
+    try await makeApplication(board: board, port: 0, logger: Self.logger).test(.live) { client in
+      _ = try? await client.ws("/live") { inbound, outbound, _ in
+        try await outbound.write(.text(String(repeating: " ", count: maxInbound + 1)))
+        for try await _ in inbound.messages(maxSize: 1 << 20) {}
+      }
+      let remote = RemoteDataSource<Column>()
+      let task = follow(remote, client: client, received: Received())
+      await remote.reached(remoteVersion: 120)
+      let truth = try await board.read()
+      #expect(await remote.snapshot.sections == truth.columns)
+      task.cancel()
+    }
   }
 
   @Test("a board stored before private cards existed opens with its cards shared")
