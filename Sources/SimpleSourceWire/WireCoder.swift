@@ -87,15 +87,28 @@ public struct WireCoder: Sendable {
     } catch let error as WireError {
       throw error
     } catch let DecodingError.dataCorrupted(context) {
-      throw WireError(.malformed, Self.describe(context))
+      throw WireError(.malformed, Self.describe(context, in: data))
     } catch let DecodingError.keyNotFound(key, context) {
       throw WireError(.malformed, "missing \(key.stringValue) at \(Self.path(context))")
     } catch let DecodingError.typeMismatch(type, context) {
-      throw WireError(.malformed, "expected \(type) at \(Self.path(context))")
+      throw WireError(.malformed, "expected \(Self.jsonName(of: type)) at \(Self.path(context))")
     } catch let DecodingError.valueNotFound(type, context) {
-      throw WireError(.malformed, "expected \(type) at \(Self.path(context)), found null")
+      throw WireError(.malformed, "expected \(Self.jsonName(of: type)) at \(Self.path(context)), found null")
     } catch {
-      throw WireError(.malformed, "\(error)")
+      throw WireError(.malformed, "the message could not be read")
+    }
+  }
+
+  /// What a Swift type is called in JSON: a client reads JSON, and may not be written in Swift.
+  private static func jsonName(of type: Any.Type) -> String {
+    switch type {
+    case is String.Type: "a string"
+    case is Bool.Type: "true or false"
+    case is Int.Type, is Int64.Type, is Int32.Type, is UInt.Type, is UInt64.Type: "an integer"
+    case is Double.Type, is Float.Type: "a number"
+    case is [Any].Type: "an array"
+    case is [String: Any].Type: "an object"
+    default: "another JSON value"
     }
   }
 
@@ -105,7 +118,37 @@ public struct WireCoder: Sendable {
     return path.isEmpty ? "the top" : path
   }
 
-  private static func describe(_ context: DecodingError.Context) -> String {
-    "\(context.debugDescription) at \(path(context))"
+  /// A corrupted value, described. Foundation reports a number that is not an integer where one is
+  /// expected (a version of 1.5) as "not valid JSON" with no path; valid JSON is searched for it instead.
+  private static func describe(_ context: DecodingError.Context, in data: Data) -> String {
+    guard context.codingPath.isEmpty else { return "\(context.debugDescription) at \(path(context))" }
+    guard let json = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]) else {
+      return "the bytes are not JSON"
+    }
+    if let (path, number) = firstNonInteger(in: json, path: []) {
+      return
+        "expected an integer at \(path.isEmpty ? "the top" : path.joined(separator: ".")), found \(number)"
+    }
+    return "a value is out of range"
+  }
+
+  /// The path and value of the first number that is not an integer, outside query parameters (where
+  /// numbers may have fractions).
+  private static func firstNonInteger(in json: Any, path: [String]) -> ([String], String)? {
+    switch json {
+    case let object as [String: Any]:
+      for key in object.keys.sorted() where !(key == "parameters" && path.last == "query") {
+        if let found = firstNonInteger(in: object[key]!, path: path + [key]) { return found }
+      }
+    case let array as [Any]:
+      for (index, element) in array.enumerated() {
+        if let found = firstNonInteger(in: element, path: path + ["\(index)"]) { return found }
+      }
+    case let number as NSNumber where !(json is Bool):
+      let value = number.doubleValue
+      if value.rounded() != value || abs(value) > 9.0e15 { return (path, "\(number)") }
+    default: break
+    }
+    return nil
   }
 }

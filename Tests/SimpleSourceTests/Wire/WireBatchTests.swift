@@ -220,6 +220,44 @@ struct WireBatchTests {
     }
   }
 
+  @Test(
+    "a refusal's detail names the field and the JSON it wanted, never a Swift type",
+    arguments: [
+      (
+        #"{"format":"simplesource","formatVersion":2,"type":"subscribe","stream":"s","from":1.5}"#, "from",
+        "an integer"
+      ),
+      (
+        #"{"format":"simplesource","formatVersion":2,"type":"resumed","stream":"s","version":"one"}"#,
+        "version", "an integer"
+      ),
+      (
+        #"{"format":"simplesource","formatVersion":2,"type":"resumed","stream":7,"version":1}"#, "stream",
+        "a string"
+      ),
+      (
+        #"{"format":"simplesource","formatVersion":2,"type":"resumed","stream":null,"version":1}"#, "stream",
+        "a string"
+      ),
+      (
+        #"{"format":"simplesource","formatVersion":2,"type":"reset","stream":"s","version":1,"sections":{}}"#,
+        "sections", "an array"
+      ),
+      ("not json", "JSON", "not JSON"),
+    ])
+  func refusalDetails(text: String, field: String, wanted: String) {
+    do {
+      _ = try WireCoder().decode(Data(text.utf8), as: TestSection.self)
+      Issue.record("\(text) was accepted")
+    } catch {
+      #expect(error.code == .malformed)
+      #expect(error.detail.contains(field) && error.detail.contains(wanted), "\(text): \(error.detail)")
+      for name in ["Int", "String", "Double", "Array", "Dictionary", "Optional", "Swift."] {
+        #expect(!error.detail.contains(name), "\(text): \(error.detail) names \(name)")
+      }
+    }
+  }
+
   @Test("a batch is encoded once however many feeds send it, and the bytes are its message's")
   func encodedOnce() async throws {
     let batch = UpdateBatch(
