@@ -1,0 +1,243 @@
+// An @Observable model of a source's list: each row's content is observable on its own, so a batch
+// invalidates exactly the rows it changed, and a section's row list only when rows come, go or move.
+
+public import Observation
+public import SimpleSourceCore
+
+/// An `@Observable` model of any source's sections and rows, for SwiftUI (`ForEach` over ``sections``
+/// and each section's ``ObservedSection/rows``) or UIKit's observation tracking.
+///
+/// ```swift
+/// let list = await ObservedList(following: tasks)
+/// // In a view: ForEach(list.sections) { section in ForEach(section.rows) { row in Text(row.item.title) } }
+/// await list.reached(version)  // tests: the model holds that version
+/// ```
+///
+/// Each row is an object of its own (``ObservedRow``) whose ``ObservedRow/item`` is the only observable
+/// part, so a batch that edits or refreshes one row invalidates that row's observers only; a batch that
+/// inserts, deletes or moves rows assigns the section's ``ObservedSection/rows`` once (its observers,
+/// not the rows'); a batch that inserts, deletes or moves sections assigns ``sections`` once. Rows and
+/// sections keep their objects (their identity) for as long as their ids are shown.
+///
+/// - **Cost.** A batch that edits *k* rows costs O(*k*) plus the batch's own derivation; one that
+///   inserts, deletes or moves rows costs O(*k*) lookups plus moving the affected sections' arrays
+///   (O(*s*) for a section of *s* rows); one that changes sections rebuilds the section list, reusing
+///   every object whose id stays: O(*n*).
+/// - **Pacing.** Batches arrive at most once per frame by default (``framePacing``): the source
+///   coalesces what happened in between into one batch.
+/// - **Ending.** ``stop()`` ends the subscription; the model keeps what it shows. A source that finishes
+///   (is released) ends it too. ``reached(_:)`` then answers `false` for a version it never got.
+@available(iOS 17, macOS 14, tvOS 17, watchOS 10, *)
+@MainActor
+@Observable
+public final class ObservedList<Section: SectionType> {
+  /// The item type.
+  public typealias Item = Section.Item
+
+  /// The sections shown, in order.
+  public private(set) var sections: [ObservedSection<Section>]
+  /// The source version shown.
+  @ObservationIgnored public private(set) var version: Int
+
+  /// Every row shown, by id.
+  @ObservationIgnored private var rowsByID: [Item.ID: ObservedRow<Item>] = [:]
+  /// Every section shown, by id.
+  @ObservationIgnored private var sectionsByID: [Section.ID: ObservedSection<Section>] = [:]
+  @ObservationIgnored private let applied: AppliedVersion
+  @ObservationIgnored private var following: Task<Void, Never>?
+
+  /// One batch per frame (1/60 s) at most.
+  public nonisolated static var framePacing: Pacing { .interval(.milliseconds(16), clock: ContinuousClock()) }
+
+  /// Follows `source`: shows its current state at once, then applies each batch.
+  /// - Complexity: O(*n*) to build the rows.
+  public init(following source: some DataSourceType<Section>, pacing: Pacing = framePacing) async {
+    let subscription = await source.subscribe(pacing: pacing)
+    sections = []
+    version = subscription.version
+    applied = AppliedVersion(subscription.version)
+    sections = subscription.snapshot.sections.map(makeSection)
+    let batches = subscription.batches
+    let applied = applied
+    following = Task { [weak self] in
+      for await batch in batches {
+        guard let self else { break }
+        self.apply(batch)
+      }
+      applied.finish()
+    }
+  }
+
+  // A plain deinit, not `isolated deinit`, which crashes the compiler in optimised builds of a generic
+  // @MainActor class (see ListViewDataSource): the Task is a Sendable value no other reference reaches.
+  deinit {
+    following?.cancel()
+  }
+
+  /// Ends the subscription; the model keeps what it shows.
+  public func stop() {
+    following?.cancel()
+    following = nil
+  }
+
+  /// Returns `true` once the model holds `version` or a later one, `false` when it stops first or the
+  /// waiting task is cancelled.
+  @discardableResult
+  public func reached(_ version: Int) async -> Bool { await applied.reached(version) }
+
+  // MARK: - Applying
+
+  private func makeSection(_ section: Section) -> ObservedSection<Section> {
+    var header = section
+    header.items = []
+    let rows = section.items.map(makeRow)
+    let observed = ObservedSection(content: header, rows: rows)
+    sectionsByID[section.id] = observed
+    return observed
+  }
+
+  private func makeRow(_ item: Item) -> ObservedRow<Item> {
+    let row = ObservedRow(item)
+    rowsByID[item.id] = row
+    return row
+  }
+
+  /// Applies one batch: the rows it edited, the row lists it reshaped, the section list if it changed.
+  func apply(_ batch: UpdateBatch<Section>) {
+    let changeset = batch.changeset
+    let target = changeset.target
+    if changeset.sectionChanges.hasStructuralChanges {
+      rebuild(target)
+    } else {
+      for update in changeset.sectionChanges.updates {
+        guard let index = update.to else { continue }
+        var header = target.sectionContent(at: index)
+        header.items = []
+        sections[index].content = header
+      }
+      reshapeRows(changeset.itemChanges, target: target)
+      for update in changeset.itemChanges.updates {
+        guard let to = update.to else { continue }
+        rowsByID[update.id]?.item = target[to]
+      }
+      // Refreshes of rows whose content is equal (`refreshItems`): set, so their observers redraw.
+      for id in changeset.forcedRefreshes where changeset.itemChanges.updates.allSatisfy({ $0.id != id }) {
+        if let row = rowsByID[id], let item = target.item(withID: id) { row.item = item }
+      }
+    }
+    version = batch.to
+    applied.advance(to: batch.to)
+  }
+
+  /// Takes out deleted and moved rows, puts in inserted and moved ones; each affected section's row list
+  /// is assigned once.
+  private func reshapeRows(_ changes: ChangeList<Item.ID, ItemPosition>, target: Snapshot<Section>) {
+    guard !changes.deletes.isEmpty || !changes.inserts.isEmpty || !changes.moves.isEmpty else { return }
+    var working: [Int: [ObservedRow<Item>]] = [:]
+    func rows(_ section: Int) -> [ObservedRow<Item>] { working[section] ?? sections[section].rows }
+    var removals = changes.deletes.compactMap(\.from) + changes.moves.compactMap(\.from)
+    removals.sort { ($0.section, $0.item) > ($1.section, $1.item) }
+    for position in removals {
+      var list = rows(position.section)
+      list.remove(at: position.item)
+      working[position.section] = list
+    }
+    for delete in changes.deletes { rowsByID[delete.id] = nil }
+    var placements: [(position: ItemPosition, id: Item.ID)] = []
+    for change in changes.inserts + changes.moves {
+      if let to = change.to { placements.append((to, change.id)) }
+    }
+    placements.sort { ($0.position.section, $0.position.item) < ($1.position.section, $1.position.item) }
+    for (position, id) in placements {
+      let row = rowsByID[id] ?? makeRow(target[position])
+      var list = rows(position.section)
+      list.insert(row, at: position.item)
+      working[position.section] = list
+    }
+    for move in changes.moves {
+      // A moved row whose content changed too.
+      guard let to = move.to, let row = rowsByID[move.id], row.item != target[to] else { continue }
+      row.item = target[to]
+    }
+    for (section, list) in working { sections[section].rows = list }
+  }
+
+  /// Rebuilds the section list after sections came, went or moved, keeping every object whose id stays.
+  private func rebuild(_ target: Snapshot<Section>) {
+    var keptRows: [Item.ID: ObservedRow<Item>] = [:]
+    var keptSections: [Section.ID: ObservedSection<Section>] = [:]
+    var next: [ObservedSection<Section>] = []
+    for section in target.sections {
+      var header = section
+      header.items = []
+      let rows = section.items.map { item in
+        let row = rowsByID[item.id] ?? ObservedRow(item)
+        if row.item != item { row.item = item }
+        keptRows[item.id] = row
+        return row
+      }
+      let observed: ObservedSection<Section>
+      if let existing = sectionsByID[section.id] {
+        observed = existing
+        if !existing.content.isContentEqual(to: header) { existing.content = header }
+        if existing.rows.map(\.id) != rows.map(\.id) { existing.rows = rows }
+      } else {
+        observed = ObservedSection(content: header, rows: rows)
+      }
+      keptSections[section.id] = observed
+      next.append(observed)
+    }
+    rowsByID = keptRows
+    sectionsByID = keptSections
+    sections = next
+  }
+}
+
+/// A section of an ``ObservedList``: its own content and its rows, each observable on its own.
+@available(iOS 17, macOS 14, tvOS 17, watchOS 10, *)
+@MainActor
+@Observable
+public final class ObservedSection<Section: SectionType>: Identifiable {
+  /// The section's id.
+  public nonisolated let id: Section.ID
+  /// The section's own content (header, footer); its `items` are empty: the rows are ``rows``.
+  public internal(set) var content: Section
+  /// The rows, in order; assigned when rows come, go or move, not when a row's content changes.
+  public internal(set) var rows: [ObservedRow<Section.Item>]
+
+  init(content: Section, rows: [ObservedRow<Section.Item>]) {
+    id = content.id
+    self.content = content
+    self.rows = rows
+  }
+}
+
+/// A row of an ``ObservedList``: its item, observable on its own.
+///
+/// Written by hand rather than with `@Observable`, whose setter skips observers when the new value is
+/// `==` to the old one: a forced refresh (`refreshItems`) sets an equal item and must still redraw.
+@available(iOS 17, macOS 14, tvOS 17, watchOS 10, *)
+@MainActor
+public final class ObservedRow<Item: Identifiable & Equatable & Sendable>: Identifiable, Observable
+where Item.ID: Sendable {
+  /// The item's id.
+  public nonisolated let id: Item.ID
+  private let registrar = ObservationRegistrar()
+  private var stored: Item
+
+  /// The item; set, and its observers told, when a batch edits or refreshes it.
+  public internal(set) var item: Item {
+    get {
+      registrar.access(self, keyPath: \.item)
+      return stored
+    }
+    set {
+      registrar.withMutation(of: self, keyPath: \.item) { stored = newValue }
+    }
+  }
+
+  init(_ item: Item) {
+    id = item.id
+    stored = item
+  }
+}
