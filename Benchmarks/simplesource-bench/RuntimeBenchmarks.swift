@@ -298,7 +298,8 @@ let runtimeCaseNames =
   [
     "throughput", "fanout-1", "fanout-10", "fanout-100", "fanout-1000", "stalled", "latency", "view-apply",
     "view-rebased", "projection-one-edit-100k", "projection-one-edit-1m", "projection-refilter-100k",
-    "composite-one-edit", "outline-one-edit-100k", "queries-1000-clients",
+    "composite-one-edit", "outline-one-edit-100k", "queries-1000-clients", "observed-one-edit-1m",
+    "observed-invalidations",
   ] + editCaseNames
 
 /// The case `name`, first, and any case measured in the same rounds with it.
@@ -315,6 +316,13 @@ func runRuntimeCase(named name: String, iterations: Int) async -> [RuntimeResult
   case "projection-refilter-100k": [await projectionRefilter(iterations: iterations)]
   case "composite-one-edit": [await compositeOneEdit(iterations: iterations)]
   case "outline-one-edit-100k": [await outlineOneEdit(iterations: iterations)]
+  case "observed-one-edit-1m", "observed-invalidations":
+    if #available(iOS 17, macOS 14, tvOS 17, watchOS 10, *) {
+      name == "observed-one-edit-1m"
+        ? [await observedOneEdit(iterations: iterations)] : [await observedInvalidations()]
+    } else {
+      []
+    }
   case "queries-1000-clients": [await queriesThousandClients(iterations: iterations)]
   case "update-one-edit-1m", "set-sections-one-edit-1m":
     await wholeListOneEdit(first: name, iterations: iterations)
