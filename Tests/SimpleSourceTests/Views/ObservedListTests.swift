@@ -36,7 +36,7 @@ final class Invalidations {
 struct ObservedListTests {
   /// The model's content as sections of items.
   @available(iOS 17, macOS 14, tvOS 17, watchOS 10, *)
-  static func content(_ list: ObservedList<TestSection>) -> [TestSection] {
+  static func shownContent(_ list: ObservedList<TestSection>) -> [TestSection] {
     list.sections.map { section in
       var copy = section.content
       copy.items = section.rows.map(\.item)
@@ -46,7 +46,7 @@ struct ObservedListTests {
 
   /// Observes the section list, every section's rows and content, and every row's item.
   @available(iOS 17, macOS 14, tvOS 17, watchOS 10, *)
-  static func track(_ list: ObservedList<TestSection>, in invalidations: Invalidations) {
+  static func observeEverything(_ list: ObservedList<TestSection>, in invalidations: Invalidations) {
     invalidations.reset()
     invalidations.track("sections") { _ = list.sections }
     for section in list.sections {
@@ -58,7 +58,7 @@ struct ObservedListTests {
 
   /// Waits until the model holds `version`, then until the invalidation callbacks ran.
   @available(iOS 17, macOS 14, tvOS 17, watchOS 10, *)
-  static func settle(_ list: ObservedList<TestSection>, at version: Int) async {
+  static func awaitVersion(_ list: ObservedList<TestSection>, at version: Int) async {
     #expect(await list.reached(version))
   }
 
@@ -70,27 +70,27 @@ struct ObservedListTests {
     let list = await ObservedList(following: source, pacing: .immediate)
     let invalidations = Invalidations()
 
-    Self.track(list, in: invalidations)
+    Self.observeEverything(list, in: invalidations)
     var version = try await source.replaceItem(TestItem("i500", version: 1))
-    await Self.settle(list, at: version)
+    await Self.awaitVersion(list, at: version)
     #expect(invalidations.counts == ["row i500": 1], "an edit: that row only")
 
-    Self.track(list, in: invalidations)
+    Self.observeEverything(list, in: invalidations)
     version = try await source.insertItems([TestItem("new")], before: "i7")
-    await Self.settle(list, at: version)
+    await Self.awaitVersion(list, at: version)
     #expect(invalidations.counts == ["rows A": 1], "an insert: section A's list only")
 
-    Self.track(list, in: invalidations)
+    Self.observeEverything(list, in: invalidations)
     version = try await source.moveItem("i3", before: "i90000")
-    await Self.settle(list, at: version)
+    await Self.awaitVersion(list, at: version)
     #expect(invalidations.counts == ["rows A": 1], "a move within a section: its list only")
 
-    Self.track(list, in: invalidations)
+    Self.observeEverything(list, in: invalidations)
     version = try await source.refreshItems(["b2"])
-    await Self.settle(list, at: version)
+    await Self.awaitVersion(list, at: version)
     #expect(invalidations.counts == ["row b2": 1], "a forced refresh: that row")
 
-    #expect(Self.content(list) == (await source.snapshot).sections)
+    #expect(Self.shownContent(list) == (await source.snapshot).sections)
     list.stop()
   }
 
@@ -102,18 +102,18 @@ struct ObservedListTests {
     let a = try #require(list.sections.first?.rows.first)
     let sectionB = list.sections[1]
     var version = try await source.moveItem("a", toSection: "B")
-    await Self.settle(list, at: version)
+    await Self.awaitVersion(list, at: version)
     #expect(list.sections[1].rows.last === a)
     try await source.update { $0.reverse() }  // sections move: the list is rebuilt
     version = await source.version
-    await Self.settle(list, at: version)
+    await Self.awaitVersion(list, at: version)
     #expect(list.sections[0] === sectionB && list.sections[0].rows.last === a)
-    #expect(Self.content(list) == (await source.snapshot).sections)
+    #expect(Self.shownContent(list) == (await source.snapshot).sections)
   }
 
   @Test("the model equals its source after every batch of random edits (seeded)")
   @available(iOS 17, macOS 14, tvOS 17, watchOS 10, *)
-  func model() async throws {
+  func equalsItsSource() async throws {
     let settings = RandomTestSettings.current(defaultCases: 30, casesVariable: "SIMPLESOURCE_VIEW_CASES")
     var random = SeededGenerator(seed: settings.seed(forShard: 80))
     for run in 0..<settings.cases {
@@ -140,7 +140,7 @@ struct ObservedListTests {
         let version = await source.version
         #expect(await list.reached(version))
         #expect(
-          Self.content(list) == (await source.snapshot).sections,
+          Self.shownContent(list) == (await source.snapshot).sections,
           "run \(run) step \(step); \(settings.replay)")
       }
       list.stop()
@@ -156,6 +156,6 @@ struct ObservedListTests {
     list.stop()
     let version = try await source.appendItems([TestItem("b")], toSection: "A")
     #expect(await list.reached(version) == false)
-    #expect(Self.content(list) == layout("A: a"))
+    #expect(Self.shownContent(list) == layout("A: a"))
   }
 }
