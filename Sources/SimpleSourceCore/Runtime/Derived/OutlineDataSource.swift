@@ -305,19 +305,12 @@ struct OutlineState<Base: SectionType>: Sendable where Base.Item: OutlineNode {
     let (sections, ids) = try Self.flatten(parent, expanded: expanded)
     self.parent = parent
     parentVersion = version
-    known = Self.persistent(ids)
+    known = ids
     self.expanded = expanded
     shown = Snapshot(trusted: sections)
     // The persistent form that batches edit, built with the rest of the O(n) start rather than on the
     // first batch.
     _ = shown.tree
-  }
-
-  @inlinable
-  static func persistent(_ ids: Set<Node.ID>) -> PersistentDictionary<Node.ID, Void> {
-    var known = PersistentDictionary<Node.ID, Void>()
-    for id in ids { known.updateValue((), forKey: id) }
-    return known
   }
 
   /// Shows the parent's new state; throws, changing nothing, when it is not a tree.
@@ -332,7 +325,7 @@ struct OutlineState<Base: SectionType>: Sendable where Base.Item: OutlineNode {
       let (sections, ids) = try Self.flatten(batch.snapshot, expanded: expanded)
       next = Snapshot(trusted: sections, reindexing: shown)
       touched = nil
-      known = Self.persistent(ids)
+      known = ids
     }
     parent = batch.snapshot
     parentVersion = batch.to
@@ -532,7 +525,7 @@ struct OutlineState<Base: SectionType>: Sendable where Base.Item: OutlineNode {
         touched.insert(new.id)
       }
     }
-    if Self.sharesStorage(old.children, new.children) { return }
+    if FlatSnapshot<Base>.sharesStorage(old.children, new.children) { return }
     guard old.children.map(\.id) == new.children.map(\.id) else {
       for child in old.children { Self.forEachID(in: child) { known.removeValue(forKey: $0) } }
       reflattened.append(Reflattened(node: new, depth: depth, path: ancestors + [new.id]))
@@ -544,13 +537,6 @@ struct OutlineState<Base: SectionType>: Sendable where Base.Item: OutlineNode {
         oldChild, with: newChild, depth: depth + 1,
         row: childrenShown ? tree.position(ofItem: newChild.id) : nil, ancestors: ancestors + [new.id],
         in: &tree, known: &known, reflattened: &reflattened, touched: &touched)
-    }
-  }
-
-  /// Whether two arrays are one buffer: then they are equal, without comparing them.
-  @inlinable static func sharesStorage(_ lhs: [Node], _ rhs: [Node]) -> Bool {
-    lhs.withUnsafeBufferPointer { lhs in
-      rhs.withUnsafeBufferPointer { rhs in lhs.baseAddress == rhs.baseAddress && lhs.count == rhs.count }
     }
   }
 
@@ -584,7 +570,9 @@ struct OutlineState<Base: SectionType>: Sendable where Base.Item: OutlineNode {
     for child in node.children { forEachID(in: child, body) }
   }
 
-  /// Adds the ids of `node`'s subtree to `known`; throws for one that is there already.
+  /// Adds the ids of `node`'s subtree (below `ancestors`) to `known`; throws for one that is there
+  /// already: a ``OutlineError/Code-swift.struct/cycle`` when it is one of its own ancestors, a
+  /// ``OutlineError/Code-swift.struct/duplicateID`` otherwise.
   @inlinable static func register(
     _ node: Node, in known: inout PersistentDictionary<Node.ID, Void>, below ancestors: [Node.ID] = []
   ) throws(OutlineError) {
@@ -608,35 +596,21 @@ struct OutlineState<Base: SectionType>: Sendable where Base.Item: OutlineNode {
     return OutlineSection(base: base, items: [])
   }
 
-  /// The rows of `snapshot` with `expanded` nodes expanded, and every node id; throws for a state that is
-  /// not a tree.
+  /// The rows of `snapshot` with `expanded` nodes expanded, and every node id (collapsed ones too); throws
+  /// for a state that is not a tree.
+  /// - Complexity: O(*n*) for *n* nodes.
   @inlinable
   static func flatten(_ snapshot: Snapshot<Base>, expanded: Set<Node.ID>) throws(OutlineError) -> (
-    [OutlineSection<Base>], Set<Node.ID>
+    [OutlineSection<Base>], PersistentDictionary<Node.ID, Void>
   ) {
-    var known = Set<Node.ID>()
-    var path: [Node.ID] = []
-    // One pass: every node's id is checked (collapsed ones too), and visible ones become rows.
-    func visit(_ node: Node, depth: Int, visible: Bool, rows: inout [OutlineRow<Node>]) throws(OutlineError) {
-      guard known.insert(node.id).inserted else {
-        // A repeated id is a cycle when it is one of the node's own ancestors.
-        let code: OutlineError.Code = path.contains(node.id) ? .cycle : .duplicateID
-        throw OutlineError(code, id: "\(node.id)", path: path.map { "\($0)" })
-      }
-      let isExpanded = expanded.contains(node.id)
-      if visible { rows.append(OutlineRow(node: node, depth: depth, isExpanded: isExpanded)) }
-      path.append(node.id)
-      for child in node.children {
-        try visit(child, depth: depth + 1, visible: visible && isExpanded, rows: &rows)
-      }
-      path.removeLast()
-    }
+    var known = PersistentDictionary<Node.ID, Void>()
     var sections: [OutlineSection<Base>] = []
     for section in snapshot.sections {
-      var rows: [OutlineRow<Node>] = []
-      for node in section.items { try visit(node, depth: 0, visible: true, rows: &rows) }
       var outline = header(section)
-      outline.items = rows
+      for node in section.items {
+        try register(node, in: &known)
+        appendRows(of: node, depth: 0, expanded: expanded, to: &outline.items)
+      }
       sections.append(outline)
     }
     return (sections, known)
