@@ -87,11 +87,16 @@ public final class ObservedList<Section: SectionType> {
 
   // MARK: - Applying
 
+  /// A section's own content: the section without its items.
+  private static func ownContent(of section: Section) -> Section {
+    var content = section
+    content.items = []
+    return content
+  }
+
   private func makeSection(_ section: Section) -> ObservedSection<Section> {
-    var header = section
-    header.items = []
     let rows = section.items.map(makeRow)
-    let observed = ObservedSection(content: header, rows: rows)
+    let observed = ObservedSection(content: Self.ownContent(of: section), rows: rows)
     sectionsByID[section.id] = observed
     return observed
   }
@@ -111,18 +116,13 @@ public final class ObservedList<Section: SectionType> {
     } else {
       for update in changeset.sectionChanges.updates {
         guard let index = update.to else { continue }
-        var header = target.sectionContent(at: index)
-        header.items = []
-        sections[index].content = header
+        sections[index].content = Self.ownContent(of: target.sectionContent(at: index))
       }
       reshapeRows(changeset.itemChanges, target: target)
+      // Updates include forced refreshes (`refreshItems`): an equal item is set too, and its observers told.
       for update in changeset.itemChanges.updates {
         guard let to = update.to else { continue }
         rowsByID[update.id]?.item = target[to]
-      }
-      // Refreshes of rows whose content is equal (`refreshItems`): set, so their observers redraw.
-      for id in changeset.forcedRefreshes where changeset.itemChanges.updates.allSatisfy({ $0.id != id }) {
-        if let row = rowsByID[id], let item = target.item(withID: id) { row.item = item }
       }
     }
     version = batch.to
@@ -168,8 +168,7 @@ public final class ObservedList<Section: SectionType> {
     var keptSections: [Section.ID: ObservedSection<Section>] = [:]
     var next: [ObservedSection<Section>] = []
     for section in target.sections {
-      var header = section
-      header.items = []
+      let header = Self.ownContent(of: section)
       let rows = section.items.map { item in
         let row = rowsByID[item.id] ?? ObservedRow(item)
         if row.item != item { row.item = item }
