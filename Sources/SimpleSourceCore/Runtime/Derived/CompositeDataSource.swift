@@ -358,7 +358,8 @@ actor CompositeEngine<Section: SectionType> {
     guard let index = engine.children.firstIndex(where: { $0.key == key }) else { return }
     engine.children[index].latest = batch.snapshot
     var reported = false
-    if engine.children[index].isCurrent && batch.from == engine.children[index].version {
+    var holds = !(engine.children[index].isCurrent && batch.from == engine.children[index].version)
+    if !holds {
       let offset = engine.sectionOffset(of: index)
       let range = offset..<(offset + engine.children[index].shown.sectionCount)
       let source = engine.shown
@@ -378,14 +379,16 @@ actor CompositeEngine<Section: SectionType> {
       } catch {
         engine.reporter.yield(Self.clash(error, childAt: index))
         reported = true
-        engine.children[index].isCurrent = false
-        engine.children[index].heldRefreshes.formUnion(batch.changeset.forcedRefreshes)
+        holds = true
       }
-    } else {
+    }
+    if holds {
+      // Held back: the batch's refreshes are owed to the batch that shows the child's newest state.
       engine.children[index].isCurrent = false
       engine.children[index].heldRefreshes.formUnion(batch.changeset.forcedRefreshes)
     }
     engine.children[index].version = batch.to
+    // Checked here, specialised, so that the usual batch (nothing held back) makes no further call.
     if engine.children.contains(where: { !$0.isCurrent }) {
       engine.showHeldChildren(reportingChildAt: reported ? nil : index)
     }
@@ -398,7 +401,6 @@ actor CompositeEngine<Section: SectionType> {
   ///   changes.
   @inlinable
   func showHeldChildren(reportingChildAt reporting: Int?) {
-    guard children.contains(where: { !$0.isCurrent }) else { return }
     let held = children.indices.filter { !children[$0].isCurrent }
     if held.isEmpty || (held.count > 1 && showLatest(ofChildrenAt: Set(held), reporting: nil)) { return }
     for index in held where !children[index].isCurrent {
