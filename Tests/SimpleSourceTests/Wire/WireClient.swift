@@ -88,3 +88,13 @@ func bytes(_ message: WireMessage<TestSection>, format: Int = 2) -> Data {
 
 /// The bytes of a client's first `subscribe`, holding nothing, for `query`.
 func subscribe(_ query: WireQueryRequest?) -> Data { bytes(.subscribe(stream: nil, from: nil, query: query)) }
+
+extension WireService where Section == TestSection, Scope == NoScope {
+  /// A new client's session that has received `message` (a subscribe, usually).
+  func connect(_ message: Data) async -> (session: WireSession<TestSection, NoScope>, client: WireClient) {
+    let client = WireClient()
+    let session = session { client.receive($0) }
+    await session.receive(message)
+    return (session, client)
+  }
+}

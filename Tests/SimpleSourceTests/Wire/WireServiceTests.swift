@@ -56,9 +56,7 @@ struct WireServiceTests {
   func formatOneClient() async throws {
     let source = try BasicDataSource(sections: layout("A: a b | B: c"))
     let service = WireService(source: source, stream: "s", queries: Self.queries)
-    let client = WireClient()
-    let session = service.session { client.receive($0) }
-    await session.receive(bytes(.subscribe(stream: nil, from: nil), format: 1))
+    let (session, client) = await service.connect(bytes(.subscribe(stream: nil, from: nil), format: 1))
     try await source.replaceItem(TestItem("b", version: 2))
     try await source.appendItems([TestItem("d")], toSection: "B")
     await session.delivered(to: client)
@@ -78,9 +76,7 @@ struct WireServiceTests {
     let query = WireQueryRequest("prefix", ["prefix": .string("a")])
     var sessions: [(WireSession<TestSection, NoScope>, WireClient)] = []
     func connect(_ message: Data) async {
-      let client = WireClient()
-      let session = service.session { client.receive($0) }
-      await session.receive(message)
+      let (session, client) = await service.connect(message)
       await session.delivered(to: client)
       sessions.append((session, client))
     }
@@ -110,9 +106,8 @@ struct WireServiceTests {
     let source = try BasicDataSource(sections: layout("A: a1 b1 | B: b2"))
     try await source.appendItems([TestItem("a2")], toSection: "B")
     let service = WireService(source: source, stream: "s", queries: Self.queries)
-    let client = WireClient()
-    let session = service.session { client.receive($0) }
-    await session.receive(subscribe(WireQueryRequest("prefix", ["prefix": .string("a")])))
+    let (session, client) = await service.connect(
+      subscribe(WireQueryRequest("prefix", ["prefix": .string("a")])))
     await session.delivered(to: client)
     #expect(client.state.withLock { $0.version } == 1, "the reset is at the source's version")
     try await source.appendItems([TestItem("a3")], toSection: "A")  // 2, shown
@@ -141,9 +136,7 @@ struct WireServiceTests {
     ]
     var sessions: [(WireSession<TestSection, NoScope>, WireClient, WireQueryRequest?)] = []
     for request in requests {
-      let client = WireClient()
-      let session = service.session { client.receive($0) }
-      await session.receive(subscribe(request))
+      let (session, client) = await service.connect(subscribe(request))
       sessions.append((session, client, request))
     }
     #expect(await service.liveViewCount == 3, "two identical pairs share, the whole source needs no view")
@@ -184,9 +177,7 @@ struct WireServiceTests {
   func refusalsKeepTheConnection() async throws {
     let source = try BasicDataSource(sections: layout("A: a1 b1 | B: a2"))
     let service = WireService(source: source, stream: "s", queries: Self.queries)
-    let client = WireClient()
-    let session = service.session { client.receive($0) }
-    await session.receive(
+    let (session, client) = await service.connect(
       subscribe(WireQueryRequest("prefix", ["prefix": .string("a")])))
     await session.delivered(to: client)
     let refused: [(Data, WireError.Code)] = [
@@ -228,9 +219,7 @@ struct WireServiceTests {
       let source = try BasicDataSource(sections: layout("A: a1 b1 | B: a2"))
       let service = WireService(source: source, stream: "s", queries: Self.queries, keepingIdleViews: keep)
       let query = WireQueryRequest("prefix", ["prefix": .string("a")])
-      let client = WireClient()
-      let first = service.session { client.receive($0) }
-      await first.receive(subscribe(query))
+      let (first, client) = await service.connect(subscribe(query))
       try await source.appendItems([TestItem("a3")], toSection: "B")
       await first.delivered(to: client)
       await first.close()
@@ -255,9 +244,7 @@ struct WireServiceTests {
   func secondSubscribe() async throws {
     let source = try BasicDataSource(sections: layout("A: a1 b1 | B: a2 b2"))
     let service = WireService(source: source, stream: "s", queries: Self.queries)
-    let client = WireClient()
-    let session = service.session { client.receive($0) }
-    await session.receive(
+    let (session, client) = await service.connect(
       subscribe(WireQueryRequest("prefix", ["prefix": .string("a")])))
     let writer = Task {
       for round in 0..<30 { try await source.replaceItem(TestItem("a1", version: round + 1)) }
