@@ -109,6 +109,12 @@ public struct DataSourceErrorCode: Hashable, Sendable, CustomStringConvertible {
   /// A move relative to the moved element itself, such as moving an item before itself.
   public static let moveRelativeToItself = DataSourceErrorCode(rawValue: "moveRelativeToItself")
 
+  /// A prepared write holds the source (see <doc:WritingThroughADatabase>): direct mutations are refused
+  /// until it is applied or abandoned, so that it applies to the state it was prepared against.
+  public static let writePending = DataSourceErrorCode(rawValue: "writePending")
+  /// The task was cancelled while its prepared write waited for the writes before it; nothing was prepared.
+  public static let cancelled = DataSourceErrorCode(rawValue: "cancelled")
+
   /// The code's name.
   public var description: String { rawValue }
 }

@@ -24,6 +24,10 @@
 /// - **G10 Settling.** ``settled()`` returns once every earlier mutation has been diffed and offered to
 ///   every subscriber.
 ///
+/// **Two-phase writes.** A service that keeps the state in its own storage as well (a database) prepares a
+/// write, commits the batch with its rows, then applies it: see `prepare(_:)` and <doc:WritingThroughADatabase>. While a prepared
+/// write holds the source, direct mutations throw ``DataSourceErrorCode/writePending``.
+///
 /// **When a batch is cut.** Mutations apply at once, each making a new ``version``. A batch is due when
 /// the source is idle and a mutation arrives, or as soon as the previous batch's diff finishes. Before it
 /// is cut, the writers waiting for the actor go first, one turn of its queue at a time, while each turn
@@ -41,7 +45,9 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   /// Versions, cuts, publications and settle waiters: every decision the writers, the publish loop and
   /// the waiters share (see ``PublishStateMachine``).
   @usableFromInline var pipeline:
-    PublishStateMachine<Snapshot<Section>, Item.ID, CheckedContinuation<Bool, Never>>
+    PublishStateMachine<
+      Snapshot<Section>, Item.ID, CheckedContinuation<Bool, Never>, CheckedContinuation<Int?, Never>
+    >
   @usableFromInline let hub: SubscriptionHub<Section>
   /// Indexing and diffing, specialised for `Section` by the client's build (see ``Differ``).
   @usableFromInline let differ: Differ<Section>
@@ -83,7 +89,9 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
 
   deinit {
     hub.finish()
-    for waiter in pipeline.finish() { waiter.resume(returning: false) }
+    let (waiters, preparers) = pipeline.finish()
+    for waiter in waiters { waiter.resume(returning: false) }
+    for preparer in preparers { preparer.resume(returning: nil) }
   }
 
   // MARK: - Reading and subscribing
@@ -166,8 +174,9 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   ///
   /// - Parameter body: Edits a copy of the sections; runs on the source's actor.
   /// - Returns: What `body` returns.
-  /// - Throws: ``DataSourceError`` when the result has duplicate ids; the source is left exactly as it
-  ///   was (G8).
+  /// - Throws: ``DataSourceError`` when the result has duplicate ids, or
+  ///   ``DataSourceErrorCode/writePending`` (before `body` runs) while a prepared write holds the source;
+  ///   the source is left exactly as it was (G8).
   /// - Complexity: O(*n*): the result is validated, compared and diffed as a whole. When it keeps every
   ///   section and item id in place (only contents changed), that is id comparisons and `==` for the
   ///   sections the body edited, and nothing is hashed; otherwise one hash per id. For a few edits of a
@@ -176,6 +185,7 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   @discardableResult
   public func update<Result: Sendable>(_ body: @Sendable (inout [Section]) -> Result) throws(Error) -> Result
   {
+    try checkWritable()
     // The arrays of an edited store are built once, here, and compared with below.
     let current = store.snapshot
     var sections = current.sections
@@ -194,6 +204,7 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   @discardableResult
   public func update<Result: Sendable>(_ body: @Sendable (inout [Section]) throws -> Result) throws -> Result
   {
+    try checkWritable()
     // The arrays of an edited store are built once, here, and compared with below.
     let current = store.snapshot
     var sections = current.sections
@@ -210,6 +221,7 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   /// unspecialised is several times slower.
   @inlinable
   func replaceAll(_ current: Snapshot<Section>, with sections: [Section]) throws(Error) {
+    try checkWritable()
     guard let replacement = try differ.replace(current, sections) else { return }
     store = replacement
     commit()
@@ -232,6 +244,7 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
       @Sendable (_ store: inout SectionStore<Section>, _ refreshing: inout Set<Item.ID>) throws(Error)
       -> Bool
   ) throws(Error) -> Int {
+    try checkWritable()
     guard try change(&store, &pipeline.pendingRefresh) else { return pipeline.version }
     return commit()
   }
@@ -258,8 +271,9 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   ///
   /// - Parameter body: Makes edits through the ``Transaction``; runs on the source's actor.
   /// - Returns: What `body` returns.
-  /// - Throws: What `body` throws: a ``DataSourceError`` from an edit, or the body's own error. Either way
-  ///   the source is left exactly as it was (G8), with no version and no batch.
+  /// - Throws: What `body` throws: a ``DataSourceError`` from an edit (every edit throws
+  ///   ``DataSourceErrorCode/writePending`` while a prepared write holds the source), or the body's own
+  ///   error. Either way the source is left exactly as it was (G8), with no version and no batch.
   /// - Complexity: O(*k* log *n*) for *k* item edits, to make and to publish (see ``Transaction``), unlike
   ///   `update { }`, which validates and diffs the whole list.
   @inlinable
@@ -267,10 +281,18 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   public func transaction<Result: Sendable, Failure: Swift.Error>(
     _ body: @Sendable (inout Transaction<Section>) throws(Failure) -> Result
   ) throws(Failure) -> Result {
-    var transaction = Transaction(store: store)
+    // While a prepared write holds the source, every edit throws: the body sees why.
+    var transaction = Transaction(store: store, refusal: pipeline.isReserved ? .writePending : nil)
     let result = try body(&transaction)
     finish(transaction)
     return result
+  }
+
+  /// Refuses a direct mutation while a prepared write holds the source.
+  /// - Throws: ``DataSourceErrorCode/writePending`` then.
+  @inlinable
+  func checkWritable() throws(Error) {
+    if pipeline.isReserved { throw Error(code: .writePending) }
   }
 
   /// Makes a new version of the current state and makes sure a batch will be cut for it.

@@ -8,14 +8,21 @@
 /// waiters); the actor performs it. There is no `await` inside, so every interleaving of the writers, the
 /// loop and the waiters is a sequence of these events, and `PublishStateMachineTests` enumerates those
 /// sequences exhaustively. `State` is what a cut freezes (a ``Snapshot``; an `Int` in tests), `ID` an
-/// item id, `Waiter` a suspended caller of ``BasicDataSource/settled(through:)``.
+/// item id, `Waiter` a suspended caller of ``BasicDataSource/settled(through:)``, `Preparer` a suspended
+/// caller of `BasicDataSource.prepare(_:)` waiting its turn.
+///
+/// **Two-phase writes.** A prepared write reserves the source from ``reserve(_:)`` to
+/// ``released(_:committing:refreshing:)``: meanwhile direct mutations are refused (``isReserved``), so the
+/// state the write was prepared against is the state it is applied to, and its version is the next one.
+/// Other preparers wait their turn, first come first served; releasing hands the reservation straight to
+/// the next one, in the same step, so no direct mutation slips in between two prepared writes.
 ///
 /// The loop runs while versions are left to cut: ``committed(refreshing:)`` says when to start it,
 /// ``nextCut(_:touched:reshaped:)`` gives it each cut, ``diffed(_:isEmpty:)`` says what to do with the
 /// diff, and the loop stops when ``nextCut(_:touched:reshaped:)`` returns `nil`, in the same step that
 /// saw nothing left, so a mutation is never left uncut with no loop running.
 @usableFromInline
-struct PublishStateMachine<State, ID: Hashable, Waiter> {
+struct PublishStateMachine<State, ID: Hashable, Waiter, Preparer> {
   /// The newest version: every mutation that changes something adds one.
   @usableFromInline var version = 0
   /// Mutations up to this version have been diffed (and, unless they cancelled out, published).
@@ -44,6 +51,12 @@ struct PublishStateMachine<State, ID: Hashable, Waiter> {
   @usableFromInline var settleWaiters = ParkedWaiters<Int, Waiter>()
   /// The source went away: waits return at once.
   @usableFromInline var isFinished = false
+  /// The ticket of the prepared write that holds the source, from its grant to its apply or abandon.
+  @usableFromInline var reservation: Int?
+  /// The newest ticket granted; tickets count up from 1.
+  @usableFromInline var lastTicket = 0
+  /// Preparers waiting for the reservation, in the order they came.
+  @usableFromInline var preparers = ParkedWaiters<Void, Preparer>()
 
   /// A source whose version 0 is `state`.
   @inlinable
@@ -175,11 +188,76 @@ struct PublishStateMachine<State, ID: Hashable, Waiter> {
   mutating func cancelSettle(_ id: Int) -> Waiter? { settleWaiters.cancel(id) }
 
   /// The source goes away.
-  /// - Returns: Every waiter, to resume.
+  /// - Returns: Every waiter and every waiting preparer, to resume (with nothing).
   @inlinable
-  mutating func finish() -> [Waiter] {
+  mutating func finish() -> (waiters: [Waiter], preparers: [Preparer]) {
     isFinished = true
-    return settleWaiters.take { _ in true }
+    return (settleWaiters.take { _ in true }, preparers.take { _ in true })
+  }
+
+  // MARK: - Two-phase writes
+
+  /// Whether a prepared write holds the source: direct mutations are refused until it is released.
+  @inlinable var isReserved: Bool { reservation != nil }
+
+  /// What a preparer is told when it asks for the source.
+  @usableFromInline
+  enum Reservation {
+    /// The source is its own until it releases `ticket`.
+    case granted(ticket: Int)
+    /// Parked until the writes before it are released; `id` names it to ``cancelReserve(_:)``.
+    case wait(id: Int)
+    /// The source went away.
+    case ended
+  }
+
+  /// A preparer asks for the source: it is granted at once when no prepared write holds it.
+  @inlinable
+  mutating func reserve(_ preparer: Preparer) -> Reservation {
+    if isFinished { return .ended }
+    if reservation == nil { return .granted(ticket: grant()) }
+    return .wait(id: preparers.park(preparer, until: ()))
+  }
+
+  @inlinable
+  mutating func grant() -> Int {
+    lastTicket += 1
+    reservation = lastTicket
+    return lastTicket
+  }
+
+  /// The task of preparer `id` was cancelled while it waited.
+  /// - Returns: The preparer, to resume with nothing, unless it was granted already.
+  @inlinable
+  mutating func cancelReserve(_ id: Int) -> Preparer? { preparers.cancel(id) }
+
+  /// What releasing a reservation does.
+  @usableFromInline
+  struct Release {
+    /// The version after the release: a new one when the write committed a change.
+    @usableFromInline let version: Int
+    /// Whether to start the publish loop.
+    @usableFromInline let startPublishing: Bool
+    /// The next preparer, now holding the source, and its ticket, to resume.
+    @usableFromInline let next: (preparer: Preparer, ticket: Int)?
+  }
+
+  /// The prepared write `ticket` is applied (`committing`: it changed something, forcing `refreshing` to be
+  /// refreshed) or abandoned; the source passes to the next preparer, if one waits.
+  ///
+  /// A ticket that no longer holds the source (abandoned already) releases nothing.
+  /// - Precondition: A write that commits holds the source.
+  mutating func released(_ ticket: Int, committing: Bool, refreshing: Set<ID> = []) -> Release {
+    guard reservation == ticket else {
+      precondition(!committing, "SimpleSource: a prepared write was applied without holding the source")
+      return Release(version: version, startPublishing: false, next: nil)
+    }
+    var started = (version: version, startPublishing: false)
+    if committing { started = committed(refreshing: refreshing) }
+    reservation = nil
+    var next: (Preparer, Int)?
+    if let preparer = preparers.takeFirst() { next = (preparer, grant()) }
+    return Release(version: started.version, startPublishing: started.startPublishing, next: next)
   }
 
   // MARK: - Invariants
@@ -201,6 +279,9 @@ struct PublishStateMachine<State, ID: Hashable, Waiter> {
       found.append("a due waiter still parked")
     }
     if isFinished && !settleWaiters.isEmpty { found.append("waiters parked after the end") }
+    if reservation == nil && !preparers.isEmpty { found.append("preparers wait for a free source") }
+    if isFinished && !preparers.isEmpty { found.append("preparers parked after the end") }
+    if let reservation, reservation != lastTicket { found.append("the source held by an old ticket") }
     if diffing == nil && publishedVersion == cutVersion
       && (unpublishedReshaped || !unpublishedTouched.isEmpty)
     {
@@ -211,5 +292,7 @@ struct PublishStateMachine<State, ID: Hashable, Waiter> {
 }
 
 /// Plain values: the source's nonisolated `deinit` hands its waiters back through it.
-extension PublishStateMachine: Sendable where State: Sendable, ID: Sendable, Waiter: Sendable {}
-extension PublishStateMachine.Cut: Sendable where State: Sendable, ID: Sendable, Waiter: Sendable {}
+extension PublishStateMachine: Sendable
+where State: Sendable, ID: Sendable, Waiter: Sendable, Preparer: Sendable {}
+extension PublishStateMachine.Cut: Sendable
+where State: Sendable, ID: Sendable, Waiter: Sendable, Preparer: Sendable {}

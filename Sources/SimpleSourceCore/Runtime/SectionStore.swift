@@ -157,6 +157,21 @@ struct SectionStore<Section: SectionType>: Sendable {
     return (touched, reshaped)
   }
 
+  /// This store with an empty log: edits of the copy log only what they touch.
+  @inlinable
+  func withEmptyLog() -> Self {
+    var copy = self
+    _ = copy.takeLog()
+    return copy
+  }
+
+  /// Adds a log taken earlier to this store's own, as if its edits had been made here.
+  @inlinable
+  mutating func restoreLog(_ log: (touched: Set<Item.ID>, reshaped: Bool)) {
+    if touched.isEmpty { touched = log.touched } else { touched.formUnion(log.touched) }
+    reshaped = reshaped || log.reshaped
+  }
+
   // MARK: - Lookups
 
   @inlinable

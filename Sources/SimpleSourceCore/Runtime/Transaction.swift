@@ -5,7 +5,9 @@
 ///
 /// The edits are those of ``BasicDataSource``, with the same validation and typed errors; each returns
 /// whether it changed anything. An edit that throws changes nothing, and when the error leaves the body
-/// the whole transaction is dropped. ``snapshot`` is the state so far, for reading as you go.
+/// the whole transaction is dropped. ``snapshot`` is the state so far, for reading as you go. While a
+/// prepared write holds the source (``PreparedWrite``), every edit of a direct transaction throws
+/// ``DataSourceErrorCode/writePending``.
 ///
 /// ```swift
 /// try await source.transaction { transaction in
@@ -29,9 +31,14 @@ public struct Transaction<Section: SectionType>: Sendable {
   @usableFromInline var refreshing = Set<Item.ID>()
   /// Whether an edit changed something (or asked for a refresh).
   @usableFromInline var changed = false
+  /// Why every edit is refused, if one is: a prepared write holds the source (``DataSourceErrorCode/writePending``).
+  @usableFromInline let refusal: DataSourceErrorCode?
 
   @inlinable
-  init(store: SectionStore<Section>) { self.store = store }
+  init(store: SectionStore<Section>, refusal: DataSourceErrorCode? = nil) {
+    self.store = store
+    self.refusal = refusal
+  }
 
   /// The state with the edits made so far.
   /// - Complexity: O(1).
@@ -56,6 +63,7 @@ public struct Transaction<Section: SectionType>: Sendable {
 
   @inlinable
   mutating func record(_ edit: (inout SectionStore<Section>) throws(Error) -> Bool) throws(Error) -> Bool {
+    if let refusal { throw Error(code: refusal) }
     let didChange = try edit(&store)
     changed = changed || didChange
     return didChange
@@ -213,6 +221,7 @@ public struct Transaction<Section: SectionType>: Sendable {
   /// ``BasicDataSource/refreshItems(_:)``.
   @discardableResult
   @inlinable public mutating func refreshItems(_ ids: some Sequence<Item.ID>) throws(Error) -> Bool {
+    if let refusal { throw Error(code: refusal) }
     let existing = try store.checkExisting(ids)
     refreshing.formUnion(existing)
     changed = changed || !existing.isEmpty

@@ -42,6 +42,13 @@ package struct ParkedWaiters<Condition, Waiter> {
     return parked.remove(at: index).waiter
   }
 
+  /// The waiter parked first leaves, if any.
+  /// - Complexity: O(*w*) for *w* parked waiters.
+  @inlinable
+  package mutating func takeFirst() -> Waiter? {
+    parked.isEmpty ? nil : parked.removeFirst().waiter
+  }
+
   /// The waiters whose condition `holds` leave.
   /// - Returns: Them, in the order they parked, to resume.
   /// - Complexity: O(*w*) for *w* parked waiters.

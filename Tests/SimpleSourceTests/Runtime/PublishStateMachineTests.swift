@@ -7,8 +7,8 @@ import Testing
 
 @Suite("Publish state machine")
 struct PublishStateMachineTests {
-  /// States are contents (an `Int`), ids are `Int`, waiters are `String`.
-  typealias Machine = PublishStateMachine<Int, Int, String>
+  /// States are contents (an `Int`), ids are `Int`, waiters and preparers are `String`.
+  typealias Machine = PublishStateMachine<Int, Int, String, String>
 
   @Test("the first commit starts the loop, later ones join it; the loop stops in the step that finds nothing")
   func loopStartsOnce() {
@@ -98,12 +98,46 @@ struct PublishStateMachineTests {
     let r14 = machine.cancelSettle(two)
     #expect(r14 == nil, "already resumed")
     let r15 = machine.finish()
-    #expect(r15 == ["three"])
+    #expect(r15.waiters == ["three"] && r15.preparers.isEmpty)
     guard case .resume("late", reached: false) = machine.settle(through: 9, "late") else {
       Issue.record("after the end, waits return at once")
       return
     }
     _ = three
+    #expect(machine.violations.isEmpty)
+  }
+
+  @Test("a prepared write holds the source: direct writes are refused, preparers queue, release hands it on")
+  func reservations() {
+    var machine = Machine(state: 0)
+    guard case .granted(let first) = machine.reserve("a") else {
+      Issue.record("a free source is granted at once")
+      return
+    }
+    #expect(machine.isReserved)
+    guard case .wait(let b) = machine.reserve("b"), case .wait(let c) = machine.reserve("c"),
+      case .wait(let d) = machine.reserve("d")
+    else {
+      Issue.record("later preparers wait")
+      return
+    }
+    let cancelled = machine.cancelReserve(c)
+    #expect(cancelled == "c")
+    let applied = machine.released(first, committing: true, refreshing: [4])
+    #expect(applied.version == 1 && applied.startPublishing && machine.pendingRefresh == [4])
+    #expect(applied.next?.preparer == "b", "first come, first served; the cancelled one skipped")
+    let stale = machine.released(first, committing: false)
+    #expect(stale.next == nil && stale.version == 1 && machine.isReserved, "a stale ticket releases nothing")
+    guard let second = applied.next?.ticket else { return }
+    let abandoned = machine.released(second, committing: false)
+    #expect(abandoned.version == 1 && !abandoned.startPublishing && abandoned.next?.preparer == "d")
+    let ended = machine.finish()
+    #expect(ended.preparers.isEmpty, "d holds the source; nobody waits")
+    guard case .ended = machine.reserve("e") else {
+      Issue.record("after the end, preparers are told at once")
+      return
+    }
+    _ = (b, d)
     #expect(machine.violations.isEmpty)
   }
 
@@ -120,6 +154,21 @@ struct PublishStateMachineTests {
     print("Publish state machine: \(sequences) sequences of up to \(depth) events, all passed")
     #expect(sequences > 0)
   }
+
+  /// As ``exhaustive()``, with two-phase writes among the events: preparers asking for the source (granted
+  /// or queued), cancelled while they wait, applying a change or nothing, abandoning, and releasing a
+  /// ticket twice; direct writes are attempted while the source is held. After each event: one holder at
+  /// most, grants in arrival order, a holder's base version still the source's when it applies (no direct
+  /// write or other preparer came between), the applied version its base + 1, and the loop publishes it.
+  @Test("every interleaving with prepared writes keeps the source reserved, fair, and the contract")
+  func exhaustiveReservations() throws {
+    let depth = ProcessInfo.processInfo.environment["SIMPLESOURCE_PUBLISH_STATE_DEPTH"].flatMap(Int.init) ?? 6
+    let sequences = try exploreEverySequence(from: PublishWorld(reservations: true), depth: depth)
+    print(
+      "Publish state machine with prepared writes: \(sequences) sequences of up to \(depth) events, all passed"
+    )
+    #expect(sequences > 0)
+  }
 }
 
 /// One step of the exhaustive exploration.
@@ -130,6 +179,11 @@ enum PublishStep: CustomStringConvertible {
   case settle(ahead: Int)
   case cancel(String)
   case loop
+  case prepare
+  case cancelPreparer(String)
+  case apply(changing: Bool)
+  case abandon
+  case releaseAgain
 
   var description: String {
     switch self {
@@ -139,6 +193,11 @@ enum PublishStep: CustomStringConvertible {
     case .settle(let ahead): "settle +\(ahead)"
     case .cancel(let waiter): "cancel \(waiter)"
     case .loop: "loop"
+    case .prepare: "prepare"
+    case .cancelPreparer(let preparer): "cancel \(preparer)"
+    case .apply(let changing): changing ? "apply" : "apply nothing"
+    case .abandon: "abandon"
+    case .releaseAgain: "release again"
     }
   }
 }
@@ -149,7 +208,7 @@ struct PublishFailure: Error, CustomStringConvertible {
 
 /// The machine, the source it stands for, and everything the contract says about them.
 struct PublishWorld: ExplorableWorld {
-  typealias Machine = PublishStateMachine<Int, Int, String>
+  typealias Machine = PublishStateMachine<Int, Int, String, String>
 
   enum Phase {
     case idle
@@ -177,8 +236,20 @@ struct PublishWorld: ExplorableWorld {
   /// The `to` of the last publication, and its content.
   var lastPublished = 0
   var lastPublishedContent = 0
+  /// Whether two-phase writes are among the steps (fewer others then, to keep the count of sequences low).
+  var reservations = false
+  /// The preparer holding the source: its name, ticket and the version it was granted at.
+  var holder: (name: String, ticket: Int, base: Int)?
+  /// Preparers waiting, in the order they asked: name and the id their cancellation uses.
+  var queue: [(name: String, id: Int)] = []
+  var preparerCount = 0
+  /// Tickets released already, to release again.
+  var releasedTickets: [Int] = []
+
+  init(reservations: Bool = false) { self.reservations = reservations }
 
   func steps() -> [PublishStep] {
+    if reservations { return reservationSteps() }
     var steps: [PublishStep] = [.commit(content: (content + 1) % 3, reshaped: false)]
     steps.append(.commit(content: (content + 2) % 3, reshaped: true))
     steps += [.refresh, .subscribe, .settle(ahead: 0), .settle(ahead: 1)]
@@ -187,13 +258,77 @@ struct PublishWorld: ExplorableWorld {
     return steps
   }
 
+  func reservationSteps() -> [PublishStep] {
+    var steps: [PublishStep] = [.commit(content: (content + 1) % 3, reshaped: false), .subscribe]
+    steps += [.settle(ahead: 1), .prepare]
+    steps += queue.map { .cancelPreparer($0.name) }
+    if holder != nil { steps += [.apply(changing: true), .apply(changing: false), .abandon] }
+    if !releasedTickets.isEmpty { steps.append(.releaseAgain) }
+    if case .idle = phase {} else { steps.append(.loop) }
+    return steps
+  }
+
   mutating func perform(_ step: PublishStep) throws(PublishFailure) {
     switch step {
-    case .commit(let newContent, let isReshaping):
-      content = newContent
-      commit(touching: [newContent], reshaped: isReshaping, refreshing: [])
-    case .refresh:
-      commit(touching: [], reshaped: false, refreshing: [9])
+    case .commit, .refresh:
+      // A direct write: the actor asks first, and a held source refuses it, changing nothing.
+      if machine.isReserved {
+        guard holder != nil else { throw PublishFailure(description: "reserved with no holder") }
+        break
+      }
+      if case .commit(let newContent, let isReshaping) = step {
+        content = newContent
+        commit(touching: [newContent], reshaped: isReshaping, refreshing: [])
+      } else {
+        commit(touching: [], reshaped: false, refreshing: [9])
+      }
+    case .prepare:
+      preparerCount += 1
+      let name = "p\(preparerCount)"
+      switch machine.reserve(name) {
+      case .granted(let ticket):
+        guard holder == nil, queue.isEmpty else {
+          throw PublishFailure(description: "\(name) granted a held source")
+        }
+        holder = (name, ticket, machine.version)
+      case .wait(let id):
+        guard holder != nil else { throw PublishFailure(description: "\(name) waits for a free source") }
+        queue.append((name, id))
+      case .ended:
+        throw PublishFailure(description: "the source never ends here")
+      }
+    case .cancelPreparer(let name):
+      guard let index = queue.firstIndex(where: { $0.name == name }) else { return }
+      guard machine.cancelReserve(queue.remove(at: index).id) == name else {
+        throw PublishFailure(description: "cancelling \(name) did not hand it back")
+      }
+    case .apply(let changing):
+      guard let held = holder else { return }
+      guard machine.version == held.base else {
+        throw PublishFailure(
+          description: "\(held.name) applies to version \(machine.version), prepared at \(held.base)")
+      }
+      if changing { content = (content + 1) % 3 }
+      let release = machine.released(held.ticket, committing: changing, refreshing: [])
+      guard release.version == held.base + (changing ? 1 : 0) else {
+        throw PublishFailure(description: "\(held.name) made version \(release.version) from \(held.base)")
+      }
+      if changing { record(content: content, touching: [content], start: release.startPublishing) }
+      try handOn(release, from: held.ticket)
+    case .abandon:
+      guard let held = holder else { return }
+      let release = machine.released(held.ticket, committing: false)
+      guard release.version == held.base, !release.startPublishing else {
+        throw PublishFailure(description: "abandoning \(held.name) made something")
+      }
+      try handOn(release, from: held.ticket)
+    case .releaseAgain:
+      let version = machine.version
+      let held = machine.reservation
+      let release = machine.released(releasedTickets[0], committing: false)
+      guard release.next == nil, machine.version == version, machine.reservation == held else {
+        throw PublishFailure(description: "releasing ticket \(releasedTickets[0]) again changed something")
+      }
     case .subscribe:
       machine.subscribed()
       subscribers.append(content)
@@ -223,14 +358,37 @@ struct PublishWorld: ExplorableWorld {
 
   mutating func commit(touching ids: Set<Int>, reshaped isReshaping: Bool, refreshing: Set<Int>) {
     let (version, start) = machine.committed(refreshing: refreshing)
+    precondition(version == contents.count)
+    record(content: content, touching: ids, reshaped: isReshaping, start: start)
+  }
+
+  /// Notes a version the machine made, and starts the loop when it says so.
+  mutating func record(content: Int, touching ids: Set<Int>, reshaped isReshaping: Bool = false, start: Bool)
+  {
     contents.append(content)
     touched.append(ids)
     reshaped.append(isReshaping)
-    precondition(version == contents.count - 1)
     if start {
       guard case .idle = phase else { preconditionFailure("a second loop") }
       phase = .top
     }
+  }
+
+  /// The holder released the source: the next in the queue holds it now, at the current version.
+  mutating func handOn(_ release: Machine.Release, from ticket: Int) throws(PublishFailure) {
+    releasedTickets.append(ticket)
+    holder = nil
+    guard let next = release.next else {
+      if !queue.isEmpty {
+        throw PublishFailure(description: "\(queue[0].name) left waiting for a free source")
+      }
+      return
+    }
+    guard !queue.isEmpty, next.preparer == queue[0].name else {
+      throw PublishFailure(description: "\(next.preparer) granted out of turn")
+    }
+    queue.removeFirst()
+    holder = (next.preparer, next.ticket, machine.version)
   }
 
   mutating func loopStep() throws(PublishFailure) {

@@ -1,0 +1,101 @@
+// A write a source has validated and derived its batch for, held until its caller applies or abandons it.
+
+/// A transaction that a ``BasicDataSource`` has validated and derived its batch for, but not made: the
+/// source is reserved for it until you ``apply()`` or ``abandon()`` it.
+///
+/// Between the two, commit the batch to your own storage (a database transaction holding the rows and
+/// the batch). Applying cannot fail, so once your storage has the write the source has it too, with
+/// the version ``version`` names; abandoning leaves the source exactly as it was.
+///
+/// ```swift
+/// let write = try await source.prepare { try $0.appendItems([card], toSection: "todo") }
+/// do {
+///   try await database.commit(card, batch: write.batch)  // your storage, in one transaction
+///   await write.apply()
+/// } catch {
+///   await write.abandon()
+/// }
+/// ```
+///
+/// A prepared write is not copyable: it is applied or abandoned once, and the compiler says so. One that
+/// is dropped without either is abandoned (on a task of its own, so the source is free again shortly
+/// after, not at once): a caller that forgets does not hold the source forever.
+public struct PreparedWrite<Section: SectionType, Result: Sendable>: ~Copyable, Sendable {
+  /// What the transaction's body returned.
+  public let result: Result
+  /// The version the source held when the write was prepared: it holds it until the write is released.
+  public let base: Int
+  /// The batch from ``base`` to ``version``, as subscribers would receive it alone; `nil` when the write
+  /// changes nothing (applying it then makes no version, G4). Encode it for your storage (the wire
+  /// format's `WireCoder.encode(_:)` takes it).
+  public let batch: UpdateBatch<Section>?
+  /// The source's side: which reservation this is, the new state, and the abandoning of a dropped write.
+  @usableFromInline let claim: PreparedWriteClaim<Section>
+
+  @inlinable
+  init(result: Result, base: Int, batch: UpdateBatch<Section>?, claim: PreparedWriteClaim<Section>) {
+    self.result = result
+    self.base = base
+    self.batch = batch
+    self.claim = claim
+  }
+
+  /// The version the source holds once this write is applied: ``base`` + 1, or ``base`` when it changes
+  /// nothing.
+  @inlinable public var version: Int { batch?.to ?? base }
+
+  /// Makes the write the source's next version and publishes it to subscribers, as a direct mutation
+  /// would, and lets the next prepared write have the source.
+  ///
+  /// It cannot fail: nothing has changed the source since the write was prepared.
+  /// - Returns: ``version``.
+  /// - Complexity: O(1) on the source (it takes the prepared state); the batch is published as any is.
+  @discardableResult
+  public consuming func apply() async -> Int {
+    claim.settle()
+    return await claim.source.applyPrepared(claim)
+  }
+
+  /// Drops the write: the source is left exactly as it was, with no version and no batch, and the next
+  /// prepared write has it.
+  public consuming func abandon() async {
+    claim.settle()
+    await claim.source.release(ticket: claim.ticket)
+  }
+}
+
+/// The part of a ``PreparedWrite`` the source reads when it is applied, and that abandons a write dropped
+/// without an answer (its `deinit` runs once the last reference to the write goes).
+@usableFromInline
+final class PreparedWriteClaim<Section: SectionType>: Sendable {
+  @usableFromInline let source: BasicDataSource<Section>
+  /// The reservation the write holds (see ``PublishStateMachine/reserve(_:)``).
+  @usableFromInline let ticket: Int
+  /// The state after the write, whose log holds only what the write touched; `nil` when it changes nothing.
+  @usableFromInline let store: SectionStore<Section>?
+  /// Items the write refreshes although `==` saw no change.
+  @usableFromInline let refreshing: Set<Section.Item.ID>
+  /// Whether ``PreparedWrite/apply()`` or ``PreparedWrite/abandon()`` answered for the write.
+  let answered = Locked(false)
+
+  @inlinable
+  init(
+    source: BasicDataSource<Section>, ticket: Int, store: SectionStore<Section>?,
+    refreshing: Set<Section.Item.ID>
+  ) {
+    self.source = source
+    self.ticket = ticket
+    self.store = store
+    self.refreshing = refreshing
+  }
+
+  @usableFromInline
+  func settle() { answered.withLock { $0 = true } }
+
+  deinit {
+    guard !answered.withLock({ $0 }) else { return }
+    let source = source
+    let ticket = ticket
+    Task { await source.release(ticket: ticket) }
+  }
+}
