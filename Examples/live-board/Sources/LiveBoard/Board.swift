@@ -1,5 +1,5 @@
-// The board: SQLite (through GRDB) is the truth; every accepted write is mirrored into a data source, which
-// streams it to every client as wire batches.
+// The board: SQLite (through GRDB) is the truth; every accepted write is prepared in a data source, committed
+// to the database, then applied in the source, which streams it to every client as wire batches.
 
 import Foundation
 import GRDB
@@ -55,9 +55,10 @@ public struct BoardError: Error, Equatable, Sendable {
 
 /// The board's store and its live data source.
 ///
-/// Each write is validated against the database, made in one database transaction, and then made in the
-/// data source as one recorded transaction, all on this actor: the source is always the database's state at
-/// the version it reports, and a refused write changes neither.
+/// Each write is validated against the database, prepared in the data source (its batch derived, nothing
+/// made), committed in one database transaction, and then applied in the source, all on this actor (see
+/// ``commit(_:storing:)``): the source is always the database's state at the version it reports, and a
+/// refused write changes neither.
 public actor Board {
   /// The fixed columns: id and title.
   public static let columns: [(id: String, title: String)] = [
@@ -179,20 +180,19 @@ public actor Board {
       throw BoardError(status: 409, code: "duplicateID", detail: "card \(card.id) exists")
     }
     let index = try insertionIndex(in: column, before: before, moving: nil, user: user)
-    try write { db in
+    let version = try await commit { (transaction: inout Transaction<Column>) throws(Failure) in
+      if let before {
+        _ = try transaction.insertItems([card], before: before)
+      } else {
+        _ = try transaction.appendItems([card], toSection: column)
+      }
+    } storing: { db in
       try db.execute(
         sql: "UPDATE card SET position = position + 1 WHERE columnID = ? AND position >= ?",
         arguments: [column, index])
       try db.execute(
         sql: "INSERT INTO card (id, title, owner, columnID, position) VALUES (?, ?, ?, ?, ?)",
         arguments: [card.id, card.title, card.owner, column, index])
-    }
-    let version = await mirror { (transaction: inout Transaction<Column>) throws(Failure) in
-      if let before {
-        _ = try transaction.insertItems([card], before: before)
-      } else {
-        _ = try transaction.appendItems([card], toSection: column)
-      }
     }
     return (card, version)
   }
@@ -222,17 +222,14 @@ public actor Board {
     var card = old
     if let title { card.title = try Self.checked(title) }
     if let isPrivate { card.owner = isPrivate ? user : nil }
-    try write { [card] db in
-      try db.execute(
-        sql: "UPDATE card SET title = ?, owner = ? WHERE id = ?", arguments: [card.title, card.owner, id])
-    }
     let edited = card
-    return (
-      edited,
-      await mirror { (transaction: inout Transaction<Column>) throws(Failure) in
-        _ = try transaction.replaceItem(edited)
-      }
-    )
+    let version = try await commit { (transaction: inout Transaction<Column>) throws(Failure) in
+      _ = try transaction.replaceItem(edited)
+    } storing: { db in
+      try db.execute(
+        sql: "UPDATE card SET title = ?, owner = ? WHERE id = ?", arguments: [edited.title, edited.owner, id])
+    }
+    return (edited, version)
   }
 
   /// Moves a card to the end of `column`, or before the card `before`; both cards must be ones `user`
@@ -254,7 +251,13 @@ public actor Board {
     try checkColumn(column)
     if before == id { throw .invalid("a card cannot move before itself") }
     let index = try insertionIndex(in: column, before: before, moving: id, user: user)
-    try write { db in
+    return try await commit { (transaction: inout Transaction<Column>) throws(Failure) in
+      if let before {
+        _ = try transaction.moveItem(id, before: before)
+      } else {
+        _ = try transaction.moveItem(id, toSection: column)
+      }
+    } storing: { db in
       try db.execute(
         sql: "UPDATE card SET position = position - 1 WHERE columnID = ? AND position > ?",
         arguments: [from, oldIndex])
@@ -263,13 +266,6 @@ public actor Board {
         arguments: [column, index, id])
       try db.execute(
         sql: "UPDATE card SET columnID = ?, position = ? WHERE id = ?", arguments: [column, index, id])
-    }
-    return await mirror { (transaction: inout Transaction<Column>) throws(Failure) in
-      if let before {
-        _ = try transaction.moveItem(id, before: before)
-      } else {
-        _ = try transaction.moveItem(id, toSection: column)
-      }
     }
   }
 
@@ -282,14 +278,13 @@ public actor Board {
     guard try card(id, visibleTo: user) != nil, let (column, index) = try position(of: id) else {
       throw .unknownCard(id)
     }
-    try write { db in
+    return try await commit { (transaction: inout Transaction<Column>) throws(Failure) in
+      _ = try transaction.deleteItems([id])
+    } storing: { db in
       try db.execute(sql: "DELETE FROM card WHERE id = ?", arguments: [id])
       try db.execute(
         sql: "UPDATE card SET position = position - 1 WHERE columnID = ? AND position > ?",
         arguments: [column, index])
-    }
-    return await mirror { (transaction: inout Transaction<Column>) throws(Failure) in
-      _ = try transaction.deleteItems([id])
     }
   }
 
@@ -402,25 +397,42 @@ public actor Board {
 
   typealias Failure = DataSourceError<String, String>
 
-  /// Makes in the source the write just committed to the database; returns the version it made.
+  /// Makes a write validated against the database in two phases: the source prepares `edits` (validated,
+  /// its batch derived, nothing made), the database commits `rows`, then the source applies the prepared
+  /// write, which cannot fail. A database that refuses (busy, an I/O error) leaves both as they were: the
+  /// write is abandoned. No moment exists where the database has a write the source cannot make.
   ///
   /// The write was validated against the database, which the source mirrors, so the source refuses it only
-  /// when the two disagree (the file was written behind this process's back). Then the refusal is logged and
-  /// the source is brought back to the database's state, as one batch: never a trap.
-  func mirror(_ body: @Sendable (inout Transaction<Column>) throws(Failure) -> Void) async
-    -> Int
-  {
+  /// when the two disagree (the file was written behind this process's back). Then the refusal is logged,
+  /// the source is brought back to the database's state (one batch: never a trap), and the write is
+  /// prepared again; refused again, it answers 500 and nothing is written.
+  /// - Returns: The version the write made.
+  func commit(
+    _ edits: @Sendable (inout Transaction<Column>) throws(Failure) -> Void,
+    storing rows: @Sendable (GRDB.Database) throws -> Void
+  ) async throws(BoardError) -> Int {
+    let prepared: PreparedWrite<Column, Void>
     do {
-      try await source.transaction { (transaction: inout Transaction<Column>) throws(Failure) in
-        try body(&transaction)
-      }
+      prepared = try await source.prepare(edits)
     } catch {
       await resynchronize(after: "\(error)")
+      do {
+        prepared = try await source.prepare(edits)
+      } catch {
+        Self.log("live-board: the source still refuses the write (\(error)); nothing was written")
+        throw BoardError(status: 500, code: "database", detail: "the board could not be written")
+      }
     }
-    return await source.version
+    do {
+      try write(rows)
+    } catch {
+      await prepared.abandon()
+      throw error
+    }
+    return await prepared.apply()
   }
 
-  /// Makes the source show what the database holds, after a mirror the source refused; logs what happened.
+  /// Makes the source show what the database holds, after a write the source refused; logs what happened.
   /// When the database's rows cannot be shown (ids Swift takes for equal), the source keeps its state.
   func resynchronize(after refusal: String) async {
     Self.log("live-board: the source refused a committed write (\(refusal)); reloading it from the database")

@@ -483,6 +483,8 @@ struct LiveBoardTests {
       #expect(!response.2.contains("Error") && !response.2.contains("SQLITE"), "no internals: \(response.2)")
       let after = try await board.read()
       #expect(after.columns == before.columns && after.version == before.version)
+      // The write was prepared in the source, then abandoned when the database refused: nothing shows it.
+      #expect(await board.source.snapshot.sections == before.columns)
       holder.release()
       (status, body) = try await send(client, .post, "/api/cards", #"{"id":"b","title":"B","column":"todo"}"#)
       #expect(status == 201, "\(body)")
