@@ -115,6 +115,9 @@ public struct DataSourceErrorCode: Hashable, Sendable, CustomStringConvertible {
   /// The task was cancelled while its prepared write waited for the writes before it; nothing was prepared.
   public static let cancelled = DataSourceErrorCode(rawValue: "cancelled")
 
+  /// A write prepared to start from a version the source no longer (or not yet) holds; nothing was made.
+  public static let unexpectedVersion = DataSourceErrorCode(rawValue: "unexpectedVersion")
+
   /// The code's name.
   public var description: String { rawValue }
 }

@@ -23,21 +23,28 @@ extension BasicDataSource {
   /// phases: a service's writers already queue for their database, and a refusal would only make each of
   /// them retry in a loop. **Direct mutations are refused** meanwhile with
   /// ``DataSourceErrorCode/writePending``: they run synchronously on the actor, cannot wait, and would
-  /// otherwise change the state the prepared batch starts from. Take your storage's lock after this
-  /// returns, not before: a writer that held it while waiting here would wait for one that needs it.
+  /// otherwise change the state the prepared batch starts from. Take this and your storage's lock in one
+  /// order in every writer (see <doc:WritingThroughADatabase>): a writer holding one while it waits for
+  /// the other must never meet a writer holding the other.
   ///
-  /// - Parameter body: Makes the edits, as in ``transaction(_:)``; runs on the source's actor.
+  /// - Parameters:
+  ///   - version: The version the write must start from, if it must (a writer that read the state at that
+  ///     version, or a follower of a log whose next entry starts there); `nil` prepares against whatever
+  ///     the source holds when the write's turn comes.
+  ///   - body: Makes the edits, as in ``transaction(_:)``; runs on the source's actor.
   /// - Returns: The prepared write: its batch (`nil` when the edits change nothing) and what `body`
   ///   returned.
   /// - Throws: A ``DataSourceError`` from an edit, the source left exactly as it was and free for the
-  ///   next write (G8); ``DataSourceErrorCode/cancelled`` when the task was cancelled while it waited.
+  ///   next write (G8); ``DataSourceErrorCode/cancelled`` when the task was cancelled while it waited;
+  ///   ``DataSourceErrorCode/unexpectedVersion`` when the source is not at `version` once it is the
+  ///   write's turn (`body` does not run).
   /// - Complexity: O(*k* log *n*) for *k* item edits (the batch is derived from what they touched, off the
   ///   actor, as a published one is), plus the wait for the writes before it.
   @inlinable
   public func prepare<Result: Sendable>(
-    _ body: @Sendable (inout Transaction<Section>) throws(Error) -> Result
+    from version: Int? = nil, _ body: @Sendable (inout Transaction<Section>) throws(Error) -> Result
   ) async throws(Error) -> PreparedWrite<Section, Result> {
-    let ticket = try await reserve()
+    let ticket = try await reserve(from: version)
     let (transaction, result) = try run(body, holding: ticket)
     return await prepared(transaction, result: result, ticket: ticket)
   }
@@ -45,14 +52,15 @@ extension BasicDataSource {
   /// Prepares a transaction whose body may throw its own errors; otherwise as the overload whose body
   /// throws only ``DataSourceError``.
   ///
-  /// - Throws: What `body` throws, or ``DataSourceErrorCode/cancelled`` as a ``DataSourceError``; either
-  ///   way the source is left exactly as it was and free for the next write (G8).
+  /// - Throws: What `body` throws, or ``DataSourceErrorCode/cancelled`` or
+  ///   ``DataSourceErrorCode/unexpectedVersion`` as a ``DataSourceError``; either way the source is left
+  ///   exactly as it was and free for the next write (G8).
   /// - Complexity: as the other overload.
   @inlinable
   public func prepare<Result: Sendable>(
-    _ body: @Sendable (inout Transaction<Section>) throws -> Result
+    from version: Int? = nil, _ body: @Sendable (inout Transaction<Section>) throws -> Result
   ) async throws -> PreparedWrite<Section, Result> {
-    let ticket = try await reserve()
+    let ticket = try await reserve(from: version)
     let (transaction, result) = try run(body, holding: ticket)
     return await prepared(transaction, result: result, ticket: ticket)
   }
@@ -72,11 +80,12 @@ extension BasicDataSource {
     }
   }
 
-  /// Waits until no prepared write holds the source, then holds it.
+  /// Waits until no prepared write holds the source, then holds it, if it is at `version` (when one is given).
   /// - Returns: The reservation's ticket.
-  /// - Throws: ``DataSourceErrorCode/cancelled`` when the task was cancelled while it waited.
+  /// - Throws: ``DataSourceErrorCode/cancelled`` when the task was cancelled while it waited;
+  ///   ``DataSourceErrorCode/unexpectedVersion`` when the source is not at `version` (it is released).
   @usableFromInline
-  func reserve() async throws(Error) -> Int {
+  func reserve(from version: Int?) async throws(Error) -> Int {
     let ticket: Int? = await cancellableWait { (preparer: CheckedContinuation<Int?, Never>) in
       switch pipeline.reserve(preparer) {
       case .granted(let ticket):
@@ -92,6 +101,10 @@ extension BasicDataSource {
       await self.cancelReserve($0)
     }
     guard let ticket else { throw Error(code: .cancelled) }
+    if let version, version != pipeline.version {
+      release(ticket: ticket)
+      throw Error(code: .unexpectedVersion)
+    }
     return ticket
   }
 

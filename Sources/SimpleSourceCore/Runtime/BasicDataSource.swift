@@ -59,32 +59,39 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   /// The version of the newest state; every mutation that changes something adds one.
   public var version: Int { pipeline.version }
 
-  /// Creates a source holding `sections` at version 0.
+  /// Creates a source holding `sections` at `version` (0 unless given).
+  ///
+  /// A source restored from storage starts at the version its storage holds, so that versions mean the
+  /// same in the storage's log, in this source and in every client (see <doc:WritingThroughADatabase>).
   /// - Parameters:
   ///   - sections: The first state.
+  ///   - version: The version of the first state; later ones count up from it.
   ///   - history: How many offered versions are retained for subscribers that resume (G11).
   ///   - coalescing: How long a batch may wait for mutations that keep arriving (see ``Coalescing``).
   /// - Throws: ``DataSourceError`` for duplicate section or item ids.
   @inlinable
-  public init(sections: [Section] = [], history: HistoryLimit = .default, coalescing: Coalescing = .default)
-    throws(Error)
-  {
-    try self.init(sections: sections, history: history, coalescing: coalescing, clock: monotonicNanoseconds)
+  public init(
+    sections: [Section] = [], version: Int = 0, history: HistoryLimit = .default,
+    coalescing: Coalescing = .default
+  ) throws(Error) {
+    try self.init(
+      sections: sections, version: version, history: history, coalescing: coalescing,
+      clock: monotonicNanoseconds)
   }
 
   /// Creates a source whose coalescing delay is measured with `clock` (nanoseconds); for tests.
   @inlinable
   init(
-    sections: [Section], history: HistoryLimit, coalescing: Coalescing,
+    sections: [Section], version: Int = 0, history: HistoryLimit, coalescing: Coalescing,
     clock: @escaping @Sendable () -> UInt64
   ) throws(Error) {
     coalescingDelay = coalescing.nanoseconds
     self.clock = clock
     let snapshot = try Snapshot(sections)
     store = SectionStore(trusted: snapshot)
-    pipeline = PublishStateMachine(state: snapshot)
+    pipeline = PublishStateMachine(state: snapshot, version: version)
     differ = Differ()
-    hub = SubscriptionHub(version: 0, snapshot: snapshot, differ: differ, history: history)
+    hub = SubscriptionHub(version: version, snapshot: snapshot, differ: differ, history: history)
   }
 
   deinit {

@@ -58,9 +58,16 @@ struct PublishStateMachine<State, ID: Hashable, Waiter, Preparer> {
   /// Preparers waiting for the reservation, in the order they came.
   @usableFromInline var preparers = ParkedWaiters<Void, Preparer>()
 
-  /// A source whose version 0 is `state`.
+  /// A source whose version `version` (0 unless given) is `state`.
   @inlinable
-  init(state: State) { published = state }
+  init(state: State, version: Int = 0) {
+    published = state
+    self.version = version
+    cutVersion = version
+    publishedVersion = version
+    newestSubscribedVersion = version
+    advancedVersion = version
+  }
 
   /// The version a subscriber that has taken every batch offered so far is at.
   @inlinable var offeredVersion: Int { max(publishedVersion, advancedVersion) }

@@ -217,6 +217,24 @@ public struct Transaction<Section: SectionType>: Sendable {
     }
   }
 
+  /// Makes `target` the state: this transaction's state with the item edits that touched the ids of
+  /// `touched` made, or with its sections reshaped when `touched` is `nil`, and `refreshing` refreshed.
+  /// For a layer that checked that `target` follows from ``snapshot`` that way (the wire's checked apply
+  /// of a batch); nothing here checks it again.
+  /// - Complexity: O(*k*) for the *k* ids touched.
+  @inlinable
+  package mutating func adopt(_ target: Snapshot<Section>, touched: Set<Item.ID>?, refreshing: Set<Item.ID>)
+    throws(Error)
+  {
+    if let refusal { throw Error(code: refusal) }
+    let log = store.takeLog()
+    store = SectionStore(trusted: target)
+    store.restoreLog((touched: touched ?? [], reshaped: touched == nil))
+    store.restoreLog(log)
+    self.refreshing.formUnion(refreshing)
+    changed = true
+  }
+
   /// Refreshes items whose `==` did not change, in the transaction's batch; see
   /// ``BasicDataSource/refreshItems(_:)``.
   @discardableResult
