@@ -67,7 +67,8 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   /// Serves `source` to clients whose scope restricts the rows they see.
   /// - Parameters:
   ///   - source: The source served.
-  ///   - stream: The source's stream name, unique per service instance.
+  ///   - stream: The source's stream name: unique per run of a source that counts versions anew, the same
+  ///     in every instance that follows one log.
   ///   - queries: The queries clients may name; their names must differ.
   ///   - keepingIdleViews: How many views no session uses are kept, so that their clients resume.
   ///   - history: How many versions each view retains for clients that resume (the whole source retains
@@ -193,7 +194,8 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
         }
       }
       let view = SharedView(
-        stream: "\(stream).v\(viewsMade)", start: start, resets: ResetBytes(counting: resetsEncoded))
+        stream: Self.viewStream(of: stream, query: query, scope: scope), start: start,
+        resets: ResetBytes(counting: resetsEncoded))
       entry = .init(view: view, number: viewsMade)
       views.add(key, entry)
     }
@@ -211,6 +213,22 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     }
   }
 
+  /// The stream name of the view for (`query`, `scope`): the same in every process that serves `stream`
+  /// with the same queries, so a client resumes a view on any instance of a service. A view numbers its
+  /// batches with the source's versions, so two views with one key show the same rows at every version.
+  /// - Complexity: O(size of the query's parameters and the scope's description).
+  static func viewStream(of stream: String, query: WireQueryRequest?, scope: Scope) -> String {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys]
+    let request = query.flatMap { try? encoder.encode($0) } ?? Data()
+    // FNV-1a, 64 bits: stable across processes, unlike `hashValue`.
+    var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+    for byte in request + Data("|\(String(reflecting: scope))".utf8) {
+      hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
+    }
+    return "\(stream).v" + String(hash, radix: 16)
+  }
+
   /// A session stops using a view.
   /// - Complexity: O(idle views kept).
   func release(_ lease: Lease) {
@@ -223,7 +241,8 @@ extension WireService where Scope == NoScope {
   /// Serves `source` to clients that may all see every row.
   /// - Parameters:
   ///   - source: The source served.
-  ///   - stream: The source's stream name, unique per service instance.
+  ///   - stream: The source's stream name: unique per run of a source that counts versions anew, the same
+  ///     in every instance that follows one log.
   ///   - queries: The queries clients may name; their names must differ.
   ///   - keepingIdleViews: How many query views no session uses are kept, so that their clients resume.
   ///   - history: How many versions each query view retains for clients that resume.

@@ -52,6 +52,22 @@ struct WireServiceTests {
     return shown
   }
 
+  @Test("a view's stream is named by its query, parameters and scope, alike in every process")
+  func viewStreamsAreStable() {
+    typealias Service = WireService<TestSection, String?>
+    let search = WireQueryRequest("search", ["text": .string("spec"), "limit": .integer(3)])
+    let reordered = WireQueryRequest("search", ["limit": .integer(3), "text": .string("spec")])
+    let name = Service.viewStream(of: "board", query: search, scope: "ann")
+    // Fixed bytes: another process computes the same name (a hash seeded per process would not).
+    #expect(name == Service.viewStream(of: "board", query: reordered, scope: "ann"))
+    #expect(name.hasPrefix("board.v") && name.count > "board.v".count)
+    #expect(name != Service.viewStream(of: "board", query: search, scope: "bob"))
+    #expect(name != Service.viewStream(of: "board", query: search, scope: nil))
+    #expect(name != Service.viewStream(of: "board", query: nil, scope: "ann"))
+    let guest = Service.viewStream(of: "board", query: nil, scope: nil)
+    #expect(guest == "board.v" + "abe23c319f195dba", "FNV-1a of |nil")
+  }
+
   @Test("a format 1 client gets the whole source in format 1, and no view is made for it")
   func formatOneClient() async throws {
     let source = try BasicDataSource(sections: layout("A: a b | B: c"))
