@@ -1,5 +1,6 @@
 // swift-tools-version: 6.2
-// live-board: a live task board served by Hummingbird over HTTP and WebSocket, stored in SQLite with GRDB,
+// live-board: a live task board served by Hummingbird over HTTP and WebSocket, stored in SQLite with GRDB
+// (one process) or in PostgreSQL with postgres-nio (several instances behind nginx, one log of versions),
 // streamed to browsers and Swift clients as SimpleSource wire messages. A package of its own, so that the
 // root package keeps no dependencies.
 import PackageDescription
@@ -12,6 +13,7 @@ let package = Package(
   products: [
     .executable(name: "live-board", targets: ["live-board"]),
     .executable(name: "board-load", targets: ["board-load"]),
+    .executable(name: "cluster-check", targets: ["cluster-check"]),
   ],
   dependencies: [
     .package(name: "SimpleSource", path: "../.."),
@@ -19,6 +21,7 @@ let package = Package(
     .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.8.1"),
     .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
     .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+    .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
   ],
   targets: [
     .target(
@@ -29,6 +32,7 @@ let package = Package(
         .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
         .product(name: "GRDB", package: "GRDB.swift"),
         .product(name: "Logging", package: "swift-log"),
+        .product(name: "PostgresNIO", package: "postgres-nio"),
       ],
       resources: [.copy("Public")],
       swiftSettings: strictness
@@ -36,6 +40,14 @@ let package = Package(
     .executableTarget(name: "live-board", dependencies: ["LiveBoard"], swiftSettings: strictness),
     .executableTarget(
       name: "board-load",
+      dependencies: [
+        "LiveBoard",
+        .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+      ],
+      swiftSettings: strictness
+    ),
+    .executableTarget(
+      name: "cluster-check",
       dependencies: [
         "LiveBoard",
         .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),

@@ -60,7 +60,7 @@ let boardQueries: [WireQuery<Column>] = [
 /// Builds the service for `board`: `GET /` (the page), the HTTP API under `/api`, and `/live`.
 /// `onListening` is told the port once the server listens.
 public func makeApplication(
-  board: Board, host: String = "127.0.0.1", port: Int, logger: Logger = Logger(label: "live-board"),
+  board: some BoardStore, host: String = "127.0.0.1", port: Int, logger: Logger = Logger(label: "live-board"),
   onListening: @escaping @Sendable (Int) async -> Void = { _ in }
 ) -> some ApplicationProtocol {
   let router = Router(context: BasicWebSocketRequestContext.self)

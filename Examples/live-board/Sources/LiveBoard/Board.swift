@@ -143,6 +143,15 @@ public actor Board {
     }
   }
 
+  /// `columns` with only the cards `user` (`nil`: a guest) may see.
+  static func visible(_ columns: [Column], to user: String?) -> [Column] {
+    columns.map { column in
+      var visible = column
+      visible.items.removeAll { !$0.isVisible(to: user) }
+      return visible
+    }
+  }
+
   /// Checks a user name taken from a request: 1 to 32 ASCII letters, digits, `-` or `_`.
   public static func checkedUser(_ name: String?) throws(BoardError) -> String? {
     guard let name else { return nil }
@@ -175,7 +184,7 @@ public actor Board {
     let card = Card(
       id: try Self.checkedID(id ?? UUID().uuidString.prefix(12).lowercased()), title: try Self.checked(title),
       owner: isPrivate ? user : nil)
-    try checkColumn(column)
+    try Self.checkColumn(column)
     if try position(of: card.id) != nil {
       throw BoardError(status: 409, code: "duplicateID", detail: "card \(card.id) exists")
     }
@@ -248,7 +257,7 @@ public actor Board {
     guard try card(id, visibleTo: user) != nil, let (from, oldIndex) = try position(of: id) else {
       throw .unknownCard(id)
     }
-    try checkColumn(column)
+    try Self.checkColumn(column)
     if before == id { throw .invalid("a card cannot move before itself") }
     let index = try insertionIndex(in: column, before: before, moving: id, user: user)
     return try await commit { (transaction: inout Transaction<Column>) throws(Failure) in
@@ -327,7 +336,7 @@ public actor Board {
     return id
   }
 
-  func checkColumn(_ column: String) throws(BoardError) {
+  static func checkColumn(_ column: String) throws(BoardError) {
     guard Self.columns.contains(where: { $0.id == column }) else { throw .unknownColumn(column) }
   }
 

@@ -1,0 +1,585 @@
+// The board on PostgreSQL, shared by several instances: every write commits its rows and one log entry in one
+// transaction; every instance follows the log into its own source, so versions are the same everywhere and a
+// client resumes on any instance.
+
+import Foundation
+import Logging
+import PostgresNIO
+import SimpleSource
+
+/// Where the PostgreSQL server is.
+public struct PostgresSettings: Sendable {
+  /// The server's host.
+  public var host = "127.0.0.1"
+  /// The server's port.
+  public var port = 5432
+  /// The user to connect as.
+  public var user = "postgres"
+  /// The user's password, if the server asks for one.
+  public var password: String? = nil
+  /// The database holding the board.
+  public var database = "board"
+
+  /// The defaults: user `postgres`, database `board` on 127.0.0.1:5432.
+  public init() {}
+
+  var configuration: PostgresClient.Configuration {
+    PostgresClient.Configuration(
+      host: host, port: port, username: user, password: password, database: database, tls: .disable)
+  }
+}
+
+/// The board kept in PostgreSQL, for one of several instances of the service.
+///
+/// **The log.** Tables `card` (the rows), `board_stream` (the stream's name and newest version),
+/// `board_log` (one entry per version: the wire batch that made it) and `board_checkpoint` (the whole
+/// board at a version, every ``checkpointInterval`` versions; two are kept). A write takes the stream's
+/// row lock (`SELECT … FOR UPDATE`), brings this instance's source to the newest logged version, validates
+/// against it, prepares the write in the source (its batch derived, nothing made), writes the rows, the
+/// log entry and the new version, `NOTIFY`s the version, commits, and only then applies the prepared write.
+/// A transaction that fails is abandoned: no instance ever shows its version.
+///
+/// **Following.** Each instance listens on the `board_log` channel; a notification is only a doorbell (the
+/// stream and version, never the batch). On each, and on every reconnection to PostgreSQL, it reads the
+/// entries after the version it holds and makes them in its source (``BasicDataSource/apply(logged:)``,
+/// each checked). An instance starts from the older checkpoint and replays the log from there, so it
+/// retains the versions a client may resume from.
+///
+/// **Bounded.** At each checkpoint the log is pruned up to the older kept checkpoint: it holds between one
+/// and two intervals of versions. A client holding an older version resets.
+public actor ClusterBoard: BoardStore {
+  /// Versions between checkpoints; the log keeps one to two intervals.
+  public nonisolated let checkpointInterval: Int
+  /// The live board, at the log's versions.
+  public nonisolated let source: BasicDataSource<Column>
+  /// The stream's name: made once, when the database was set up, and the same on every instance.
+  public nonisolated let stream: String
+  /// Enough for every version the log holds.
+  public nonisolated let history: HistoryLimit
+  let client: PostgresClient
+  let settings: PostgresSettings
+  let logger: Logger
+  /// Runs the client's connection pool.
+  let clientTask: Task<Void, Never>
+  /// Whether a catch-up is running, and who waits for the next one.
+  var catchingUp = false
+  var catchUpWaiters: [CheckedContinuation<Void, Never>] = []
+  var catchUpAgain = false
+  /// The listener's task.
+  var listening: Task<Void, Never>?
+
+  /// Connects, sets the database up when it is new, loads the board from the older checkpoint and replays
+  /// the log, then follows it.
+  /// - Parameter checkpointInterval: Versions between checkpoints.
+  public static func open(
+    _ settings: PostgresSettings, checkpointInterval: Int = 500, logger: Logger = Logger(label: "live-board")
+  ) async throws -> ClusterBoard {
+    let client = PostgresClient(configuration: settings.configuration, backgroundLogger: logger)
+    let clientTask = Task { await client.run() }
+    do {
+      let stream = try await setUp(client, logger: logger)
+      let (version, columns, entries) = try await loadStart(client, logger: logger)
+      let board = try ClusterBoard(
+        client: client, clientTask: clientTask, settings: settings, stream: stream, version: version,
+        columns: columns, checkpointInterval: checkpointInterval, logger: logger)
+      for entry in entries { try await board.make(entry) }
+      await board.startListening()
+      return board
+    } catch {
+      clientTask.cancel()
+      throw error
+    }
+  }
+
+  init(
+    client: PostgresClient, clientTask: Task<Void, Never>, settings: PostgresSettings, stream: String,
+    version: Int, columns: [Column], checkpointInterval: Int, logger: Logger
+  ) throws {
+    self.client = client
+    self.clientTask = clientTask
+    self.settings = settings
+    self.stream = stream
+    self.logger = logger
+    self.checkpointInterval = checkpointInterval
+    history = HistoryLimit(versions: 2 * checkpointInterval + 64)
+    source = try BasicDataSource(sections: columns, version: version, history: history)
+  }
+
+  /// Stops following the log and closes the connections.
+  public func close() {
+    listening?.cancel()
+    clientTask.cancel()
+  }
+
+  // MARK: - Setting up and loading
+
+  /// Creates the tables, the stream and checkpoint 0 when they do not exist; one instance at a time.
+  /// - Returns: The stream's name.
+  static func setUp(_ client: PostgresClient, logger: Logger) async throws -> String {
+    try await client.withTransaction(logger: logger) { connection in
+      try await connection.query("SELECT pg_advisory_xact_lock(7474)", logger: logger)
+      try await connection.query(
+        """
+        CREATE TABLE IF NOT EXISTS card (
+          id TEXT PRIMARY KEY, title TEXT NOT NULL, owner TEXT, columnid TEXT NOT NULL,
+          position INTEGER NOT NULL)
+        """, logger: logger)
+      try await connection.query(
+        "CREATE TABLE IF NOT EXISTS board_stream (name TEXT PRIMARY KEY, version BIGINT NOT NULL)",
+        logger: logger)
+      try await connection.query(
+        """
+        CREATE TABLE IF NOT EXISTS board_log (
+          stream TEXT NOT NULL, version BIGINT NOT NULL, batch TEXT NOT NULL, PRIMARY KEY (stream, version))
+        """, logger: logger)
+      try await connection.query(
+        """
+        CREATE TABLE IF NOT EXISTS board_checkpoint (
+          stream TEXT NOT NULL, version BIGINT NOT NULL, state TEXT NOT NULL, PRIMARY KEY (stream, version))
+        """, logger: logger)
+      for try await name in try await connection.query("SELECT name FROM board_stream", logger: logger)
+        .decode(String.self)
+      {
+        return name
+      }
+      let name = "board-" + UUID().uuidString.prefix(8).lowercased()
+      try await connection.query(
+        "INSERT INTO board_stream (name, version) VALUES (\(name), 0)", logger: logger)
+      let empty = Board.columns.map { Column(id: $0.id, header: $0.title, items: []) }
+      let state = try Self.encodeCheckpoint(empty, stream: name, version: 0)
+      try await connection.query(
+        "INSERT INTO board_checkpoint (stream, version, state) VALUES (\(name), 0, \(state))", logger: logger)
+      return name
+    }
+  }
+
+  /// The older kept checkpoint and every log entry after it, read in one snapshot of the database.
+  static func loadStart(_ client: PostgresClient, logger: Logger) async throws -> (
+    version: Int, columns: [Column], entries: [WireBatch<Column>]
+  ) {
+    try await client.withConnection { connection in
+      try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ", logger: logger)
+      do {
+        let rows = try await connection.query(
+          "SELECT version, state FROM board_checkpoint ORDER BY version LIMIT 1", logger: logger
+        ).collect()
+        guard let row = rows.first else { throw BoardSetupError("no checkpoint in the database") }
+        let (version, state) = try row.decode((Int, String).self)
+        let columns = try decodeCheckpoint(state)
+        let entries = try await readLog(after: version, on: connection, logger: logger)
+        try await connection.query("COMMIT", logger: logger)
+        return (version, columns, entries)
+      } catch {
+        _ = try? await connection.query("ROLLBACK", logger: logger)
+        throw error
+      }
+    }
+  }
+
+  /// The log's entries after `version`, in order.
+  static func readLog(after version: Int, on connection: PostgresConnection, logger: Logger) async throws
+    -> [WireBatch<Column>]
+  {
+    var entries: [WireBatch<Column>] = []
+    let rows = try await connection.query(
+      "SELECT version, batch FROM board_log WHERE version > \(version) ORDER BY version", logger: logger)
+    for try await (_, text) in rows.decode((Int, String).self) {
+      guard case .batch(let batch) = try WireCoder().decode(Data(text.utf8), as: Column.self) else {
+        throw BoardSetupError("a log entry that is not a batch")
+      }
+      entries.append(batch)
+    }
+    return entries
+  }
+
+  static func encodeCheckpoint(_ columns: [Column], stream: String, version: Int) throws -> String {
+    let message = WireMessage<Column>.reset(stream: stream, version: version, snapshot: try Snapshot(columns))
+    return String(decoding: WireCoder().encode(message), as: UTF8.self)
+  }
+
+  static func decodeCheckpoint(_ text: String) throws -> [Column] {
+    guard case .reset(_, _, let snapshot) = try WireCoder().decode(Data(text.utf8), as: Column.self) else {
+      throw BoardSetupError("a checkpoint that is not a reset")
+    }
+    return snapshot.sections
+  }
+
+  // MARK: - Following the log
+
+  /// Makes one log entry in the source; an entry it has already is skipped.
+  func make(_ entry: WireBatch<Column>) async throws {
+    try await source.apply(logged: entry)
+  }
+
+  /// Listens for the log's doorbell on a connection of its own, catching up on each notification and
+  /// after every (re)connection; reconnects after a pause when PostgreSQL goes away.
+  func startListening() {
+    let settings = settings
+    let logger = logger
+    listening = Task { [weak self] in
+      var attempt = 0
+      while !Task.isCancelled {
+        do {
+          let connection = try await PostgresConnection.connect(
+            configuration: PostgresConnection.Configuration(
+              host: settings.host, port: settings.port, username: settings.user, password: settings.password,
+              database: settings.database, tls: .disable),
+            id: 1, logger: logger)
+          attempt = 0
+          defer { Task { try? await connection.close() } }
+          try await connection.listen(on: "board_log") { notifications in
+            // Listening now: what was written while no one listened is in the log.
+            try await self?.catchUp()
+            for try await _ in notifications { try await self?.catchUp() }
+          }
+        } catch {
+          if Task.isCancelled { return }
+          logger.warning("live-board: following the log: \(error); reconnecting")
+        }
+        attempt += 1
+        try? await Task.sleep(for: .milliseconds(min(2_000, 100 * attempt)))
+      }
+    }
+  }
+
+  /// Reads the log after the version held and makes every entry; one catch-up at a time, and a call made
+  /// while one runs is served by a run that starts after it.
+  func catchUp() async throws {
+    if catchingUp {
+      catchUpAgain = true
+      await withCheckedContinuation { catchUpWaiters.append($0) }
+      return
+    }
+    catchingUp = true
+    defer {
+      catchingUp = false
+      for waiter in catchUpWaiters { waiter.resume() }
+      catchUpWaiters = []
+    }
+    repeat {
+      catchUpAgain = false
+      let held = await source.version
+      let entries = try await client.withConnection { connection in
+        try await Self.readLog(after: held, on: connection, logger: self.logger)
+      }
+      for entry in entries { try await make(entry) }
+    } while catchUpAgain
+  }
+
+  // MARK: - Reading
+
+  /// The board as PostgreSQL holds it, with its version, read in one snapshot; see ``BoardStore``.
+  public func read(visibleTo user: String?? = .none) async throws(BoardError) -> (
+    version: Int, columns: [Column]
+  ) {
+    let logger = logger
+    let board: (Int, [Column])
+    do {
+      board = try await client.withConnection {
+        (connection: PostgresConnection) async throws -> (Int, [Column]) in
+        try await Self.readBoard(on: connection, logger: logger)
+      }
+    } catch {
+      throw Self.failure(error, logger: logger)
+    }
+    guard case .some(let user) = user else { return board }
+    return (board.0, Board.visible(board.1, to: user))
+  }
+
+  /// The newest version and every card, read in one snapshot of the database.
+  static func readBoard(on connection: PostgresConnection, logger: Logger) async throws -> (Int, [Column]) {
+    try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
+    do {
+      let version = try await newestVersion(on: connection, logger: logger)
+      var cards: [String: [Card]] = [:]
+      let rows: [PostgresRow] = try await connection.query(
+        "SELECT id, title, owner, columnid FROM card ORDER BY columnid, position", logger: logger
+      ).collect()
+      for row in rows {
+        let (id, title, owner, column): (String, String, String?, String) = try row.decode(
+          (String, String, String?, String).self)
+        cards[column, default: []].append(Card(id: id, title: title, owner: owner))
+      }
+      try await connection.query("COMMIT", logger: logger)
+      let columns: [Column] = Board.columns.map {
+        Column(id: $0.id, header: $0.title, items: cards[$0.id] ?? [])
+      }
+      return (version, columns)
+    } catch {
+      _ = try? await connection.query("ROLLBACK", logger: logger)
+      throw error
+    }
+  }
+
+  /// The stream's newest version; `lock` takes its row lock for the transaction.
+  static func newestVersion(on connection: PostgresConnection, logger: Logger, lock: Bool = false)
+    async throws
+    -> Int
+  {
+    var query: PostgresQuery = "SELECT version FROM board_stream"
+    if lock { query = "SELECT version FROM board_stream FOR UPDATE" }
+    let rows: [PostgresRow] = try await connection.query(query, logger: logger).collect()
+    guard let row = rows.first else { throw BoardSetupError("no stream in the database") }
+    return try row.decode(Int.self)
+  }
+
+  // MARK: - Writes
+
+  /// Adds a card, validated against the board at the log's newest version; see ``Board``.
+  public func create(
+    id: String?, title: String, column: String, before: String?, user: String?, isPrivate: Bool
+  ) async throws(BoardError) -> (Card, Int) {
+    guard !isPrivate || user != nil else { throw .invalid("a private card needs a user (?user=)") }
+    let card = Card(
+      id: try Board.checkedID(id ?? UUID().uuidString.prefix(12).lowercased()),
+      title: try Board.checked(title), owner: isPrivate ? user : nil)
+    try Board.checkColumn(column)
+    let version = try await write { (board: Snapshot<Column>) throws(BoardError) in
+      if board.contains(item: card.id) {
+        throw BoardError(status: 409, code: "duplicateID", detail: "card \(card.id) exists")
+      }
+      let index = try Self.insertionIndex(in: column, before: before, moving: nil, user: user, on: board)
+      return WritePlan(rows: .insert(card, column: column, at: index)) {
+        (transaction: inout Transaction<Column>) throws(DataSourceError<String, String>) in
+        if let before {
+          _ = try transaction.insertItems([card], before: before)
+        } else {
+          _ = try transaction.appendItems([card], toSection: column)
+        }
+      }
+    }
+    return (card, version)
+  }
+
+  /// Changes a card's title or privacy; see ``Board``.
+  public func edit(_ id: String, title: String?, isPrivate: Bool?, user: String?) async throws(BoardError)
+    -> (
+      Card, Int
+    )
+  {
+    guard title != nil || isPrivate != nil else { throw .invalid("an edit names a title, private, or both") }
+    guard isPrivate != true || user != nil else { throw .invalid("a private card needs a user (?user=)") }
+    let newTitle = try title.map { (title: String) throws(BoardError) in try Board.checked(title) }
+    var edited: Card?
+    let version = try await write { (board: Snapshot<Column>) throws(BoardError) in
+      guard var card = board.item(withID: id), card.isVisible(to: user) else { throw .unknownCard(id) }
+      if let newTitle { card.title = newTitle }
+      if let isPrivate { card.owner = isPrivate ? user : nil }
+      edited = card
+      let made = card
+      return WritePlan(rows: .update(made)) {
+        (transaction: inout Transaction<Column>) throws(DataSourceError<String, String>) in
+        _ = try transaction.replaceItem(made)
+      }
+    }
+    guard let edited else { throw .unknownCard(id) }
+    return (edited, version)
+  }
+
+  /// Moves a card; see ``Board``.
+  public func move(_ id: String, to column: String, before: String?, user: String?) async throws(BoardError)
+    -> Int
+  {
+    try Board.checkColumn(column)
+    if before == id { throw .invalid("a card cannot move before itself") }
+    return try await write { (board: Snapshot<Column>) throws(BoardError) in
+      guard let card = board.item(withID: id), card.isVisible(to: user), let from = board.position(ofItem: id)
+      else { throw .unknownCard(id) }
+      let index = try Self.insertionIndex(in: column, before: before, moving: id, user: user, on: board)
+      let fromColumn = board.section(at: from.section).id
+      return WritePlan(rows: .move(id, from: (fromColumn, from.item), to: (column, index))) {
+        (transaction: inout Transaction<Column>) throws(DataSourceError<String, String>) in
+        if let before {
+          _ = try transaction.moveItem(id, before: before)
+        } else {
+          _ = try transaction.moveItem(id, toSection: column)
+        }
+      }
+    }
+  }
+
+  /// Deletes a card; see ``Board``.
+  public func delete(_ id: String, user: String?) async throws(BoardError) -> Int {
+    try await write { (board: Snapshot<Column>) throws(BoardError) in
+      guard let card = board.item(withID: id), card.isVisible(to: user), let at = board.position(ofItem: id)
+      else { throw .unknownCard(id) }
+      return WritePlan(rows: .delete(id, column: board.section(at: at.section).id, at: at.item)) {
+        (transaction: inout Transaction<Column>) throws(DataSourceError<String, String>) in
+        _ = try transaction.deleteItems([id])
+      }
+    }
+  }
+
+  /// Where a card lands in `column` of `board`: before `before` (a card of that column `user` may see), or
+  /// at the end; a card that moves within its column is counted out first.
+  static func insertionIndex(
+    in column: String, before: String?, moving: String?, user: String?, on board: Snapshot<Column>
+  ) throws(BoardError) -> Int {
+    guard let section = board.index(ofSection: column) else { throw .unknownColumn(column) }
+    let moved = moving.flatMap { board.position(ofItem: $0) }
+    guard let before else {
+      return board.itemCount(inSection: section) - (moved?.section == section ? 1 : 0)
+    }
+    guard let anchor = board.item(withID: before), anchor.isVisible(to: user),
+      let at = board.position(ofItem: before)
+    else { throw .unknownCard(before) }
+    guard at.section == section else { throw .invalid("card \(before) is not in column \(column)") }
+    if let moved, moved.section == section, moved.item < at.item { return at.item - 1 }
+    return at.item
+  }
+
+  /// The rows a write changes, as positions in their columns.
+  enum RowChange: Sendable {
+    case insert(Card, column: String, at: Int)
+    case update(Card)
+    case move(String, from: (column: String, index: Int), to: (column: String, index: Int))
+    case delete(String, column: String, at: Int)
+  }
+
+  /// What one write does: its rows, and its edits of the source.
+  struct WritePlan: Sendable {
+    let rows: RowChange
+    let edits: @Sendable (inout Transaction<Column>) throws(DataSourceError<String, String>) -> Void
+
+    init(
+      rows: RowChange,
+      edits: @escaping @Sendable (inout Transaction<Column>) throws(DataSourceError<String, String>) -> Void
+    ) {
+      self.rows = rows
+      self.edits = edits
+    }
+  }
+
+  /// Makes one write: under the stream's row lock, catch up to the newest logged version, plan the write
+  /// against the board at that version, prepare it in the source, write the rows, the log entry and the
+  /// version, notify, commit, then apply the prepared write (or abandon it when anything failed).
+  /// - Returns: The version the write made.
+  func write(_ plan: (Snapshot<Column>) throws(BoardError) -> WritePlan) async throws(BoardError) -> Int {
+    do {
+      return try await client.withConnection { connection in
+        try await connection.query("BEGIN", logger: self.logger)
+        do {
+          let version = try await self.writeLocked(plan, on: connection)
+          return version
+        } catch {
+          _ = try? await connection.query("ROLLBACK", logger: self.logger)
+          throw error
+        }
+      }
+    } catch let error as BoardError {
+      throw error
+    } catch {
+      throw Self.failure(error, logger: logger)
+    }
+  }
+
+  /// The body of ``write(_:)``, in an open transaction on `connection`; commits it.
+  func writeLocked(
+    _ plan: (Snapshot<Column>) throws(BoardError) -> WritePlan, on connection: PostgresConnection
+  )
+    async throws -> Int
+  {
+    let head = try await Self.newestVersion(on: connection, logger: logger, lock: true)
+    // Entries other instances committed before this lock: make them first, from this connection's view.
+    for entry in try await Self.readLog(after: await source.version, on: connection, logger: logger) {
+      try await make(entry)
+    }
+    let planned = try plan(await source.snapshot)
+    let prepared: PreparedWrite<Column, Void>
+    do {
+      prepared = try await source.prepare(from: head, planned.edits)
+    } catch {
+      // The source is not at the log's head (a catch-up failed) or disagrees with it: nothing was written.
+      logger.error("live-board: the source refused a write at version \(head): \(error)")
+      throw BoardError.busy
+    }
+    let made = prepared.batch
+    guard let batch = made else {
+      await prepared.abandon()
+      try await connection.query("COMMIT", logger: logger)
+      return head
+    }
+    do {
+      try await writeRows(planned.rows, on: connection)
+      let entry = String(decoding: WireCoder().encode(batch), as: UTF8.self)
+      let version = batch.to
+      try await connection.query(
+        "INSERT INTO board_log (stream, version, batch) VALUES (\(stream), \(version), \(entry))",
+        logger: logger)
+      try await connection.query(
+        "UPDATE board_stream SET version = \(version) WHERE name = \(stream)", logger: logger)
+      if version % checkpointInterval == 0 {
+        try await checkpoint(batch.snapshot.sections, at: version, on: connection)
+      }
+      // A doorbell: the stream and version only (a payload must stay under 8,000 bytes).
+      let doorbell = "\(stream):\(version)"
+      try await connection.query("SELECT pg_notify('board_log', \(doorbell))", logger: logger)
+      try await connection.query("COMMIT", logger: logger)
+    } catch {
+      await prepared.abandon()
+      throw error
+    }
+    return await prepared.apply()
+  }
+
+  /// Stores the board at `version` and prunes: two checkpoints are kept, and the log after the older.
+  func checkpoint(_ columns: [Column], at version: Int, on connection: PostgresConnection) async throws {
+    let state = try Self.encodeCheckpoint(columns, stream: stream, version: version)
+    try await connection.query(
+      "INSERT INTO board_checkpoint (stream, version, state) VALUES (\(stream), \(version), \(state))",
+      logger: logger)
+    try await connection.query(
+      """
+      DELETE FROM board_checkpoint WHERE version < (
+        SELECT version FROM board_checkpoint ORDER BY version DESC OFFSET 1 LIMIT 1)
+      """, logger: logger)
+    try await connection.query(
+      "DELETE FROM board_log WHERE version <= (SELECT MIN(version) FROM board_checkpoint)", logger: logger)
+  }
+
+  func writeRows(_ change: RowChange, on connection: PostgresConnection) async throws {
+    switch change {
+    case .insert(let card, let column, let index):
+      try await connection.query(
+        "UPDATE card SET position = position + 1 WHERE columnid = \(column) AND position >= \(index)",
+        logger: logger)
+      try await connection.query(
+        """
+        INSERT INTO card (id, title, owner, columnid, position)
+        VALUES (\(card.id), \(card.title), \(card.owner), \(column), \(index))
+        """, logger: logger)
+    case .update(let card):
+      try await connection.query(
+        "UPDATE card SET title = \(card.title), owner = \(card.owner) WHERE id = \(card.id)", logger: logger)
+    case .move(let id, let from, let to):
+      try await connection.query(
+        "UPDATE card SET position = position - 1 WHERE columnid = \(from.column) AND position > \(from.index)",
+        logger: logger)
+      try await connection.query(
+        """
+        UPDATE card SET position = position + 1
+        WHERE columnid = \(to.column) AND position >= \(to.index) AND id != \(id)
+        """, logger: logger)
+      try await connection.query(
+        "UPDATE card SET columnid = \(to.column), position = \(to.index) WHERE id = \(id)", logger: logger)
+    case .delete(let id, let column, let index):
+      try await connection.query("DELETE FROM card WHERE id = \(id)", logger: logger)
+      try await connection.query(
+        "UPDATE card SET position = position - 1 WHERE columnid = \(column) AND position > \(index)",
+        logger: logger)
+    }
+  }
+
+  /// A database error as the client sees it: 503 `busy` (retry) when PostgreSQL could not be reached or
+  /// the transaction could not commit; the details are logged, not sent.
+  static func failure(_ error: any Error, logger: Logger) -> BoardError {
+    logger.error("live-board: database error: \(String(reflecting: error))")
+    return .busy
+  }
+}
+
+/// The database is not what this version of the service expects.
+struct BoardSetupError: Error, CustomStringConvertible {
+  let description: String
+  init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,471 @@
+// The fault tests of the live-board cluster (`cluster.sh`: PostgreSQL, three instances, nginx): clients follow
+// the board through nginx while writers write, and an instance is killed, PostgreSQL restarts, a transaction
+// fails, an instance starts late. Each client is a RemoteDataSource, which checks every batch: a gap, a
+// duplicate or a batch that does not apply is refused and counted. Prints each test, then `N passed, 0 failed`.
+//
+//   cluster-check --script ./cluster.sh [--web 8090] [--instance-port 8090]
+
+import Foundation
+import HummingbirdWSClient
+import LiveBoard
+import Logging
+import SimpleSource
+
+#if canImport(FoundationNetworking)
+  import FoundationNetworking
+#endif
+
+struct Settings: Sendable {
+  var script = "./cluster.sh"
+  var webPort = 8090
+  var instanceBase = 8090
+  /// An address to follow briefly, printing what the client sees: for finding out why a check failed.
+  var probe: String?
+
+  static func parse() -> Settings {
+    var settings = Settings()
+    var arguments = CommandLine.arguments.dropFirst().makeIterator()
+    while let argument = arguments.next() {
+      let value = arguments.next()
+      switch argument {
+      case "--script": settings.script = value ?? settings.script
+      case "--web": settings.webPort = value.flatMap(Int.init) ?? settings.webPort
+      case "--instance-port": settings.instanceBase = value.flatMap(Int.init) ?? settings.instanceBase
+      case "--probe": settings.probe = value
+      default:
+        say("usage: cluster-check --script cluster.sh [--web PORT] [--instance-port BASE]")
+        exit(2)
+      }
+    }
+    return settings
+  }
+
+  var web: String { "127.0.0.1:\(webPort)" }
+  func instance(_ n: Int) -> String { "127.0.0.1:\(instanceBase + n)" }
+}
+
+/// Prints a line at once (stdout is a pipe in the check script).
+func say(_ line: String) {
+  FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+let settings = Settings.parse()
+
+struct CheckFailure: Error, CustomStringConvertible {
+  let description: String
+  init(_ description: String) { self.description = description }
+}
+
+func require(_ condition: Bool, _ message: @autoclosure () -> String) throws {
+  if !condition { throw CheckFailure(message()) }
+}
+
+/// Runs `cluster.sh` with `arguments`; throws when it fails. Awaits the process's end through its
+/// termination handler (`waitUntilExit` blocks the thread, and on the main thread never returns here).
+func cluster(_ arguments: String...) async throws {
+  let process = Process()
+  process.executableURL = URL(fileURLWithPath: "/bin/bash")
+  process.arguments = [settings.script] + arguments
+  let status: Int32 = try await withCheckedThrowingContinuation { continuation in
+    process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
+    do { try process.run() } catch { continuation.resume(throwing: error) }
+  }
+  try require(status == 0, "cluster.sh \(arguments.joined(separator: " ")) failed")
+}
+
+/// The instance with the most established connections (the WebSockets nginx opened for clients), from
+/// /proc/net/tcp: the one whose death moves the most clients.
+func busiestInstance() throws -> Int {
+  let table = try String(contentsOfFile: "/proc/net/tcp", encoding: .utf8)
+  var counts: [Int: Int] = [:]
+  for line in table.split(separator: "\n").dropFirst() {
+    let fields = line.split(separator: " ")
+    guard fields.count > 3, fields[3] == "01",
+      let port = fields[1].split(separator: ":").last.flatMap({ Int($0, radix: 16) })
+    else { continue }
+    for n in 1...3 where port == settings.instanceBase + n { counts[n, default: 0] += 1 }
+  }
+  return counts.max { $0.value < $1.value }?.key ?? 1
+}
+
+/// Returns what `body` returns, or throws when it takes longer than `seconds`: a deadline for awaiting an
+/// event, so that a check that fails ends instead of hanging.
+@discardableResult
+func within<T: Sendable>(_ seconds: Int, _ what: String, _ body: @escaping @Sendable () async throws -> T)
+  async throws -> T
+{
+  try await withThrowingTaskGroup(of: T?.self) { group in
+    group.addTask { try await body() }
+    group.addTask {
+      try await Task.sleep(for: .seconds(seconds))
+      return nil
+    }
+    defer { group.cancelAll() }
+    guard let first = try await group.next(), let value = first else {
+      throw CheckFailure("\(what): not within \(seconds) s")
+    }
+    return value
+  }
+}
+
+// MARK: - HTTP
+
+struct BoardReply: Decodable {
+  var version: Int
+  var stream: String
+  var columns: [Column]
+}
+
+struct WriteReply: Decodable { var version: Int }
+
+func http(_ method: String, _ address: String, _ path: String, _ body: String? = nil) async throws -> (
+  Int, Data
+) {
+  var request = URLRequest(url: URL(string: "http://\(address)\(path)")!)
+  request.httpMethod = method
+  request.setValue("application/json", forHTTPHeaderField: "content-type")
+  request.httpBody = body.map { Data($0.utf8) }
+  request.timeoutInterval = 10
+  let (data, response) = try await URLSession.shared.data(for: request)
+  return ((response as? HTTPURLResponse)?.statusCode ?? 0, data)
+}
+
+/// The board as PostgreSQL holds it, through `address`.
+func board(at address: String = settings.web) async throws -> BoardReply {
+  let (status, data) = try await http("GET", address, "/api/board")
+  try require(status == 200, "GET /api/board: \(status)")
+  return try JSONDecoder().decode(BoardReply.self, from: data)
+}
+
+/// Writes that were acknowledged: card id → the version the reply named.
+actor Acknowledged {
+  var cards: [String: Int] = [:]
+  func add(_ id: String, _ version: Int) { cards[id] = version }
+}
+
+/// Creates card `id` through `address`, retrying while the cluster answers 503 or drops the connection
+/// (an instance killed, PostgreSQL restarting); returns the version when acknowledged with 201.
+@discardableResult
+func create(
+  _ id: String, title: String? = nil, at address: String = settings.web, into acknowledged: Acknowledged
+)
+  async throws -> Int?
+{
+  let body = #"{"id":"\#(id)","title":"\#(title ?? "Card \(id)")","column":"todo"}"#
+  for _ in 0..<100 {
+    do {
+      let (status, data) = try await http("POST", address, "/api/cards", body)
+      if status == 201 {
+        let version = try JSONDecoder().decode(WriteReply.self, from: data).version
+        await acknowledged.add(id, version)
+        return version
+      }
+      // An earlier attempt was committed and its reply lost: present, not acknowledged.
+      if status == 409 { return nil }
+      if status != 503 && status != 502 {
+        throw CheckFailure("POST \(id): \(status) \(String(decoding: data, as: UTF8.self))")
+      }
+    } catch let error as CheckFailure {
+      throw error
+    } catch {
+      // The connection dropped: retry.
+    }
+    try await Task.sleep(for: .milliseconds(100))
+  }
+  throw CheckFailure("POST \(id): the cluster did not accept it in 10 s")
+}
+
+// MARK: - Following clients
+
+/// A client following the board through one address, reconnecting and resuming whenever its connection
+/// drops; its RemoteDataSource checks every batch.
+actor Follower {
+  let remote = RemoteDataSource<Column>()
+  var address: String
+  var connections = 0
+  var resets = 0
+  var resumes = 0
+  var refusals: [String] = []
+  var running: Task<Void, Never>?
+
+  init(address: String) { self.address = address }
+
+  func start() {
+    running = Task { await self.run() }
+  }
+
+  func stop() {
+    running?.cancel()
+    running = nil
+  }
+
+  /// Follows `address` from now on: the current connection ends, the next resumes there.
+  func follow(_ address: String) {
+    stop()
+    self.address = address
+    start()
+  }
+
+  func run() async {
+    var logger = Logger(label: "cluster-check")
+    logger.logLevel = .critical
+    let coder = WireCoder()
+    while !Task.isCancelled {
+      connections += 1
+      do {
+        try await WebSocketClient.connect(
+          url: "ws://\(address)/live", configuration: .init(maxFrameSize: 1 << 22), logger: logger
+        ) { inbound, outbound, _ in
+          try await outbound.write(
+            .text(String(decoding: coder.encode(await self.remote.subscribeRequest), as: UTF8.self)))
+          for try await message in inbound.messages(maxSize: 1 << 22) {
+            guard case .text(let text) = message else { continue }
+            try await self.receive(try coder.decode(Data(text.utf8)))
+          }
+        }
+      } catch {}
+      if Task.isCancelled { return }
+      try? await Task.sleep(for: .milliseconds(50))  // a reconnecting client's pause
+    }
+  }
+
+  func receive(_ message: WireMessage<Column>) async throws {
+    switch message {
+    case .reset: resets += 1
+    case .resumed: resumes += 1
+    default: break
+    }
+    do {
+      try await remote.receive(message)
+    } catch {
+      refusals.append("\(error)")
+      throw error
+    }
+  }
+
+  var summary: (connections: Int, resets: Int, resumes: Int, refusals: [String]) {
+    (connections, resets, resumes, refusals)
+  }
+}
+
+/// Waits until every follower holds `version`, then checks each: no refusal (no gap, no duplicate, every
+/// batch applied), the database's cards, and no reset after the first unless `resetsAllowed`.
+func converge(_ followers: [Follower], to truth: BoardReply) async throws {
+  for (index, follower) in followers.enumerated() {
+    let remote = follower.remote
+    try await within(30, "client \(index) reaching version \(truth.version)") {
+      await remote.reached(remoteVersion: truth.version)
+    }
+    let summary = await follower.summary
+    try require(summary.refusals.isEmpty, "client \(index) refused: \(summary.refusals)")
+    try require(
+      summary.resets == 1, "client \(index) reset \(summary.resets) times (resumes \(summary.resumes))")
+    let held = await remote.snapshot.sections
+    try require(held == truth.columns, "client \(index) holds other cards than the database")
+  }
+}
+
+/// Checks that instance `n`'s own source holds the database's board: a client connected to it directly.
+func checkInstance(_ n: Int, equals truth: BoardReply, acknowledged: Acknowledged) async throws {
+  let follower = Follower(address: settings.instance(n))
+  await follower.start()
+  defer { Task { await follower.stop() } }
+  let remote = follower.remote
+  try await within(30, "instance \(n) reaching version \(truth.version)") {
+    await remote.reached(remoteVersion: truth.version)
+  }
+  let held = await remote.snapshot
+  try require(held.sections == truth.columns, "instance \(n) shows other cards than the database")
+  for (id, _) in await acknowledged.cards {
+    try require(held.contains(item: id), "instance \(n) lacks acknowledged card \(id)")
+  }
+}
+
+// MARK: - The tests
+
+let acknowledged = Acknowledged()
+var followers: [Follower] = []
+
+@MainActor
+func startFollowers(_ count: Int) async throws {
+  let head = try await board()
+  for _ in 0..<count {
+    let follower = Follower(address: settings.web)
+    await follower.start()
+    followers.append(follower)
+  }
+  for follower in followers {
+    let remote = follower.remote
+    try await within(20, "a client's first state") { await remote.reached(remoteVersion: head.version) }
+  }
+}
+
+/// Two writers create `count` cards each through nginx, the `prefix`ed ids; `during` runs once a third
+/// of them are acknowledged.
+func writeWhile(_ prefix: String, count: Int, during: @escaping @Sendable () async throws -> Void)
+  async throws
+{
+  try await withThrowingTaskGroup(of: Void.self) { group in
+    for writer in 0..<2 {
+      group.addTask {
+        for index in 0..<count {
+          try await create("\(prefix)-\(writer)-\(index)", into: acknowledged)
+        }
+      }
+    }
+    group.addTask {
+      while await acknowledged.cards.keys.filter({ $0.hasPrefix(prefix) }).count < 2 * count / 3 {
+        await Task.yield()
+        try await Task.sleep(for: .milliseconds(5))
+      }
+      try await during()
+    }
+    try await group.waitForAll()
+  }
+}
+
+/// The instance the first test killed; the next starts it again.
+var killed = 1
+
+@MainActor
+func killInstance() async throws {
+  try await startFollowers(6)
+  say("    six clients follow through nginx")
+  var before: [Int] = []
+  for follower in followers { before.append(await follower.summary.connections) }
+  let busiest = try busiestInstance()
+  killed = busiest
+  try await writeWhile("k", count: 30) {
+    try await cluster("kill", "\(busiest)")
+    say("    instance \(busiest), which had the most clients, killed")
+  }
+  let truth = try await board()
+  say("    writes done at version \(truth.version)")
+  try await converge(followers, to: truth)
+  var after: [(connections: Int, resets: Int, resumes: Int, refusals: [String])] = []
+  for follower in followers { after.append(await follower.summary) }
+  let moved = zip(before, after).filter { $0 < $1.connections }
+  try require(!moved.isEmpty, "no client was connected to the killed instance")
+  try require(moved.allSatisfy { $1.resumes >= 1 }, "a client of the killed instance did not resume")
+  for n in 1...3 where n != killed { try await checkInstance(n, equals: truth, acknowledged: acknowledged) }
+  say(
+    "    \(moved.count) of \(followers.count) clients moved to another instance and resumed; version \(truth.version)"
+  )
+}
+
+@MainActor
+func restartPostgres() async throws {
+  try await cluster("start-instance", "\(killed)")
+  try await cluster("restart-postgres")
+  // Each instance writes again once its connections are back; then every one follows the log again.
+  for n in 1...3 { try await create("pg-direct-\(n)", at: settings.instance(n), into: acknowledged) }
+  for index in 0..<20 { try await create("pg-\(index)", into: acknowledged) }
+  let truth = try await board()
+  try await converge(followers, to: truth)
+  for n in 1...3 { try await checkInstance(n, equals: truth, acknowledged: acknowledged) }
+  say(
+    "    every instance wrote and followed again; clients at version \(truth.version), no reset, no refusal")
+}
+
+@MainActor
+func failedTransaction() async throws {
+  try await cluster(
+    "psql", "-c",
+    """
+    CREATE FUNCTION refuse_card() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION 'refused by the test'; END $$
+      LANGUAGE plpgsql;
+    CREATE TRIGGER refuse_card BEFORE INSERT ON card FOR EACH ROW WHEN (NEW.title = 'refuse me')
+      EXECUTE FUNCTION refuse_card();
+    """)
+  let before = try await board()
+  let (status, _) = try await http(
+    "POST", settings.web, "/api/cards", #"{"id":"refused","title":"refuse me","column":"todo"}"#)
+  try require(status == 500 || status == 503, "a refused transaction answered \(status)")
+  try require(try await board().version == before.version, "a refused transaction made a version")
+  try await cluster("psql", "-c", "DROP TRIGGER refuse_card ON card; DROP FUNCTION refuse_card();")
+  let next = try await create("after-refusal", into: acknowledged)
+  try require(
+    next == before.version + 1, "the next write made \(String(describing: next)), not \(before.version + 1)")
+  let truth = try await board()
+  try await converge(followers, to: truth)
+  for n in 1...3 {
+    try await checkInstance(n, equals: truth, acknowledged: acknowledged)
+  }
+  try require(!truth.columns.contains { $0.items.contains { $0.id == "refused" } }, "the refused card exists")
+  say("    status \(status); no instance made version \(before.version + 1) for it; the next write did")
+}
+
+@MainActor
+func lateInstance() async throws {
+  try await cluster("kill", "3")
+  // More versions than two checkpoint intervals: the log is pruned meanwhile.
+  for index in 0..<40 { try await create("late-\(index)", into: acknowledged) }
+  try await cluster("start-instance", "3")
+  // A client that holds a recent version, following instance 2, moves to instance 3: it resumes.
+  let client = Follower(address: settings.instance(2))
+  await client.start()
+  let head = try await board()
+  let remote = client.remote
+  try await within(20, "a client of instance 2") { await remote.reached(remoteVersion: head.version) }
+  await client.stop()
+  for index in 0..<3 { try await create("late-after-\(index)", at: settings.instance(1), into: acknowledged) }
+  await client.follow(settings.instance(3))
+  let truth = try await board()
+  try await within(20, "the client on instance 3") { await remote.reached(remoteVersion: truth.version) }
+  let summary = await client.summary
+  await client.stop()
+  // A view (each user's scope is one) that instance 3 made after the client's version cannot say what changed
+  // since it: the client resets, once, and converges. (Views an instance already had resume: the first test.)
+  try require(summary.resets <= 2 && summary.refusals.isEmpty, "moved client: \(summary)")
+  try require(await remote.snapshot.sections == truth.columns, "the moved client holds other cards")
+  try await checkInstance(3, equals: truth, acknowledged: acknowledged)
+  // A client holding a version older than the log resets.
+  let stale = Follower(address: settings.instance(3))
+  try await stale.remote.receive(.reset(stream: truth.stream, version: 1, snapshot: Snapshot()))
+  await stale.start()
+  let staleRemote = stale.remote
+  try await within(20, "a stale client") { await staleRemote.reached(remoteVersion: truth.version) }
+  let staleSummary = await stale.summary
+  await stale.stop()
+  try require(staleSummary.resets == 1 && staleSummary.resumes == 0, "a stale client: \(staleSummary)")
+  try require(await staleRemote.snapshot.sections == truth.columns, "the stale client holds other cards")
+  say(
+    "    instance 3 replayed the log from its checkpoint; a client at \(head.version) moved there"
+      + (summary.resumes == 1 ? " and resumed" : " and reset (its view is newer)") + "; one at 1 reset")
+}
+
+if let probe = settings.probe {
+  let follower = Follower(address: probe)
+  await follower.start()
+  let remote = follower.remote
+  let truth = try await board()
+  let reached = try? await within(5, "probe") {
+    await remote.reached(remoteVersion: truth.version)
+  }
+  say("probe reached: \(String(describing: reached))")
+  say("probe \(probe): \(await follower.summary), version \(String(describing: await remote.remoteVersion))")
+  exit(0)
+}
+
+let tests: [(String, @MainActor () async throws -> Void)] = [
+  ("kill -9 one instance while clients follow and writers write", killInstance),
+  ("restart PostgreSQL", restartPostgres),
+  ("a write whose transaction fails makes no version", failedTransaction),
+  ("an instance started late catches up from the log and serves resumes", lateInstance),
+]
+var passed = 0
+var failed = 0
+for (name, test) in tests {
+  say("cluster-check: \(name)")
+  do {
+    try await test()
+    passed += 1
+    say("  passed")
+  } catch {
+    failed += 1
+    say("  FAILED: \(error)")
+  }
+}
+for follower in followers { await follower.stop() }
+say("\(passed) passed, \(failed) failed")
+exit(failed == 0 ? 0 : 1)
