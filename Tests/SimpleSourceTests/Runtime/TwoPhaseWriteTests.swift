@@ -45,8 +45,8 @@ struct TwoPhaseWriteTests {
     #expect(await source.version == 1)
     #expect(await source.snapshot == replayed)
     #expect(replayed.sections == layout("A: a b c | B: d").map { $0.with(item: "a", version: 1) })
+    #expect(await recorder.showing(replayed), "settled offers the batch; the recorder takes it")
     #expect(await recorder.batches.map { [$0.from, $0.to] } == [[0, 1]])
-    #expect(await recorder.view.shows(replayed.sections))
     #expect(await recorder.violations == [])
   }
 
@@ -88,8 +88,10 @@ struct TwoPhaseWriteTests {
     #expect(await source.version == 0)
     #expect(after == before)
     #expect(await recorder.batches.isEmpty, "nothing changed: no batch (G4)")
-    // The source is free again: a direct write goes through.
+    // The source is free again: a direct write goes through, and is the first batch the recorder takes.
     #expect(try await source.deleteItems(["a"]) == 1)
+    #expect(await recorder.showing(await source.snapshot))
+    #expect(await recorder.batches.map { [$0.from, $0.to] } == [[0, 1]])
   }
 
   @Test("while a write is prepared, every direct mutation is refused with writePending and changes nothing")
@@ -153,7 +155,7 @@ struct TwoPhaseWriteTests {
     #expect(await source.version == writers)
     #expect(await source.snapshot.itemCount == writers)
     let final = await source.snapshot
-    #expect(await recorder.view.shows(final.sections))
+    #expect(await recorder.showing(final))
     #expect(await recorder.violations == [])
   }
 

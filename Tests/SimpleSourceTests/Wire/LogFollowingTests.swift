@@ -36,7 +36,7 @@ struct LogFollowingTests {
     #expect(await source.settled(through: 40))
     let recorder = await BatchRecorder(await source.subscribe())
     try await source.appendItems([item("c")], toSection: "A")
-    await source.settled()
+    #expect(await recorder.showing(await source.snapshot))
     #expect(await recorder.batches.map { [$0.from, $0.to] } == [[40, 41]])
     guard case .resumed = await source.subscribe(from: 40) else {
       Issue.record("version 40 is retained")
@@ -83,7 +83,7 @@ struct LogFollowingTests {
     let written = await writer.snapshot
     #expect(await follower.snapshot == written)
     let final = await follower.snapshot
-    #expect(await recorder.view.shows(final.sections))
+    #expect(await recorder.showing(final))
     #expect(await recorder.violations == [])
     let refreshed = await recorder.batches.contains { $0.changeset.forcedRefreshes.contains("a") }
     #expect(refreshed, "a logged refresh is refreshed in the follower's batch")
