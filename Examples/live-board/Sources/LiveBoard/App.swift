@@ -4,6 +4,8 @@ import Foundation
 import Hummingbird
 import HummingbirdWebSocket
 import Logging
+import NIOCore
+import NIOWebSocket
 import SimpleSource
 
 /// What `POST /api/cards` takes.
@@ -123,8 +125,10 @@ public func makeApplication(
     }
   } onUpgrade: { inbound, outbound, context in
     let user = try? user(of: context.request)
+    // A text frame over the message's bytes: no String made and checked again for each client.
     let session = service.session(scope: user) { bytes in
-      try await outbound.write(.text(String(decoding: bytes, as: UTF8.self)))
+      try await outbound.write(
+        .custom(WebSocketFrame(fin: true, opcode: .text, data: ByteBuffer(bytes: bytes))))
     }
     do {
       for try await message in inbound.messages(maxSize: maxInbound) {
