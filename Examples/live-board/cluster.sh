@@ -11,6 +11,7 @@
 #
 # Ports: nginx $WEB_PORT (8090), instances $INSTANCE_PORT+1..3 (8091-8093), PostgreSQL $PG_PORT (55432).
 # The instances are .build/debug/live-board unless $LIVE_BOARD names another binary; `start` builds it.
+# $INSTANCE_CPUS and $PG_CPUS, when set, pin the instances and PostgreSQL to those CPUs (taskset -c).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 dir=${CLUSTER_DIR:-/tmp/live-board-cluster}
@@ -21,8 +22,10 @@ checkpoint=${CHECKPOINT_INTERVAL:-500}
 binary=${LIVE_BOARD:-$here/.build/debug/live-board}
 pgbin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
 
-# PostgreSQL refuses to run as root: run its programs as the postgres user then.
-as_postgres() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+# PostgreSQL refuses to run as root: run its programs as the postgres user then, from a folder it may read.
+as_postgres() { if [ "$(id -u)" = 0 ]; then (cd / && runuser -u postgres -- "$@"); else "$@"; fi; }
+instance_pin=() && [ -n "${INSTANCE_CPUS:-}" ] && instance_pin=(taskset -c "$INSTANCE_CPUS")
+pg_pin=() && [ -n "${PG_CPUS:-}" ] && pg_pin=(taskset -c "$PG_CPUS")
 
 # Closes every descriptor this (sub)shell inherited but the standard ones, before it starts a server: what it
 # leaves running must not hold a caller's pipe open, or a caller that learns of this script's end from it
@@ -33,7 +36,7 @@ close_inherited() {
 }
 
 postgres_start() {
-  (close_inherited; as_postgres "$pgbin/pg_ctl" -D "$dir/pg" -l "$dir/postgres.log" -w -t 30 \
+  (close_inherited; as_postgres "${pg_pin[@]}" "$pgbin/pg_ctl" -D "$dir/pg" -l "$dir/postgres.log" -w -t 30 \
     -o "-h 127.0.0.1 -p $pgport -k $dir/pg -c max_connections=200 -c fsync=off" start >/dev/null)
 }
 
@@ -41,7 +44,7 @@ instance_start() {
   local n=$1
   (
     close_inherited
-    exec "$binary" --port $((base + n)) --postgres "127.0.0.1:$pgport/board" --checkpoint "$checkpoint" \
+    exec "${instance_pin[@]}" "$binary" --port $((base + n)) --postgres "127.0.0.1:$pgport/board" --checkpoint "$checkpoint" \
       </dev/null >>"$dir/instance$n.log" 2>&1
   ) &
   echo $! >"$dir/instance$n.pid"

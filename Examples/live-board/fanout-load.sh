@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The fan-out load run: the cluster (PostgreSQL, three release instances of live-board, nginx; cluster.sh)
+# with light WebSocket clients (fanout/fanout-client.c: one C process that frames, counts and timestamps,
+# never decodes) spread over the instances, and one writer editing cards at a fixed rate. The instances are
+# pinned to CPU 0; PostgreSQL, nginx, the clients and the writer to CPU 1. For each client count it prints
+# p50/p99 delivery, the instances' CPU time per delivered message and their memory per idle connection.
+# A benchmark, not a test. Installs PostgreSQL and nginx when they are missing (Debian, as root).
+#   bash Examples/live-board/fanout-load.sh [--json] [--clients 1000,5000] [--rate 20] [--seconds 10]
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+cd "$here"
+ulimit -n 65536 2>/dev/null || ulimit -n 20000 2>/dev/null || true
+if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || ! command -v nginx >/dev/null; then
+  [ "$(id -u)" = 0 ] || { echo "fanout-load: install postgresql and nginx-light first" >&2; exit 1; }
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql nginx-light >/dev/null
+fi
+swift build -c release --product live-board >&2
+mkdir -p .build
+cc -O2 -Wall -o .build/fanout-client fanout/fanout-client.c
+export CLUSTER_DIR=${CLUSTER_DIR:-$(mktemp -d /tmp/live-board-fanout.XXXXXX)}
+export LIVE_BOARD="$here/.build/release/live-board" INSTANCE_CPUS=0 PG_CPUS=1
+trap 'bash "$here/cluster.sh" stop' EXIT
+bash cluster.sh start >&2
+taskset -c 1 python3 fanout/fanout_load.py --client .build/fanout-client --script "$here/cluster.sh" \
+  --cluster-dir "$CLUSTER_DIR" "$@"

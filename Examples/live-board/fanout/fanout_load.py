@@ -1,0 +1,147 @@
+"""The fan-out load run over a running cluster (cluster.sh start): light clients, timed writes, server CPU.
+
+For each client count: fanout-client opens that many WebSocket clients, spread evenly over the instances
+(directly, not through nginx, so that nginx's work is not on the clients' core); once every client holds
+its first message the instances' memory is read (idle connections); then one writer edits cards at a fixed
+rate for a fixed time, each title `ts:<CLOCK_MONOTONIC ns>`, and the instances' CPU time (user + system,
+from /proc) over the run is divided by the messages the clients received. One JSON object per run.
+
+Each run starts the instances again first (cluster.sh kill, start-instance), so that one run's memory
+and caches are not the next one's.
+
+    python3 fanout_load.py --client BIN --script cluster.sh --cluster-dir DIR --clients 1000,5000
+"""
+
+import argparse
+import http.client
+import json
+import os
+import subprocess
+import sys
+import time
+
+TICKS = os.sysconf("SC_CLK_TCK")
+CARDS = 8
+
+
+def cpu_seconds(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS  # utime, stime
+
+
+def rss_bytes(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    raise RuntimeError(f"no VmRSS for {pid}")
+
+
+def request(connection, method, path, body):
+    connection.request(method, path, json.dumps(body), {"Content-Type": "application/json"})
+    response = connection.getresponse()
+    response.read()
+    return response.status
+
+
+def restart_instances(args):
+    """Starts every instance again, and returns their process ids."""
+    pids = []
+    for n in range(1, len(args.ports.split(",")) + 1):
+        subprocess.run(["bash", args.script, "kill", str(n)], check=True)
+        subprocess.run(["bash", args.script, "start-instance", str(n)], check=True)
+        with open(os.path.join(args.cluster_dir, f"instance{n}.pid")) as f:
+            pids.append(int(f.read()))
+    return pids
+
+
+def run(args, clients):
+    pids = restart_instances(args)
+    rate = args.rate or args.messages_per_second / clients
+    ports = [int(p) for p in args.ports.split(",")]
+    rss_before = [rss_bytes(p) for p in pids]
+    command = ["taskset", "-c", args.client_cpus, args.client, "--ports", args.ports, "--clients", str(clients)]
+    client = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    ready = client.stdout.readline().split()
+    if not ready or ready[0] != "ready":
+        raise RuntimeError(f"fanout-client did not get ready: {ready}")
+    time.sleep(args.settle)  # connections idle: what they hold now is what an idle connection costs
+    rss_idle = [rss_bytes(p) for p in pids]
+    cpu_before = [cpu_seconds(p) for p in pids]
+    client.stdin.write("go\n")
+    client.stdin.flush()
+    writers = [http.client.HTTPConnection("127.0.0.1", port) for port in ports]
+    count = int(rate * args.seconds)
+    start = time.monotonic()
+    last = 0
+    refused = 0
+    for i in range(count):
+        delay = start + i / rate - time.monotonic()
+        if delay > 0:
+            time.sleep(delay)
+        last = time.monotonic_ns()
+        status = request(writers[i % len(writers)], "PATCH", f"/api/cards/load-{i % CARDS}", {"title": f"ts:{last}"})
+        refused += status != 200
+    client.stdin.write(f"stop {last}\n")
+    client.stdin.flush()
+    result = json.loads(client.stdout.readline())
+    cpu = sum(cpu_seconds(p) for p in pids) - sum(cpu_before)
+    client.wait()
+    messages = max(result["messages"], 1)
+    return {
+        "clients": clients,
+        "instances": len(pids),
+        "writes": count,
+        "writes_per_second": rate,
+        "writes_refused": refused,
+        "connected": result["connected"],
+        "messages": result["messages"],
+        "resets": result["resets"],
+        "clients_missing_last_write": result["missing_last_write"],
+        "p50_ms": result["p50_ms"],
+        "p99_ms": result["p99_ms"],
+        "cpu_us_per_message": round(cpu * 1e6 / messages, 2),
+        "server_cpu_seconds": round(cpu, 2),
+        "bytes_per_connection": round(sum(rss_idle) - sum(rss_before)) // max(clients, 1),
+    }
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--client", required=True)
+    parser.add_argument("--cluster-dir", required=True)
+    parser.add_argument("--script", required=True, help="cluster.sh")
+    parser.add_argument("--ports", default="8091,8092,8093")
+    parser.add_argument("--clients", default="1000,5000")
+    parser.add_argument("--rate", type=float, help="writes per second (default: --messages-per-second / clients)")
+    parser.add_argument("--messages-per-second", type=float, default=20000)
+    parser.add_argument("--seconds", type=float, default=10)
+    parser.add_argument("--settle", type=float, default=2)
+    parser.add_argument("--client-cpus", default="1")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    setup = http.client.HTTPConnection("127.0.0.1", int(args.ports.split(",")[0]))
+    for i in range(CARDS):
+        status = request(setup, "POST", "/api/cards", {"id": f"load-{i}", "title": "waiting", "column": "todo"})
+        if status not in (201, 409):
+            raise RuntimeError(f"creating load-{i}: HTTP {status}")
+    failed = False
+    for clients in [int(c) for c in args.clients.split(",")]:
+        result = run(args, clients)
+        failed |= result["clients_missing_last_write"] > 0 or result["writes_refused"] > 0
+        if args.json:
+            print(json.dumps(result), flush=True)
+        else:
+            print(
+                f"{clients} clients on {result['instances']} instances, {result['writes']} writes at "
+                f"{result['writes_per_second']:g}/s: p50 {result['p50_ms']} ms, p99 {result['p99_ms']} ms, "
+                f"{result['cpu_us_per_message']} us of server CPU per message, "
+                f"{result['bytes_per_connection']} bytes per idle connection",
+                flush=True,
+            )
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
