@@ -34,8 +34,10 @@ public struct NoScope: Hashable, Sendable {
 ///   each further client a copy of bytes. A reset is encoded once per (view, version, format) too. The last session to leave a view keeps it idle for resumes;
 ///   the `keepingIdleViews` most recently used idle views are kept, and older ones are dropped.
 /// - **Streams.** The whole source, with no scope, is `stream`; each view's stream is `stream` followed by
-///   `.v` and its number, so a client resumes a view only while the service keeps it, and resets
-///   otherwise. Make `stream` unique per service instance (a restart must change it).
+///   `.v` and a stable hash of its query, parameters and scope, the same
+///   on every instance serving `stream`. A client resumes a view from any version the source retains, even
+///   on an instance that makes the view only then (``ProjectedDataSource/subscribe(from:pacing:)``), and
+///   resets otherwise. Make `stream` unique per source history (a restart that loses it must change it).
 /// - **Versions.** A view's versions are the source's (``ProjectedVersions/parent``), with gaps where the
 ///   source changed nothing the view shows: a client whose write was answered with the source's version
 ///   *v* holds it once it holds *v* or later, when the write changed what it is shown.

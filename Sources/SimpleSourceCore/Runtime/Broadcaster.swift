@@ -122,6 +122,15 @@ public final class Broadcaster<Section: SectionType>: Sendable {
     hub.resume(from: version, pacing: pacing)
   }
 
+  /// Resumes a subscriber that holds `version`, which the history no longer (or never) retained, from
+  /// `snapshot`, the state at `version` derived again by the caller; its first batch is a full diff.
+  @inlinable
+  func subscribe(from version: Int, derived snapshot: Snapshot<Section>, pacing: Pacing) -> Resumption<
+    Section
+  > {
+    hub.resume(from: version, derived: snapshot, pacing: pacing)
+  }
+
   /// The versions retained for subscribers that resume, oldest first; the newest offered is the last.
   public var retainedVersions: [Int] { hub.retainedVersions }
 

@@ -124,6 +124,17 @@ extension SubscriptionHub {
     return .reset(subscribe(at: nil, pacing: pacing))
   }
 
+  /// Resumes a subscriber that holds `version`, older than the history, whose state `snapshot` the source
+  /// derived again: its first batch is a full diff to the newest. A reset when the hub has finished.
+  /// - Complexity: O(*s*); the first batch is a full diff, off the caller's actor.
+  @inlinable
+  func resume(from version: Int, derived snapshot: Snapshot<Section>, pacing: Pacing) -> Resumption<Section> {
+    if let subscription = subscribe(.derived(version: version, snapshot: snapshot), pacing: pacing) {
+      return .resumed(subscription)
+    }
+    return .reset(subscribe(at: nil, pacing: pacing))
+  }
+
   /// The subscription of a subscriber registered from `start`; `nil` when it was not registered.
   @inlinable
   func subscribe(_ start: Start, pacing: Pacing) -> Subscription<Section>? {

@@ -135,6 +135,9 @@ final class SubscriptionHub<Section: SectionType>: Sendable {
     case at(version: Int, snapshot: Snapshot<Section>)
     /// A version the subscriber says it holds: registered only if the history retains it (G11).
     case resuming(from: Int)
+    /// A version older than the history, whose state the source derived again (a projection of the
+    /// parent's retained state): its first batch is a full diff from `snapshot` to the newest.
+    case derived(version: Int, snapshot: Snapshot<Section>)
   }
 
   /// Registers a subscriber from `start`; `nil` once the hub has finished, or when resuming from a
@@ -152,6 +155,7 @@ final class SubscriptionHub<Section: SectionType>: Sendable {
       switch start {
       case .newest: (version, snapshot) = (registry.newestVersion, registry.newestSnapshot)
       case .at(let at, let held): (version, snapshot) = (at, held)
+      case .derived(let from, let held): (version, snapshot) = (from, held)
       case .resuming(let from):
         guard let retained = registry.history.start(from: from) else { return nil }
         (version, snapshot, touched, refreshing) = (

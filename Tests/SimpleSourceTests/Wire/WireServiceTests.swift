@@ -228,11 +228,14 @@ struct WireServiceTests {
   }
 
   @Test(
-    "a client that reconnects resumes its query from its version while the view is kept, and resets once it is dropped"
+    "a client that reconnects resumes its query while the view is kept or the source retains its version"
   )
   func resumeAQuery() async throws {
-    for keep in [1, 0] {
-      let source = try BasicDataSource(sections: layout("A: a1 b1 | B: a2"))
+    // Kept: the view's own history. Dropped: a view made again resumes from the source's retained state.
+    // Dropped, and the source retains only its newest version: a reset.
+    for (keep, history) in [(1, HistoryLimit.default), (0, .default), (0, .newest)] {
+      let resumes = history != .newest
+      let source = try BasicDataSource(sections: layout("A: a1 b1 | B: a2"), history: history)
       let service = WireService(source: source, stream: "s", queries: Self.queries, keepingIdleViews: keep)
       let query = WireQueryRequest("prefix", ["prefix": .string("a")])
       let (first, client) = await service.connect(subscribe(query))
@@ -243,13 +246,15 @@ struct WireServiceTests {
       #expect(await service.idleViewCount == keep)
       try await source.replaceItem(TestItem("a1", version: 4))
       try await source.replaceItem(TestItem("b1", version: 4))  // not in the query: no batch for it
+      await source.settled()  // offered: with `.newest`, the client's version is no longer retained
 
       let second = service.session { client.receive($0) }
       await second.receive(bytes(.subscribe(stream: held.stream, from: held.from, query: query)))
       await second.delivered(to: client)
       let state = client.state.withLock { $0 }
-      #expect(state.messages.filter { $0 == "resumed" }.count == (keep == 1 ? 1 : 0), "kept \(keep)")
-      #expect(state.messages.filter { $0 == "reset" }.count == (keep == 1 ? 1 : 2), "kept \(keep)")
+      #expect(
+        state.messages.filter { $0 == "resumed" }.count == (resumes ? 1 : 0), "kept \(keep), \(history)")
+      #expect(state.messages.filter { $0 == "reset" }.count == (resumes ? 1 : 2), "kept \(keep), \(history)")
       #expect(state.held.sections == Self.expected((await source.snapshot).sections, query))
       #expect(state.violations.isEmpty, "\(state.violations)")
       await second.close()

@@ -116,8 +116,30 @@ public final class ProjectedDataSource<Section: SectionType>: DataSourceType {
   }
 
   /// Resumes a subscriber from a version it holds, or resets it (G11); see ``Resumption``.
+  ///
+  /// With ``ProjectedVersions/parent``, the state at any parent version *v* is the projection of the
+  /// parent's state at *v*, whoever showed it: so a version this source does not retain (it was made
+  /// later, or pruned it, or never published *v* because nothing shown changed) still resumes when the
+  /// parent retains *v*. This is how a view made late, on another instance following the same log,
+  /// resumes a client of the view that instance had.
+  /// - Complexity: O(log *v*) for *v* retained versions and O(*k*) for the ids changed since; a version
+  ///   only the parent retains costs O(*n*) predicate calls and a full diff, off the caller's actor.
   public func subscribe(from version: Int, pacing: Pacing) async -> Resumption<Section> {
-    engine.broadcaster.subscribe(from: version, pacing: pacing)
+    let resumption = engine.broadcaster.subscribe(from: version, pacing: pacing)
+    guard case .reset(let reset) = resumption, engine.versions == .parent, version < reset.version,
+      let held = await shownByParent(at: version)
+    else { return resumption }
+    reset.cancel()
+    return engine.broadcaster.subscribe(from: version, derived: held, pacing: pacing)
+  }
+
+  /// What this source shows at the parent's `version`, when the parent retains it.
+  private func shownByParent(at version: Int) async -> Snapshot<Section>? {
+    let resumption = await parent.subscribe(from: version, pacing: .immediate)
+    resumption.subscription.cancel()
+    guard resumption.isResumed else { return nil }
+    let projection = await engine.state.projection
+    return try? ProjectionState(parent: resumption.subscription.snapshot, projection: projection).shown
   }
 
   /// Returns once every mutation of the parent made before the call has reached this source and its

@@ -229,13 +229,63 @@ struct ProjectedDataSourceTests {
     var iterator = from3.batches.makeAsyncIterator()
     let batch = await iterator.next()
     #expect(batch?.from == 3 && batch?.to == 4)
-    #expect(!(await odd.subscribe(from: 2, pacing: .immediate)).isResumed, "2 was never shown: a reset")
+    // The parent's 2, never published here (nothing shown changed), is the projection of the parent at 2.
+    let from2 = await odd.subscribe(from: 2, pacing: .immediate)
+    #expect(from2.isResumed, "the parent retains 2")
+    #expect(from2.subscription.snapshot.sections == layout("A: b'"))
+    from2.subscription.cancel()
+    #expect(!(await odd.subscribe(from: 9, pacing: .immediate)).isResumed, "a future version resets")
 
     await #expect(throws: ProjectionError(.projectionFixed)) {
       try await odd.setProjection(.all)
     }
     #expect(await odd.version == 4)
     #expect(await odd.snapshot.sections == layout("A: c'''"))
+  }
+
+  @Test("a view made late resumes a client from a parent version it never had, as the parent retains it")
+  func lateViewResumes() async throws {
+    let parent = try BasicDataSource(sections: layout("A: a b' c d'"), history: HistoryLimit(versions: 4))
+    let odd = Projection<Section<String, TestItem>>(where: { $0.version % 2 == 1 })
+    let early = try await parent.projected(odd, versions: .parent)
+    // Each edit settled before the next, so that each is a version of its own (none coalesced).
+    try await parent.replaceItem(TestItem("a", version: 1))  // 1: a shows
+    await early.settled()
+    try await parent.deleteItems(["b"])  // 2: b goes
+    await early.settled()
+    let at2 = await early.subscribe(from: 2, pacing: .immediate)
+    #expect(at2.isResumed, "the view that showed 2")
+    let heldAt2 = at2.subscription.snapshot
+    at2.subscription.cancel()
+    try await parent.moveItem("d", before: "a")  // 3: d moves first
+    await early.settled()
+    try await parent.replaceItem(TestItem("c", version: 3))  // 4: c shows
+    await early.settled()
+    try await parent.replaceItem(TestItem("a", version: 2))  // 5: a goes; the parent retains 2 to 5
+    await early.settled()
+
+    let late = try await parent.projected(odd, versions: .parent)
+    #expect(await late.version == 5)
+    let resumption = await late.subscribe(from: 2, pacing: .immediate)
+    guard case .resumed(let subscription) = resumption else {
+      Issue.record("expected a resume from 2, got \(resumption)")
+      return
+    }
+    #expect(subscription.version == 2 && subscription.snapshot == heldAt2, "starts at what the client holds")
+    var batches = subscription.batches.makeAsyncIterator()
+    let batch = try #require(await batches.next())
+    #expect(batch.from == 2 && batch.to == 5)
+    var view = ReferenceListView(heldAt2)
+    try view.apply(batch.changeset)
+    #expect(view.shows(await late.snapshot.sections), "one valid batch from 2 to the newest")
+    #expect(view.shows(layout("A: d' c'''")))
+
+    // The parent no longer retains 1: a reset, at the newest.
+    let old = await late.subscribe(from: 0, pacing: .immediate)
+    #expect(!old.isResumed && old.subscription.version == 5)
+    // A view with its own versions never asks the parent.
+    let own = try await parent.projected(odd)
+    #expect(!(await own.subscribe(from: 2, pacing: .immediate)).isResumed)
   }
 
   @Test("projecting never runs on the main actor (G9)")
