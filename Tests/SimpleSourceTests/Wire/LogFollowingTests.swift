@@ -80,6 +80,9 @@ struct LogFollowingTests {
     #expect(try await !follower.apply(logged: Self.batch(log[1])), "an entry read twice is skipped")
     await follower.settled()
     #expect(await follower.version == 3)
+    // Each logged version is offered and retained on its own (none coalesced), so that a client holding
+    // any version of the log, from whichever follower, resumes here.
+    #expect(follower.retainedVersions == [0, 1, 2, 3])
     let written = await writer.snapshot
     #expect(await follower.snapshot == written)
     let final = await follower.snapshot

@@ -519,7 +519,11 @@ public actor ClusterBoard: BoardStore {
       await prepared.abandon()
       throw error
     }
-    return await prepared.apply()
+    // Offered as a version of its own before the next write or log entry is made: every instance then
+    // retains every version of the log, and a client holding any of them resumes on any instance.
+    let version = await prepared.apply()
+    await source.settled(through: version)
+    return version
   }
 
   /// Stores the board at `version` and prunes: two checkpoints are kept, and the log after the older.
