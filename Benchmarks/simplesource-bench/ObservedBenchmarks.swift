@@ -5,24 +5,36 @@ import Foundation
 import Observation
 import SimpleSource
 
+/// The median time, over `rounds`, from one `replaceItem` of the item `id(round)` of `source` until
+/// `reached` returns for the version it made.
+@available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
+@MainActor
+func medianEditLatency(
+  _ source: BasicDataSource<BenchSection>, rounds: Int, id: (Int) -> Int, until reached: (Int) async -> Void
+) async -> Double {
+  var times: [Double] = []
+  for round in 0..<rounds {
+    let start = ContinuousClock.now
+    guard let version = try? await source.replaceItem(Item(id: id(round), version: round + 1)) else {
+      fatalError("the edit failed")
+    }
+    await reached(version)
+    times.append(elapsedMS(since: start))
+  }
+  return median(times)
+}
+
 /// Median time from one `replaceItem` to the model holding its version, on a flat source of `count` items.
 @available(iOS 17, macOS 14, tvOS 17, watchOS 10, *)
 @MainActor
 func observedEditLatency(count: Int, rounds: Int) async -> Double {
   guard let source = try? BasicDataSource(sections: flatItems(count)) else { fatalError("invalid data") }
   let list = await ObservedList(following: source, pacing: .immediate)
-  var times: [Double] = []
-  for round in 0..<rounds {
-    let start = ContinuousClock.now
-    guard let version = try? await source.replaceItem(Item(id: round * 7_919 % count, version: round + 1))
-    else {
-      fatalError("the edit failed")
-    }
-    await list.reached(version)
-    times.append(elapsedMS(since: start))
+  let latency = await medianEditLatency(source, rounds: rounds, id: { $0 * 7_919 % count }) {
+    await list.reached($0)
   }
   list.stop()
-  return median(times)
+  return latency
 }
 
 /// `observed-one-edit-1m`: `vs_10k` is the latency on 1,000,000 rows over the latency on 10,000.
@@ -63,4 +75,42 @@ func observedInvalidations() async -> RuntimeResult {
   return RuntimeResult(
     name: "observed-invalidations", ms: .nan, floorMS: .nan, extra: ["invalidations": Double(count.value)],
     note: "\(count.value) of \(10_002) observations invalidated by one edit (target 1)")
+}
+
+/// Median time from one `replaceItem` to a 50-row window over a flat source of `count` items holding its
+/// version, for edits outside the window (`inside == false`) or inside it.
+@available(iOS 17, macOS 14, tvOS 17, watchOS 10, *)
+@MainActor
+func observedWindowLatency(count: Int, inside: Bool, rounds: Int) async -> Double {
+  guard let source = try? BasicDataSource(sections: flatItems(count)) else { fatalError("invalid data") }
+  let start = count / 2
+  let window = await ObservedWindow(
+    following: source, section: 0, range: start..<(start + 50), pacing: .immediate)
+  // Inside: one of the 50 rows shown; outside: a row far from them.
+  let latency = await medianEditLatency(
+    source, rounds: rounds, id: { inside ? start + $0 % 50 : $0 * 7_919 % (count / 4) }
+  ) { await window.reached($0) }
+  window.stop()
+  return latency
+}
+
+/// `observed-window-1m`: a 50-row window over 1,000,000 rows, one edit outside it and one inside, each to
+/// the applied window; `outside_vs_10k` and `inside_vs_10k` against the same on 10,000 rows.
+@available(iOS 17, macOS 14, tvOS 17, watchOS 10, *)
+@MainActor
+func observedWindow(iterations: Int) async -> RuntimeResult {
+  let rounds = max(20, iterations * 4)
+  let outsideSmall = await observedWindowLatency(count: 10_000, inside: false, rounds: rounds)
+  let insideSmall = await observedWindowLatency(count: 10_000, inside: true, rounds: rounds)
+  let outside = await observedWindowLatency(count: 1_000_000, inside: false, rounds: rounds)
+  let inside = await observedWindowLatency(count: 1_000_000, inside: true, rounds: rounds)
+  return RuntimeResult(
+    name: "observed-window-1m", ms: inside, floorMS: .nan,
+    extra: [
+      "outside_ms": outside, "inside_ms": inside, "outside_vs_10k": outside / outsideSmall,
+      "inside_vs_10k": inside / insideSmall,
+    ],
+    note: String(
+      format: "1m: outside %.3f ms, inside %.3f ms; vs 10k %.2fx / %.2fx", outside, inside,
+      outside / outsideSmall, inside / insideSmall))
 }

@@ -299,7 +299,7 @@ let runtimeCaseNames =
     "throughput", "fanout-1", "fanout-10", "fanout-100", "fanout-1000", "stalled", "latency", "view-apply",
     "view-rebased", "projection-one-edit-100k", "projection-one-edit-1m", "projection-refilter-100k",
     "composite-one-edit", "outline-one-edit-100k", "queries-1000-clients", "observed-one-edit-1m",
-    "observed-invalidations",
+    "observed-invalidations", "observed-window-1m",
   ] + editCaseNames
 
 /// The case `name`, first, and any case measured in the same rounds with it.
@@ -316,10 +316,13 @@ func runRuntimeCase(named name: String, iterations: Int) async -> [RuntimeResult
   case "projection-refilter-100k": [await projectionRefilter(iterations: iterations)]
   case "composite-one-edit": [await compositeOneEdit(iterations: iterations)]
   case "outline-one-edit-100k": [await outlineOneEdit(iterations: iterations)]
-  case "observed-one-edit-1m", "observed-invalidations":
+  case "observed-one-edit-1m", "observed-invalidations", "observed-window-1m":
     if #available(iOS 17, macOS 14, tvOS 17, watchOS 10, *) {
-      name == "observed-one-edit-1m"
-        ? [await observedOneEdit(iterations: iterations)] : [await observedInvalidations()]
+      switch name {
+      case "observed-one-edit-1m": [await observedOneEdit(iterations: iterations)]
+      case "observed-window-1m": [await observedWindow(iterations: iterations)]
+      default: [await observedInvalidations()]
+      }
     } else {
       []
     }

@@ -43,8 +43,7 @@ public final class ObservedList<Section: SectionType> {
   @ObservationIgnored private var rowsByID: [Item.ID: ObservedRow<Item>] = [:]
   /// Every section shown, by id.
   @ObservationIgnored private var sectionsByID: [Section.ID: ObservedSection<Section>] = [:]
-  @ObservationIgnored private let applied: AppliedVersion
-  @ObservationIgnored private var following: Task<Void, Never>?
+  @ObservationIgnored private var following: ModelFollowing?
 
   /// One batch per frame (1/60 s) at most.
   public nonisolated static var framePacing: Pacing { .interval(.milliseconds(16), clock: ContinuousClock()) }
@@ -55,35 +54,21 @@ public final class ObservedList<Section: SectionType> {
     let subscription = await source.subscribe(pacing: pacing)
     sections = []
     version = subscription.version
-    applied = AppliedVersion(subscription.version)
     sections = subscription.snapshot.sections.map(makeSection)
-    let batches = subscription.batches
-    let applied = applied
-    following = Task { [weak self] in
-      for await batch in batches {
-        guard let self else { break }
-        self.apply(batch)
-      }
-      applied.finish()
+    following = ModelFollowing(subscription) { [weak self] batch in
+      guard let self else { return false }
+      self.apply(batch)
+      return true
     }
   }
 
-  // A plain deinit, not `isolated deinit`, which crashes the compiler in optimised builds of a generic
-  // @MainActor class (see ListViewDataSource): the Task is a Sendable value no other reference reaches.
-  deinit {
-    following?.cancel()
-  }
-
   /// Ends the subscription; the model keeps what it shows.
-  public func stop() {
-    following?.cancel()
-    following = nil
-  }
+  public func stop() { following?.stop() }
 
   /// Returns `true` once the model holds `version` or a later one, `false` when it stops first or the
   /// waiting task is cancelled.
   @discardableResult
-  public func reached(_ version: Int) async -> Bool { await applied.reached(version) }
+  public func reached(_ version: Int) async -> Bool { await following?.reached(version) ?? false }
 
   // MARK: - Applying
 
@@ -126,7 +111,6 @@ public final class ObservedList<Section: SectionType> {
       }
     }
     version = batch.to
-    applied.advance(to: batch.to)
   }
 
   /// Takes out deleted and moved rows, puts in inserted and moved ones; each affected section's row list

@@ -1,0 +1,44 @@
+// How an observable model follows its source: one task hands each batch to it on the main actor.
+
+import SimpleSourceCore
+
+/// The subscription an observable model (``ObservedList``, ``ObservedWindow``) follows: a task that hands
+/// each batch to the model on the main actor, and the version the model holds, for `reached(_:)`.
+@MainActor
+final class ModelFollowing {
+  /// The newest version the model applied; finished when the subscription ends.
+  let applied: AppliedVersion
+  private var task: Task<Void, Never>?
+
+  /// Starts handing `subscription`'s batches to `apply`, which answers `false` once the model is gone.
+  init<Section: SectionType>(
+    _ subscription: Subscription<Section>, apply: @escaping @MainActor (UpdateBatch<Section>) -> Bool
+  ) {
+    let applied = AppliedVersion(subscription.version)
+    let batches = subscription.batches
+    self.applied = applied
+    task = Task { @MainActor in
+      for await batch in batches {
+        guard apply(batch) else { break }
+        applied.advance(to: batch.to)
+      }
+      applied.finish()
+    }
+  }
+
+  // A plain deinit, not `isolated deinit`, which crashes the compiler in optimised builds of generic
+  // @MainActor classes (see ListViewDataSource): the Task is a Sendable value no other reference reaches.
+  deinit {
+    task?.cancel()
+  }
+
+  /// Ends the subscription; `reached(_:)` then answers `false` for a version never applied.
+  func stop() {
+    task?.cancel()
+    task = nil
+  }
+
+  /// Returns `true` once the model holds `version` or a later one, `false` when it stops first or the
+  /// waiting task is cancelled.
+  func reached(_ version: Int) async -> Bool { await applied.reached(version) }
+}
