@@ -15,6 +15,8 @@ final class ModelFollowing {
     _ subscription: Subscription<Section>, apply: @escaping @MainActor (UpdateBatch<Section>) -> Bool
   ) {
     let applied = AppliedVersion(subscription.version)
+    // Versions whose batch cancelled out (G4) are held too: the model shows them already.
+    subscription.onCancelledOut { applied.advance(to: $0) }
     let batches = subscription.batches
     self.applied = applied
     task = Task { @MainActor in

@@ -88,6 +88,11 @@ public final class ObservedWindow<Section: SectionType> {
 
   /// Returns `true` once the window holds `version` or a later one, `false` when it stops first or the
   /// waiting task is cancelled.
+  ///
+  /// Pass a version the source offered (a batch's `to`, or `BasicDataSource.offeredVersion` after
+  /// `settled()`): edits that cancel out (a move, then its inverse, in one cut) make versions no batch
+  /// carries, so the source's `version` can stay ahead of every version a model holds. A version whose
+  /// batch cancelled out for this model while its pacing held it back is reached.
   @discardableResult
   public func reached(_ version: Int) async -> Bool { await following?.reached(version) ?? false }
 

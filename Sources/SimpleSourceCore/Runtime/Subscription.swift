@@ -41,6 +41,12 @@ public struct Subscription<Section: SectionType>: Sendable {
   /// subscriptions not made by a ``Broadcaster`` or a package source.
   @usableFromInline let observeCancelledOut: (@Sendable (@escaping @Sendable (Int) -> Void) -> Void)?
 
+  /// Tells `observer` the version of every composed batch that cancelled out (G4), for a consumer that
+  /// counts the versions it holds (see ``observeCancelledOut``); nothing for a subscription that cannot say.
+  package func onCancelledOut(_ observer: @escaping @Sendable (Int) -> Void) {
+    observeCancelledOut?(observer)
+  }
+
   /// Creates a subscription from its parts (for custom ``DataSourceType`` conformances).
   ///
   /// - Parameters:

@@ -148,6 +148,85 @@ struct ObservedListTests {
     print("ObservedList model: \(settings.cases) runs; \(settings.replay)")
   }
 
+  @Test("with writers racing on other tasks, the model equals its source whenever the writers pause (seeded)")
+  @available(iOS 17, macOS 14, tvOS 17, watchOS 10, *)
+  func racingWriters() async throws {
+    let settings = RandomTestSettings.current(defaultCases: 10, casesVariable: "SIMPLESOURCE_VIEW_CASES")
+    let seed = settings.seed(forShard: 82)
+    for run in 0..<settings.cases {
+      let source = try BasicDataSource(sections: layout("A: a b c d | B: e f | C:"))
+      let list = await ObservedList(following: source, pacing: .immediate)
+      for round in 0..<5 {
+        // Three writers at once, each its own seeded sequence of edits; the interleaving is the scheduler's.
+        try await withThrowingTaskGroup(of: Void.self) { group in
+          for writer in 0..<3 {
+            group.addTask {
+              var random = SeededGenerator(seed: seed &+ UInt64(run * 1_000 + round * 10 + writer))
+              let picks = (0..<8).map { _ in (0..<3).map { _ in Int.random(in: 0..<1_000, using: &random) } }
+              for (step, pick) in picks.enumerated() {
+                try await Self.randomEdit(source, name: "w\(writer)-\(round)-\(step)", picks: pick)
+              }
+            }
+          }
+          try await group.waitForAll()
+        }
+        await source.settled()
+        // The version offered: racing writers' edits can cancel out (a reverse, then another), and the
+        // versions they made are carried by no batch (G4).
+        #expect(await list.reached(await source.offeredVersion))
+        #expect(
+          Self.shownContent(list) == (await source.snapshot).sections,
+          "run \(run) round \(round); \(settings.replay)")
+      }
+      list.stop()
+    }
+    print("ObservedList racing writers: \(settings.cases) runs; \(settings.replay)")
+  }
+
+  /// One edit chosen by `picks` (three numbers): an append, delete, move, replace or section reorder.
+  static func randomEdit(_ source: BasicDataSource<TestSection>, name: String, picks: [Int]) async throws {
+    let snapshot = await source.snapshot
+    let ids = snapshot.sections.flatMap(\.items).map(\.id)
+    let sections = snapshot.sections.map(\.id)
+    let id = ids.isEmpty ? nil : ids[picks[1] % ids.count]
+    let section = sections[picks[2] % sections.count]
+    do {
+      switch (picks[0] % 5, id) {
+      case (0, _), (_, nil): try await source.appendItems([TestItem(name)], toSection: section)
+      case (1, let id?): try await source.deleteItems([id])
+      case (2, let id?): try await source.moveItem(id, toSection: section)
+      case (3, let id?): try await source.replaceItem(TestItem(id, version: picks[2] + 1))
+      default: try await source.update { $0.reverse() }
+      }
+    } catch {
+      // Another writer took the item away since the snapshot was read: refused, and nothing changed.
+      guard error.code == .unknownItemID else { throw error }
+    }
+  }
+
+  @Test("a model held back by its pacing reaches the versions whose composed batch cancelled out")
+  @available(iOS 17, macOS 14, tvOS 17, watchOS 10, *)
+  func reachesCancelledOut() async throws {
+    let clock = ManualClock()
+    let source = try BasicDataSource(sections: layout("A: a | B: b"))
+    let list = await ObservedList(following: source, pacing: .interval(.milliseconds(16), clock: clock))
+    let first = try await source.appendItems([TestItem("c")], toSection: "A")
+    #expect(await list.reached(first), "the first batch is not held")
+    await clock.sleepers(atLeast: 1)  // the model now waits out its interval
+    try await source.update { $0.reverse() }
+    await source.settled()
+    try await source.update { $0.reverse() }
+    await source.settled()
+    let back = await source.offeredVersion
+    #expect(back == first + 2, "two versions, each offered")
+    clock.advance(by: .milliseconds(16))
+    // What the model composes from `first` to `back` is empty: no batch, and still the model holds `back`.
+    #expect(await list.reached(back))
+    let now = await source.snapshot
+    #expect(list.version == first && Self.shownContent(list) == now.sections)
+    list.stop()
+  }
+
   @Test("after stop, the model keeps what it shows and a later version is never reached")
   @available(iOS 17, macOS 14, tvOS 17, watchOS 10, *)
   func stops() async throws {

@@ -128,6 +128,23 @@ struct ObservedWindowTests {
     absent.stop()
   }
 
+  @Test("a source that goes away ends the list and the window: they keep what they show, and never trap")
+  @available(iOS 17, macOS 14, tvOS 17, watchOS 10, *)
+  func sourceGoesAway() async throws {
+    var source: BasicDataSource<TestSection>? = try BasicDataSource(sections: layout("A: a b c"))
+    let window = await ObservedWindow(following: source!, section: "A", range: 1..<3, pacing: .immediate)
+    let list = await ObservedList(following: source!, pacing: .immediate)
+    let version = try await source!.deleteItems(["b"])
+    #expect(await window.reached(version))
+    #expect(await list.reached(version))
+    source = nil
+    #expect(await window.reached(version + 1) == false, "the stream ended: a later version is never reached")
+    #expect(await list.reached(version + 1) == false)
+    #expect(window.rows.map(\.id) == ["c"] && window.count == 2)
+    window.move(to: 0..<5)
+    #expect(window.rows.map(\.id) == ["a", "c"], "it still moves over the last state it had")
+  }
+
   @Test("the window equals the same slice of its source after every batch of random edits and moves (seeded)")
   @available(iOS 17, macOS 14, tvOS 17, watchOS 10, *)
   func equalsItsSlice() async throws {
