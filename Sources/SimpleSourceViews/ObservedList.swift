@@ -35,12 +35,17 @@ public final class ObservedList<Section: SectionType> {
   public typealias Item = Section.Item
 
   /// The sections shown, in order.
-  public private(set) var sections: [ObservedSection<Section>]
+  public internal(set) var sections: [ObservedSection<Section>]
   /// The source version shown.
-  @ObservationIgnored public private(set) var version: Int
+  @ObservationIgnored public internal(set) var version: Int
+  /// The newest state the source sent.
+  @ObservationIgnored var newest: Snapshot<Section>
+  /// Edits made from the list (``move(fromOffsets:toOffset:inSection:using:)``,
+  /// ``delete(atOffsets:inSection:using:)``) that the model shows before the source has them.
+  @ObservationIgnored var pending: [PendingEdit<Section>] = []
 
   /// Every row shown, by id.
-  @ObservationIgnored private var rowsByID: [Item.ID: ObservedRow<Item>] = [:]
+  @ObservationIgnored var rowsByID: [Item.ID: ObservedRow<Item>] = [:]
   /// Every section shown, by id.
   @ObservationIgnored private var sectionsByID: [Section.ID: ObservedSection<Section>] = [:]
   @ObservationIgnored private var following: ModelFollowing?
@@ -54,6 +59,7 @@ public final class ObservedList<Section: SectionType> {
     let subscription = await source.subscribe(pacing: pacing)
     sections = []
     version = subscription.version
+    newest = subscription.snapshot
     sections = subscription.snapshot.sections.map(makeSection)
     following = ModelFollowing(subscription) { [weak self] batch in
       guard let self else { return false }
@@ -101,8 +107,15 @@ public final class ObservedList<Section: SectionType> {
   func apply(_ batch: UpdateBatch<Section>) {
     let changeset = batch.changeset
     let target = changeset.target
+    newest = batch.snapshot
+    if !pending.isEmpty {
+      // The model shows edits the batch may not hold yet: it is rebuilt as the batch's state with them.
+      version = batch.to
+      showPending()
+      return
+    }
     if changeset.sectionChanges.hasStructuralChanges {
-      rebuild(target)
+      rebuild(target.sections)
     } else {
       for update in changeset.sectionChanges.updates {
         guard let index = update.to else { continue }
@@ -152,11 +165,11 @@ public final class ObservedList<Section: SectionType> {
   }
 
   /// Rebuilds the section list after sections came, went or moved, keeping every object whose id stays.
-  private func rebuild(_ target: Snapshot<Section>) {
+  func rebuild(_ target: [Section]) {
     var keptRows: [Item.ID: ObservedRow<Item>] = [:]
     var keptSections: [Section.ID: ObservedSection<Section>] = [:]
     var next: [ObservedSection<Section>] = []
-    for section in target.sections {
+    for section in target {
       let header = Self.ownContent(of: section)
       let rows = section.items.map { item in
         let row = rowsByID[item.id] ?? ObservedRow(item)
@@ -177,7 +190,7 @@ public final class ObservedList<Section: SectionType> {
     }
     rowsByID = keptRows
     sectionsByID = keptSections
-    sections = next
+    if !sections.elementsEqual(next, by: ===) { sections = next }
   }
 }
 

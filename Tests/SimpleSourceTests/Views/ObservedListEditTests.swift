@@ -1,0 +1,188 @@
+// Edits made in the list itself (SwiftUI's onMove and onDelete): shown at once, kept over the source's
+// batches until it holds them, then reconciled without a second update; a refusal rolls them back.
+
+import Foundation
+import SimpleSource
+import SimpleSourceTesting
+import Testing
+
+/// Holds each edit it is asked for until the test lets it go (or refuses it), then makes it in `source`.
+actor HeldEdits: ReorderingDelegate {
+  typealias Section = TestSection
+  let source: BasicDataSource<TestSection>
+  private var held: [CheckedContinuation<Bool, Never>] = []
+  private var waiting: [CheckedContinuation<Void, Never>] = []
+
+  init(_ source: BasicDataSource<TestSection>) { self.source = source }
+
+  /// Waits to be let go; then moves, or refuses as if the item were gone.
+  func reorder(_ move: InteractiveMove<TestSection>) async throws -> Int {
+    guard await hold() else { throw TestSource.Error(code: .unknownItemID, itemID: move.itemID) }
+    return try await source.reorder(move)
+  }
+
+  /// Waits to be let go; then deletes, or refuses.
+  func delete(_ ids: [String]) async throws -> Int {
+    guard await hold() else { throw TestSource.Error(code: .unknownItemID, itemID: ids.first) }
+    return try await source.deleteItems(ids)
+  }
+
+  private func hold() async -> Bool {
+    await withCheckedContinuation { continuation in
+      held.append(continuation)
+      for waiter in waiting { waiter.resume() }
+      waiting = []
+    }
+  }
+
+  /// Returns once an edit is held.
+  func arrived() async {
+    if !held.isEmpty { return }
+    await withCheckedContinuation { waiting.append($0) }
+  }
+
+  /// Lets the first held edit go on, or refuses it.
+  func release(allowing: Bool) { held.removeFirst().resume(returning: allowing) }
+}
+
+@MainActor
+@Suite("ObservedList edits", .timeLimit(.minutes(1)))
+struct ObservedListEditTests {
+  @available(iOS 17, macOS 14, tvOS 17, watchOS 10, *)
+  static func ids(_ list: ObservedList<TestSection>) -> [[String]] { list.sections.map { $0.rows.map(\.id) } }
+
+  @Test("a move shows at once, stays over a concurrent batch, and the source's echo changes nothing")
+  @available(iOS 17, macOS 14, tvOS 17, watchOS 10, *)
+  func moveReconciles() async throws {
+    let source = try BasicDataSource(sections: layout("A: a b c d | B: e"))
+    let list = await ObservedList(following: source, pacing: .immediate)
+    let delegate = HeldEdits(source)
+    let moving = Task { try await list.move(fromOffsets: [0], toOffset: 3, inSection: 0, using: delegate) }
+    await delegate.arrived()
+    #expect(Self.ids(list) == [["b", "c", "a", "d"], ["e"]], "shown at once")
+
+    let other = try await source.replaceItem(TestItem("d", version: 1))  // another writer meanwhile
+    #expect(await list.reached(other))
+    #expect(Self.ids(list) == [["b", "c", "a", "d"], ["e"]], "kept over a batch without it")
+    #expect(list.sections[0].rows.last?.item.version == 1)
+
+    let invalidations = Invalidations()
+    ObservedListTests.observeEverything(list, in: invalidations)
+    await delegate.release(allowing: true)
+    try await moving.value
+    await source.settled()
+    #expect(await list.reached(await source.offeredVersion))
+    #expect(invalidations.counts == [:], "the source's batch for the move changes nothing shown")
+    #expect(ObservedListTests.shownContent(list) == (await source.snapshot).sections)
+    list.stop()
+  }
+
+  @Test("several rows moved at once land as SwiftUI's onMove places them")
+  @available(iOS 17, macOS 14, tvOS 17, watchOS 10, *)
+  func moveSeveral() async throws {
+    let source = try BasicDataSource(sections: layout("A: a b c d e"))
+    let list = await ObservedList(following: source, pacing: .immediate)
+    try await list.move(fromOffsets: [0, 2], toOffset: 4, inSection: 0, using: source)
+    #expect(Self.ids(list) == [["b", "d", "a", "c", "e"]])
+    await source.settled()
+    #expect(await list.reached(await source.offeredVersion))
+    #expect(ObservedListTests.shownContent(list) == (await source.snapshot).sections)
+    #expect((await source.snapshot).sections == layout("A: b d a c e"))
+    list.stop()
+  }
+
+  @Test("random onMove offsets and destinations land where SwiftUI places them, in model and source (seeded)")
+  @available(iOS 17, macOS 14, tvOS 17, watchOS 10, *)
+  func randomMoves() async throws {
+    let settings = RandomTestSettings.current(defaultCases: 40, casesVariable: "SIMPLESOURCE_VIEW_CASES")
+    var random = SeededGenerator(seed: settings.seed(forShard: 83))
+    for run in 0..<settings.cases {
+      let names = (0..<Int.random(in: 1..<9, using: &random)).map { "i\($0)" }
+      let source = try BasicDataSource(sections: [TestSection(id: "A", items: names.map { TestItem($0) })])
+      let list = await ObservedList(following: source, pacing: .immediate)
+      var offsets = IndexSet()
+      for index in names.indices where Bool.random(using: &random) { offsets.insert(index) }
+      let destination = Int.random(in: 0...names.count, using: &random)
+      // SwiftUI's placement: the rows left, with the moved ones, in order, before the row at `destination`.
+      var expected = names.indices.filter { !offsets.contains($0) }.map { names[$0] }
+      expected.insert(
+        contentsOf: offsets.map { names[$0] }, at: destination - offsets.count(in: 0..<destination))
+      try await list.move(fromOffsets: offsets, toOffset: destination, inSection: 0, using: source)
+      let place = "run \(run): \(Array(offsets)) to \(destination); \(settings.replay)"
+      #expect(Self.ids(list) == [expected], "\(place)")
+      await source.settled()
+      #expect(await list.reached(await source.offeredVersion))
+      #expect((await source.snapshot).itemIDs(inSection: 0) == expected, "\(place)")
+      #expect(Self.ids(list) == [expected], "\(place)")
+      list.stop()
+    }
+  }
+
+  @Test("a refused move or delete is rolled back in one update, and its error reaches the caller")
+  @available(iOS 17, macOS 14, tvOS 17, watchOS 10, *)
+  func refusalsRollBack() async throws {
+    let source = try BasicDataSource(sections: layout("A: a b c"))
+    let list = await ObservedList(following: source, pacing: .immediate)
+    let delegate = HeldEdits(source)
+    let moving = Task { try await list.move(fromOffsets: [2], toOffset: 0, inSection: 0, using: delegate) }
+    await delegate.arrived()
+    #expect(Self.ids(list) == [["c", "a", "b"]])
+    let invalidations = Invalidations()
+    ObservedListTests.observeEverything(list, in: invalidations)
+    await delegate.release(allowing: false)
+    await #expect(throws: TestSource.Error.self) { try await moving.value }
+    #expect(Self.ids(list) == [["a", "b", "c"]] && invalidations.counts == ["rows A": 1], "rolled back")
+
+    let deleting = Task { try await list.delete(atOffsets: [0, 1], inSection: 0, using: delegate.delete) }
+    await delegate.arrived()
+    #expect(Self.ids(list) == [["c"]], "deleted at once")
+    await delegate.release(allowing: false)
+    await #expect(throws: TestSource.Error.self) { try await deleting.value }
+    #expect(Self.ids(list) == [["a", "b", "c"]], "the rows come back")
+    #expect((await source.snapshot).sections == layout("A: a b c"), "the source never changed")
+    list.stop()
+  }
+
+  @Test("a delete shows at once and the source's echo changes nothing")
+  @available(iOS 17, macOS 14, tvOS 17, watchOS 10, *)
+  func deleteReconciles() async throws {
+    let source = try BasicDataSource(sections: layout("A: a b c | B: d"))
+    let list = await ObservedList(following: source, pacing: .immediate)
+    let delegate = HeldEdits(source)
+    let deleting = Task { try await list.delete(atOffsets: [1], inSection: 0, using: delegate.delete) }
+    await delegate.arrived()
+    #expect(Self.ids(list) == [["a", "c"], ["d"]])
+    let invalidations = Invalidations()
+    ObservedListTests.observeEverything(list, in: invalidations)
+    await delegate.release(allowing: true)
+    try await deleting.value
+    await source.settled()
+    #expect(await list.reached(await source.offeredVersion))
+    #expect(invalidations.counts == [:], "nothing shown changes")
+    #expect(ObservedListTests.shownContent(list) == (await source.snapshot).sections)
+    list.stop()
+  }
+
+  @Test("offsets, destinations and sections out of range are refused with a typed error; nothing changes")
+  @available(iOS 17, macOS 14, tvOS 17, watchOS 10, *)
+  func badInput() async throws {
+    let source = try BasicDataSource(sections: layout("A: a b"))
+    let list = await ObservedList(following: source, pacing: .immediate)
+    await #expect(throws: TestSource.Error(code: .sectionIndexOutOfRange, sectionIndices: [3])) {
+      try await list.move(fromOffsets: [0], toOffset: 1, inSection: 3, using: source)
+    }
+    await #expect(
+      throws: TestSource.Error(code: .itemIndexOutOfRange, positions: [ItemPosition(section: 0, item: 5)])
+    ) {
+      try await list.delete(atOffsets: [5], inSection: 0) { try await source.deleteItems($0) }
+    }
+    await #expect(
+      throws: TestSource.Error(code: .itemIndexOutOfRange, positions: [ItemPosition(section: 0, item: 9)])
+    ) {
+      try await list.move(fromOffsets: [0], toOffset: 9, inSection: 0, using: source)
+    }
+    #expect(Self.ids(list) == [["a", "b"]])
+    #expect(await source.version == 0)
+    list.stop()
+  }
+}
