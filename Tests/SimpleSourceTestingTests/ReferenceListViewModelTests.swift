@@ -159,8 +159,11 @@ struct ReferenceListViewModelTests {
     print(
       "Batch model shard \(shard): \(count) batches, \(failures) disagreements (\(spread)); \(settings.replay)"
     )
-    if shard == 0 && count >= 2_000 {
-      // The generator must reach acceptance and the rules that guard the trickiest paths.
+    if shard == 0 && count >= 20_000 {
+      // The generator must reach acceptance and the rules that guard the trickiest paths. Some (R20, R23,
+      // R28) end about one batch in a thousand: 2,500 batches (the TSan step's shard) missed R28 in CI, and
+      // 5,000 (the default) would miss it about once in 150 runs. From 20,000 (CI's full-strength step has
+      // 25,000) a miss is a broken generator.
       for rule in ["accepted", "R9", "R13", "R18", "R19", "R20", "R25", "R28", "R31", "R32"] {
         #expect(verdicts[rule, default: 0] > 0, "no batch ended \(rule): \(spread)")
       }
