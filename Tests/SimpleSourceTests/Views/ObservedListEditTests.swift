@@ -49,7 +49,9 @@ actor HeldEdits: ReorderingDelegate {
 @Suite("ObservedList edits", .timeLimit(.minutes(1)))
 struct ObservedListEditTests {
   @available(iOS 17, macOS 14, tvOS 17, watchOS 10, *)
-  static func ids(_ list: ObservedList<TestSection>) -> [[String]] { list.sections.map { $0.rows.map(\.id) } }
+  static func shownIDs(_ list: ObservedList<TestSection>) -> [[String]] {
+    list.sections.map { $0.rows.map(\.id) }
+  }
 
   @Test("a move shows at once, stays over a concurrent batch, and the source's echo changes nothing")
   @available(iOS 17, macOS 14, tvOS 17, watchOS 10, *)
@@ -59,11 +61,11 @@ struct ObservedListEditTests {
     let delegate = HeldEdits(source)
     let moving = Task { try await list.move(fromOffsets: [0], toOffset: 3, inSection: 0, using: delegate) }
     await delegate.arrived()
-    #expect(Self.ids(list) == [["b", "c", "a", "d"], ["e"]], "shown at once")
+    #expect(Self.shownIDs(list) == [["b", "c", "a", "d"], ["e"]], "shown at once")
 
     let other = try await source.replaceItem(TestItem("d", version: 1))  // another writer meanwhile
     #expect(await list.reached(other))
-    #expect(Self.ids(list) == [["b", "c", "a", "d"], ["e"]], "kept over a batch without it")
+    #expect(Self.shownIDs(list) == [["b", "c", "a", "d"], ["e"]], "kept over a batch without it")
     #expect(list.sections[0].rows.last?.item.version == 1)
 
     let invalidations = Invalidations()
@@ -83,7 +85,7 @@ struct ObservedListEditTests {
     let source = try BasicDataSource(sections: layout("A: a b c d e"))
     let list = await ObservedList(following: source, pacing: .immediate)
     try await list.move(fromOffsets: [0, 2], toOffset: 4, inSection: 0, using: source)
-    #expect(Self.ids(list) == [["b", "d", "a", "c", "e"]])
+    #expect(Self.shownIDs(list) == [["b", "d", "a", "c", "e"]])
     await source.settled()
     #expect(await list.reached(await source.offeredVersion))
     #expect(ObservedListTests.shownContent(list) == (await source.snapshot).sections)
@@ -109,11 +111,11 @@ struct ObservedListEditTests {
         contentsOf: offsets.map { names[$0] }, at: destination - offsets.count(in: 0..<destination))
       try await list.move(fromOffsets: offsets, toOffset: destination, inSection: 0, using: source)
       let place = "run \(run): \(Array(offsets)) to \(destination); \(settings.replay)"
-      #expect(Self.ids(list) == [expected], "\(place)")
+      #expect(Self.shownIDs(list) == [expected], "\(place)")
       await source.settled()
       #expect(await list.reached(await source.offeredVersion))
       #expect((await source.snapshot).itemIDs(inSection: 0) == expected, "\(place)")
-      #expect(Self.ids(list) == [expected], "\(place)")
+      #expect(Self.shownIDs(list) == [expected], "\(place)")
       list.stop()
     }
   }
@@ -126,19 +128,19 @@ struct ObservedListEditTests {
     let delegate = HeldEdits(source)
     let moving = Task { try await list.move(fromOffsets: [2], toOffset: 0, inSection: 0, using: delegate) }
     await delegate.arrived()
-    #expect(Self.ids(list) == [["c", "a", "b"]])
+    #expect(Self.shownIDs(list) == [["c", "a", "b"]])
     let invalidations = Invalidations()
     ObservedListTests.observeEverything(list, in: invalidations)
     await delegate.release(allowing: false)
     await #expect(throws: TestSource.Error.self) { try await moving.value }
-    #expect(Self.ids(list) == [["a", "b", "c"]] && invalidations.counts == ["rows A": 1], "rolled back")
+    #expect(Self.shownIDs(list) == [["a", "b", "c"]] && invalidations.counts == ["rows A": 1], "rolled back")
 
     let deleting = Task { try await list.delete(atOffsets: [0, 1], inSection: 0, using: delegate.delete) }
     await delegate.arrived()
-    #expect(Self.ids(list) == [["c"]], "deleted at once")
+    #expect(Self.shownIDs(list) == [["c"]], "deleted at once")
     await delegate.release(allowing: false)
     await #expect(throws: TestSource.Error.self) { try await deleting.value }
-    #expect(Self.ids(list) == [["a", "b", "c"]], "the rows come back")
+    #expect(Self.shownIDs(list) == [["a", "b", "c"]], "the rows come back")
     #expect((await source.snapshot).sections == layout("A: a b c"), "the source never changed")
     list.stop()
   }
@@ -151,7 +153,7 @@ struct ObservedListEditTests {
     let delegate = HeldEdits(source)
     let deleting = Task { try await list.delete(atOffsets: [1], inSection: 0, using: delegate.delete) }
     await delegate.arrived()
-    #expect(Self.ids(list) == [["a", "c"], ["d"]])
+    #expect(Self.shownIDs(list) == [["a", "c"], ["d"]])
     let invalidations = Invalidations()
     ObservedListTests.observeEverything(list, in: invalidations)
     await delegate.release(allowing: true)
@@ -165,7 +167,7 @@ struct ObservedListEditTests {
 
   @Test("offsets, destinations and sections out of range are refused with a typed error; nothing changes")
   @available(iOS 17, macOS 14, tvOS 17, watchOS 10, *)
-  func badInput() async throws {
+  func refusesOutOfRange() async throws {
     let source = try BasicDataSource(sections: layout("A: a b"))
     let list = await ObservedList(following: source, pacing: .immediate)
     await #expect(throws: TestSource.Error(code: .sectionIndexOutOfRange, sectionIndices: [3])) {
@@ -181,7 +183,7 @@ struct ObservedListEditTests {
     ) {
       try await list.move(fromOffsets: [0], toOffset: 9, inSection: 0, using: source)
     }
-    #expect(Self.ids(list) == [["a", "b"]])
+    #expect(Self.shownIDs(list) == [["a", "b"]])
     #expect(await source.version == 0)
     list.stop()
   }
