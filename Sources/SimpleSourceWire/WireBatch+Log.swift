@@ -40,10 +40,9 @@ extension BasicDataSource {
   /// its `from` must be this source's version and every change must apply. An entry read twice (by a
   /// follower and by a writer catching up) is skipped.
   ///
-  /// It returns once the batch is offered to subscribers as a version of its own: entries applied one after
-  /// another are never coalesced, so this source retains every version of the log (within its
-  /// ``HistoryLimit``), and a client holding any of them, from whichever follower, resumes here. A writer
-  /// that applies its own prepared entries should await ``BasicDataSource/settled(through:)`` likewise.
+  /// Each entry is offered as a version of its own, never coalesced with the one before it (as every
+  /// prepared write is, ``PreparedWrite/apply()``), so this source retains every version of the log
+  /// (within its ``HistoryLimit``), and a client holding any of them, from whichever follower, resumes here.
   ///
   /// - Returns: `true` when the batch was made; `false` when the source is at `batch.to` or later already.
   /// - Throws: ``WireError``: ``WireError/Code-swift.struct/versionMismatch`` when the source holds an
@@ -69,8 +68,7 @@ extension BasicDataSource {
     } catch {
       throw WireError(.unexpectedMessage, "the source refused the batch: \(error)")
     }
-    let version = await write.apply()
-    await settled(through: version)
+    await write.apply()
     return true
   }
 }

@@ -47,12 +47,17 @@ public struct PreparedWrite<Section: SectionType, Result: Sendable>: ~Copyable, 
   /// Makes the write the source's next version and publishes it to subscribers, as a direct mutation
   /// would, and lets the next prepared write have the source.
   ///
-  /// It cannot fail: nothing has changed the source since the write was prepared.
+  /// It cannot fail: nothing has changed the source since the write was prepared. It first waits until
+  /// ``base`` has been offered, so the write is offered as a version of its own, never in one batch with
+  /// the write before it: a source whose writes are all prepared (a writer and the followers of a log)
+  /// retains every version its storage logged, and a client holding any of them resumes there. (When the
+  /// waiting task is cancelled it applies at once, and the two may share a batch.)
   /// - Returns: ``version``.
   /// - Complexity: O(1) on the source (it takes the prepared state); the batch is published as any is.
   @discardableResult
   public consuming func apply() async -> Int {
     claim.settle()
+    await claim.source.settled(through: base)
     return await claim.source.applyPrepared(claim)
   }
 

@@ -154,6 +154,7 @@ struct TwoPhaseWriteTests {
     await source.settled()
     #expect(await source.version == writers)
     #expect(await source.snapshot.itemCount == writers)
+    #expect(source.retainedVersions == Array(0...writers), "each write offered as a version of its own")
     let final = await source.snapshot
     #expect(await recorder.showing(final))
     #expect(await recorder.violations == [])

@@ -519,11 +519,7 @@ public actor ClusterBoard: BoardStore {
       await prepared.abandon()
       throw error
     }
-    // Offered as a version of its own before the next write or log entry is made: every instance then
-    // retains every version of the log, and a client holding any of them resumes on any instance.
-    let version = await prepared.apply()
-    await source.settled(through: version)
-    return version
+    return await prepared.apply()
   }
 
   /// Stores the board at `version` and prunes: two checkpoints are kept, and the log after the older.
