@@ -40,8 +40,8 @@ extension ObservedList {
   ) async throws {
     let rows = try checkedRows(offsets, inSection: sectionIndex)
     guard (0...rows.count).contains(destination) else {
-      throw DataSourceError<Section.ID, Item.ID>(
-        code: .itemIndexOutOfRange, positions: [ItemPosition(section: sectionIndex, item: destination)])
+      throw DataSourceError<Section.ID, Item.ID>.itemOutOfRange(
+        ItemPosition(section: sectionIndex, item: destination))
     }
     let moved = offsets.map { rows[$0] }
     let remaining = rows.indices.filter { !offsets.contains($0) }.map { rows[$0] }
@@ -66,7 +66,7 @@ extension ObservedList {
           without.count
         }
       without.insert(row, at: place)
-      if without.map(\.id) != arrangement.map(\.id) {
+      if place != current {
         shown[sectionIndex].items = arrangement.map(\.item)
         moves.append(
           try InteractiveMove(
@@ -113,13 +113,10 @@ extension ObservedList {
   >)
     -> [ObservedRow<Item>]
   {
-    guard sections.indices.contains(sectionIndex) else {
-      throw DataSourceError(code: .sectionIndexOutOfRange, sectionIndices: [sectionIndex])
-    }
+    guard sections.indices.contains(sectionIndex) else { throw .sectionOutOfRange(sectionIndex) }
     let rows = sections[sectionIndex].rows
     if let bad = offsets.first(where: { !rows.indices.contains($0) }) {
-      throw DataSourceError(
-        code: .itemIndexOutOfRange, positions: [ItemPosition(section: sectionIndex, item: bad)])
+      throw .itemOutOfRange(ItemPosition(section: sectionIndex, item: bad))
     }
     return rows
   }
@@ -140,17 +137,20 @@ extension ObservedList {
   ) async throws {
     let number = (pending.map(\.operation).max() ?? 0) + 1
     pending += edits.map { PendingEdit(kind: $0, operation: number, heldFrom: nil) }
+    let version: Int
     do {
-      let version = try await operation()
-      for index in pending.indices where pending[index].operation == number {
-        pending[index].heldFrom = version
-      }
+      version = try await operation()
     } catch {
       pending.removeAll { $0.operation == number }
       showPending()
       throw error
     }
-    showPending()
+    for index in pending.indices where pending[index].operation == number {
+      pending[index].heldFrom = version
+    }
+    // The model shows the edits already; once it holds their version they are dropped, here when the
+    // source's batch came first, otherwise with that batch.
+    if version <= self.version { showPending() }
   }
 
   /// Drops the edits the model's version holds, then shows the newest state with the others on top:

@@ -123,10 +123,10 @@ public final class ObservedWindow<Section: SectionType> {
     snapshot = batch.snapshot
     let section = snapshot.index(ofSection: sectionID)
     // Updates include forced refreshes (`refreshItems`): an equal item is set too, and its observers told.
-    let refreshed = Set(changeset.itemChanges.updates.lazy.map(\.id).filter { self.held[$0] != nil })
     if changeset.sectionChanges.hasStructuralChanges || reachesWindow(changeset.itemChanges, section: section)
     {
-      readWindow(refreshing: refreshed)
+      readWindow(
+        refreshing: Set(changeset.itemChanges.updates.lazy.map(\.id).filter { self.held[$0] != nil }))
     } else {
       let newCount = section.map { snapshot.itemCount(inSection: $0) } ?? 0
       if newCount != count { count = newCount }

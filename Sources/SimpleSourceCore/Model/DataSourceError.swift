@@ -71,11 +71,11 @@ extension DataSourceError {
   @usableFromInline
   static func unknownItem(_ id: ItemID) -> Self { Self(code: .unknownItemID, itemID: id) }
   @usableFromInline
-  static func sectionOutOfRange(_ index: Int) -> Self {
+  package static func sectionOutOfRange(_ index: Int) -> Self {
     Self(code: .sectionIndexOutOfRange, sectionIndices: [index])
   }
   @usableFromInline
-  static func itemOutOfRange(_ position: ItemPosition) -> Self {
+  package static func itemOutOfRange(_ position: ItemPosition) -> Self {
     Self(code: .itemIndexOutOfRange, positions: [position])
   }
 

@@ -53,6 +53,28 @@ struct ObservedListEditTests {
     list.sections.map { $0.rows.map(\.id) }
   }
 
+  /// Waits until `list` holds every version `source` offered, and checks that it shows the source's state.
+  @available(iOS 17, macOS 14, tvOS 17, watchOS 10, *)
+  static func expectFollows(_ list: ObservedList<TestSection>, _ source: BasicDataSource<TestSection>) async {
+    await source.settled()
+    #expect(await list.reached(await source.offeredVersion))
+    #expect(ObservedListTests.shownContent(list) == (await source.snapshot).sections)
+  }
+
+  /// Lets the edit `delegate` holds go on, waits for it and for the source's batch for it, and returns the
+  /// observations of `list` that batch invalidated.
+  @available(iOS 17, macOS 14, tvOS 17, watchOS 10, *)
+  static func echo(
+    of edit: Task<Void, any Error>, releasing delegate: HeldEdits, in list: ObservedList<TestSection>
+  ) async throws -> [String: Int] {
+    let invalidations = Invalidations()
+    ObservedListTests.observeEverything(list, in: invalidations)
+    await delegate.release(allowing: true)
+    try await edit.value
+    await expectFollows(list, delegate.source)
+    return invalidations.counts
+  }
+
   @Test("a move shows at once, stays over a concurrent batch, and the source's echo changes nothing")
   @available(iOS 17, macOS 14, tvOS 17, watchOS 10, *)
   func moveReconciles() async throws {
@@ -68,14 +90,8 @@ struct ObservedListEditTests {
     #expect(Self.shownIDs(list) == [["b", "c", "a", "d"], ["e"]], "kept over a batch without it")
     #expect(list.sections[0].rows.last?.item.version == 1)
 
-    let invalidations = Invalidations()
-    ObservedListTests.observeEverything(list, in: invalidations)
-    await delegate.release(allowing: true)
-    try await moving.value
-    await source.settled()
-    #expect(await list.reached(await source.offeredVersion))
-    #expect(invalidations.counts == [:], "the source's batch for the move changes nothing shown")
-    #expect(ObservedListTests.shownContent(list) == (await source.snapshot).sections)
+    let echo = try await Self.echo(of: moving, releasing: delegate, in: list)
+    #expect(echo == [:], "the source's batch for the move changes nothing shown")
     list.stop()
   }
 
@@ -86,9 +102,7 @@ struct ObservedListEditTests {
     let list = await ObservedList(following: source, pacing: .immediate)
     try await list.move(fromOffsets: [0, 2], toOffset: 4, inSection: 0, using: source)
     #expect(Self.shownIDs(list) == [["b", "d", "a", "c", "e"]])
-    await source.settled()
-    #expect(await list.reached(await source.offeredVersion))
-    #expect(ObservedListTests.shownContent(list) == (await source.snapshot).sections)
+    await Self.expectFollows(list, source)
     #expect((await source.snapshot).sections == layout("A: b d a c e"))
     list.stop()
   }
@@ -154,14 +168,8 @@ struct ObservedListEditTests {
     let deleting = Task { try await list.delete(atOffsets: [1], inSection: 0, using: delegate.delete) }
     await delegate.arrived()
     #expect(Self.shownIDs(list) == [["a", "c"], ["d"]])
-    let invalidations = Invalidations()
-    ObservedListTests.observeEverything(list, in: invalidations)
-    await delegate.release(allowing: true)
-    try await deleting.value
-    await source.settled()
-    #expect(await list.reached(await source.offeredVersion))
-    #expect(invalidations.counts == [:], "nothing shown changes")
-    #expect(ObservedListTests.shownContent(list) == (await source.snapshot).sections)
+    let echo = try await Self.echo(of: deleting, releasing: delegate, in: list)
+    #expect(echo == [:], "nothing shown changes")
     list.stop()
   }
 
