@@ -45,8 +45,12 @@ func user(of request: Request) throws(BoardError) -> String? {
   try Board.checkedUser(request.uri.queryParameters["user"].map(String.init))
 }
 
+/// The most cards a `top` query shows per column.
+let maxTop = 100
+
 /// The queries a page may subscribe to: `search`, the cards whose title contains `text` (ignoring case and
-/// diacritics), in every column.
+/// diacritics), in every column; `top`, the first `limit` cards of each column (1 to ``maxTop``), a
+/// window that sends a client nothing when cards change below it.
 let boardQueries: [WireQuery<Column>] = [
   WireQuery("search", parameters: ["text": .string]) { arguments throws(WireQueryRefusal) in
     let text = try arguments.string("text").trimmingCharacters(in: .whitespacesAndNewlines)
@@ -57,7 +61,14 @@ let boardQueries: [WireQuery<Column>] = [
     return Projection(where: { card in
       card.title.range(of: text, options: [.caseInsensitive, .diacriticInsensitive]) != nil
     })
-  }
+  },
+  WireQuery("top", parameters: ["limit": .integer]) { arguments throws(WireQueryRefusal) in
+    let limit = try arguments.integer("limit")
+    guard (1...maxTop).contains(limit) else {
+      throw WireQueryRefusal("a top query shows 1 to \(maxTop) cards per column")
+    }
+    return Projection(rows: 0..<limit)
+  },
 ]
 /// Builds the service for `board`: `GET /` (the page), the HTTP API under `/api`, and `/live`.
 /// `onListening` is told the port once the server listens.

@@ -364,6 +364,37 @@ struct LiveBoardTests {
     }
   }
 
+  @Test("a top query follows the first cards of each column: what changes below them is never sent")
+  func top() async throws {
+    let board = try Board(path: nil)
+    try await makeApplication(board: board, port: 0, logger: Self.logger).test(.live) { client in
+      for (id, column) in [("t1", "todo"), ("t2", "todo"), ("t3", "todo"), ("d1", "doing")] {
+        try await send(
+          client, .post, "/api/cards", #"{"id":"\#(id)","title":"\#(id)","column":"\#(column)"}"#)
+      }
+      let remote = RemoteDataSource<Column>(query: WireQueryRequest("top", ["limit": .integer(2)]))
+      let received = Received()
+      let task = follow(remote, client: client, received: received, user: nil)
+      await remote.reached(remoteVersion: 4)
+      #expect(await remote.snapshot.sections.map { $0.items.map(\.id) } == [["t1", "t2"], ["d1"], []])
+      try await send(client, .patch, "/api/cards/t3", #"{"title":"Below the top"}"#)  // 5: not sent
+      try await send(client, .post, "/api/cards/t3/move", #"{"column":"todo","before":"t1"}"#)  // 6
+      let (_, body) = try await send(
+        client, .post, "/api/cards", #"{"id":"d2","title":"d2","column":"doing"}"#)
+      await remote.reached(remoteVersion: version(of: body)!)
+      #expect(
+        await remote.snapshot.sections.map { $0.items.map(\.id) } == [["t3", "t1"], ["d1", "d2"], []])
+      var versions: [Int] = []
+      for text in await received.texts {
+        let message: WireMessage<Column> = try WireCoder().decode(Data(text.utf8))
+        if case .batch(let batch) = message { versions.append(batch.to) }
+      }
+      #expect(
+        !versions.contains(5) && versions.last == 7, "the edit below the top was never sent: \(versions)")
+      task.cancel()
+    }
+  }
+
   @Test("a user cannot see, edit, move, delete or anchor on another's private card: the same 404 as no card")
   func privateCardsRefused() async throws {
     let board = try Board(path: nil)

@@ -21,6 +21,10 @@
 ///   it was costs two comparisons), and the batch is derived from the touched ids. A batch that inserts,
 ///   deletes or moves parent sections, or shows or hides a section, costs O(*n*) integer steps. A new
 ///   projection projects and diffs in full. See <doc:DerivedSources>.
+/// - **Windows.** With ``Projection/rows`` it publishes those rows of each section (a page, or what a
+///   scrolled view shows): a parent batch whose changes all land after the window costs its O(*k* log *n*)
+///   and publishes nothing; one that reaches the window reads it again, O(*s* · *w* log *n*) for *w* rows
+///   in *s* sections. ``moveWindow(to:)`` moves it without asking the closures anything.
 /// - **Bad closures.** When a closure throws, or the order is not a strict weak ordering, what is shown
 ///   stays as it was: ``setProjection(_:)`` throws the ``ProjectionError``, and a parent batch's error is
 ///   delivered on ``errors`` (the next parent batch projects in full again). A closure that traps stops
@@ -101,6 +105,18 @@ public final class ProjectedDataSource<Section: SectionType>: DataSourceType {
     try await engine.replace(projection)
   }
 
+  /// Shows rows `rows` of each section from now on (`nil`: every row), keeping the filter and the order,
+  /// and publishes the difference as one batch (none when nothing shown changes): a list's page, or the
+  /// window a scrolled view needs.
+  ///
+  /// - Throws: ``ProjectionError/Code-swift.struct/projectionFixed`` when versions are the parent's; the
+  ///   window stays, and nothing is published.
+  /// - Complexity: O(*s* · *w* log *n*) to read a window of *w* rows in each of *s* shown sections, and a
+  ///   diff of the two windows: no predicate or comparison is asked. O(*n*) to or from `nil`.
+  public func moveWindow(to rows: Range<Int>?) async throws(ProjectionError) {
+    try await engine.moveWindow(to: rows)
+  }
+
   /// The newest state shown.
   public var snapshot: Snapshot<Section> { get async { engine.broadcaster.snapshot } }
 
@@ -139,7 +155,7 @@ public final class ProjectedDataSource<Section: SectionType>: DataSourceType {
     resumption.subscription.cancel()
     guard resumption.isResumed else { return nil }
     let projection = await engine.state.projection
-    return try? ProjectionState(parent: resumption.subscription.snapshot, projection: projection).shown
+    return try? ProjectionState(parent: resumption.subscription.snapshot, projection: projection).published
   }
 
   /// Returns once every mutation of the parent made before the call has reached this source and its
@@ -169,12 +185,14 @@ struct ProjectionSteps<Section: SectionType>: Sendable {
     @Sendable (Snapshot<Section>, Projection<Section>) throws(ProjectionError) -> ProjectionState<Section>
   @usableFromInline let apply:
     @Sendable (ProjectionState<Section>, Changeset<Section>, Bool) throws(ProjectionError) -> (
-      ProjectionState<Section>, Changeset<Section>
+      ProjectionState<Section>, Changeset<Section>?
     )
   @usableFromInline let replace:
     @Sendable (ProjectionState<Section>, Projection<Section>) throws(ProjectionError) -> (
-      ProjectionState<Section>, Changeset<Section>
+      ProjectionState<Section>, Changeset<Section>?
     )
+  @usableFromInline let moveWindow:
+    @Sendable (ProjectionState<Section>, Range<Int>?) -> (ProjectionState<Section>, Changeset<Section>?)
 
   @inlinable
   init() {
@@ -186,10 +204,14 @@ struct ProjectionSteps<Section: SectionType>: Sendable {
       return state
     }
     apply = { (state, changeset, startsAtParent) throws(ProjectionError) in
-      try state.applying(changeset, startsAtParent: startsAtParent)
+      let (next, change) = try state.applying(changeset, startsAtParent: startsAtParent)
+      return next.windowing(change, after: state)
     }
-    replace = { (state, projection) throws(ProjectionError) in try state.replacingProjection(with: projection)
+    replace = { (state, projection) throws(ProjectionError) in
+      let (next, change) = try state.replacingProjection(with: projection)
+      return next.windowing(change, after: state)
     }
+    moveWindow = { state, rows in state.movingWindow(to: rows) }
   }
 
   /// The first projection, on the global concurrent executor (G9).
@@ -228,7 +250,7 @@ actor ProjectionEngine<Section: SectionType> {
     self.steps = steps
     self.reporter = reporter
     broadcaster = Broadcaster(
-      snapshot: state.shown, version: versions == .parent ? parentVersion : 0, history: history)
+      snapshot: state.published, version: versions == .parent ? parentVersion : 0, history: history)
     appliedParentVersion = AppliedVersion(parentVersion)
   }
 
@@ -238,7 +260,7 @@ actor ProjectionEngine<Section: SectionType> {
     do {
       let (next, change) = try steps.apply(state, batch.changeset, batch.from == parentVersion)
       state = next
-      publish(change, as: versions == .parent ? batch.to : nil)
+      if let change { publish(change, as: versions == .parent ? batch.to : nil) }
     } catch {
       reporter.yield(error)
       state = state.skipping(to: batch.snapshot)
@@ -252,7 +274,16 @@ actor ProjectionEngine<Section: SectionType> {
     guard versions == .own else { throw ProjectionError(.projectionFixed) }
     let (next, change) = try steps.replace(state, projection)
     state = next
-    publish(change, as: nil)
+    if let change { publish(change, as: nil) }
+  }
+
+  /// Moves the window.
+  @usableFromInline
+  func moveWindow(to rows: Range<Int>?) throws(ProjectionError) {
+    guard versions == .own else { throw ProjectionError(.projectionFixed) }
+    let (next, change) = steps.moveWindow(state, rows)
+    state = next
+    if let change { publish(change, as: nil) }
   }
 
   /// Publishes `change` as `version`, or as the version after the newest.

@@ -10,7 +10,12 @@
 ///   where: { !$0.isDone },
 ///   sortedBy: { $0.due < $1.due },
 ///   hidingEmptySections: true)
+/// let firstPage = Projection<Section<String, Task>>(sortedBy: { $0.due < $1.due }, rows: 0..<50)
 /// ```
+///
+/// With ``rows``, each shown section shows only the items at those positions of its filtered and sorted
+/// items: a page of a live query (SQL's `OFFSET` and `LIMIT`), which a service offers as a query parameter
+/// (``WireQuery``) and a view moves with ``ProjectedDataSource/moveWindow(to:)``.
 ///
 /// The closures must be pure: the same item gives the same answer as long as it is `==` to itself.
 /// A projection asks them only about items that changed, and keeps its earlier answers for the rest.
@@ -26,8 +31,15 @@ public struct Projection<Section: SectionType>: Sendable {
   public var areInIncreasingOrder: (@Sendable (Item, Item) throws -> Bool)?
   /// Whether a section is shown; `nil` shows every section.
   public var isSectionIncluded: (@Sendable (Section) throws -> Bool)?
-  /// Whether a section with no shown items is hidden.
+  /// Whether a section with no shown items is hidden. Decided before ``rows``: a section whose window is
+  /// past its last item is shown empty.
   public var hidesEmptySections: Bool
+  /// The positions shown in each section, counted after filtering and sorting; `nil` shows every item.
+  /// A window past the end shows the items that exist (none when it starts past the end); a negative
+  /// bound counts as 0.
+  public var rows: Range<Int>? {
+    didSet { rows = rows.map(Self.clamped) }
+  }
 
   /// Creates a projection.
   /// - Parameters:
@@ -35,16 +47,25 @@ public struct Projection<Section: SectionType>: Sendable {
   ///   - areInIncreasingOrder: The order inside each section; `nil` keeps the parent's order.
   ///   - isSectionIncluded: Whether a section is shown; `nil` shows every section.
   ///   - hidingEmptySections: Whether sections with no shown items are hidden.
+  ///   - rows: The positions shown in each section, after filtering and sorting; `nil` shows every item.
   public init(
     where isIncluded: (@Sendable (Item) throws -> Bool)? = nil,
     sortedBy areInIncreasingOrder: (@Sendable (Item, Item) throws -> Bool)? = nil,
     sectionsWhere isSectionIncluded: (@Sendable (Section) throws -> Bool)? = nil,
-    hidingEmptySections: Bool = false
+    hidingEmptySections: Bool = false,
+    rows: Range<Int>? = nil
   ) {
     self.isIncluded = isIncluded
     self.areInIncreasingOrder = areInIncreasingOrder
     self.isSectionIncluded = isSectionIncluded
     self.hidesEmptySections = hidingEmptySections
+    self.rows = rows.map(Self.clamped)
+  }
+
+  /// `range` with negative bounds raised to 0.
+  static func clamped(_ range: Range<Int>) -> Range<Int> {
+    let lower = max(range.lowerBound, 0)
+    return lower..<max(range.upperBound, lower)
   }
 
   /// Shows everything, in the parent's order.

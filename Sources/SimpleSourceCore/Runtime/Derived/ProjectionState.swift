@@ -13,8 +13,11 @@ struct ProjectionState<Section: SectionType>: Sendable {
   @usableFromInline var projection: Projection<Section>
   /// The parent's state that ``shown`` reflects (or, when not ``isCurrent``, the newest one seen).
   @usableFromInline var parent: Snapshot<Section>
-  /// What is shown.
+  /// What is shown: every item the projection shows, before its ``Projection/rows``.
   @usableFromInline var shown: Snapshot<Section>
+  /// What is published: ``shown``, or its ``Projection/rows`` when the projection has a window. Kept by
+  /// ``windowing(_:after:)``, which every step that changes ``shown`` ends with.
+  @usableFromInline var published: Snapshot<Section>
   /// Sections that pass the section predicate but are hidden because none of their items is shown.
   @usableFromInline var hiddenEmpty: Set<Section.ID>
   /// Whether ``shown`` is the projection of ``parent``; `false` after an error kept an older projection.
@@ -28,8 +31,10 @@ struct ProjectionState<Section: SectionType>: Sendable {
     self.projection = projection
     self.parent = parent
     self.shown = Snapshot(trusted: sections)
+    self.published = shown
     self.hiddenEmpty = hiddenEmpty
     self.isCurrent = true
+    if let rows = projection.rows { published = Self.window(rows, of: shown) }
   }
 
   /// The state with a new rule, and the change of what is shown: a full projection and a full diff.

@@ -1,0 +1,94 @@
+// A projection's window: the rows it publishes of each shown section, and how a step of what is shown
+// becomes a step of the window, costing nothing but a look at the change when the change is elsewhere.
+
+extension ProjectionState {
+  /// The state after a step from `previous` (``shown`` changed by `change`, or the projection replaced),
+  /// with ``published`` brought up to date, and the change of what is published; `nil` when nothing
+  /// published changed.
+  ///
+  /// With no window, ``published`` is ``shown`` and the change is `change`. With one, a change that lands
+  /// after the window in every section (an edit, insert, delete or move at positions past its end) leaves
+  /// the window as it was; otherwise the window is read again and compared with the previous one.
+  /// - Complexity: O(*k*) for the *k* changes of `change` when it is elsewhere; otherwise
+  ///   O(*s* · *w* log *n*) to read a window of *w* rows in each of *s* shown sections, and a diff of the
+  ///   two windows, O(*s* · *w*).
+  @inlinable
+  func windowing(_ change: Changeset<Section>, after previous: Self) -> (Self, Changeset<Section>?) {
+    var state = self
+    guard let rows = projection.rows else {
+      state.published = shown
+      guard previous.projection.rows != nil else { return (state, change.isEmpty ? nil : change) }
+      return Self.publishing(state, after: previous, refreshing: change.forcedRefreshes)
+    }
+    if rows == previous.projection.rows && !Self.reaches(change, rows) {
+      state.published = previous.published
+      return (state, nil)
+    }
+    state.published = Self.window(rows, of: shown)
+    return Self.publishing(state, after: previous, refreshing: change.forcedRefreshes)
+  }
+
+  /// The state with its window moved to `rows` (`nil`: every row), and the change of what is published.
+  /// - Complexity: O(*s* · *w* log *n*) and a diff of the two windows; O(*n*) when either is `nil`.
+  @inlinable
+  func movingWindow(to rows: Range<Int>?) -> (Self, Changeset<Section>?) {
+    var state = self
+    state.projection.rows = rows
+    state.published = state.projection.rows.map { Self.window($0, of: shown) } ?? shown
+    return Self.publishing(state, after: self, refreshing: [])
+  }
+
+  /// `state` and the change from what `previous` published to what it publishes; `nil`, and the previous
+  /// snapshot kept, when they are equal.
+  @inlinable
+  static func publishing(_ state: Self, after previous: Self, refreshing: Set<Item.ID>)
+    -> (Self, Changeset<Section>?)
+  {
+    var state = state
+    let published = state.published
+    let change = Changeset(
+      from: previous.published, to: published, refreshing: refreshing.filter { published.contains(item: $0) })
+    guard !change.isEmpty else {
+      state.published = previous.published
+      return (state, nil)
+    }
+    return (state, change)
+  }
+
+  /// Whether `change` of what is shown may change window `rows`: it changes sections, or an item change
+  /// lands before the window's end (a delete, insert or move there shifts the window; an edit inside it
+  /// changes a row).
+  /// - Complexity: O(*k*) for *k* changes.
+  @inlinable
+  static func reaches(_ change: Changeset<Section>, _ rows: Range<Int>) -> Bool {
+    let sections = change.sectionChanges
+    guard sections.deletes.isEmpty && sections.inserts.isEmpty && sections.moves.isEmpty,
+      sections.updates.isEmpty
+    else { return true }
+    let items = change.itemChanges
+    let end = rows.upperBound
+    func before(_ position: ItemPosition?) -> Bool { (position?.item ?? end) < end }
+    for delete in items.deletes where before(delete.from) { return true }
+    for insert in items.inserts where before(insert.to) { return true }
+    for move in items.moves where before(move.from) || before(move.to) { return true }
+    for update in items.updates where update.to.map({ rows.contains($0.item) }) ?? false { return true }
+    return false
+  }
+
+  /// Rows `rows` of each section of `shown`: the sections, each with the items at those positions that
+  /// exist.
+  /// - Complexity: O(*s* · *w* log *n*) for an edited snapshot, O(*s* · *w*) for one made from arrays.
+  @inlinable
+  static func window(_ rows: Range<Int>, of shown: Snapshot<Section>) -> Snapshot<Section> {
+    var sections: [Section] = []
+    sections.reserveCapacity(shown.sectionCount)
+    for index in 0..<shown.sectionCount {
+      var section = shown.sectionContent(at: index)
+      let count = shown.itemCount(inSection: index)
+      let range = min(rows.lowerBound, count)..<min(rows.upperBound, count)
+      section.items = range.map { shown[ItemPosition(section: index, item: $0)] }
+      sections.append(section)
+    }
+    return Snapshot(trusted: sections)
+  }
+}

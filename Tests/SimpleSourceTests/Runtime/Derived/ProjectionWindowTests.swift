@@ -1,0 +1,202 @@
+// A projection's window (`Projection.rows`): after every parent batch and every move it publishes the
+// same rows as filtering, sorting and slicing the parent by plain code, its batches are valid, a change
+// after the window publishes nothing, and a service offers it as a query parameter.
+
+import Foundation
+import SimpleSourceTesting
+import Testing
+
+@testable import SimpleSourceCore
+@testable import SimpleSourceWire
+
+/// The rows `rows` of each section of `sections`, by plain code.
+func windowOf(_ sections: [TestSection], _ rows: Range<Int>?) -> [TestSection] {
+  guard let rows else { return sections }
+  return sections.map { section in
+    var section = section
+    let count = section.items.count
+    section.items = Array(section.items[min(rows.lowerBound, count)..<min(rows.upperBound, count)])
+    return section
+  }
+}
+
+@Suite("Projection windows", .timeLimit(.minutes(3)))
+struct ProjectionWindowTests {
+  static let settings = RandomTestSettings.current(
+    defaultCases: 600, casesVariable: "SIMPLESOURCE_DERIVED_CASES")
+  static let windows: [Range<Int>?] = [0..<2, 1..<4, 2..<3, 0..<0, 3..<10, 5..<6, nil]
+
+  @Test("every step publishes the model's window, as a valid batch, and nothing when the window stays")
+  func stepsEqualTheModel() throws {
+    let settings = Self.settings
+    var random = SeededGenerator(seed: settings.seed(forShard: 41))
+    let steps = ProjectionSteps<TestSection>()
+    var (unchanged, published, moved) = (0, 0, 0)
+    for index in 0..<settings.cases {
+      let rule = RandomProjection(using: &random)
+      var projection = rule.projection
+      projection.rows = Self.windows.randomElement(using: &random)!
+      var sections = layout("A: a b c d e f g | B: h i' j k | C: | D: l m n o p")
+      for _ in 0..<Int.random(in: 0..<6, using: &random) { RandomEdit(using: &random).apply(to: &sections) }
+      guard var parent = try? Snapshot(sections) else { continue }
+      var state = try ProjectionState(parent: parent, projection: projection)
+      #expect(state.published.sections == windowOf(rule.model(parent.sections), projection.rows))
+      for step in 0..<8 {
+        let place = "case \(index) step \(step) (\(rule), rows \(String(describing: state.projection.rows)))"
+        let next: ProjectionState<TestSection>
+        let change: Changeset<TestSection>?
+        if Int.random(in: 0..<4, using: &random) == 0 {
+          (next, change) = steps.moveWindow(state, Self.windows.randomElement(using: &random)!)
+          moved += 1
+        } else {
+          var edited = parent.sections
+          for _ in 0..<Int.random(in: 1..<3, using: &random) { RandomEdit(using: &random).apply(to: &edited) }
+          guard let target = try? Snapshot(edited) else { continue }
+          (next, change) = try steps.apply(state, Changeset(from: parent, to: target), true)
+          if change == nil && next.shown.sections != state.shown.sections { unchanged += 1 }
+          parent = target
+        }
+        let expected = windowOf(rule.model(parent.sections), next.projection.rows)
+        #expect(next.published.sections == expected, "published differs, \(place); \(settings.replay)")
+        if let change {
+          published += 1
+          #expect(!change.isEmpty, "an empty change, \(place); \(settings.replay)")
+          #expect(
+            check(state.published, try Snapshot(expected), changeset: change) == nil,
+            "invalid batch, \(place); \(settings.replay)")
+        } else {
+          #expect(state.published.sections == expected, "no change published, \(place); \(settings.replay)")
+        }
+        if next.published.sections != expected { return }
+        state = next
+      }
+    }
+    print(
+      "Projection windows: \(published) batches, \(unchanged) parent changes after the window published "
+        + "nothing, \(moved) moves; \(settings.replay)")
+    #expect(unchanged > 0, "the path that skips a change after the window was never taken")
+  }
+
+  @Test("a negative bound counts as 0, in the initializer and when set")
+  func clamped() {
+    var projection = Projection<TestSection>(rows: -5..<3)
+    #expect(projection.rows == 0..<3)
+    projection.rows = -4 ..< -2
+    #expect(projection.rows == 0..<0)
+  }
+
+  @Test("on 100,000 rows: an edit after the window asks one item and publishes nothing; inside, one batch")
+  func largeSource() async throws {
+    let count = 100_000
+    let parent = try BasicDataSource(sections: [
+      TestSection(id: "A", items: (0..<count).map { TestItem("i\($0)") })
+    ])
+    let asked = Tally()
+    let projection = Projection<TestSection>(
+      where: { item in
+        asked.add()
+        return item.version != 9
+      }, rows: 0..<50)
+    let page = try await ProjectedDataSource(parent, projection: projection)
+    let recorder = await BatchRecorder(await page.subscribe(), refreshStyle: .reconfigure)
+    func expected() async throws -> Snapshot<TestSection> {
+      let shown = (await parent.snapshot).sections[0].items.filter { $0.version != 9 }
+      return try Snapshot([TestSection(id: "A", items: Array(shown.prefix(50)))])
+    }
+    #expect(await page.snapshot.sections[0].items.map(\.id) == (0..<50).map { "i\($0)" })
+
+    asked.reset()
+    try await parent.replaceItem(TestItem("i90000", version: 1))
+    try await parent.appendItems([TestItem("last")], toSection: "A")
+    await page.settled()
+    #expect(asked.value == 2, "one predicate call per touched item")
+    #expect(await page.version == 0, "changes after the window publish nothing")
+
+    try await parent.replaceItem(TestItem("i10", version: 1))
+    await page.settled()
+    #expect(await page.version == 1)
+    try await parent.insertItems([TestItem("first")], before: "i0")
+    await page.settled()
+    try await parent.replaceItem(TestItem("i3", version: 9))  // leaves: i50 shifts in
+    await page.settled()
+    #expect(await page.version == 3)
+    #expect(await recorder.showing(try await expected()))
+
+    try await page.moveWindow(to: 100..<150)
+    #expect(await page.version == 4, "moving the window is one batch")
+    let moved = (await parent.snapshot).sections[0].items.filter { $0.version != 9 }[100..<150]
+    #expect(await page.snapshot.sections[0].items == Array(moved))
+    try await page.moveWindow(to: 100..<150)
+    #expect(await page.version == 4, "a move to where it is publishes nothing")
+    #expect(await recorder.showing(await page.snapshot))
+    let violations = await recorder.violations
+    #expect(violations.isEmpty, "\(violations)")
+  }
+
+  @Test("a view whose versions are the parent's keeps its window: moving it is refused, nothing changes")
+  func fixedWindow() async throws {
+    let parent = try BasicDataSource(sections: layout("A: a b c d"))
+    let page = try await ProjectedDataSource(parent, projection: Projection(rows: 1..<3), versions: .parent)
+    #expect(await page.snapshot.sections == layout("A: b c"))
+    await #expect(throws: ProjectionError(.projectionFixed)) { try await page.moveWindow(to: 0..<1) }
+    #expect(await page.snapshot.sections == layout("A: b c"))
+    #expect(await page.projection.rows == 1..<3)
+
+    // A page made late (another instance) resumes a client from what the parent retains: the window of
+    // the parent's state then.
+    try await parent.deleteItems(["a"])  // 1: c d
+    await page.settled()
+    try await parent.appendItems([TestItem("e")], toSection: "A")  // 2: c d (e below the page)
+    await page.settled()
+    try await parent.moveItem("e", before: "b")  // 3: b c
+    await page.settled()
+    let late = try await ProjectedDataSource(parent, projection: Projection(rows: 1..<3), versions: .parent)
+    let resumption = await late.subscribe(from: 1, pacing: .immediate)
+    guard case .resumed(let subscription) = resumption else {
+      Issue.record("expected a resume from 1, got \(resumption)")
+      return
+    }
+    #expect(subscription.snapshot.sections == layout("A: c d"))
+    var batches = subscription.batches.makeAsyncIterator()
+    let batch = try #require(await batches.next())
+    #expect(batch.from == 1 && batch.to == 3 && batch.snapshot.sections == layout("A: b c"))
+  }
+
+  @Test("a service offers the window as query parameters: each client receives only its page, live")
+  func servedAsAQuery() async throws {
+    let page = WireQuery<TestSection>("page", parameters: ["offset": .integer, "limit": .integer]) {
+      arguments throws(WireQueryRefusal) in
+      let (offset, limit) = (try arguments.integer("offset"), try arguments.integer("limit"))
+      guard offset >= 0, (1...100).contains(limit) else {
+        throw WireQueryRefusal("a page has an offset of 0 or more and 1 to 100 rows")
+      }
+      return Projection(sortedBy: { $0.version > $1.version }, rows: offset..<offset + limit)
+    }
+    let source = try BasicDataSource(sections: layout("A: a b c d e f g h"))
+    let service = WireService(source: source, stream: "s", queries: [page])
+    let request = WireQueryRequest("page", ["offset": .integer(2), "limit": .integer(3)])
+    let (session, client) = await service.connect(subscribe(request))
+    await session.delivered(to: client)
+    #expect(client.state.withLock { $0.held.sections } == layout("A: c d e"))
+
+    try await source.replaceItem(TestItem("h", version: 0))  // no change at all
+    try await source.appendItems([TestItem("i")], toSection: "A")  // 1: after the page
+    await session.delivered(to: client)
+    #expect(client.state.withLock { $0.messages } == ["reset"], "nothing after the page is sent")
+    try await source.replaceItem(TestItem("g", version: 1))  // 2: sorts first, shifts the page
+    await session.delivered(to: client)
+    let state = client.state.withLock { $0 }
+    #expect(state.messages == ["reset", "batch"] && state.version == 2)
+    #expect(state.held.sections == layout("A: b c d"))
+    #expect(state.violations.isEmpty, "\(state.violations)")
+
+    let (refused, refusedClient) = await service.connect(
+      subscribe(WireQueryRequest("page", ["offset": .integer(0), "limit": .integer(1_000)])))
+    await refused.settled()
+    #expect(
+      refusedClient.state.withLock { $0.errors.map(\.code) } == [.invalidParameters],
+      "a page too large is refused by the query")
+    await refused.close()
+    await session.close()
+  }
+}
