@@ -1,5 +1,6 @@
 // The SwiftUI skin: a ForEach over one section of an ObservedList whose rows redraw alone, with onMove and
-// onDelete sent to the source. Compiled on Apple platforms only; everything it calls is tested on Linux.
+// onDelete sent to the source and the swipe actions of ListInteractions. Compiled on Apple platforms only;
+// everything it calls is tested on Linux.
 
 #if canImport(SwiftUI)
   public import SwiftUI
@@ -8,7 +9,11 @@
   /// The rows of one section of an ``ObservedList`` for a SwiftUI `List`: each row is a view of its own,
   /// so an edit redraws that row only; `onMove` and `onDelete` go to the source through
   /// ``ObservedList/move(fromOffsets:toOffset:inSection:using:)`` and
-  /// ``ObservedList/delete(atOffsets:inSection:using:)`` (shown at once, reconciled, rolled back when refused).
+  /// ``ObservedList/delete(atOffsets:inSection:using:)`` (shown at once, reconciled, rolled back when refused);
+  /// the leading and trailing swipe actions of `interactions` become SwiftUI's `swipeActions` (not on tvOS,
+  /// which has none), resolved by ``ObservedList/swipeActions(_:forRow:in:reuseIdentifier:)`` and run by
+  /// ``ObservedList/perform(_:onRow:in:)``. A row with swipe actions of its own replaces SwiftUI's swipe to
+  /// delete: give it a destructive action instead.
   ///
   /// ```swift
   /// List {
@@ -29,6 +34,8 @@
     let reordering: (any ReorderingDelegate<Section>)?
     let deleting: (@Sendable ([Section.Item.ID]) async throws -> Int)?
     let refused: @MainActor (any Error) -> Void
+    let interactions: ListInteractions<Section>?
+    let reuseIdentifier: (Section.Item) -> String
     let row: (Section.Item) -> Row
 
     /// The rows of `section` of `list`.
@@ -37,12 +44,16 @@
     ///   - deleting: Deletes ids from the source and returns a version that holds it; `nil` disables
     ///     deleting.
     ///   - refused: Told the error of a move or delete the source refused (it is rolled back already).
+    ///   - interactions: Where the rows' swipe actions come from; `nil` for none.
+    ///   - reuseIdentifier: The kind of an item, whose closures in `interactions` it uses (else `all`).
     ///   - row: The view of one item.
     public init(
       _ list: ObservedList<Section>, section: ObservedSection<Section>,
       reordering: (any ReorderingDelegate<Section>)? = nil,
       deleting: (@Sendable ([Section.Item.ID]) async throws -> Int)? = nil,
       refused: @escaping @MainActor (any Error) -> Void = { _ in },
+      interactions: ListInteractions<Section>? = nil,
+      reuseIdentifier: @escaping (Section.Item) -> String = { _ in "" },
       @ViewBuilder row: @escaping (Section.Item) -> Row
     ) {
       self.list = list
@@ -50,13 +61,17 @@
       self.reordering = reordering
       self.deleting = deleting
       self.refused = refused
+      self.interactions = interactions
+      self.reuseIdentifier = reuseIdentifier
       self.row = row
     }
 
     /// The rows, with `onMove` and `onDelete` when a delegate and a deleting closure were given.
     public var body: some View {
       ForEach(section.rows) { observed in
-        ObservedRowView(row: observed, content: row)
+        ObservedRowView(
+          list: list, row: observed, interactions: interactions, reuseIdentifier: reuseIdentifier,
+          content: row)
       }
       .onMove(
         perform: reordering.map { delegate in { offsets, destination in move(offsets, destination, delegate) }
@@ -92,14 +107,70 @@
     }
   }
 
-  /// One row: its own view, so that reading ``ObservedRow/item`` here makes only this row redraw.
+  /// One row: its own view, so that reading ``ObservedRow/item`` here makes only this row redraw (its swipe
+  /// actions are asked with that item, and observe nothing else).
   @available(iOS 17, macOS 14, tvOS 17, watchOS 10, *)
   @MainActor
-  struct ObservedRowView<Item: Identifiable & Equatable & Sendable, Content: View>: View
-  where Item.ID: Sendable {
-    let row: ObservedRow<Item>
-    let content: (Item) -> Content
+  struct ObservedRowView<Section: SectionType, Content: View>: View {
+    let list: ObservedList<Section>
+    let row: ObservedRow<Section.Item>
+    let interactions: ListInteractions<Section>?
+    let reuseIdentifier: (Section.Item) -> String
+    let content: (Section.Item) -> Content
 
-    var body: some View { content(row.item) }
+    var body: some View {
+      let item = row.item
+      #if os(tvOS)
+        content(item)
+      #else
+        content(item)
+          .modifier(SwipeButtons(edge: .leading, actions: actions(.leading, item), perform: perform))
+          .modifier(SwipeButtons(edge: .trailing, actions: actions(.trailing, item), perform: perform))
+      #endif
+    }
+
+    private func actions(_ edge: SwipeEdge, _ item: Section.Item) -> SwipeActions<Section.Item>? {
+      guard let interactions else { return nil }
+      return list.swipeActions(edge, forRow: row.id, in: interactions, reuseIdentifier: reuseIdentifier(item))
+    }
+
+    private func perform(_ action: SwipeAction<Section.Item>) {
+      guard let interactions else { return }
+      list.perform(action, onRow: row.id, in: interactions)
+    }
   }
+
+  #if !os(tvOS)
+    /// SwiftUI's `swipeActions` for one edge, when there are actions: without any, the row keeps SwiftUI's
+    /// own swipe (to delete, with `onDelete`).
+    @available(iOS 17, macOS 14, watchOS 10, *)
+    @MainActor
+    struct SwipeButtons<Item>: ViewModifier {
+      let edge: HorizontalEdge
+      let actions: SwipeActions<Item>?
+      let perform: (SwipeAction<Item>) -> Void
+
+      @ViewBuilder
+      func body(content: Content) -> some View {
+        if let actions {
+          content.swipeActions(edge: edge, allowsFullSwipe: actions.performsFirstActionWithFullSwipe) {
+            ForEach(actions.actions.indices, id: \.self) { index in
+              let action = actions.actions[index]
+              Button(role: action.style == .destructive ? .destructive : nil) {
+                perform(action)
+              } label: {
+                if let image = action.systemImageName {
+                  Label(action.title ?? "", systemImage: image)
+                } else {
+                  Text(action.title ?? "")
+                }
+              }
+            }
+          }
+        } else {
+          content
+        }
+      }
+    }
+  #endif
 #endif
