@@ -148,7 +148,7 @@
     struct SwipeButtons<Item>: ViewModifier {
       let edge: HorizontalEdge
       let actions: SwipeActions<Item>?
-      let perform: (SwipeAction<Item>) -> Void
+      let perform: @MainActor (SwipeAction<Item>) -> Void
 
       @ViewBuilder
       func body(content: Content) -> some View {
