@@ -149,10 +149,9 @@ struct PublishStateMachineTests {
   /// chained (G1), were never empty (G4), and were derived from every id touched since the last one.
   @Test("every interleaving of writers, subscribers, waiters and the loop keeps the contract")
   func exhaustive() throws {
-    let depth = ProcessInfo.processInfo.environment["SIMPLESOURCE_PUBLISH_STATE_DEPTH"].flatMap(Int.init) ?? 6
-    let sequences = try exploreEverySequence(from: PublishWorld(), depth: depth)
-    print("Publish state machine: \(sequences) sequences of up to \(depth) events, all passed")
-    #expect(sequences > 0)
+    try checkEverySequence(
+      "Publish state machine", from: PublishWorld(), depthVariable: "SIMPLESOURCE_PUBLISH_STATE_DEPTH",
+      defaultDepth: 6)
   }
 
   /// As ``exhaustive()``, with two-phase writes among the events: preparers asking for the source (granted
@@ -162,12 +161,9 @@ struct PublishStateMachineTests {
   /// write or other preparer came between), the applied version its base + 1, and the loop publishes it.
   @Test("every interleaving with prepared writes keeps the source reserved, fair, and the contract")
   func exhaustiveReservations() throws {
-    let depth = ProcessInfo.processInfo.environment["SIMPLESOURCE_PUBLISH_STATE_DEPTH"].flatMap(Int.init) ?? 6
-    let sequences = try exploreEverySequence(from: PublishWorld(reservations: true), depth: depth)
-    print(
-      "Publish state machine with prepared writes: \(sequences) sequences of up to \(depth) events, all passed"
-    )
-    #expect(sequences > 0)
+    try checkEverySequence(
+      "Publish state machine with prepared writes", from: PublishWorld(reservations: true),
+      depthVariable: "SIMPLESOURCE_PUBLISH_STATE_DEPTH", defaultDepth: 6)
   }
 }
 

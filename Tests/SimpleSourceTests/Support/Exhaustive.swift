@@ -1,5 +1,8 @@
 // Every sequence of a state machine's events to a depth: the exploration its exhaustive tests share.
 
+import Foundation
+import Testing
+
 /// A model world that a sequence of steps drives, checked after every step.
 protocol ExplorableWorld {
   associatedtype Step: CustomStringConvertible
@@ -38,4 +41,15 @@ func exploreEverySequence<World: ExplorableWorld>(from world: World, depth: Int)
   }
   try explore(world, trace: [])
   return sequences
+}
+
+/// Explores every sequence from `world` to the depth the environment variable `depthVariable` gives
+/// (`defaultDepth` without it), prints how many passed under `name`, and expects at least one.
+func checkEverySequence<World: ExplorableWorld>(
+  _ name: String, from world: World, depthVariable: String, defaultDepth: Int
+) throws {
+  let depth = ProcessInfo.processInfo.environment[depthVariable].flatMap(Int.init) ?? defaultDepth
+  let sequences = try exploreEverySequence(from: world, depth: depth)
+  print("\(name): \(sequences) sequences of up to \(depth) events, all passed")
+  #expect(sequences > 0)
 }
