@@ -31,6 +31,9 @@ public import Foundation
 /// - **Re-served.** Each applied batch becomes one batch for local subscribers, derived from the ids it
 ///   changed; a reset becomes one batch diffed from what they held. Local versions follow the remote
 ///   ones, and stay increasing across a reset to a stream whose versions are lower.
+/// - **Writes.** ``edit(_:)`` shows an edit at once and sends it; until the sender answers, every state it
+///   sends is shown with the pending edits applied on top (rebase), each step one batch; a refusal rolls
+///   the edit back. See <doc:WritingFromAClient>.
 public actor RemoteDataSource<Section: SectionType>: DataSourceType
 where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item.ID: Codable {
   /// Where the source stands with its sender.
@@ -59,15 +62,34 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
 
   /// The query it follows (format 2), or `nil` for the whole stream.
   public let query: WireQueryRequest?
+  /// The prefix of this source's edit ids, unique per source: the sender tells its edits from other
+  /// clients' by it.
+  public nonisolated let clientID: String
+  /// The edits made and not answered yet, and who waits for their answers.
+  var pending = PendingEdits<
+    WireEdit<Section>, Result<Int, WireError>, CheckedContinuation<Result<Int, WireError>, Never>
+  >()
+  /// Where messages to the sender go while a connection is open, and which connection it is.
+  var connection: (number: Int, sink: @Sendable (WireMessage<Section>) -> Void)?
+  /// The number of the last connection, and of the last edit made.
+  var connections = 0
+  var editsMade = 0
+
+  /// The number of edits made and not answered yet.
+  public var pendingEditCount: Int { pending.entries.count }
 
   /// Creates a source that holds nothing until the sender's first reset.
   /// - Parameters:
   ///   - history: How many versions are retained for its own subscribers that resume.
   ///   - query: The query of the sender to follow, named in every ``subscribeRequest``; `nil` follows
   ///     the whole stream.
+  ///   - clientID: The prefix of its edit ids; a new one by default.
   @inlinable
-  public init(history: HistoryLimit = .default, query: WireQueryRequest? = nil) {
+  public init(
+    history: HistoryLimit = .default, query: WireQueryRequest? = nil, clientID: String = UUID().uuidString
+  ) {
     self.query = query
+    self.clientID = clientID
     broadcaster = Broadcaster(snapshot: Snapshot(), history: history)
     held = Snapshot()
     apply = { (batch, held, version) throws(WireError) in try batch.update(from: held, at: version) }
@@ -76,6 +98,8 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   deinit {
     broadcaster.finish()
     for waiter in state.finish() { waiter.resume(returning: false) }
+    let gone = WireError(.unanswered, "the remote source went away")
+    for waiter in pending.finish() { waiter.resume(returning: .failure(gone)) }
   }
 
   // MARK: - Following
@@ -111,10 +135,9 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     case .error(let error):
       throw state.refused(error)
     case .reset(let stream, let version, let snapshot):
-      let changeset = broadcaster.differ.diff(held, snapshot, [])
       held = snapshot
       let ready = state.reset(stream: stream, version: version)
-      offer(changeset, remote: version)
+      show(rebased(), touching: nil, remote: version)
       for waiter in ready { waiter.resume(returning: true) }
     case .resumed(let stream, let version):
       try state.resumed(stream: stream, version: version)
@@ -124,9 +147,190 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
       do { update = try apply(batch, held, version) } catch { throw state.refused(error) }
       held = update.snapshot
       let ready = state.applied(to: batch.to)
-      offer(update.changeset, remote: batch.to)
+      if pending.isEmpty {
+        offer(update.changeset, remote: batch.to)
+      } else {
+        let changes = update.changeset.itemChanges
+        var touched = changes.structuralIDs.union(changes.updates.lazy.map(\.id))
+        for edit in pending.edits { touched.formUnion(edit.operations.lazy.flatMap(\.itemIDs)) }
+        show(
+          rebased(), touching: touched, refreshing: update.changeset.forcedRefreshes, remote: batch.to)
+      }
       for waiter in ready { waiter.resume(returning: true) }
+    case .confirmed(let id, let version):
+      answer(id, with: .success(version))
+    case .refused(let id, let error):
+      answer(id, with: .failure(error))
+    case .edit:
+      throw state.refused(WireError(.unexpectedMessage, "an edit sent to a receiver"))
     }
+  }
+
+  // MARK: - Writing
+
+  /// Makes `operations` one edit: shown at once (one batch to local subscribers), sent to the sender, and
+  /// shown on top of every state the sender sends until it answers; ``submit(_:)``, then ``answer(to:)``.
+  ///
+  /// ```swift
+  /// let version = try await remote.edit([.move("t3", .before("t1"))])   // shown before it is sent
+  /// ```
+  ///
+  /// - Returns: The sender's version that holds the edit, once it confirmed it: the state held then
+  ///   includes it (``WireMessage/confirmed(edit:version:)`` follows the batches of that version).
+  /// - Throws: ``WireError``: ``WireError/Code-swift.struct/invalidEdit`` when the operations do not apply
+  ///   to what is shown (nothing is shown or sent); the sender's refusal (the edit is rolled back, one
+  ///   batch); ``WireError/Code-swift.struct/unanswered`` when the waiting task is cancelled (the edit
+  ///   stays pending and is still sent) or the source goes away.
+  /// - Complexity: as ``submit(_:)``, then the wait.
+  @discardableResult
+  public func edit(_ operations: [WireOperation<Section>]) async throws(WireError) -> Int {
+    try await answer(to: try submit(operations))
+  }
+
+  /// Makes `operations` one edit, shown at once and sent when a connection is open (else at the next
+  /// ``connect(_:)``), without waiting for the answer.
+  ///
+  /// - Returns: The edit's id, for ``answer(to:)``.
+  /// - Throws: ``WireError/Code-swift.struct/invalidEdit`` when the operations do not apply to what is
+  ///   shown; nothing is shown or sent.
+  /// - Complexity: O((*k* + *p*) log *n*) to show it, for *k* ids it names and *p* ids of other pending
+  ///   edits; while edits are pending, each batch from the sender costs that much more to rebase.
+  public func submit(_ operations: [WireOperation<Section>]) throws(WireError) -> String {
+    let edit = WireEdit(id: "\(clientID)-\(editsMade + 1)", operations: operations)
+    let shown: Snapshot<Section>
+    do {
+      shown = try broadcaster.snapshot.applying {
+        (transaction) throws(DataSourceError<Section.ID, Section.Item.ID>) in
+        try edit.apply(to: &transaction)
+      }
+    } catch {
+      throw WireError(.invalidEdit, "\(error)")
+    }
+    editsMade += 1
+    if pending.make(edit.id, edit) { connection?.sink(.edit(edit)) }
+    show(shown, touching: Set(operations.lazy.flatMap(\.itemIDs)), remote: nil)
+    return edit.id
+  }
+
+  /// Returns once the sender answered edit `id` (at once when it did already, among the newest 256).
+  /// - Returns: The sender's version that holds the edit.
+  /// - Throws: the sender's refusal; ``WireError/Code-swift.struct/unanswered`` when the waiting task is
+  ///   cancelled, the source goes away, or `id` names no edit of this source that is pending or was
+  ///   answered recently.
+  public func answer(to id: String) async throws(WireError) -> Int {
+    let answer = await cancellableWait { (waiter: CheckedContinuation<Result<Int, WireError>, Never>) in
+      switch pending.wait(for: id, waiter) {
+      case .parked(let parked): return parked
+      case .answered(let answer): waiter.resume(returning: answer)
+      case .unknown: waiter.resume(returning: .failure(WireError(.unanswered, "no edit \(id) is pending")))
+      }
+      return nil
+    } cancel: {
+      await self.cancelEditWait($0)
+    }
+    return try answer.get()
+  }
+
+  /// Resumes the edit waiter `id` names as unanswered, if it still waits: its task was cancelled.
+  private func cancelEditWait(_ id: WaiterID) {
+    guard let parked = id.parked, let waiter = pending.cancelWait(parked) else { return }
+    waiter.resume(returning: .failure(WireError(.unanswered, "the task waiting for the edit was cancelled")))
+  }
+
+  /// The sender answered edit `id`: it leaves the pending edits, and what is shown is the state held with
+  /// the others on top (a refusal rolls it back; a confirmation usually changes nothing shown).
+  private func answer(_ id: String, with result: Result<Int, WireError>) {
+    guard let edit = pending.entries.first(where: { $0.id == id })?.edit else { return }
+    let (_, waiters) = pending.answer(id, result)
+    var touched = Set(edit.operations.lazy.flatMap(\.itemIDs))
+    for other in pending.edits { touched.formUnion(other.operations.lazy.flatMap(\.itemIDs)) }
+    show(rebased(), touching: touched, remote: nil)
+    for waiter in waiters { waiter.resume(returning: result) }
+  }
+
+  /// The state held with every pending edit applied on top, in order; an edit that no longer applies (the
+  /// sender's state deleted its anchor) is left out until the sender answers it.
+  /// - Complexity: O(*p* log *n*) for *p* ids the pending edits name.
+  private func rebased() -> Snapshot<Section> {
+    var shown = held
+    for edit in pending.edits {
+      if let next = try? shown.applying({
+        (transaction) throws(DataSourceError<Section.ID, Section.Item.ID>) in
+        try edit.apply(to: &transaction)
+      }) {
+        shown = next
+      }
+    }
+    return shown
+  }
+
+  /// Offers the change from what subscribers hold to `shown`: derived from the ids in `touched` when the
+  /// sections kept their ids and order, a full diff otherwise (or when `touched` is `nil`).
+  private func show(
+    _ shown: Snapshot<Section>, touching touched: Set<Section.Item.ID>?,
+    refreshing: Set<Section.Item.ID> = [],
+    remote version: Int?
+  ) {
+    let current = broadcaster.snapshot
+    let differ = broadcaster.differ
+    let changeset =
+      touched.flatMap { differ.logged(current, shown, $0, refreshing) }
+      ?? differ.diff(current, shown, refreshing)
+    offer(changeset, remote: version ?? 0)
+  }
+
+  // MARK: - Connecting
+
+  /// A connection to the sender opened: `sink` receives, in order, the ``subscribeRequest``, every
+  /// pending edit again (the sender answers an edit id once, so one that arrived before is not made
+  /// twice), then each edit made while it stays open. It must not block: hand the message to the
+  /// transport's queue.
+  public func connect(_ sink: @escaping @Sendable (WireMessage<Section>) -> Void) {
+    _ = open(sink)
+  }
+
+  /// The connection closed: edits made from now on are shown and wait for the next ``connect(_:)``.
+  public func disconnect() {
+    connection = nil
+    pending.disconnect()
+  }
+
+  private func open(_ sink: @escaping @Sendable (WireMessage<Section>) -> Void) -> Int {
+    connections += 1
+    connection = (connections, sink)
+    sink(subscribeRequest)
+    for edit in pending.connect() { sink(.edit(edit)) }
+    return connections
+  }
+
+  private func close(_ number: Int) {
+    if connection?.number == number { disconnect() }
+  }
+
+  /// Runs one connection: sends the ``subscribeRequest`` and every pending edit through `send`, then each
+  /// edit made meanwhile, while it receives every message of `messages` (``receive(_:)``) until the
+  /// sequence ends. Call it again on a new connection to resume.
+  ///
+  /// - Throws: the ``WireError`` of the first message refused, or the sequence's error. A `send` that
+  ///   throws stops sending; the edits stay pending for the next connection.
+  public func follow<Messages: AsyncSequence & Sendable>(
+    _ messages: Messages, sending send: @escaping @Sendable (WireMessage<Section>) async throws -> Void
+  ) async throws where Messages.Element == WireMessage<Section> {
+    let (outbox, continuation) = AsyncStream.makeStream(of: WireMessage<Section>.self)
+    let number = open { continuation.yield($0) }
+    let sending = Task {
+      do {
+        for await message in outbox { try await send(message) }
+      } catch {
+        self.close(number)
+      }
+    }
+    defer {
+      continuation.finish()
+      sending.cancel()
+      close(number)
+    }
+    try await follow(messages)
   }
 
   /// Decodes `data` with `coder` and receives the message; see ``receive(_:)``.

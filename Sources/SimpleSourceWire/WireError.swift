@@ -42,6 +42,16 @@ public struct WireError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The server could not evaluate the query on its current state (a closure of its own threw); the
     /// detail names the query, never a row (format 2).
     public static let queryFailed = Code(rawValue: "queryFailed")
+    /// An edit does not apply to the state it was made on: an unknown id or anchor (or one outside the
+    /// client's scope, which reads the same), an inserted id that exists, an item the client's scope
+    /// may not write. The detail names the operation's problem (format 2).
+    public static let invalidEdit = Code(rawValue: "invalidEdit")
+    /// The server takes no edits, or refused this one for a reason of its own (its storage failed); the
+    /// edit was not made (format 2).
+    public static let editNotMade = Code(rawValue: "editNotMade")
+    /// No answer came: the task waiting for an edit's answer was cancelled, or its source went away. The
+    /// edit may still be made; it stays pending while its source lives.
+    public static let unanswered = Code(rawValue: "unanswered")
   }
 
   /// What was wrong.

@@ -6,9 +6,10 @@ public import SimpleSourceCore
 ///
 /// A client sends ``subscribe(stream:from:query:)``; the server answers
 /// ``reset(stream:version:snapshot:)`` or ``resumed(stream:version:)``, then sends a ``batch(_:)`` for
-/// every change, and ``error(_:)`` for a message it refused. Every message carries the format's name and
-/// number. Format 2 added the `query` of a subscribe; a format 1 message is read too, and
-/// ``WireCoder/formatVersion`` writes either.
+/// every change, and ``error(_:)`` for a message it refused. A client that writes sends ``edit(_:)``; the
+/// server answers each with ``confirmed(edit:version:)`` or ``refused(edit:error:)``. Every message carries
+/// the format's name and number. Format 2 added the `query` of a subscribe and the edit messages; a format
+/// 1 message is read too, and ``WireCoder/formatVersion`` writes either.
 public enum WireMessage<Section: SectionType>: Sendable {
   /// A client asks for the stream, or for the slice of it that `query` names (format 2); `stream` and
   /// `from` name the stream and version it holds, if any.
@@ -21,6 +22,15 @@ public enum WireMessage<Section: SectionType>: Sendable {
   case batch(WireBatch<Section>)
   /// The sender refused a message; nothing changed on its side.
   case error(WireError)
+  /// A client asks the server to make an edit (format 2; a server that takes edits answers it once,
+  /// with ``confirmed(edit:version:)`` or ``refused(edit:error:)``).
+  case edit(WireEdit<Section>)
+  /// The server made the client's edit `edit` as its version `version`, or found it made already (an
+  /// edit that changed nothing is confirmed at the version it saw). Sent after every batch of that version
+  /// the client's subscription carries: what the client holds then includes the edit.
+  case confirmed(edit: String, version: Int)
+  /// The server did not make the client's edit `edit`, for `error`; nothing changed on its side.
+  case refused(edit: String, error: WireError)
 }
 
 extension WireMessage {
@@ -229,7 +239,8 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
 extension WireMessage: Codable
 where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item.ID: Codable {
   private enum Key: String, CodingKey {
-    case code, detail, format, formatVersion, from, query, sections, stages, stream, to, type, version
+    case code, detail, edit, format, formatVersion, from, id, operations, query, sections, stages, stream, to
+    case type, version
   }
 
   /// The message's name in its `type` field.
@@ -240,6 +251,9 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     case .resumed: "resumed"
     case .batch: "batch"
     case .error: "error"
+    case .edit: "edit"
+    case .confirmed: "confirmed"
+    case .refused: "refused"
     }
   }
 
@@ -251,6 +265,10 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     try container.encode(Self.formatName, forKey: .format)
     try container.encode(number, forKey: .formatVersion)
     try container.encode(typeName, forKey: .type)
+    if number < 2 && ["edit", "confirmed", "refused"].contains(typeName) {
+      throw EncodingError.invalidValue(
+        typeName, .init(codingPath: encoder.codingPath, debugDescription: "\(typeName) needs format 2"))
+    }
     switch self {
     case .subscribe(let stream, let from, let query):
       try container.encodeIfPresent(stream, forKey: .stream)
@@ -274,6 +292,16 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
       try container.encode(batch.to, forKey: .to)
       try container.encode(batch.stages, forKey: .stages)
     case .error(let error):
+      try container.encode(error.code.rawValue, forKey: .code)
+      try container.encode(error.detail, forKey: .detail)
+    case .edit(let edit):
+      try container.encode(edit.id, forKey: .id)
+      try container.encode(edit.operations, forKey: .operations)
+    case .confirmed(let edit, let version):
+      try container.encode(edit, forKey: .edit)
+      try container.encode(version, forKey: .version)
+    case .refused(let edit, let error):
+      try container.encode(edit, forKey: .edit)
       try container.encode(error.code.rawValue, forKey: .code)
       try container.encode(error.detail, forKey: .detail)
     }
@@ -323,13 +351,29 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
           to: try container.decode(Int.self, forKey: .to),
           stages: try container.decode([WireStage<Section>].self, forKey: .stages)))
     case "error":
-      self = .error(
-        WireError(
-          WireError.Code(rawValue: try container.decode(String.self, forKey: .code)),
-          try container.decode(String.self, forKey: .detail)))
+      self = .error(try Self.error(in: container))
+    case "edit" where number >= 2:
+      self = .edit(
+        WireEdit(
+          id: try container.decode(String.self, forKey: .id),
+          operations: try container.decode([WireOperation<Section>].self, forKey: .operations)))
+    case "confirmed" where number >= 2:
+      self = .confirmed(
+        edit: try container.decode(String.self, forKey: .edit),
+        version: try container.decode(Int.self, forKey: .version))
+    case "refused" where number >= 2:
+      self = .refused(
+        edit: try container.decode(String.self, forKey: .edit), error: try Self.error(in: container))
     case let other:
       throw DecodingError.dataCorruptedError(
-        forKey: .type, in: container, debugDescription: "unknown message type \(other)")
+        forKey: .type, in: container, debugDescription: "unknown message type \(other) in format \(number)")
     }
+  }
+
+  /// The `code` and `detail` of an error or a refusal.
+  private static func error(in container: KeyedDecodingContainer<Key>) throws -> WireError {
+    WireError(
+      WireError.Code(rawValue: try container.decode(String.self, forKey: .code)),
+      try container.decode(String.self, forKey: .detail))
   }
 }

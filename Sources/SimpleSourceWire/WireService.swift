@@ -38,6 +38,11 @@ public struct NoScope: Hashable, Sendable {
 ///   on every instance serving `stream`. A client resumes a view from any version the source retains, even
 ///   on an instance that makes the view only then (``ProjectedDataSource/subscribe(from:pacing:)``), and
 ///   resets otherwise. Make `stream` unique per source history (a restart that loses it must change it).
+/// - **Edits.** With a ``WireWriter`` (`edits`), clients may send ``WireMessage/edit(_:)``: each edit id is
+///   made once (the newest 4,096 ids are remembered, so an edit sent again after a reconnect gets its
+///   first answer), and answered on the session that sent it, after the batches of its version that
+///   session's subscription carries. Without one, an edit is refused with
+///   ``WireError/Code-swift.struct/editNotMade``. See <doc:WritingFromAClient>.
 /// - **Versions.** A view's versions are the source's (``ProjectedVersions/parent``), with gaps where the
 ///   source changed nothing the view shows: a client whose write was answered with the source's version
 ///   *v* holds it once it holds *v* or later, when the write changed what it is shown.
@@ -61,6 +66,13 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   package nonisolated let resetsEncoded = Locked(0)
   /// The newest reset of the whole source, for clients that follow it with no view.
   nonisolated let wholeSourceResets: ResetBytes
+  /// Makes clients' edits; `nil` when clients may not write.
+  nonisolated let writer: WireWriter<Section, Scope>?
+  /// The answers to the newest edit ids, by id, and the ids oldest first.
+  var answers: [String: Task<Result<Int, WireError>, Never>] = [:]
+  var answerOrder: [String] = []
+  /// How many edit ids are remembered.
+  static var rememberedEdits: Int { 4_096 }
   /// The views sessions use, and the idle ones kept.
   var views: SharedViews<ViewKey, SharedView>
   /// The number of the last view made.
@@ -75,21 +87,23 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   ///   - keepingIdleViews: How many views no session uses are kept, so that their clients resume.
   ///   - history: How many versions each view retains for clients that resume (the whole source retains
   ///     its own).
+  ///   - edits: Makes the edits clients send; `nil` refuses them.
   ///   - rows: The row predicate of each scope; a pure function of the row.
   public init<Source: DataSourceType>(
     source: Source, stream: String, queries: [WireQuery<Section>] = [], keepingIdleViews: Int = 16,
-    history: HistoryLimit = .default, rows: @escaping Rows
+    history: HistoryLimit = .default, edits: WireWriter<Section, Scope>? = nil, rows: @escaping Rows
   ) where Source.Section == Section {
     self.init(
       source: source, stream: stream, queries: queries, keepingIdleViews: keepingIdleViews, history: history,
-      scoped: rows)
+      edits: edits, scoped: rows)
   }
 
   init(
     source: any DataSourceType<Section>, stream: String, queries: [WireQuery<Section>], keepingIdleViews: Int,
-    history: HistoryLimit, scoped rows: Rows?
+    history: HistoryLimit, edits: WireWriter<Section, Scope>?, scoped rows: Rows?
   ) {
     self.history = history
+    writer = edits
     wholeSourceResets = ResetBytes(counting: resetsEncoded)
     self.source = source
     self.stream = stream
@@ -231,6 +245,29 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     return "\(stream).v" + String(hash, radix: 16)
   }
 
+  // MARK: - Edits
+
+  /// Makes `edit` for a client of `scope` with the writer, once per edit id: an id answered recently (or
+  /// being made) gets that answer.
+  /// - Complexity: O(1) besides the writer; O(4,096) when the oldest remembered id is forgotten.
+  func write(_ edit: WireEdit<Section>, scope: Scope) async -> Result<Int, WireError> {
+    guard let writer else { return .failure(WireError(.editNotMade, "this server takes no edits")) }
+    if let answer = answers[edit.id] { return await answer.value }
+    var visible: @Sendable (Section.Item) -> Bool = { _ in true }
+    if let rows { visible = rows(scope) }
+    let answer = Task { () -> Result<Int, WireError> in
+      do throws(WireError) {
+        return .success(try await writer.write(edit, scope, visible))
+      } catch {
+        return .failure(error)
+      }
+    }
+    answers[edit.id] = answer
+    answerOrder.append(edit.id)
+    if answerOrder.count > Self.rememberedEdits { answers[answerOrder.removeFirst()] = nil }
+    return await answer.value
+  }
+
   /// A session stops using a view.
   /// - Complexity: O(idle views kept).
   func release(_ lease: Lease) {
@@ -248,13 +285,14 @@ extension WireService where Scope == NoScope {
   ///   - queries: The queries clients may name; their names must differ.
   ///   - keepingIdleViews: How many query views no session uses are kept, so that their clients resume.
   ///   - history: How many versions each query view retains for clients that resume.
+  ///   - edits: Makes the edits clients send; `nil` refuses them.
   public init<Source: DataSourceType>(
     source: Source, stream: String, queries: [WireQuery<Section>] = [], keepingIdleViews: Int = 16,
-    history: HistoryLimit = .default
+    history: HistoryLimit = .default, edits: WireWriter<Section, Scope>? = nil
   ) where Source.Section == Section {
     self.init(
       source: source, stream: stream, queries: queries, keepingIdleViews: keepingIdleViews, history: history,
-      scoped: nil)
+      edits: edits, scoped: nil)
   }
 
   /// A session for one connection; see ``session(scope:pacing:send:)``.

@@ -13,6 +13,10 @@ public import SimpleSourceCore
 ///   number the client wrote;
 /// - a second `subscribe` replaces the first: the first's last message is sent before the second's reset
 ///   or resume;
+/// - an `edit` (format 2) is made by the service's ``WireWriter``, and answered `confirmed` after every batch
+///   of its version that the subscription carries (so the client holds the edit when the answer arrives),
+///   or `refused`; the session reads the client's next message meanwhile only when the transport calls
+///   ``receive(_:)-(Data)`` concurrently;
 /// - a message it refuses (bytes that are not a message, another format, an unknown query, bad
 ///   parameters, a message a client does not send) gets an `error` message, and changes nothing: the
 ///   subscription it had goes on, and the connection stays usable.
@@ -73,6 +77,10 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   /// Receives one decoded message from the client; replies are written in the format number of the last
   /// message read from bytes (2 when none was).
   public func receive(_ message: WireMessage<Section>) async {
+    if case .edit(let edit) = message {
+      await write(edit)
+      return
+    }
     guard case .subscribe(let stream, let from, let query) = message else {
       await reply(WireError(.unexpectedMessage, "a \(message.typeName) message sent to the server"))
       return
@@ -145,6 +153,10 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     let coder = WireCoder(maxMessageBytes: reader.maxMessageBytes, formatVersion: formatVersion)
     // Nothing is sent until the reset or resume is: -1 is before every version.
     let sent = AppliedVersion(-1)
+    // A version whose composed batch cancelled out is held once every batch before it is sent: the
+    // observer runs when the sending loop asks for its next batch (without it, `settled()` and an edit's
+    // answer would wait for a batch that never comes).
+    feed.subscription.onCancelledOut { sent.advance(to: $0) }
     let format = formatVersion
     let sending = Task { [send] in
       do {
@@ -176,6 +188,32 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     await service.source.settled()
     await source.settled()
     _ = await current.sent.reached(await source.version)
+  }
+
+  /// Makes the client's edit, and answers it once the subscription has sent the batches of its version.
+  private func write(_ edit: WireEdit<Section>) async {
+    guard !isClosed else { return }
+    // The format the edit came in (2): the client may write in another before the answer is sent.
+    let coder = WireCoder(formatVersion: max(formatVersion, 2))
+    let answer = await service.write(edit, scope: scope)
+    let message: WireMessage<Section>
+    switch answer {
+    case .success(let version):
+      await caughtUp(to: version)
+      message = .confirmed(edit: edit.id, version: version)
+    case .failure(let error):
+      message = .refused(edit: edit.id, error: error)
+    }
+    try? await send(coder.encode(message))
+  }
+
+  /// Returns once the subscription has sent every batch of the source's versions up to `version` that it
+  /// carries (a view skips the versions that changed nothing it shows), or ended.
+  private func caughtUp(to version: Int) async {
+    guard let current, let (source, _) = following else { return }
+    await service.source.settled()
+    await source.settled()
+    _ = await current.sent.reached(min(version, await source.version))
   }
 
   /// Stops the subscription being sent, waits until its last message is sent, and releases its view.

@@ -47,8 +47,10 @@ final class WireClient: Sendable {
           state.version = batch.to
         case .error(let error):
           state.errors.append(error)
-        case .subscribe:
-          state.violations.append("a subscribe sent to a client")
+        case .subscribe, .edit:
+          state.violations.append("a \(message.typeName) sent to a client")
+        case .confirmed, .refused:
+          break
         }
         for section in state.held.sections {
           for item in section.items where !allows(item) {

@@ -1,0 +1,23 @@
+// A transaction over a snapshot held outside any source: the same edits and checks, a new value out.
+
+extension Snapshot {
+  /// The state after `body`'s edits: a ``Transaction`` over this snapshot, outside any source (a client
+  /// that shows its own edits before a server has them, a test, a preview).
+  ///
+  /// ```swift
+  /// let next = try held.applying { transaction in try transaction.moveItem("b", before: "a") }
+  /// ```
+  ///
+  /// - Returns: The new state; this snapshot itself when no edit changed anything.
+  /// - Throws: What `body` throws (an edit's ``DataSourceError`` for bad input); nothing is changed.
+  /// - Complexity: O(*k* log *n*) for *k* item edits on a snapshot that has its persistent form (one made by
+  ///   a source, or by this method); O(*n*) once to build it otherwise.
+  @inlinable
+  public func applying<Failure: Swift.Error>(
+    _ body: (inout Transaction<Section>) throws(Failure) -> Void
+  ) throws(Failure) -> Snapshot<Section> {
+    var transaction = Transaction(store: SectionStore(trusted: self))
+    try body(&transaction)
+    return transaction.changed ? transaction.snapshot : self
+  }
+}

@@ -1,0 +1,166 @@
+// What a client asks a server to change: edits by ids, which mean the same on any state that holds those
+// ids, so a client can show them at once and apply them again on top of the server's newer state.
+
+public import SimpleSourceCore
+
+/// One change a client asks for, by ids: the item edits of a ``Transaction``.
+///
+/// Operations name items and anchors by id, never by position, so one made against the state a client
+/// showed applies to the server's newer state too (another writer's inserts do not shift it), and a
+/// client applies it again on top of each state the server sends until the server answers (rebase).
+public enum WireOperation<Section: SectionType>: Sendable {
+  /// The item type.
+  public typealias Item = Section.Item
+
+  /// Where inserted or moved items go.
+  public enum Place: Hashable, Sendable {
+    /// Right before the item with this id.
+    case before(Item.ID)
+    /// Right after the item with this id.
+    case after(Item.ID)
+    /// At the end of the section with this id.
+    case end(of: Section.ID)
+  }
+
+  /// Inserts new items at `place`, in order.
+  case insert([Item], Place)
+  /// Replaces the item with the same id.
+  case replace(Item)
+  /// Deletes the items with these ids.
+  case delete([Item.ID])
+  /// Moves the item with this id to `place`.
+  case move(Item.ID, Place)
+
+  /// Makes the operation in `transaction`, with a ``Transaction``'s own checks.
+  /// - Throws: The ``DataSourceError`` of the edit (an unknown id or anchor, a duplicate id); the
+  ///   transaction is left as it was.
+  /// - Complexity: O(log *n*) per item inserted, replaced, deleted or moved.
+  @inlinable
+  public func apply(to transaction: inout Transaction<Section>) throws(DataSourceError<Section.ID, Item.ID>) {
+    switch self {
+    case .insert(let items, .before(let anchor)): try transaction.insertItems(items, before: anchor)
+    case .insert(let items, .after(let anchor)): try transaction.insertItems(items, after: anchor)
+    case .insert(let items, .end(let section)): try transaction.appendItems(items, toSection: section)
+    case .replace(let item): try transaction.replaceItem(item)
+    case .delete(let ids): try transaction.deleteItems(ids)
+    case .move(let id, .before(let anchor)): try transaction.moveItem(id, before: anchor)
+    case .move(let id, .after(let anchor)): try transaction.moveItem(id, after: anchor)
+    case .move(let id, .end(let section)): try transaction.moveItem(id, toSection: section)
+    }
+  }
+
+  /// The ids of the items it edits, moves or inserts, and of its anchor item: what a server checks
+  /// against a client's scope.
+  public var itemIDs: [Item.ID] {
+    func anchor(_ place: Place) -> [Item.ID] {
+      switch place {
+      case .before(let id), .after(let id): [id]
+      case .end: []
+      }
+    }
+    switch self {
+    case .insert(let items, let place): return items.map(\.id) + anchor(place)
+    case .replace(let item): return [item.id]
+    case .delete(let ids): return ids
+    case .move(let id, let place): return [id] + anchor(place)
+    }
+  }
+
+  /// The items it writes (inserted or replaced): what a server checks against a client's scope.
+  public var writtenItems: [Item] {
+    switch self {
+    case .insert(let items, _): items
+    case .replace(let item): [item]
+    case .delete, .move: []
+    }
+  }
+}
+
+/// A client's edit: the operations it asks for, made together (one version, or none), under an id the
+/// client chose, unique among its edits, which the server's answer names.
+public struct WireEdit<Section: SectionType>: Sendable {
+  /// The client's id of the edit; the server answers it once, and a second edit with an id it answered
+  /// recently gets the same answer without being made again (a client resending after a reconnect).
+  public var id: String
+  /// The operations, made in order as one transaction.
+  public var operations: [WireOperation<Section>]
+
+  /// Creates an edit.
+  public init(id: String, operations: [WireOperation<Section>]) {
+    self.id = id
+    self.operations = operations
+  }
+
+  /// Makes every operation in `transaction`, in order.
+  /// - Throws: The first operation's ``DataSourceError``; the caller drops the transaction.
+  /// - Complexity: the sum of the operations'.
+  @inlinable
+  public func apply(to transaction: inout Transaction<Section>) throws(DataSourceError<
+    Section.ID, Section.Item.ID
+  >) {
+    for operation in operations { try operation.apply(to: &transaction) }
+  }
+}
+
+extension WireOperation: Codable
+where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item.ID: Codable {
+  private enum Key: String, CodingKey {
+    case after, before, id, ids, item, items, op, section
+  }
+
+  /// `{"op": "insert", "items": […], "before" | "after": id | "section": id}`, `{"op": "replace", "item":
+  /// …}`, `{"op": "delete", "ids": […]}`, `{"op": "move", "id": id, "before" | "after" | "section": …}`.
+  public func encode(to encoder: any Encoder) throws {
+    var container = encoder.container(keyedBy: Key.self)
+    func encode(_ place: Place) throws {
+      switch place {
+      case .before(let id): try container.encode(id, forKey: .before)
+      case .after(let id): try container.encode(id, forKey: .after)
+      case .end(let section): try container.encode(section, forKey: .section)
+      }
+    }
+    switch self {
+    case .insert(let items, let place):
+      try container.encode("insert", forKey: .op)
+      try container.encode(items, forKey: .items)
+      try encode(place)
+    case .replace(let item):
+      try container.encode("replace", forKey: .op)
+      try container.encode(item, forKey: .item)
+    case .delete(let ids):
+      try container.encode("delete", forKey: .op)
+      try container.encode(ids, forKey: .ids)
+    case .move(let id, let place):
+      try container.encode("move", forKey: .op)
+      try container.encode(id, forKey: .id)
+      try encode(place)
+    }
+  }
+
+  /// Reads an operation; an unknown `op`, or a place that is not exactly one of `before`, `after` and
+  /// `section`, is a `DecodingError`.
+  public init(from decoder: any Decoder) throws {
+    let container = try decoder.container(keyedBy: Key.self)
+    func place() throws -> Place {
+      let given = [Key.before, .after, .section].filter { container.contains($0) }
+      guard given.count == 1 else {
+        throw DecodingError.dataCorruptedError(
+          forKey: .op, in: container, debugDescription: "a place is one of before, after and section")
+      }
+      switch given[0] {
+      case .before: return .before(try container.decode(Item.ID.self, forKey: .before))
+      case .after: return .after(try container.decode(Item.ID.self, forKey: .after))
+      default: return .end(of: try container.decode(Section.ID.self, forKey: .section))
+      }
+    }
+    switch try container.decode(String.self, forKey: .op) {
+    case "insert": self = .insert(try container.decode([Item].self, forKey: .items), try place())
+    case "replace": self = .replace(try container.decode(Item.self, forKey: .item))
+    case "delete": self = .delete(try container.decode([Item.ID].self, forKey: .ids))
+    case "move": self = .move(try container.decode(Item.ID.self, forKey: .id), try place())
+    case let other:
+      throw DecodingError.dataCorruptedError(
+        forKey: .op, in: container, debugDescription: "unknown operation \(other)")
+    }
+  }
+}

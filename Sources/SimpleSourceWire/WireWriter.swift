@@ -1,0 +1,74 @@
+// How a service makes its clients' edits: a writer the service calls once per edit id, with the scope's
+// rows, and the writer that makes each edit a two-phase transaction of a BasicDataSource.
+
+public import SimpleSourceCore
+
+/// Makes the edits clients send a ``WireService`` (``WireMessage/edit(_:)``); give one to the service's
+/// `edits` parameter.
+///
+/// The service calls ``write`` once per edit id (a client that sends an id again after a reconnect gets the
+/// first answer), with the client's scope and the rows that scope may see. It returns the source's
+/// version that holds the edit (the version it saw when the edit changed nothing), or throws the
+/// ``WireError`` the client receives in ``WireMessage/refused(edit:error:)``.
+public struct WireWriter<Section: SectionType, Scope: Hashable & Sendable>: Sendable {
+  /// Makes one edit for a client of `scope`, whose rows `visible` accepts; returns the version that holds
+  /// it.
+  public typealias Write =
+    @Sendable (
+      _ edit: WireEdit<Section>, _ scope: Scope, _ visible: @escaping @Sendable (Section.Item) -> Bool
+    ) async throws(WireError) -> Int
+
+  /// Makes one edit.
+  public let write: Write
+
+  /// A writer that makes each edit with `write`: your storage first (a database transaction), then the
+  /// source, as ``BasicDataSource/prepare(from:_:)-(_,(Transaction<Section>)->Result)`` lets you.
+  public init(_ write: @escaping Write) { self.write = write }
+
+  /// A writer that makes each edit one transaction of `source`, checked against the client's scope: an
+  /// id the scope may not see reads as unknown, and an item it may not see cannot be written.
+  ///
+  /// Each edit is a two-phase write (``BasicDataSource/prepare(from:_:)-(_,(Transaction<Section>)->Result)``),
+  /// so it is its own version, and the source is left as it was when any operation fails.
+  /// - Complexity: O(*k* log *n*) for *k* ids an edit names, as any transaction.
+  public static func transactions(on source: BasicDataSource<Section>) -> Self {
+    Self { (edit, _, visible) throws(WireError) in
+      let write: PreparedWrite<Section, Void>
+      do {
+        write = try await source.prepare { (transaction: inout Transaction<Section>) throws in
+          for operation in edit.operations {
+            try check(operation, in: transaction.snapshot, visible: visible)
+            try operation.apply(to: &transaction)
+          }
+        }
+      } catch let error as WireError {
+        throw error
+      } catch let error as DataSourceError<Section.ID, Section.Item.ID> {
+        throw WireError(.invalidEdit, "\(error)")
+      } catch {
+        throw WireError(.editNotMade, "the source did not make the edit")
+      }
+      let version = write.version
+      await write.apply()
+      return version
+    }
+  }
+
+  /// Refuses `operation` when it names an item `visible` does not accept, as if it did not exist, or writes
+  /// an item `visible` does not accept.
+  static func check(
+    _ operation: WireOperation<Section>, in snapshot: Snapshot<Section>,
+    visible: (Section.Item) -> Bool
+  ) throws {
+    let inserted = Set(operation.writtenItems.lazy.map(\.id))
+    for id in operation.itemIDs {
+      if case .insert = operation, inserted.contains(id) { continue }
+      if let item = snapshot.item(withID: id), !visible(item) {
+        throw DataSourceError<Section.ID, Section.Item.ID>(code: .unknownItemID, itemID: id)
+      }
+    }
+    for item in operation.writtenItems where !visible(item) {
+      throw WireError(.invalidEdit, "the item \(item.id) is outside what this client may write")
+    }
+  }
+}
