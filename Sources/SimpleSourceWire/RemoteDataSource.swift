@@ -313,7 +313,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   ///
   /// - Throws: the ``WireError`` of the first message refused, or the sequence's error. A `send` that
   ///   throws stops sending; the edits stay pending for the next connection.
-  public func follow<Messages: AsyncSequence & Sendable>(
+  public func follow<Messages: AsyncSequence>(
     _ messages: Messages, sending send: @escaping @Sendable (WireMessage<Section>) async throws -> Void
   ) async throws where Messages.Element == WireMessage<Section> {
     let (outbox, continuation) = AsyncStream.makeStream(of: WireMessage<Section>.self)

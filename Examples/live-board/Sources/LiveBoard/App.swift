@@ -124,8 +124,10 @@ public func makeApplication(
   // Every client's WebSocket is a session of one service: the bytes move here, the protocol is the
   // package's (subscribe, queries, resume, errors). Each connection's scope is its user: the shared cards
   // and that user's private ones. Clients with the same user and query share one view and one encoded batch.
+  // Clients may write over their WebSocket too (the wire format's `edit`): the same writes as the HTTP API.
   let service = WireService(
-    source: board.source, stream: board.stream, queries: boardQueries, history: board.history
+    source: board.source, stream: board.stream, queries: boardQueries, history: board.history,
+    edits: boardWriter(board)
   ) { (user: String?) in { card in card.isVisible(to: user) } }
   router.ws("/live") { request, _ in
     do {

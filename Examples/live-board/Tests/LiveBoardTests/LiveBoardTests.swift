@@ -43,6 +43,25 @@ func follow(
   }
 }
 
+/// Follows the board with `remote` over one WebSocket that carries its edits too
+/// (``RemoteDataSource/follow(_:sending:)``).
+func followWriting(
+  _ remote: RemoteDataSource<Column>, client: any TestClientProtocol, user: String? = nil
+) -> Task<Void, any Error> {
+  Task {
+    let path = user.map { "/live?user=\($0)" } ?? "/live"
+    try await client.ws(path, configuration: .init(maxFrameSize: 1 << 22)) { inbound, outbound, _ in
+      let messages = inbound.messages(maxSize: 1 << 22).compactMap { message -> WireMessage<Column>? in
+        guard case .text(let text) = message else { return nil }
+        return try WireCoder().decode(Data(text.utf8))
+      }
+      try await remote.follow(messages) { message in
+        try await outbound.write(.text(String(decoding: WireCoder().encode(message), as: UTF8.self)))
+      }
+    }
+  }
+}
+
 /// Another process's transaction on the board's file, held on a thread of its own until `release()`.
 struct HeldTransaction {
   let done: DispatchSemaphore
@@ -392,6 +411,48 @@ struct LiveBoardTests {
       #expect(
         !versions.contains(5) && versions.last == 7, "the edit below the top was never sent: \(versions)")
       task.cancel()
+    }
+  }
+
+  @Test("edits over the WebSocket: shown at once, stored, seen by another client; a refused one rolls back")
+  func editsOverTheSocket() async throws {
+    let board = try Board(path: nil)
+    try await makeApplication(board: board, port: 0, logger: Self.logger).test(.live) { client in
+      try await send(client, .post, "/api/cards", #"{"id":"t1","title":"One","column":"todo"}"#)
+      try await send(client, .post, "/api/cards", #"{"id":"t2","title":"Two","column":"todo"}"#)
+      let (writer, reader) = (RemoteDataSource<Column>(), RemoteDataSource<Column>())
+      let tasks = [
+        followWriting(writer, client: client, user: "ann"),
+        followWriting(reader, client: client, user: "bob"),
+      ]
+      #expect(await writer.reached(remoteVersion: 2))
+      let moved = try await writer.edit([.move("t2", .before("t1"))])
+      let added = try await writer.edit([.insert([Card(id: "t3", title: "Three")], .after("t2"))])
+      let renamed = try await writer.edit([.replace(Card(id: "t1", title: "One, renamed"))])
+      let mine = try await writer.edit([
+        .insert([Card(id: "p1", title: "Mine", owner: "ann")], .end(of: "done"))
+      ])
+      #expect([moved, added, renamed, mine] == [Int]([3, 4, 5, 6]))
+      #expect(await reader.reached(remoteVersion: renamed))
+      let (shown, read) = (await writer.snapshot, await reader.snapshot)
+      #expect(shown.sections.map { $0.items.map(\.id) } == [["t2", "t3", "t1"], [], ["p1"]])
+      #expect(
+        read.sections.map { $0.items.map(\.id) } == [["t2", "t3", "t1"], [], []], "not ann's private card")
+      #expect(read.sections[0].items[2].title == "One, renamed")
+
+      // Refused by the server (an empty title): rolled back, with the board's reason.
+      do throws(WireError) {
+        _ = try await writer.edit([.replace(Card(id: "t1", title: "  "))])
+        Issue.record("an empty title was made")
+      } catch {
+        #expect(error.code == .invalidEdit && error.detail.hasPrefix("invalid:"), "\(error)")
+      }
+      #expect(await writer.snapshot.sections[0].items[2].title == "One, renamed", "rolled back")
+      await #expect(throws: WireError.self) { try await writer.edit([.delete(["p1", "t1"])]) }
+      let truth = try await boardState(client, user: "ann")
+      #expect(truth.columns == (await writer.snapshot).sections, "the database holds what the client shows")
+      #expect(await writer.pendingEditCount == 0)
+      for task in tasks { task.cancel() }
     }
   }
 

@@ -1,0 +1,67 @@
+// Clients' edits over the WebSocket (the wire format's `edit` message), made as the HTTP API makes its
+// writes: checked against the database and the user's scope, stored, then published to every client.
+
+import SimpleSource
+
+/// The writer of the board's ``WireService``: a client's edit holds one operation, made through the same
+/// ``BoardStore`` calls as the HTTP API (so the same checks, statuses and storage), and answered with the
+/// version it made. A refusal is `invalidEdit` naming the board's code (`unknownCard`, `duplicateID`,
+/// `invalid`, …), or `editNotMade` when the database failed or was busy.
+func boardWriter(_ board: some BoardStore) -> WireWriter<Column, String?> {
+  WireWriter { (edit, user, _) throws(WireError) in
+    guard edit.operations.count == 1, let operation = edit.operations.first else {
+      throw WireError(.invalidEdit, "the board makes one operation per edit")
+    }
+    for card in operation.writtenItems where card.owner != nil && card.owner != user {
+      throw WireError(.invalidEdit, "a private card belongs to the user who writes it")
+    }
+    do throws(BoardError) {
+      switch operation {
+      case .insert(let cards, let place):
+        guard cards.count == 1, let card = cards.first else {
+          throw BoardError.invalid("an edit inserts one card")
+        }
+        let (column, before) = try await target(place, on: board, for: user)
+        let (_, version) = try await board.create(
+          id: card.id, title: card.title, column: column, before: before, user: user,
+          isPrivate: card.owner != nil)
+        return version
+      case .replace(let card):
+        return try await board.edit(card.id, title: card.title, isPrivate: card.owner != nil, user: user).1
+      case .delete(let ids):
+        guard ids.count == 1, let id = ids.first else { throw BoardError.invalid("an edit deletes one card") }
+        return try await board.delete(id, user: user)
+      case .move(let id, let place):
+        let (column, before) = try await target(place, on: board, for: user)
+        return try await board.move(id, to: column, before: before, user: user)
+      }
+    } catch {
+      throw WireError(error.status >= 500 ? .editNotMade : .invalidEdit, "\(error.code): \(error.detail)")
+    }
+  }
+}
+
+/// The column and the card to go before (`nil`: the end) that `place` means for `user`: after a card is
+/// before the next card of its column that `user` sees.
+private func target(_ place: WireOperation<Column>.Place, on board: some BoardStore, for user: String?)
+  async throws(BoardError) -> (column: String, before: String?)
+{
+  let shown = await board.source.snapshot
+  func column(of id: String) throws(BoardError) -> (column: Int, item: Int) {
+    guard let position = shown.position(ofItem: id), shown[position].isVisible(to: user) else {
+      throw .unknownCard(id)
+    }
+    return (position.section, position.item)
+  }
+  switch place {
+  case .end(let column):
+    return (column, nil)
+  case .before(let anchor):
+    return (shown.section(at: try column(of: anchor).column).id, anchor)
+  case .after(let anchor):
+    let (section, item) = try column(of: anchor)
+    let cards = shown.section(at: section).items  // O(column size): a column is short
+    let next = cards[(item + 1)...].first { $0.isVisible(to: user) }
+    return (shown.section(at: section).id, next?.id)
+  }
+}
