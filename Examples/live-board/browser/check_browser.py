@@ -5,10 +5,14 @@ Starts the server on a free port with a fresh SQLite file and opens two pages, o
 (`?user=`). Makes writes over HTTP, shared and private, and checks that each page's DOM shows exactly the
 rows that user may see, in the database's order, and never the other's private cards. Alice then adds a
 private card through the page's form, and searches: her page shows only the matching cards she may see,
-live while bob writes. A card made shared appears on bob's page. Finally it closes alice's WebSocket,
-writes while it is away, and checks that the page resumed (no reset) and shows the database again.
-Saves screenshots to .build/board-alice.png and .build/board-bob.png (not in git). Exits non-zero on any
-failure.
+live while bob writes. A card made shared appears on bob's page. It closes alice's WebSocket, writes
+while it is away, and checks that the page resumed (no reset) and shows the database again. Then the
+pages write over their WebSockets: alice drags cards within and between columns (shown at once, before
+the server answers), bob renames and deletes with the card's buttons, and each sees the other's edits;
+alice, offline, drags a card that bob deletes meanwhile: back online, her move is refused, rolled back,
+and its reason shown. A card with a 300-letter word keeps the columns on screen, and the add form stays
+reachable at the bottom of a long board. Saves screenshots to .build/board-alice.png, .build/board-bob.png
+and .build/board-refused.png (not in git). Exits non-zero on any failure.
 
     python3 browser/check_browser.py [path/to/live-board]
 """
@@ -48,7 +52,8 @@ def dom_columns(driver):
     return driver.execute_script("""
         return [...document.querySelectorAll('#board > section.column')].map(column => ({
           id: column.dataset.id,
-          items: [...column.querySelectorAll('li.card')].map(card => [card.dataset.id, card.textContent]),
+          items: [...column.querySelectorAll('li.card')].map(card => [card.dataset.id,
+                                                                     card.querySelector('.title').textContent]),
         }));
     """)
 
@@ -61,12 +66,13 @@ def database_columns(base, user, search=None):
             for c in board["columns"]]
 
 
-def wait_until_shows(driver, base, user, search=None):
-    """Waits until the page is live and shows exactly what `user` may see (matching `search`)."""
+def wait_until_shows(driver, base, user, search=None, state="live"):
+    """Waits until the page is in `state` (live, or showing a refusal) and shows exactly what `user` may see
+    (matching `search`)."""
     truth = database_columns(base, user, search)
     try:
         WebDriverWait(driver, 20).until(
-            lambda d: d.execute_script("return document.getElementById('board').dataset.state") == "live"
+            lambda d: d.execute_script("return document.getElementById('board').dataset.state") == state
             and dom_columns(d) == truth)
     except Exception:
         raise AssertionError(f"{user}'s page shows {dom_columns(driver)}, the database holds {truth}")
@@ -75,6 +81,32 @@ def wait_until_shows(driver, base, user, search=None):
 
 def ids(columns):
     return {item[0] for column in columns for item in column["items"]}
+
+
+def drag(driver, card, onto_card=None, onto_column=None):
+    """Drags card `card` onto another card (before it) or onto a column's title (its end), as a user's
+    drag and drop does: the page's dragstart, dragover and drop handlers with one DataTransfer. Returns the
+    column the page shows the card in and its number of pending edits right after the drop, before any
+    message from the server can be handled."""
+    return driver.execute_script("""
+        const [id, ontoCard, ontoColumn] = arguments;
+        const source = document.querySelector(`li.card[data-id="${id}"]`);
+        const target = ontoCard ? document.querySelector(`li.card[data-id="${ontoCard}"]`)
+                                : document.querySelector(`section.column[data-id="${ontoColumn}"] h2`);
+        const data = new DataTransfer();
+        source.dispatchEvent(new DragEvent('dragstart', {bubbles: true, dataTransfer: data}));
+        target.dispatchEvent(new DragEvent('dragover', {bubbles: true, cancelable: true, dataTransfer: data}));
+        target.dispatchEvent(new DragEvent('drop', {bubbles: true, cancelable: true, dataTransfer: data}));
+        source.dispatchEvent(new DragEvent('dragend', {bubbles: true, dataTransfer: data}));
+        return [document.querySelector(`li.card[data-id="${id}"]`)?.closest('section').dataset.id,
+                document.getElementById('board').dataset.pending];
+    """, card, onto_card, onto_column)
+
+
+def column_of(driver, card):
+    return driver.execute_script(
+        "return document.querySelector(`li.card[data-id='${arguments[0]}']`)?.closest('section').dataset.id",
+        card)
 
 
 def open_page(base, user):
@@ -133,7 +165,7 @@ def main():
         if "From the form" in bob.find_element(By.ID, "board").text:
             raise AssertionError("bob's page shows alice's private card")
         marked = alice.execute_script(
-            "return [...document.querySelectorAll('li.card.private')].map(card => card.textContent).sort()")
+            "return [...document.querySelectorAll('li.card.private .title')].map(title => title.textContent).sort()")
         if marked != ["Alice's plan", "From the form"]:
             raise AssertionError(f"alice's private cards are marked {marked}")
 
@@ -172,12 +204,68 @@ def main():
         if last_start != "resumed" or counts["resets"] != resets or counts["resumes"] != 1 or error:
             raise AssertionError(f"expected a resume after the drop, got {counts}, {last_start}, {error}")
 
+        # The pages write over their WebSockets. Alice drags c0 to the end of "done" and c4 before c1:
+        # shown at once, before any answer; bob's page follows.
+        early = [drag(alice, "c0", onto_column="done"), drag(alice, "c4", onto_card="c1")]
+        if early[0] != ["done", "1"] or early[1][0] != "doing" or early[1][1] not in ("1", "2"):
+            raise AssertionError(f"the drags were not shown at once, pending: {early}")
+        wait_until_shows(alice, base, "alice")
+        wait_until_shows(bob, base, "bob")
+        if column_of(bob, "c0") != "done" or column_of(bob, "c4") != "doing":
+            raise AssertionError("alice's drags did not reach bob's page")
+
+        # Bob renames c1 and deletes c2 with the card's buttons; alice's page follows.
+        bob.find_element(By.CSS_SELECTOR, "li.card[data-id=c1] button.rename").click()
+        field = bob.find_element(By.CSS_SELECTOR, "li.card[data-id=c1] input")
+        field.clear()
+        field.send_keys("Renamed by bob\n")
+        bob.find_element(By.CSS_SELECTOR, "li.card[data-id=c2] button.delete").click()
+        truth = wait_until_shows(alice, base, "alice")
+        wait_until_shows(bob, base, "bob")
+        if [i for c in truth for i in c["items"] if i[0] == "c1"] != [["c1", "Renamed by bob"]] or "c2" in ids(truth):
+            raise AssertionError(f"bob's rename and delete: {truth}")
+
+        # Offline, alice drags `late` into "todo"; bob deletes it meanwhile. Back online her move is sent,
+        # refused (no such card), and rolled back: her page shows the database and the reason.
+        alice.execute_script("window.boardClient.pause()")
+        if drag(alice, "late", onto_column="todo") != ["todo", "1"]:
+            raise AssertionError("the offline drag was not shown")
+        bob.find_element(By.CSS_SELECTOR, "li.card[data-id=late] button.delete").click()
+        wait_until_shows(bob, base, "bob")
+        alice.execute_script("window.boardClient.resume()")
+        wait_until_shows(alice, base, "alice", state="refused")
+        refusal = alice.execute_script(
+            "return [window.boardClient.counts.refused, window.boardClient.lastError, "
+            "document.getElementById('board').dataset.pending]")
+        if refusal[0] != 1 or "unknownCard" not in (refusal[1] or "") or refusal[2] != "0":
+            raise AssertionError(f"the refused move: {refusal}")
         os.makedirs(os.path.join(PACKAGE, ".build"), exist_ok=True)
+        alice.save_screenshot(os.path.join(PACKAGE, ".build", "board-refused.png"))
+
+        # A 300-letter word keeps every column on screen; on a long board the add form stays reachable.
+        alice.find_element(By.CSS_SELECTOR, "#add input[name=title]").send_keys("W" * 300)
+        alice.find_element(By.CSS_SELECTOR, "#add button").click()
+        wait_until_shows(alice, base, "alice")
+        for index in range(40):
+            call(base, "POST", "/api/cards", {"id": f"long{index}", "title": f"Long {index}", "column": "todo"})
+        wait_until_shows(alice, base, "alice")
+        layout = alice.execute_script("""
+            window.scrollTo(0, document.body.scrollHeight);
+            const form = document.getElementById('add').getBoundingClientRect();
+            return [document.documentElement.scrollWidth <= document.documentElement.clientWidth,
+                    form.top >= 0 && form.bottom <= window.innerHeight, window.scrollY > 0];
+        """)
+        if layout != [True, True, True]:
+            raise AssertionError(f"layout (no sideways scroll, form on screen, scrolled): {layout}")
+        edits = alice.execute_script("return window.boardClient.counts")
+
         for user, driver in [("alice", alice), ("bob", bob)]:
             driver.save_screenshot(os.path.join(PACKAGE, ".build", f"board-{user}.png"))
         print(f"browser: two users' pages each showed exactly their rows; alice's page followed "
-              f"{counts['batches']} batches over {counts['connections']} connections and {counts['resets']} "
-              f"resets (each search is one), resumed after the drop; screenshots in .build/board-*.png")
+              f"{edits['batches']} batches over {edits['connections']} connections and {edits['resets']} "
+              f"resets (each search is one), resumed after the drop; the pages' edits were shown at once and "
+              f"reconciled ({edits.get('confirmed', 0)} confirmed, {edits.get('refused', 0)} refused and rolled "
+              f"back); screenshots in .build/board-*.png")
     finally:
         for driver in drivers:
             driver.quit()

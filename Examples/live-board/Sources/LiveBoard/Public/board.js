@@ -1,6 +1,9 @@
 // A client of the SimpleSource wire format, format 2 (WireFormat.md): it subscribes to the whole board or
-// to a query (a search), renders the board by ids, applies each batch's stages to its model and to the
-// DOM in lockstep, shows the connection's state, and reconnects with a resume from the version it holds.
+// to a query (a search), applies each batch's stages to the state it holds, and writes with `edit`
+// messages: an edit is shown at once, kept on top of every state the server sends until the server
+// answers, and rolled back when refused (WritingFromAClient.md). The DOM shows the held state with the
+// pending edits on top, rendered by card id. It shows the connection's state, and reconnects with a
+// resume from the version it holds, sending its pending edits again.
 
 const FORMAT = { format: "simplesource", formatVersion: 2 };
 
@@ -15,7 +18,12 @@ export class BoardClient {
     this.url = url;
     this.query = null;      // { name, parameters } asked for, or null for the whole board
     this.shownQuery = null; // the query of the last reset: what the page shows
-    this.columns = [];      // [{ id, header, items: [{ id, title }] }], what the DOM shows
+    this.held = [];         // [{ id, header, items: [{ id, title, owner? }] }], the server's state held
+    this.columns = [];      // what the DOM shows: `held` with the pending edits on top
+    this.pending = [];      // [{ id, operations }], sent and not answered yet, oldest first
+    this.editsMade = 0;
+    this.clientID = Math.random().toString(36).slice(2, 10);
+    this.paused = false;    // while paused (a test's "offline"), the connection stays closed
     this.stream = null;     // the stream and version held, sent on reconnect to resume
     this.version = null;
     this.lastStart = null;  // "reset" or "resumed": how the last connection started
@@ -32,6 +40,8 @@ export class BoardClient {
     socket.onopen = () => {
       this.counts.connections += 1;
       this.subscribe(this.stream !== null);
+      // Unanswered edits may or may not have reached the server: it answers an id once.
+      for (const edit of this.pending) this.sendEdit(edit);
     };
     socket.onmessage = (event) => {
       try {
@@ -45,12 +55,63 @@ export class BoardClient {
       }
     };
     socket.onclose = () => {
-      if (this.socket !== socket) return;
+      if (this.socket !== socket || this.paused) return;
       this.setStatus("reconnecting");
       const delay = Math.min(2000, 50 * 2 ** this.retry);
       this.retry += 1;
       setTimeout(() => this.connect(), delay);
     };
+  }
+
+  // Closes the connection and keeps it closed until `resume()`: edits made meanwhile wait.
+  pause() {
+    this.paused = true;
+    this.socket?.close();
+    this.setStatus("offline");
+  }
+
+  resume() {
+    this.paused = false;
+    this.connect();
+  }
+
+  // Makes `operations` one edit (WireFormat.md, Edits): shown at once, sent when connected, and kept on
+  // top of what the server sends until it answers. Returns false, showing why, when it does not apply to
+  // what is shown.
+  edit(operations) {
+    try {
+      applyOperations(clone(this.columns), operations);
+    } catch (error) {
+      this.lastError = `invalidEdit: ${error.message}`;
+      this.setStatus("refused");
+      return false;
+    }
+    this.editsMade += 1;
+    const edit = { id: `${this.clientID}-${this.editsMade}`, operations };
+    this.pending.push(edit);
+    if (this.socket?.readyState === WebSocket.OPEN) this.sendEdit(edit);
+    this.render();
+    return true;
+  }
+
+  sendEdit(edit) {
+    this.socket.send(JSON.stringify({ ...FORMAT, type: "edit", id: edit.id, operations: edit.operations }));
+  }
+
+  // The held state with every pending edit applied on top; one that no longer applies (another writer
+  // deleted what it names) is left out until the server answers it.
+  rebased() {
+    const shown = clone(this.held);
+    for (const edit of this.pending) {
+      const attempt = clone(shown);
+      try {
+        applyOperations(attempt, edit.operations);
+        shown.splice(0, shown.length, ...attempt);
+      } catch (error) {
+        // Not shown; the server will refuse it.
+      }
+    }
+    return shown;
   }
 
   // Sends a subscribe for the query asked for; resuming names the stream and version held (the server
@@ -78,13 +139,12 @@ export class BoardClient {
     }
     switch (message.type) {
       case "reset":
-        this.columns = message.sections.map((section) => ({ ...section, items: section.items.slice() }));
+        this.held = message.sections.map((section) => ({ ...section, items: section.items.slice() }));
         this.stream = message.stream;
         this.version = message.version;
         this.shownQuery = this.query;
         this.lastStart = "reset";
         this.counts.resets += 1;
-        this.renderAll();
         break;
       case "resumed":
         if (message.stream !== this.stream || message.version !== this.version) {
@@ -95,10 +155,25 @@ export class BoardClient {
         break;
       case "batch":
         if (message.from !== this.version) throw new Error(`batch from ${message.from}, holding ${this.version}`);
-        for (const stage of message.stages) this.apply(stage);
+        for (const stage of message.stages) applyStage(this.held, stage);
         this.version = message.to;
         this.counts.batches += 1;
         break;
+      case "confirmed":
+      case "refused": {
+        const index = this.pending.findIndex((edit) => edit.id === message.edit);
+        if (index < 0) return; // answered already, on an earlier connection
+        this.pending.splice(index, 1);
+        this.counts[message.type] = (this.counts[message.type] ?? 0) + 1;
+        if (message.type === "refused") {
+          // Rolled back: the page shows the held state without it, and why.
+          this.lastError = `${message.code}: ${message.detail}`;
+          this.render();
+          this.setStatus("refused");
+          return;
+        }
+        break;
+      }
       case "error":
         // A refused subscribe changes nothing on the server: what is shown goes on.
         this.lastError = `${message.code}: ${message.detail}`;
@@ -109,98 +184,48 @@ export class BoardClient {
         throw new Error(`unknown message type ${message.type}`);
     }
     this.retry = 0;
+    this.render();
     this.setStatus("live");
   }
 
-  // The five steps of WireFormat.md, on the model and the DOM together.
-  apply(stage) {
-    const sections = stage.sections || {};
-    const items = stage.items || {};
-    const kept = new Map();
-
-    // 1. Item removals, in old coordinates, from the last position to the first.
-    const itemRemovals = [
-      ...(items.deletes || []).map((change) => ({ at: change.at, id: change.id })),
-      ...(items.moves || []).map((change) => ({ at: change.from, id: change.id })),
-    ].sort((a, b) => compare(b.at, a.at));
-    for (const { at, id } of itemRemovals) {
-      const column = this.columns[at[0]];
-      if (!column || column.items[at[1]]?.id !== id) throw new Error(`item ${id} is not at [${at}]`);
-      const [item] = column.items.splice(at[1], 1);
-      const element = this.listElement(at[0]).children[at[1]];
-      element.remove();
-      kept.set(id, { item, element });
-    }
-
-    // 2. Section removals, from the highest index to the lowest.
-    const sectionRemovals = [
-      ...(sections.deletes || []).map((change) => ({ at: change.at, id: change.id })),
-      ...(sections.moves || []).map((change) => ({ at: change.from, id: change.id })),
-    ].sort((a, b) => b.at - a.at);
-    const keptSections = new Map();
-    for (const { at, id } of sectionRemovals) {
-      if (this.columns[at]?.id !== id) throw new Error(`section ${id} is not at ${at}`);
-      const [section] = this.columns.splice(at, 1);
-      const element = this.root.children[at];
-      element.remove();
-      keptSections.set(id, { section, element });
-    }
-
-    // 3. Section placements, in ascending new index.
-    const sectionPlacements = [
-      ...(sections.inserts || []).map((change) => ({
-        at: change.at,
-        section: { ...change.value, items: change.value.items.slice() },
-        element: null,
-      })),
-      ...(sections.moves || []).map((change) => ({ at: change.to, ...keptSections.get(change.id) })),
-    ].sort((a, b) => a.at - b.at);
-    for (const { at, section, element } of sectionPlacements) {
-      if (at > this.columns.length) throw new Error(`section placed at ${at} of ${this.columns.length}`);
-      this.columns.splice(at, 0, section);
-      this.root.insertBefore(element || this.sectionElement(section), this.root.children[at] || null);
-    }
-
-    // 4. Item placements, in ascending [section, item].
-    const itemPlacements = [
-      ...(items.inserts || []).map((change) => ({ at: change.at, item: change.value, element: null })),
-      ...(items.moves || []).map((change) => ({ at: change.to, ...kept.get(change.id) })),
-    ].sort((a, b) => compare(a.at, b.at));
-    for (const { at, item, element } of itemPlacements) {
-      const column = this.columns[at[0]];
-      if (!column || at[1] > column.items.length) throw new Error(`item placed at [${at}] is out of range`);
-      column.items.splice(at[1], 0, item);
-      const list = this.listElement(at[0]);
-      list.insertBefore(element || this.cardElement(item), list.children[at[1]] || null);
-    }
-
-    // 5. Refreshes, in place.
-    for (const change of sections.updates || []) {
-      const column = this.columns[change.at];
-      if (column?.id !== change.value.id) throw new Error(`section ${change.value.id} is not at ${change.at}`);
-      column.header = change.value.header;
-      this.root.children[change.at].querySelector("h2").textContent = column.header ?? column.id;
-    }
-    for (const change of items.updates || []) {
-      const column = this.columns[change.at[0]];
-      if (column?.items[change.at[1]]?.id !== change.value.id) {
-        throw new Error(`item ${change.value.id} is not at [${change.at}]`);
-      }
-      column.items[change.at[1]] = change.value;
-      this.listElement(change.at[0]).children[change.at[1]].replaceWith(this.cardElement(change.value));
-    }
-  }
-
-  listElement(index) {
-    return this.root.children[index].querySelector("ol");
+  // Shows `rebased()`, reusing each column's and card's element by id: a card that moved keeps its
+  // element (and focus), one whose content changed gets a new one.
+  render() {
+    this.columns = this.rebased();
+    this.root.dataset.pending = String(this.pending.length);
+    const sections = new Map([...this.root.children].map((element) => [element.dataset.id, element]));
+    const cards = new Map([...this.root.querySelectorAll("li.card")].map((element) => [element.dataset.id, element]));
+    this.root.replaceChildren(...this.columns.map((column) => {
+      const element = sections.get(column.id) ?? this.sectionElement(column);
+      element.querySelector("h2").textContent = column.header ?? column.id;
+      const list = element.querySelector("ol");
+      list.replaceChildren(...column.items.map((card) => {
+        const existing = cards.get(card.id);
+        return existing && existing.dataset.content === JSON.stringify(card) ? existing : this.cardElement(card);
+      }));
+      return element;
+    }));
   }
 
   cardElement(card) {
     const element = document.createElement("li");
     element.className = card.owner ? "card private" : "card";
     element.dataset.id = card.id;
+    element.dataset.content = JSON.stringify(card);
+    element.draggable = true;
     if (card.owner) element.title = "private: only you see it";
-    element.textContent = card.title;
+    const title = document.createElement("span");
+    title.className = "title";
+    title.textContent = card.title;
+    const rename = document.createElement("button");
+    rename.className = "rename";
+    rename.title = "Rename";
+    rename.textContent = "✎";
+    const remove = document.createElement("button");
+    remove.className = "delete";
+    remove.title = "Delete";
+    remove.textContent = "×";
+    element.append(title, rename, remove);
     return element;
   }
 
@@ -209,23 +234,148 @@ export class BoardClient {
     element.className = "column";
     element.dataset.id = section.id;
     const title = document.createElement("h2");
-    title.textContent = section.header ?? section.id;
     const list = document.createElement("ol");
     list.className = "cards";
-    for (const item of section.items) list.appendChild(this.cardElement(item));
     element.append(title, list);
     return element;
   }
 
-  renderAll() {
-    this.root.replaceChildren(...this.columns.map((section) => this.sectionElement(section)));
-  }
-
   setStatus(state) {
     this.statusElement.className = state;
+    const pending = this.pending.length ? ` · ${this.pending.length} pending` : "";
     this.statusElement.textContent =
-      state === "live" ? `live · version ${this.version}` : state === "refused" ? this.lastError : state;
+      state === "live" ? `live · version ${this.version}${pending}` : state === "refused" ? this.lastError : state;
     this.root.dataset.version = this.version ?? "";
     this.root.dataset.state = state;
+  }
+}
+
+function clone(columns) {
+  return columns.map((column) => ({ ...column, items: column.items.slice() }));
+}
+
+// The five steps of WireFormat.md, on a model of columns.
+function applyStage(columns, stage) {
+  const sections = stage.sections || {};
+  const items = stage.items || {};
+  const kept = new Map();
+
+  // 1. Item removals, in old coordinates, from the last position to the first.
+  const itemRemovals = [
+    ...(items.deletes || []).map((change) => ({ at: change.at, id: change.id })),
+    ...(items.moves || []).map((change) => ({ at: change.from, id: change.id })),
+  ].sort((a, b) => compare(b.at, a.at));
+  for (const { at, id } of itemRemovals) {
+    const column = columns[at[0]];
+    if (!column || column.items[at[1]]?.id !== id) throw new Error(`item ${id} is not at [${at}]`);
+    const [item] = column.items.splice(at[1], 1);
+    kept.set(id, item);
+  }
+
+  // 2. Section removals, from the highest index to the lowest.
+  const sectionRemovals = [
+    ...(sections.deletes || []).map((change) => ({ at: change.at, id: change.id })),
+    ...(sections.moves || []).map((change) => ({ at: change.from, id: change.id })),
+  ].sort((a, b) => b.at - a.at);
+  const keptSections = new Map();
+  for (const { at, id } of sectionRemovals) {
+    if (columns[at]?.id !== id) throw new Error(`section ${id} is not at ${at}`);
+    const [section] = columns.splice(at, 1);
+    keptSections.set(id, section);
+  }
+
+  // 3. Section placements, in ascending new index.
+  const sectionPlacements = [
+    ...(sections.inserts || []).map((change) => ({
+      at: change.at, section: { ...change.value, items: change.value.items.slice() },
+    })),
+    ...(sections.moves || []).map((change) => ({ at: change.to, section: keptSections.get(change.id) })),
+  ].sort((a, b) => a.at - b.at);
+  for (const { at, section } of sectionPlacements) {
+    if (at > columns.length) throw new Error(`section placed at ${at} of ${columns.length}`);
+    columns.splice(at, 0, section);
+  }
+
+  // 4. Item placements, in ascending [section, item].
+  const itemPlacements = [
+    ...(items.inserts || []).map((change) => ({ at: change.at, item: change.value })),
+    ...(items.moves || []).map((change) => ({ at: change.to, item: kept.get(change.id) })),
+  ].sort((a, b) => compare(a.at, b.at));
+  for (const { at, item } of itemPlacements) {
+    const column = columns[at[0]];
+    if (!column || at[1] > column.items.length) throw new Error(`item placed at [${at}] is out of range`);
+    column.items.splice(at[1], 0, item);
+  }
+
+  // 5. Refreshes, in place.
+  for (const change of sections.updates || []) {
+    const column = columns[change.at];
+    if (column?.id !== change.value.id) throw new Error(`section ${change.value.id} is not at ${change.at}`);
+    column.header = change.value.header;
+  }
+  for (const change of items.updates || []) {
+    const column = columns[change.at[0]];
+    if (column?.items[change.at[1]]?.id !== change.value.id) {
+      throw new Error(`item ${change.value.id} is not at [${change.at}]`);
+    }
+    column.items[change.at[1]] = change.value;
+  }
+}
+
+// An edit's operations (WireFormat.md, Edits) applied to a model of columns, as the server's transaction
+// applies them; throws what it refuses (an unknown id or anchor, an id that exists).
+function applyOperations(columns, operations) {
+  const find = (id) => {
+    for (const [section, column] of columns.entries()) {
+      const item = column.items.findIndex((card) => card.id === id);
+      if (item >= 0) return [section, item];
+    }
+    throw new Error(`no card ${id}`);
+  };
+  const place = (operation) => {
+    if (operation.section !== undefined) {
+      const section = columns.findIndex((column) => column.id === operation.section);
+      if (section < 0) throw new Error(`no column ${operation.section}`);
+      return [section, columns[section].items.length];
+    }
+    const [section, item] = find(operation.before ?? operation.after);
+    return [section, operation.before !== undefined ? item : item + 1];
+  };
+  for (const operation of operations) {
+    switch (operation.op) {
+      case "insert": {
+        for (const card of operation.items) {
+          if (columns.some((column) => column.items.some((other) => other.id === card.id))) {
+            throw new Error(`card ${card.id} exists`);
+          }
+        }
+        const [section, item] = place(operation);
+        columns[section].items.splice(item, 0, ...operation.items);
+        break;
+      }
+      case "replace": {
+        const [section, item] = find(operation.item.id);
+        columns[section].items[item] = operation.item;
+        break;
+      }
+      case "delete":
+        for (const id of operation.ids) {
+          const [section, item] = find(id);
+          columns[section].items.splice(item, 1);
+        }
+        break;
+      case "move": {
+        const [section, item] = find(operation.id);
+        const [card] = columns[section].items.splice(item, 1);
+        if (operation.before === operation.id || operation.after === operation.id) {
+          throw new Error(`card ${operation.id} cannot move next to itself`);
+        }
+        const [to, index] = place(operation);
+        columns[to].items.splice(index, 0, card);
+        break;
+      }
+      default:
+        throw new Error(`unknown operation ${operation.op}`);
+    }
   }
 }
