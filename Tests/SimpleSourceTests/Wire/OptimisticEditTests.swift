@@ -207,7 +207,7 @@ final class EditingWorld: Sendable {
   }
 }
 
-@Suite("Optimistic edits", .timeLimit(.minutes(1)))
+@Suite("Optimistic edits", .timeLimit(.minutes(5)))
 struct OptimisticEditTests {
   static let settings = RandomTestSettings.current(defaultCases: 60, casesVariable: "SIMPLESOURCE_EDIT_RUNS")
 
