@@ -213,8 +213,9 @@ struct WireEditTests {
   func stopsWaiting() async throws {
     let remote = RemoteDataSource<TestSection>(clientID: "c")
     try await remote.receive(.reset(stream: "s", version: 0, snapshot: snapshot("A: a b")))
-    let waiting = Task { try await remote.edit([.move("b", .before("a"))]) }
-    while await remote.pendingEditCount == 0 { await Task.yield() }
+    // `edit` is `submit` then `answer(to:)`: the edit is pending before anyone waits for its answer.
+    let id = try await remote.submit([.move("b", .before("a"))])
+    let waiting = Task { try await remote.answer(to: id) }
     waiting.cancel()
     await #expect(throws: WireError(.unanswered, "the task waiting for the edit was cancelled")) {
       try await waiting.value
