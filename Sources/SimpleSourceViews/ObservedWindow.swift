@@ -71,7 +71,7 @@ public final class ObservedWindow<Section: SectionType> {
   ) async {
     let subscription = await source.subscribe(pacing: pacing)
     sectionID = section
-    self.range = Self.clamped(range)
+    self.range = range.clampedAtZero
     self.margin = max(margin, 0)
     snapshot = subscription.snapshot
     version = subscription.version
@@ -100,7 +100,7 @@ public final class ObservedWindow<Section: SectionType> {
   /// margin keep their objects.
   /// - Complexity: O((*w* + 2*m*) log *n*) for a window of *w* rows and a margin of *m*.
   public func move(to range: Range<Int>) {
-    let range = Self.clamped(range)
+    let range = range.clampedAtZero
     guard range != self.range else { return }
     self.range = range
     readWindow(refreshing: [])
@@ -110,11 +110,6 @@ public final class ObservedWindow<Section: SectionType> {
   public var heldRowCount: Int { held.count }
 
   // MARK: - Applying
-
-  private static func clamped(_ range: Range<Int>) -> Range<Int> {
-    let lower = max(range.lowerBound, 0)
-    return lower..<max(range.upperBound, lower)
-  }
 
   /// Applies one batch: a change in or before the window (or its margin) reads the window again; a
   /// change after it only changes ``count``; edits of held rows set their items.

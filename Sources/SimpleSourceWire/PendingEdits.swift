@@ -78,14 +78,14 @@ package struct PendingEdits<Edit, Answer, Waiter> {
   package mutating func disconnect() { isConnected = false }
 
   /// The sender answered edit `id` with `answer`.
-  /// - Returns: Whether it was pending (it is removed, and its answer kept), and its waiters, to resume
-  ///   with the answer.
-  package mutating func answer(_ id: String, _ answer: Answer) -> (wasPending: Bool, waiters: [Waiter]) {
-    guard let index = entries.firstIndex(where: { $0.id == id }) else { return (false, []) }
-    entries.remove(at: index)
+  /// - Returns: The edit, when it was pending (it is removed, and its answer kept), and its waiters, to
+  ///   resume with the answer.
+  package mutating func answer(_ id: String, _ answer: Answer) -> (edit: Edit?, waiters: [Waiter]) {
+    guard let index = entries.firstIndex(where: { $0.id == id }) else { return (nil, []) }
+    let edit = entries.remove(at: index).edit
     answers.append((id, answer))
     if answers.count > Self.rememberedAnswers { answers.removeFirst() }
-    return (true, waiters.take { $0 == id })
+    return (edit, waiters.take { $0 == id })
   }
 
   /// The task of waiter `waitID` was cancelled.

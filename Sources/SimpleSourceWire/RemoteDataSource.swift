@@ -151,8 +151,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
         offer(update.changeset, remote: batch.to)
       } else {
         let changes = update.changeset.itemChanges
-        var touched = changes.structuralIDs.union(changes.updates.lazy.map(\.id))
-        for edit in pending.edits { touched.formUnion(edit.operations.lazy.flatMap(\.itemIDs)) }
+        let touched = changes.structuralIDs.union(changes.updates.lazy.map(\.id)).union(pendingItemIDs)
         show(
           rebased(), touching: touched, refreshing: update.changeset.forcedRefreshes, remote: batch.to)
       }
@@ -208,7 +207,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     }
     editsMade += 1
     if pending.make(edit.id, edit) { connection?.sink(.edit(edit)) }
-    show(shown, touching: Set(operations.lazy.flatMap(\.itemIDs)), remote: nil)
+    show(shown, touching: edit.itemIDs, remote: nil)
     return edit.id
   }
 
@@ -240,12 +239,15 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   /// The sender answered edit `id`: it leaves the pending edits, and what is shown is the state held with
   /// the others on top (a refusal rolls it back; a confirmation usually changes nothing shown).
   private func answer(_ id: String, with result: Result<Int, WireError>) {
-    guard let edit = pending.entries.first(where: { $0.id == id })?.edit else { return }
-    let (_, waiters) = pending.answer(id, result)
-    var touched = Set(edit.operations.lazy.flatMap(\.itemIDs))
-    for other in pending.edits { touched.formUnion(other.operations.lazy.flatMap(\.itemIDs)) }
-    show(rebased(), touching: touched, remote: nil)
+    let (edit, waiters) = pending.answer(id, result)
+    guard let edit else { return }
+    show(rebased(), touching: edit.itemIDs.union(pendingItemIDs), remote: nil)
     for waiter in waiters { waiter.resume(returning: result) }
+  }
+
+  /// The ids the pending edits name: what a rebase may move or change besides the sender's batch.
+  private var pendingItemIDs: Set<Section.Item.ID> {
+    pending.edits.reduce(into: []) { $0.formUnion($1.itemIDs) }
   }
 
   /// The state held with every pending edit applied on top, in order; an edit that no longer applies (the

@@ -91,6 +91,10 @@ public struct WireEdit<Section: SectionType>: Sendable {
     self.operations = operations
   }
 
+  /// The ids its operations name (``WireOperation/itemIDs``): the items whose place or content it may
+  /// change, and its anchors.
+  public var itemIDs: Set<Section.Item.ID> { Set(operations.lazy.flatMap(\.itemIDs)) }
+
   /// Makes every operation in `transaction`, in order.
   /// - Throws: The first operation's ``DataSourceError``; the caller drops the transaction.
   /// - Complexity: the sum of the operations'.

@@ -183,12 +183,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   /// Returns once every batch of the writes to the service's source made before the call has been sent
   /// to the client (`send` returned), or the subscription ended. Tests and services await this instead
   /// of sleeping.
-  public func settled() async {
-    guard let current, let (source, _) = following else { return }
-    await service.source.settled()
-    await source.settled()
-    _ = await current.sent.reached(await source.version)
-  }
+  public func settled() async { await caughtUp(to: .max) }
 
   /// Makes the client's edit, and answers it once the subscription has sent the batches of its version.
   private func write(_ edit: WireEdit<Section>) async {

@@ -31,8 +31,8 @@ struct PendingEditsTests {
       Issue.record("a waiter for a pending edit parks")
       return
     }
-    #expect(edits.answer("b", 7) == (true, []))
-    #expect(edits.answer("b", 8) == (false, []), "a second answer changes nothing")
+    #expect(edits.answer("b", 7) == ("edit b", []))
+    #expect(edits.answer("b", 8) == (nil, []), "a second answer changes nothing")
     guard case .answered(7) = edits.wait(for: "b", "late") else {
       Issue.record("a wait after the answer gets it at once")
       return
@@ -40,7 +40,7 @@ struct PendingEditsTests {
     edits.disconnect()
     #expect(edits.connect() == ["edit a"], "a reconnect sends what is pending again")
     #expect(edits.cancelWait(waitingA) == "waiter a")
-    #expect(edits.answer("a", 9) == (true, []), "its waiter left; the edit was still pending")
+    #expect(edits.answer("a", 9) == ("edit a", []), "its waiter left; the edit was still pending")
     #expect(edits.isEmpty && edits.violations.isEmpty)
   }
 }
@@ -123,8 +123,11 @@ struct PendingWorld: ExplorableWorld {
       machine.disconnect()
       connected = false
     case .answer(let edit):
-      let (wasPending, resumed) = machine.answer("e\(edit)", edit * 10)
-      try expect(wasPending == pending.contains(edit), "answer e\(edit): pending \(wasPending)")
+      let (handedBack, resumed) = machine.answer("e\(edit)", edit * 10)
+      let wasPending = handedBack != nil
+      try expect(
+        handedBack == (pending.contains(edit) ? "edit e\(edit)" : nil),
+        "answer e\(edit) handed back \(String(describing: handedBack))")
       let due = parked.filter { $0.value.edit == edit }.keys.sorted()
       try expect(
         resumed.sorted() == (wasPending ? due : []), "answer e\(edit) resumed \(resumed), the model \(due)")

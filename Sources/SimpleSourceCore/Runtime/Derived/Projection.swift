@@ -38,7 +38,7 @@ public struct Projection<Section: SectionType>: Sendable {
   /// A window past the end shows the items that exist (none when it starts past the end); a negative
   /// bound counts as 0.
   public var rows: Range<Int>? {
-    didSet { rows = rows.map(Self.clamped) }
+    didSet { rows = rows?.clampedAtZero }
   }
 
   /// Creates a projection.
@@ -59,13 +59,7 @@ public struct Projection<Section: SectionType>: Sendable {
     self.areInIncreasingOrder = areInIncreasingOrder
     self.isSectionIncluded = isSectionIncluded
     self.hidesEmptySections = hidingEmptySections
-    self.rows = rows.map(Self.clamped)
-  }
-
-  /// `range` with negative bounds raised to 0.
-  static func clamped(_ range: Range<Int>) -> Range<Int> {
-    let lower = max(range.lowerBound, 0)
-    return lower..<max(range.upperBound, lower)
+    self.rows = rows?.clampedAtZero
   }
 
   /// Shows everything, in the parent's order.
@@ -133,5 +127,13 @@ public struct ProjectionError: Error, Hashable, Sendable, CustomStringConvertibl
     if let section { text += (item == nil ? ": section " : " in section ") + section }
     if let underlying { text += ": \(underlying)" }
     return text
+  }
+}
+
+extension Range<Int> {
+  /// The range with negative bounds raised to 0: positions a window may ask for.
+  @inlinable package var clampedAtZero: Range<Int> {
+    let lower = Swift.max(lowerBound, 0)
+    return lower..<Swift.max(upperBound, lower)
   }
 }
