@@ -12,7 +12,7 @@ public struct NoScope: Hashable, Sendable {
 
 /// Serves one data source over the wire to any number of clients, whatever carries the bytes.
 ///
-/// Make one per source, then a ``WireSession`` per connection with ``session(scope:pacing:send:)``:
+/// Make one per source, then a ``WireSession`` per connection with ``session(scope:pacing:sink:send:)``:
 ///
 /// ```swift
 /// let service = WireService(source: tasks, stream: "tasks-\(UUID())", queries: [byColumn]) { user in
@@ -31,8 +31,10 @@ public struct NoScope: Hashable, Sendable {
 ///   leaves a scope is a delete for that client, one that enters is an insert.
 /// - **Shared work.** Sessions with the same (query, parameters, scope) share one ``ProjectedDataSource``
 ///   of the source and one encoded message per batch: an edit costs each distinct view O(*k* log *n*) and
-///   each further client a copy of bytes. A reset is encoded once per (view, version, format) too. The last session to leave a view keeps it idle for resumes;
-///   the `keepingIdleViews` most recently used idle views are kept, and older ones are dropped.
+///   each further client a copy of bytes, or with a ``WireSink`` one call of its sink from the view's
+///   broadcast (no task or subscription per client). A reset is encoded once per (view, version, format)
+///   too. The last session to leave a view keeps it idle for resumes; the `keepingIdleViews` most recently
+///   used idle views are kept, and older ones are dropped.
 /// - **Streams.** The whole source, with no scope, is `stream`; each view's stream is `stream` followed by
 ///   `.v` and a stable hash of its query, parameters and scope, the same
 ///   on every instance serving `stream`. A client resumes a view from any version the source retains, even
@@ -77,6 +79,8 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   var views: SharedViews<ViewKey, SharedView>
   /// The number of the last view made.
   var viewsMade = 0
+  /// The broadcasts of views (and of the whole source) per format; an ended one is replaced when asked.
+  var broadcasts: [BroadcastKey: WireBroadcast<Section>] = [:]
 
   /// Serves `source` to clients whose scope restricts the rows they see.
   /// - Parameters:
@@ -121,11 +125,20 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   /// - Parameters:
   ///   - scope: What the client may see.
   ///   - pacing: How often the client receives batches.
+  ///   - sink: Writes a message without waiting, when the transport can (see ``WireSink``): the session
+  ///     then joins its view's broadcast once it holds the version the broadcast sent, and every batch
+  ///     is encoded once and handed to each member's sink by one task, instead of a task per client
+  ///     sending it. A sink that returns `false` (a full connection) drops the session back to `send`,
+  ///     which waits, from the version it holds; it joins again once it has caught up. The transport
+  ///     queues both in one order: a message given to either before another reaches the client first (an
+  ///     edit's answer follows its batch, a batch follows the reset). Paced sessions
+  ///     never use it. `nil`: every message goes through `send`.
   ///   - send: Sends one message's bytes (JSON text) to the client; throwing ends the subscription.
   public nonisolated func session(
-    scope: Scope, pacing: Pacing = .immediate, send: @escaping @Sendable (Data) async throws -> Void
+    scope: Scope, pacing: Pacing = .immediate, sink: WireSink? = nil,
+    send: @escaping @Sendable (Data) async throws -> Void
   ) -> WireSession<Section, Scope> {
-    WireSession(service: self, scope: scope, pacing: pacing, send: send)
+    WireSession(service: self, scope: scope, pacing: pacing, sink: sink, send: send)
   }
 
   /// The number of views sessions use now.
@@ -163,6 +176,33 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     let number: Int
     /// Keeps the view's source alive while the session follows it.
     let source: ProjectedDataSource<Section>
+  }
+
+  /// Which broadcast a session joins: its view (`nil`: the whole source) and its format.
+  struct BroadcastKey: Hashable {
+    var view: ViewKey?
+    var number: Int
+    var format: Int
+
+    init(view: (key: ViewKey, number: Int)?, format: Int) {
+      self.view = view?.key
+      number = view?.number ?? 0
+      self.format = format
+    }
+  }
+
+  /// The live broadcast of `key`, or (when there is none) a new one that takes `subscription`, which
+  /// holds `version`: `founded` says which.
+  /// - Complexity: O(1), or O(broadcasts) when one is made (ended ones are dropped then).
+  func broadcast(_ key: BroadcastKey, taking subscription: Subscription<Section>, at version: Int)
+    -> (broadcast: WireBroadcast<Section>, founded: Bool)
+  {
+    if let live = broadcasts[key], !live.isEnded { return (live, false) }
+    let made = WireBroadcast(
+      subscription: subscription, version: version, coder: WireCoder(formatVersion: key.format))
+    broadcasts = broadcasts.filter { !$0.value.isEnded }
+    broadcasts[key] = made
+    return (made, true)
   }
 
   /// A subscribe's feed, the view it uses (if any), and where its reset's bytes are shared.
@@ -295,11 +335,11 @@ extension WireService where Scope == NoScope {
       edits: edits, scoped: nil)
   }
 
-  /// A session for one connection; see ``session(scope:pacing:send:)``.
+  /// A session for one connection; see ``session(scope:pacing:sink:send:)``.
   public nonisolated func session(
-    pacing: Pacing = .immediate, send: @escaping @Sendable (Data) async throws -> Void
+    pacing: Pacing = .immediate, sink: WireSink? = nil, send: @escaping @Sendable (Data) async throws -> Void
   ) -> WireSession<Section, NoScope> {
-    session(scope: NoScope(), pacing: pacing, send: send)
+    session(scope: NoScope(), pacing: pacing, sink: sink, send: send)
   }
 }
 

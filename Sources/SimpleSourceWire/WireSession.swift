@@ -24,7 +24,10 @@ public import SimpleSourceCore
 /// Call ``close()`` when the connection ends. `send` is called by one task at a time for batches, and may
 /// be called from ``receive(_:)-(Data)`` for an error at the same time: each call is one whole message.
 /// A `send` that throws ends the subscription (the client went away); the session still answers later
-/// messages.
+/// messages. With a sink (``WireService/session(scope:pacing:sink:send:)``), batches reach the client
+/// through it while the session is a member of its view's broadcast, and through `send` otherwise
+/// (answers and errors always go through `send`); after ``close()`` (or a second subscribe) returns,
+/// nothing of the old subscription is written to either.
 public actor WireSession<Section: SectionType, Scope: Hashable & Sendable>
 where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item.ID: Codable {
   /// The service the session belongs to.
@@ -33,6 +36,8 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   public private(set) var scope: Scope
   let pacing: Pacing
   let send: @Sendable (Data) async throws -> Void
+  /// Writes a broadcast's frames without waiting; `nil` when every message goes through `send`.
+  let sink: WireSink?
   /// The largest message it reads.
   let reader = WireCoder(maxMessageBytes: 1 << 20)
   /// The format number of the client's last message; replies are written in it.
@@ -40,8 +45,8 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   /// The subscription being sent, the task sending it, and the view it uses.
   var current:
     (
-      feed: WireFeed<Section>, sending: Task<Void, Never>, lease: WireService<Section, Scope>.Lease?,
-      sent: AppliedVersion
+      feed: WireFeed<Section>, sending: Task<Void, Never>, control: SendingControl<Section>,
+      lease: WireService<Section, Scope>.Lease?, sent: AppliedVersion
     )?
   /// The last subscribe, replayed when the scope changes.
   var request: (stream: String?, from: Int?, query: WireQueryRequest?)?
@@ -49,12 +54,13 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   var isClosed = false
 
   init(
-    service: WireService<Section, Scope>, scope: Scope, pacing: Pacing,
+    service: WireService<Section, Scope>, scope: Scope, pacing: Pacing, sink: WireSink?,
     send: @escaping @Sendable (Data) async throws -> Void
   ) {
     self.service = service
     self.scope = scope
     self.pacing = pacing
+    self.sink = sink
     self.send = send
   }
 
@@ -135,6 +141,9 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     return (current.lease?.source ?? service.source, stream)
   }
 
+  /// How many times the current subscription joined its view's broadcast; `nil` when not subscribed.
+  package var broadcastJoins: AppliedVersion? { current?.control.joins }
+
   // MARK: - Internals
 
   private func subscribe(stream: String?, from: Int?, query: WireQueryRequest?) async throws(WireError) {
@@ -153,31 +162,13 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     let coder = WireCoder(maxMessageBytes: reader.maxMessageBytes, formatVersion: formatVersion)
     // Nothing is sent until the reset or resume is: -1 is before every version.
     let sent = AppliedVersion(-1)
-    // A version whose composed batch cancelled out is held once every batch before it is sent: the
-    // observer runs when the sending loop asks for its next batch (without it, `settled()` and an edit's
-    // answer would wait for a batch that never comes).
-    feed.subscription.onCancelledOut { sent.advance(to: $0) }
-    let format = formatVersion
-    let sending = Task { [send] in
-      do {
-        // A reset is encoded once per (view, version, format), however many clients connect then.
-        if case .reset(_, let version, _) = feed.start {
-          try await send(resets.bytes(version: version, format: format) { coder.encode(feed.start) })
-        } else {
-          try await send(coder.encode(feed.start))
-        }
-        sent.advance(to: feed.subscription.version)
-        // Each batch is encoded once per format, however many sessions send it.
-        for await batch in feed.subscription.batches {
-          try await send(coder.encode(batch))
-          sent.advance(to: batch.to)
-        }
-      } catch {
-        feed.cancel()
-      }
-      sent.finish()
-    }
-    current = (feed, sending, lease, sent)
+    let control = SendingControl<Section>()
+    let sender = SessionSender(
+      send: send, sink: pacing.isImmediate ? sink : nil, coder: coder, sent: sent, control: control,
+      service: service, broadcast: .init(view: lease.map { ($0.key, $0.number) }, format: formatVersion),
+      source: lease?.source ?? service.source, pacing: pacing)
+    let sending = Task { await sender.run(feed, resets: resets) }
+    current = (feed, sending, control, lease, sent)
   }
 
   /// Returns once every batch of the writes to the service's source made before the call has been sent
@@ -213,9 +204,10 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
 
   /// Stops the subscription being sent, waits until its last message is sent, and releases its view.
   private func stop() async {
-    guard let (feed, sending, lease, _) = current else { return }
+    guard let (_, sending, control, lease, _) = current else { return }
     current = nil
-    feed.cancel()
+    // The control, not the feed: the feed's subscription may be a broadcast's now.
+    control.stop()
     await sending.value
     if let lease { await service.release(lease) }
   }

@@ -11,6 +11,9 @@ public struct Pacing: Sendable {
   /// Every batch as soon as it is ready.
   public static let immediate = Pacing(makeGate: nil)
 
+  /// Whether batches are delivered as soon as they are ready.
+  package var isImmediate: Bool { makeGate == nil }
+
   /// At most one batch per `interval` of `clock`: after a batch, the next is held until `interval` has
   /// passed since it.
   ///

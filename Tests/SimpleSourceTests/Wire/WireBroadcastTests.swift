@@ -1,0 +1,239 @@
+// Sessions with a sink: one broadcast per view and format writes every batch, encoded once, to every
+// member; a full connection falls back to its own sending and joins again; clients see every version once.
+
+import Foundation
+import SimpleSourceTesting
+import Testing
+
+@testable import SimpleSourceCore
+@testable import SimpleSourceWire
+
+@Suite("Broadcasting to sessions", .timeLimit(.minutes(3)))
+struct WireBroadcastTests {
+  static let settings = RandomTestSettings.current(defaultCases: 20, casesVariable: "SIMPLESOURCE_WIRE_CASES")
+
+  /// A client whose session has a sink: what `send` and the sink deliver go to one ``WireClient`` in the
+  /// order they are called, and each is counted. The sink refuses while `full` says so.
+  final class SinkClient: Sendable {
+    let client: WireClient
+    let sends = Locked(0)
+    let frames = Locked(0)
+    let refusals = Locked(0)
+    let full: Locked<@Sendable () -> Bool>
+
+    init(allows: @escaping @Sendable (TestItem) -> Bool = { _ in true }) {
+      client = WireClient(allows: allows)
+      full = Locked({ false })
+    }
+
+    func send(_ data: Data) {
+      sends.withLock { $0 += 1 }
+      client.receive(data)
+    }
+
+    func sink(_ frame: WireFrame) -> Bool {
+      guard !full.withLock({ $0 })() else {
+        refusals.withLock { $0 += 1 }
+        return false
+      }
+      frames.withLock { $0 += 1 }
+      client.receive(frame.form { $0 })
+      return true
+    }
+
+    func session<Scope>(of service: WireService<TestSection, Scope>, scope: Scope) -> WireSession<
+      TestSection, Scope
+    > {
+      service.session(scope: scope, sink: { self.sink($0) }) { self.send($0) }
+    }
+  }
+
+  static func source() throws -> BasicDataSource<TestSection> {
+    try BasicDataSource(sections: layout("A: a1 b1 a2 | B: b2 a3"))
+  }
+
+  /// Awaits every session's first join.
+  static func joined<Scope>(_ sessions: [WireSession<TestSection, Scope>]) async {
+    for session in sessions {
+      let joins = await session.broadcastJoins
+      #expect(await joins?.reached(1) == true)
+    }
+  }
+
+  @Test("members of one view get every batch from one subscription, and nothing through send")
+  func oneSubscriptionPerView() async throws {
+    let source = try Self.source()
+    let service = WireService(source: source, stream: "s", queries: WireServiceTests.queries)
+    let query = WireQueryRequest("prefix", ["prefix": .string("a")])
+    var clients: [(SinkClient, WireSession<TestSection, NoScope>)] = []
+    for index in 0..<8 {
+      let client = SinkClient()
+      let session = client.session(of: service, scope: NoScope())
+      await session.receive(subscribe(index < 6 ? query : nil))
+      clients.append((client, session))
+    }
+    await Self.joined(clients.map(\.1))
+    for step in 0..<20 {
+      try await source.appendItems([TestItem("a\(10 + step)")], toSection: "B")
+      if step % 3 == 0 { try await source.replaceItem(TestItem("b1", version: step)) }
+    }
+    for (client, session) in clients {
+      await session.delivered(to: client.client)
+      let state = client.client.state.withLock { $0 }
+      #expect(state.violations.isEmpty, "\(state.violations)")
+      #expect(client.sends.withLock { $0 } == 1, "only the reset goes through send")
+      #expect(client.frames.withLock { $0 } > 0)
+    }
+    let (query0, whole) = (
+      clients[0].0.client.state.withLock(\.held), clients[7].0.client.state.withLock(\.held)
+    )
+    #expect(query0.sections == WireServiceTests.expected((await source.snapshot).sections, query))
+    #expect(whole == (await source.snapshot))
+    // One subscription per view: the broadcast's. The view is the query's projection; the source has
+    // the projection's and the whole-source broadcast's.
+    let view = try #require(await clients[0].1.following?.source)
+    #expect((view as? ProjectedDataSource<TestSection>)?.subscriberCount == 1)
+    #expect(source.subscriberCount == 2)
+    for (_, session) in clients { await session.close() }
+  }
+
+  @Test("a full connection falls back to send from the version it holds, then joins again")
+  func fullConnection() async throws {
+    let source = try Self.source()
+    let service = WireService(source: source, stream: "s")
+    let (steady, slow) = (SinkClient(), SinkClient())
+    let sessions = [
+      steady.session(of: service, scope: NoScope()), slow.session(of: service, scope: NoScope()),
+    ]
+    for session in sessions { await session.receive(subscribe(nil)) }
+    await Self.joined(sessions)
+    slow.full.withLock { $0 = { true } }
+    for step in 0..<6 {
+      try await source.appendItems([TestItem("f\(step)")], toSection: "A")
+      for (client, session) in zip([steady, slow], sessions) { await session.delivered(to: client.client) }
+    }
+    #expect(slow.refusals.withLock { $0 } > 0)
+    #expect(slow.sends.withLock { $0 } > 1, "batches went through send while the sink refused")
+    slow.full.withLock { $0 = { false } }
+    // Each refusal made it leave once; it joins again after sending a batch by itself.
+    let joins = try #require(await sessions[1].broadcastJoins)
+    #expect(await joins.reached(1 + slow.refusals.withLock { $0 }))
+    let (frames, sends) = (slow.frames.withLock { $0 }, slow.sends.withLock { $0 })
+    try await source.appendItems([TestItem("after")], toSection: "B")
+    await sessions[1].delivered(to: slow.client)
+    #expect(slow.frames.withLock { $0 } == frames + 1 && slow.sends.withLock { $0 } == sends)
+    for client in [steady, slow] {
+      let state = client.client.state.withLock { $0 }
+      #expect(state.violations.isEmpty, "\(state.violations)")
+      #expect(state.held == (await source.snapshot))
+    }
+    for session in sessions { await session.close() }
+  }
+
+  @Test("a session that subscribes again or closes leaves its broadcast: nothing of the old stream follows")
+  func leaving() async throws {
+    let source = try Self.source()
+    let service = WireService(source: source, stream: "s", queries: WireServiceTests.queries)
+    let (first, second) = (SinkClient(), SinkClient())
+    let sessions = [
+      first.session(of: service, scope: NoScope()), second.session(of: service, scope: NoScope()),
+    ]
+    for session in sessions { await session.receive(subscribe(nil)) }
+    await Self.joined(sessions)
+    let query = WireQueryRequest("newest", ["min": .integer(1)])
+    await sessions[0].receive(subscribe(query))
+    try await source.replaceItem(TestItem("a2", version: 3))
+    await sessions[0].delivered(to: first.client)
+    await sessions[1].delivered(to: second.client)
+    let closedAt = second.client.state.withLock(\.version)
+    await sessions[1].close()
+    try await source.replaceItem(TestItem("b2", version: 4))
+    await sessions[0].delivered(to: first.client)
+    let state = first.client.state.withLock { $0 }
+    #expect(state.violations.isEmpty, "\(state.violations)")
+    #expect(state.held.sections == WireServiceTests.expected((await source.snapshot).sections, query))
+    let closed = second.client.state.withLock { $0 }
+    #expect(closed.violations.isEmpty && closed.version == closedAt, "a closed session was written to")
+    await sessions[0].close()
+    // Every broadcast ended with its last member; the source keeps only the idle view, for resumes.
+    let (broadcasts, idle) = (await service.broadcasts.values, await service.idleViewCount)
+    #expect(broadcasts.count == 2 && broadcasts.allSatisfy(\.isEnded))
+    #expect(source.subscriberCount == 1 && idle == 1)
+  }
+
+  @Test("random writes, sinks that refuse at random, scope changes and resubscribes: every client exact")
+  func randomized() async throws {
+    let settings = Self.settings
+    var refusalsSeen = 0
+    var framesSeen = 0
+    for run in 0..<max(1, settings.cases / 4) {
+      var random = SeededGenerator(seed: settings.seed &+ UInt64(run))
+      let source = try Self.source()
+      let service = WireService(
+        source: source, stream: "s", queries: WireServiceTests.queries, history: HistoryLimit(versions: 4)
+      ) { (owner: Int) in WireServiceTests.owns(owner) }
+      var clients: [(client: SinkClient, session: WireSession<TestSection, Int>, allowed: Locked<Set<Int>>)] =
+        []
+      for index in 0..<6 {
+        let owner = index % 2
+        let allowed = Locked<Set<Int>>([owner])
+        let client = SinkClient(allows: { item in allowed.withLock { $0.contains(item.version % 3) } })
+        // Refuses about one frame in four, decided by its own seeded generator.
+        let refusing = Locked(SeededGenerator(seed: settings.seed &+ UInt64(run * 8 + index)))
+        client.full.withLock { $0 = { refusing.withLock { Int.random(in: 0..<4, using: &$0) == 0 } } }
+        let session = client.session(of: service, scope: owner)
+        await session.receive(
+          subscribe(index % 3 == 0 ? WireQueryRequest("newest", ["min": .integer(1)]) : nil))
+        clients.append((client, session, allowed))
+      }
+      for step in 0..<40 {
+        let ids = (await source.snapshot).sections.flatMap(\.items).map(\.id)
+        switch Int.random(in: 0..<8, using: &random) {
+        case 0, 1, 2:
+          try await source.replaceItem(
+            TestItem(ids.randomElement(using: &random)!, version: Int.random(in: 0..<6, using: &random)))
+        case 3:
+          try await source.appendItems(
+            [TestItem("n\(step)", version: Int.random(in: 0..<6, using: &random))], toSection: "B")
+        case 4:
+          try await source.moveItem(
+            ids.randomElement(using: &random)!, toSection: ["A", "B"].randomElement(using: &random)!)
+        case 5:
+          let target = clients.randomElement(using: &random)!
+          let owner = Int.random(in: 0..<3, using: &random)
+          target.allowed.withLock { _ = $0.insert(owner) }
+          await target.session.setScope(owner)
+          target.allowed.withLock { $0 = [owner] }
+        case 6:
+          // A client resumes from what it holds once nothing is in flight to it.
+          let target = clients.randomElement(using: &random)!
+          await target.session.delivered(to: target.client.client)
+          let state = target.client.client.state.withLock { $0 }
+          let query: WireQueryRequest? =
+            Bool.random(using: &random) ? WireQueryRequest("prefix", ["prefix": .string("a")]) : nil
+          await target.session.receive(
+            bytes(.subscribe(stream: state.stream, from: state.version, query: query)))
+        default:
+          for entry in clients { await entry.session.delivered(to: entry.client.client) }
+        }
+      }
+      for entry in clients {
+        entry.client.full.withLock { $0 = { false } }
+        try await source.replaceItem(TestItem("a1", version: 9))
+        await entry.session.delivered(to: entry.client.client)
+        let state = entry.client.client.state.withLock { $0 }
+        #expect(state.violations.isEmpty, "run \(run): \(state.violations); \(settings.replay)")
+        let (source, stream) = try #require(await entry.session.following)
+        let shown = await source.snapshot
+        #expect(state.stream == stream && state.held == shown, "run \(run); \(settings.replay)")
+        refusalsSeen += entry.client.refusals.withLock { $0 }
+        framesSeen += entry.client.frames.withLock { $0 }
+        await entry.session.close()
+      }
+    }
+    #expect(refusalsSeen > 0 && framesSeen > 0)
+    print(
+      "Broadcasting: \(max(1, settings.cases / 4)) runs of 6 clients; \(framesSeen) frames, \(refusalsSeen) refused; \(settings.replay)"
+    )
+  }
+}
