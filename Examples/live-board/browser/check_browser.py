@@ -75,7 +75,9 @@ def wait_until_shows(driver, base, user, search=None, state="live"):
             lambda d: d.execute_script("return document.getElementById('board').dataset.state") == state
             and dom_columns(d) == truth)
     except Exception:
-        raise AssertionError(f"{user}'s page shows {dom_columns(driver)}, the database holds {truth}")
+        shown = driver.execute_script("return document.getElementById('board').dataset.state")
+        raise AssertionError(f"{user}'s page ({shown}, not {state}) shows {dom_columns(driver)}, "
+                             f"the database holds {truth}")
     return truth
 
 

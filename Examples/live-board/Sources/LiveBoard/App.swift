@@ -76,7 +76,7 @@ public func makeApplication(
   board: some BoardStore, host: String = "127.0.0.1", port: Int, logger: Logger = Logger(label: "live-board"),
   onListening: @escaping @Sendable (Int) async -> Void = { _ in }
 ) -> some ApplicationProtocol {
-  let router = Router(context: BasicWebSocketRequestContext.self)
+  let router = Router(context: BoardRequestContext.self)
   if let page = Bundle.module.resourceURL?.appendingPathComponent("Public").path {
     router.middlewares.add(FileMiddleware(page, searchForIndexHtml: true, logger: logger))
   }
@@ -136,13 +136,13 @@ public func makeApplication(
     } catch {
       return .dontUpgrade
     }
-  } onUpgrade: { inbound, outbound, context in
+  } onUpgrade: { inbound, _, context in
     let user = try? user(of: context.request)
-    // A text frame over the message's bytes: no String made and checked again for each client.
-    let session = service.session(scope: user) { bytes in
-      try await outbound.write(
-        .custom(WebSocketFrame(fin: true, opcode: .text, data: ByteBuffer(bytes: bytes))))
-    }
+    // Messages are written as pre-framed text frames below the WebSocket encoder: a batch is framed once
+    // for every client of its view (the sink), a client's own messages (its reset, answers, catching up
+    // after its connection was full) are framed for it and awaited (send).
+    let writer = try await SocketWriter.install(on: context.requestContext.channel)
+    let session = service.session(scope: user, sink: writer.sink) { bytes in try await writer.send(bytes) }
     do {
       for try await message in inbound.messages(maxSize: maxInbound) {
         guard case .text(let text) = message else {

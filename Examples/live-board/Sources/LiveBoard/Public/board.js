@@ -86,6 +86,7 @@ export class BoardClient {
       this.setStatus("refused");
       return false;
     }
+    if (this.root.dataset.state === "refused") this.setStatus("live");
     this.editsMade += 1;
     const edit = { id: `${this.clientID}-${this.editsMade}`, operations };
     this.pending.push(edit);
@@ -185,7 +186,9 @@ export class BoardClient {
     }
     this.retry = 0;
     this.render();
-    this.setStatus("live");
+    // A refusal stays shown over later batches (an answer and a batch may come in either order), until
+    // a new subscription starts or the user edits again.
+    this.setStatus(this.root.dataset.state === "refused" && message.type === "batch" ? "refused" : "live");
   }
 
   // Shows `rebased()`, reusing each column's and card's element by id: a card that moved keeps its
