@@ -3,7 +3,8 @@
 # with light WebSocket clients (fanout/fanout-client.c: one C process that frames, counts and timestamps,
 # never decodes) spread over the instances, and one writer editing cards at a fixed rate. The instances are
 # pinned to CPU 0; PostgreSQL, nginx, the clients and the writer to CPU 1. For each client count it prints
-# p50/p99 delivery, the instances' CPU time per delivered message and their memory per idle connection.
+# p50/p99 delivery, the instances' CPU time per delivered message and their memory per idle connection, and
+# the kernel's floor: what a C server that only write()s the same messages costs per message (write-floor.c).
 # A benchmark, not a test. Installs PostgreSQL and nginx when they are missing (Debian, as root).
 #   bash Examples/live-board/fanout-load.sh [--json] [--clients 1000,5000] [--rate 20] [--seconds 10]
 set -euo pipefail
@@ -18,9 +19,11 @@ fi
 swift build -c release --product live-board >&2
 mkdir -p .build
 cc -O2 -Wall -o .build/fanout-client fanout/fanout-client.c
+cc -O2 -Wall -o .build/write-floor fanout/write-floor.c
 export CLUSTER_DIR=${CLUSTER_DIR:-$(mktemp -d /tmp/live-board-fanout.XXXXXX)}
 export LIVE_BOARD="$here/.build/release/live-board" INSTANCE_CPUS=0 PG_CPUS=1
 trap 'bash "$here/cluster.sh" stop' EXIT
 bash cluster.sh start >&2
-taskset -c 1 python3 fanout/fanout_load.py --client .build/fanout-client --script "$here/cluster.sh" \
+taskset -c 1 python3 fanout/fanout_load.py --client .build/fanout-client --floor .build/write-floor \
+  --script "$here/cluster.sh" \
   --cluster-dir "$CLUSTER_DIR" "$@"

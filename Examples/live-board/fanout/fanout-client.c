@@ -123,7 +123,7 @@ int main(int argc, char **argv) {
   epoll_ctl(epoll, EPOLL_CTL_ADD, 0, &input);
   struct client *clients = calloc((size_t)total, sizeof *clients);
   int started = 0, pending = 0, opened = 0, ready = 0, closed = 0, counting = 0, announced = 0, resets = 0;
-  int64_t last = -1, stop_deadline = 0, messages = 0;
+  int64_t last = -1, stop_deadline = 0, messages = 0, bytes = 0;
   struct epoll_event events[256];
 
   for (;;) {
@@ -230,6 +230,7 @@ int main(int argc, char **argv) {
             if (c->messages_before_go++ == 0) ready++;
           } else {
             messages++;
+            bytes += header + length;
             if (memmem(payload, (size_t)length, "\"reset\"", 7)) resets++;
             for (unsigned char *p = payload; (p = memmem(p, (size_t)(payload + length - p), "ts:", 3));) {
               p += 3;
@@ -250,8 +251,8 @@ int main(int argc, char **argv) {
   qsort(delays.values, delays.count, sizeof(int64_t), compare);
   double p50 = delays.count ? delays.values[delays.count / 2] / 1e6 : -1;
   double p99 = delays.count ? delays.values[delays.count * 99 / 100] / 1e6 : -1;
-  printf("{\"connected\":%d,\"closed\":%d,\"messages\":%lld,\"delays\":%zu,\"resets\":%d,"
+  printf("{\"connected\":%d,\"closed\":%d,\"messages\":%lld,\"bytes\":%lld,\"delays\":%zu,\"resets\":%d,"
          "\"missing_last_write\":%d,\"p50_ms\":%.2f,\"p99_ms\":%.2f}\n",
-         opened, closed, (long long)messages, delays.count, resets, missing, p50, p99);
+         opened, closed, (long long)messages, (long long)bytes, delays.count, resets, missing, p50, p99);
   return 0;
 }

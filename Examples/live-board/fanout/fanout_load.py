@@ -4,7 +4,10 @@ For each client count: fanout-client opens that many WebSocket clients, spread e
 (directly, not through nginx, so that nginx's work is not on the clients' core); once every client holds
 its first message the instances' memory is read (idle connections); then one writer edits cards at a fixed
 rate for a fixed time, each title `ts:<CLOCK_MONOTONIC ns>`, and the instances' CPU time (user + system,
-from /proc) over the run is divided by the messages the clients received. One JSON object per run.
+from /proc) over the run is divided by the messages the clients received. With --floor, write-floor then
+writes the same number of messages of the same mean size to as many loopback clients as one instance has,
+at the same rate and on the same CPU: the kernel's own cost per message on this machine, measured in the
+same run (`floor_cpu_us_per_message`, and `vs_floor`). One JSON object per run.
 
 Each run starts the instances again first (cluster.sh kill, start-instance), so that one run's memory
 and caches are not the next one's.
@@ -89,6 +92,9 @@ def run(args, clients):
     cpu = sum(cpu_seconds(p) for p in pids) - sum(cpu_before)
     client.wait()
     messages = max(result["messages"], 1)
+    cpu_per_message = cpu * 1e6 / messages
+    message_bytes = round(result["bytes"] / messages)
+    floor = kernel_floor(args, clients // len(pids), count, rate, message_bytes) if args.floor else None
     return {
         "clients": clients,
         "instances": len(pids),
@@ -101,10 +107,24 @@ def run(args, clients):
         "clients_missing_last_write": result["missing_last_write"],
         "p50_ms": result["p50_ms"],
         "p99_ms": result["p99_ms"],
-        "cpu_us_per_message": round(cpu * 1e6 / messages, 2),
+        "cpu_us_per_message": round(cpu_per_message, 2),
         "server_cpu_seconds": round(cpu, 2),
         "bytes_per_connection": round(sum(rss_idle) - sum(rss_before)) // max(clients, 1),
+        "message_bytes": message_bytes,
+        "floor_cpu_us_per_message": floor,
+        "vs_floor": round(cpu_per_message / floor, 2) if floor else None,
     }
+
+
+def kernel_floor(args, clients, rounds, rate, message_bytes):
+    """The CPU per message of a C server that only write()s the same messages to as many loopback clients
+    as one instance has, at the same rate, pinned as the instances are (write-floor.c): the kernel's share,
+    measured in the same run."""
+    command = [args.floor, "--clients", str(clients), "--rounds", str(rounds), "--rate", str(max(1, round(rate))),
+               "--bytes", str(max(1, message_bytes)), "--server-cpu", args.server_cpu,
+               "--reader-cpu", args.client_cpus.split(",")[0]]
+    output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
+    return json.loads(output)["cpu_us_per_message"]
 
 
 def main():
@@ -119,6 +139,8 @@ def main():
     parser.add_argument("--seconds", type=float, default=10)
     parser.add_argument("--settle", type=float, default=2)
     parser.add_argument("--client-cpus", default="1")
+    parser.add_argument("--server-cpu", default="0", help="the instances' CPU, where write-floor's server runs")
+    parser.add_argument("--floor", help="write-floor: also measure the kernel's floor per message")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     setup = http.client.HTTPConnection("127.0.0.1", int(args.ports.split(",")[0]))
@@ -136,7 +158,8 @@ def main():
             print(
                 f"{clients} clients on {result['instances']} instances, {result['writes']} writes at "
                 f"{result['writes_per_second']:g}/s: p50 {result['p50_ms']} ms, p99 {result['p99_ms']} ms, "
-                f"{result['cpu_us_per_message']} us of server CPU per message, "
+                f"{result['cpu_us_per_message']} us of server CPU per message "
+                f"(a write()-only C server: {result['floor_cpu_us_per_message']} us), "
                 f"{result['bytes_per_connection']} bytes per idle connection",
                 flush=True,
             )
