@@ -118,15 +118,11 @@ public final class ObservedList<Section: SectionType> {
       rebuild(target.sections)
     } else {
       for update in changeset.sectionChanges.updates {
-        guard let index = update.to else { continue }
-        sections[index].content = Self.ownContent(of: target.sectionContent(at: index))
+        sections[update.to].content = Self.ownContent(of: target.sectionContent(at: update.to))
       }
       reshapeRows(changeset.itemChanges, target: target)
       // Updates include forced refreshes (`refreshItems`): an equal item is set too, and its observers told.
-      for update in changeset.itemChanges.updates {
-        guard let to = update.to else { continue }
-        rowsByID[update.id]?.item = target[to]
-      }
+      for update in changeset.itemChanges.updates { rowsByID[update.id]?.item = target[update.to] }
     }
     version = batch.to
   }
@@ -137,7 +133,7 @@ public final class ObservedList<Section: SectionType> {
     guard !changes.deletes.isEmpty || !changes.inserts.isEmpty || !changes.moves.isEmpty else { return }
     var working: [Int: [ObservedRow<Item>]] = [:]
     func rows(_ section: Int) -> [ObservedRow<Item>] { working[section] ?? sections[section].rows }
-    var removals = changes.deletes.compactMap(\.from) + changes.moves.compactMap(\.from)
+    var removals = changes.deletes.map(\.from) + changes.moves.map(\.from)
     removals.sort { ($0.section, $0.item) > ($1.section, $1.item) }
     for position in removals {
       var list = rows(position.section)
@@ -145,10 +141,8 @@ public final class ObservedList<Section: SectionType> {
       working[position.section] = list
     }
     for delete in changes.deletes { rowsByID[delete.id] = nil }
-    var placements: [(position: ItemPosition, id: Item.ID)] = []
-    for change in changes.inserts + changes.moves {
-      if let to = change.to { placements.append((to, change.id)) }
-    }
+    var placements: [(position: ItemPosition, id: Item.ID)] =
+      changes.inserts.map { ($0.to, $0.id) } + changes.moves.map { ($0.to, $0.id) }
     placements.sort { ($0.position.section, $0.position.item) < ($1.position.section, $1.position.item) }
     for (position, id) in placements {
       let row = rowsByID[id] ?? makeRow(target[position])
@@ -158,8 +152,8 @@ public final class ObservedList<Section: SectionType> {
     }
     for move in changes.moves {
       // A moved row whose content changed too.
-      guard let to = move.to, let row = rowsByID[move.id], row.item != target[to] else { continue }
-      row.item = target[to]
+      guard let row = rowsByID[move.id], row.item != target[move.to] else { continue }
+      row.item = target[move.to]
     }
     for (section, list) in working { sections[section].rows = list }
   }

@@ -126,8 +126,8 @@ public final class ObservedWindow<Section: SectionType> {
       let newCount = section.map { snapshot.itemCount(inSection: $0) } ?? 0
       if newCount != count { count = newCount }
       for update in changeset.itemChanges.updates {
-        guard let to = update.to, let row = held[update.id] else { continue }
-        row.item = snapshot[to]
+        guard let row = held[update.id] else { continue }
+        row.item = snapshot[update.to]
       }
     }
     version = batch.to

@@ -114,19 +114,19 @@ public struct WireStage<Section: SectionType>: Sendable {
     let sectionChanges = stage.sectionChanges
     let itemChanges = stage.itemChanges
     sections = WireChanges(
-      deletes: sectionChanges.deletes.map { WireRemoval(id: $0.id, at: $0.from!) },
-      inserts: sectionChanges.inserts.map { WirePlacement(at: $0.to!, value: state.section(at: $0.to!)) },
-      moves: sectionChanges.moves.map { WireMove(id: $0.id, from: $0.from!, to: $0.to!) },
+      deletes: sectionChanges.deletes.map { WireRemoval(id: $0.id, at: $0.from) },
+      inserts: sectionChanges.inserts.map { WirePlacement(at: $0.to, value: state.section(at: $0.to)) },
+      moves: sectionChanges.moves.map { WireMove(id: $0.id, from: $0.from, to: $0.to) },
       updates: sectionChanges.updates.map { change in
-        var content = state.sectionContent(at: change.to!)
+        var content = state.sectionContent(at: change.to)
         content.items = []
-        return WirePlacement(at: change.to!, value: content)
+        return WirePlacement(at: change.to, value: content)
       })
     items = WireChanges(
-      deletes: itemChanges.deletes.map { WireRemoval(id: $0.id, at: $0.from!) },
-      inserts: itemChanges.inserts.map { WirePlacement(at: $0.to!, value: state[$0.to!]) },
-      moves: itemChanges.moves.map { WireMove(id: $0.id, from: $0.from!, to: $0.to!) },
-      updates: itemChanges.updates.map { WirePlacement(at: $0.to!, value: state[$0.to!]) })
+      deletes: itemChanges.deletes.map { WireRemoval(id: $0.id, at: $0.from) },
+      inserts: itemChanges.inserts.map { WirePlacement(at: $0.to, value: state[$0.to]) },
+      moves: itemChanges.moves.map { WireMove(id: $0.id, from: $0.from, to: $0.to) },
+      updates: itemChanges.updates.map { WirePlacement(at: $0.to, value: state[$0.to]) })
     kind = stage.kind
   }
 

@@ -1,20 +1,20 @@
-// One change addressed by id and by position, and the four kinds of change grouped in a list.
+// The four kinds of change, each addressed by id and by the positions it has, grouped in a list.
 
-/// One change, addressed both by id and by position.
+/// A change that has a position before and after: a move, or a refresh of changed content.
 ///
-/// `Position` is `Int` for sections and ``ItemPosition`` for items. Which positions are set depends on the
-/// kind of change: a delete has only ``from``, an insert only ``to``, a move and an update both.
+/// `Position` is `Int` for sections and ``ItemPosition`` for items. Deletes and inserts have one
+/// position only: ``ChangeList/Removal`` and ``ChangeList/Insertion``.
 public struct Change<ID: Hashable & Sendable, Position: Hashable & Sendable>: Hashable, Sendable {
   /// The id of the section or item that changed.
   public var id: ID
-  /// Where it was before the change; `nil` for an insert.
-  public var from: Position?
-  /// Where it is after the change; `nil` for a delete.
-  public var to: Position?
+  /// Where it was before the change.
+  public var from: Position
+  /// Where it is after the change.
+  public var to: Position
 
   /// Creates a change.
   @inlinable
-  public init(id: ID, from: Position?, to: Position?) {
+  public init(id: ID, from: Position, to: Position) {
     self.id = id
     self.from = from
     self.to = to
@@ -22,32 +22,66 @@ public struct Change<ID: Hashable & Sendable, Position: Hashable & Sendable>: Ha
 }
 
 extension Change: CustomStringConvertible {
-  /// `id from → to`, with `-` for a missing position.
-  public var description: String {
-    "\(id) \(from.map { "\($0)" } ?? "-")→\(to.map { "\($0)" } ?? "-")"
-  }
+  /// `id from→to`.
+  public var description: String { "\(id) \(from)→\(to)" }
 }
 
 /// Deletes, inserts, moves and updates of one kind of element (sections or items).
 ///
-/// Each list is sorted: deletes by ``Change/from``, inserts, moves and updates by ``Change/to``
-/// (updates inside a ``ChangeStage`` by ``Change/from``, which equals `to` there).
+/// Each list is sorted: deletes by ``Removal/from``, inserts by ``Insertion/to``, moves and updates by
+/// ``Change/to`` (updates inside a ``ChangeStage`` by ``Change/from``, which equals `to` there).
 public struct ChangeList<ID: Hashable & Sendable, Position: Hashable & Sendable & Comparable>: Hashable,
   Sendable
 {
-  /// Elements removed; each has `from` only.
-  public var deletes: [Change<ID, Position>]
-  /// Elements added; each has `to` only.
-  public var inserts: [Change<ID, Position>]
-  /// Elements moved explicitly (the minimal set; others shift implicitly); each has `from` and `to`.
+  /// An element removed: its id and its position before the change.
+  public struct Removal: Hashable, Sendable, CustomStringConvertible {
+    /// The id of the section or item removed.
+    public var id: ID
+    /// Where it was before the change.
+    public var from: Position
+
+    /// Creates a removal.
+    @inlinable
+    public init(id: ID, from: Position) {
+      self.id = id
+      self.from = from
+    }
+
+    /// `id from→-`.
+    public var description: String { "\(id) \(from)→-" }
+  }
+
+  /// An element added: its id and its position after the change.
+  public struct Insertion: Hashable, Sendable, CustomStringConvertible {
+    /// The id of the section or item added.
+    public var id: ID
+    /// Where it is after the change.
+    public var to: Position
+
+    /// Creates an insertion.
+    @inlinable
+    public init(id: ID, to: Position) {
+      self.id = id
+      self.to = to
+    }
+
+    /// `id -→to`.
+    public var description: String { "\(id) -→\(to)" }
+  }
+
+  /// Elements removed.
+  public var deletes: [Removal]
+  /// Elements added.
+  public var inserts: [Insertion]
+  /// Elements moved explicitly (the minimal set; others shift implicitly).
   public var moves: [Change<ID, Position>]
-  /// Elements whose content changed and that must be refreshed; each has `from` and `to`.
+  /// Elements whose content changed and that must be refreshed.
   public var updates: [Change<ID, Position>]
 
   /// Creates a list.
   @inlinable
   public init(
-    deletes: [Change<ID, Position>] = [], inserts: [Change<ID, Position>] = [],
+    deletes: [Removal] = [], inserts: [Insertion] = [],
     moves: [Change<ID, Position>] = [], updates: [Change<ID, Position>] = []
   ) {
     self.deletes = deletes
@@ -69,9 +103,9 @@ public struct ChangeList<ID: Hashable & Sendable, Position: Hashable & Sendable 
   @inlinable
   package var structuralIDs: Set<ID> {
     var ids = Set<ID>(minimumCapacity: deletes.count + inserts.count + moves.count)
-    for list in [deletes, inserts, moves] {
-      for change in list { ids.insert(change.id) }
-    }
+    for change in deletes { ids.insert(change.id) }
+    for change in inserts { ids.insert(change.id) }
+    for change in moves { ids.insert(change.id) }
     return ids
   }
 
@@ -80,7 +114,35 @@ public struct ChangeList<ID: Hashable & Sendable, Position: Hashable & Sendable 
   public var count: Int { deletes.count + inserts.count + moves.count + updates.count }
 }
 
-/// A change of a section, addressed by id and section index.
+/// A move or refresh of a section, addressed by id and section index.
 public typealias SectionChange<ID: Hashable & Sendable> = Change<ID, Int>
-/// A change of an item, addressed by id and ``ItemPosition``.
+/// A move or refresh of an item, addressed by id and ``ItemPosition``.
 public typealias ItemChange<ID: Hashable & Sendable> = Change<ID, ItemPosition>
+
+extension ChangeList {
+  /// The ids of every element the list changes: deleted, inserted, moved or refreshed.
+  /// - Complexity: O(*k*) for *k* changes.
+  @inlinable
+  public var ids: [ID] {
+    var ids: [ID] = []
+    ids.reserveCapacity(count)
+    for change in deletes { ids.append(change.id) }
+    for change in inserts { ids.append(change.id) }
+    for change in moves { ids.append(change.id) }
+    for change in updates { ids.append(change.id) }
+    return ids
+  }
+}
+
+extension ChangeList {
+  /// The same changes, every position transformed by `transform` (which must keep their order).
+  /// - Complexity: O(*k*) for *k* changes.
+  @inlinable
+  func mapPositions(_ transform: (Position) -> Position) -> ChangeList {
+    ChangeList(
+      deletes: deletes.map { Removal(id: $0.id, from: transform($0.from)) },
+      inserts: inserts.map { Insertion(id: $0.id, to: transform($0.to)) },
+      moves: moves.map { Change(id: $0.id, from: transform($0.from), to: transform($0.to)) },
+      updates: updates.map { Change(id: $0.id, from: transform($0.from), to: transform($0.to)) })
+  }
+}

@@ -36,23 +36,10 @@ extension Changeset {
     state: (ChangeStage<Section>) -> Snapshot<Section>
   ) -> Changeset {
     func shift(_ list: ChangeList<Section.ID, Int>) -> ChangeList<Section.ID, Int> {
-      func move(_ changes: [Change<Section.ID, Int>]) -> [Change<Section.ID, Int>] {
-        changes.map { Change(id: $0.id, from: $0.from.map { $0 + offset }, to: $0.to.map { $0 + offset }) }
-      }
-      return ChangeList(
-        deletes: move(list.deletes), inserts: move(list.inserts), moves: move(list.moves),
-        updates: move(list.updates))
+      list.mapPositions { $0 + offset }
     }
     func shift(_ list: ChangeList<Item.ID, ItemPosition>) -> ChangeList<Item.ID, ItemPosition> {
-      func position(_ position: ItemPosition?) -> ItemPosition? {
-        position.map { ItemPosition(section: $0.section + offset, item: $0.item) }
-      }
-      func move(_ changes: [Change<Item.ID, ItemPosition>]) -> [Change<Item.ID, ItemPosition>] {
-        changes.map { Change(id: $0.id, from: position($0.from), to: position($0.to)) }
-      }
-      return ChangeList(
-        deletes: move(list.deletes), inserts: move(list.inserts), moves: move(list.moves),
-        updates: move(list.updates))
+      list.mapPositions { ItemPosition(section: $0.section + offset, item: $0.item) }
     }
     let stages = self.stages.map { stage in
       ChangeStage(

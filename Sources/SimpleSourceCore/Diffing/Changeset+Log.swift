@@ -37,19 +37,19 @@ extension Changeset {
     for id in refreshing where !touched.contains(id) { log.record(id, refreshing: true) }
     log.findMoves()
     var items = log.summary
-    items.deletes.sort { $0.from! < $1.from! }
-    items.inserts.sort { $0.to! < $1.to! }
-    items.moves.sort { $0.to! < $1.to! }
-    items.updates.sort { $0.from! < $1.from! }
+    items.deletes.sort { $0.from < $1.from }
+    items.inserts.sort { $0.to < $1.to }
+    items.moves.sort { $0.to < $1.to }
+    items.updates.sort { $0.from < $1.from }
 
     var stages: [ChangeStage<Section>] = []
     if !sectionUpdates.isEmpty || !items.updates.isEmpty {
       // The old shape with new contents, for reloads at old positions (R4, R5, R29).
       var refreshed = old
       for update in sectionUpdates {
-        refreshed.replaceSectionContent(at: update.from!, with: new.entries[update.to!].header)
+        refreshed.replaceSectionContent(at: update.from, with: new.entries[update.to].header)
       }
-      for update in items.updates { refreshed.replaceItem(at: update.from!, with: new.item(at: update.to!)) }
+      for update in items.updates { refreshed.replaceItem(at: update.from, with: new.item(at: update.to)) }
       stages.append(
         ChangeStage(
           kind: .refresh, sectionChanges: ChangeList(updates: sectionUpdates),
@@ -112,8 +112,8 @@ extension Changeset {
       } else {
         summary.moves.append(ItemChange(id: id, from: from.position, to: to.position))
       }
-    case (let from?, nil): summary.deletes.append(ItemChange(id: id, from: from.position, to: nil))
-    case (nil, let to?): summary.inserts.append(ItemChange(id: id, from: nil, to: to.position))
+    case (let from?, nil): summary.deletes.append(.init(id: id, from: from.position))
+    case (nil, let to?): summary.inserts.append(.init(id: id, to: to.position))
     case (nil, nil): break
     }
   }

@@ -27,9 +27,9 @@ struct ChangesetPlanner<Section: SectionType> {
   @usableFromInline var sectionSummary = ChangeList<Section.ID, Int>()
   @usableFromInline var itemSummary = ChangeList<Item.ID, ItemPosition>()
   /// Item deletes inside surviving sections, at old positions (what a stage deletes).
-  @usableFromInline var stageItemDeletes: [ItemChange<Item.ID>] = []
+  @usableFromInline var stageItemDeletes: [ChangeList<Item.ID, ItemPosition>.Removal] = []
   /// Item inserts inside surviving sections, at new positions (what a stage inserts).
-  @usableFromInline var stageItemInserts: [ItemChange<Item.ID>] = []
+  @usableFromInline var stageItemInserts: [ChangeList<Item.ID, ItemPosition>.Insertion] = []
   /// Whether an old section has item deletes in a stage (R28).
   @usableFromInline var oldSectionHasItemDeletes: [Bool] = []
   /// Whether an old section is the source of an item move (R28).
@@ -60,7 +60,7 @@ struct ChangesetPlanner<Section: SectionType> {
     for oldIndex in old.indices {
       let id = old[oldIndex].id
       guard let newIndex = target.sectionIndexByID[id] else {
-        sectionSummary.deletes.append(SectionChange(id: id, from: oldIndex, to: nil))
+        sectionSummary.deletes.append(.init(id: id, from: oldIndex))
         continue
       }
       oldToNewSection[oldIndex] = newIndex
@@ -70,7 +70,7 @@ struct ChangesetPlanner<Section: SectionType> {
       }
     }
     for newIndex in new.indices where newToOldSection[newIndex] < 0 {
-      sectionSummary.inserts.append(SectionChange(id: new[newIndex].id, from: nil, to: newIndex))
+      sectionSummary.inserts.append(.init(id: new[newIndex].id, to: newIndex))
     }
   }
 
@@ -211,7 +211,8 @@ struct ChangesetPlanner<Section: SectionType> {
   @inlinable
   mutating func delete(_ id: Item.ID, at oldSection: Int, _ oldItem: Int, sectionSurvives: Bool, staged: Bool)
   {
-    let change = ItemChange(id: id, from: ItemPosition(section: oldSection, item: oldItem), to: nil)
+    let change = ChangeList<Item.ID, ItemPosition>.Removal(
+      id: id, from: ItemPosition(section: oldSection, item: oldItem))
     itemSummary.deletes.append(change)
     if sectionSurvives {
       if staged { stageItemDeletes.append(change) }
@@ -230,8 +231,8 @@ struct ChangesetPlanner<Section: SectionType> {
       let base = targetOffsets[newSection]
       let newSectionSurvives = newToOldSection[newSection] >= 0
       for newItem in items.indices where newMatch[base + newItem] == Self.none {
-        let change = ItemChange(
-          id: items[newItem].id, from: nil, to: ItemPosition(section: newSection, item: newItem))
+        let change = ChangeList<Item.ID, ItemPosition>.Insertion(
+          id: items[newItem].id, to: ItemPosition(section: newSection, item: newItem))
         itemSummary.inserts.append(change)
         if newSectionSurvives {
           if staged { stageItemInserts.append(change) }
@@ -308,9 +309,9 @@ struct ChangesetPlanner<Section: SectionType> {
       stages.append(makeRefreshStage(state: hasStructure ? nil : targetSnapshot))
     }
     guard hasStructure else { return stages }
-    let deletesConflict = sectionSummary.moves.contains { oldSectionHasItemDeletes[$0.from!] }
+    let deletesConflict = sectionSummary.moves.contains { oldSectionHasItemDeletes[$0.from] }
     let itemsConflict = sectionSummary.moves.contains { move in
-      oldSectionHasMovesOut[move.from!] || newSectionHasInsertsOrMovesIn[move.to!]
+      oldSectionHasMovesOut[move.from] || newSectionHasInsertsOrMovesIn[move.to]
     }
     if !deletesConflict && !itemsConflict {
       stages.append(
@@ -341,13 +342,13 @@ struct ChangesetPlanner<Section: SectionType> {
     }
     var data = source.sections
     for update in sectionSummary.updates {
-      var section = target.sections[update.to!]
-      section.items = data[update.from!].items
-      data[update.from!] = section
+      var section = target.sections[update.to]
+      section.items = data[update.from].items
+      data[update.from] = section
     }
     for update in itemSummary.updates {
-      let from = update.from!
-      data[from.section].items[from.item] = target[update.to!]
+      let from = update.from
+      data[from.section].items[from.item] = target[update.to]
     }
     return ChangeStage(kind: .refresh, sectionChanges: sectionChanges, itemChanges: itemChanges, data: data)
   }
@@ -392,10 +393,10 @@ struct ChangesetPlanner<Section: SectionType> {
     let sectionMoves =
       mergeDeletes
       ? sectionSummary.moves
-      : sectionSummary.moves.map { SectionChange(id: $0.id, from: afterDeletesIndex[$0.from!], to: $0.to) }
+      : sectionSummary.moves.map { SectionChange(id: $0.id, from: afterDeletesIndex[$0.from], to: $0.to) }
     // Item moves start after the section changes, or after the deletes when they share that batch.
     let itemMoves = itemSummary.moves.map { move in
-      let from = move.from!
+      let from = move.from
       let section = mergeItems ? afterDeletesIndex[from.section] : oldToNewSection[from.section]
       return ItemChange(
         id: move.id,

@@ -110,24 +110,20 @@ extension ChangeStage {
   /// - Parameter style: How changed items are refreshed.
   /// - Returns: The calls, with every position in the coordinates UIKit expects.
   public func calls(refreshing style: RefreshStyle = .reload) -> StageCalls {
-    let refreshedSections = sectionChanges.updates.compactMap(\.from)
+    let refreshedSections = sectionChanges.updates.map(\.from)
     let reloaded = style == .reload ? Set(refreshedSections) : []
-    let refreshed = itemChanges.updates.compactMap(\.from).filter { !reloaded.contains($0.section) }
+    let refreshed = itemChanges.updates.map(\.from).filter { !reloaded.contains($0.section) }
     return StageCalls(
-      deleteSections: sectionChanges.deletes.compactMap(\.from),
-      insertSections: sectionChanges.inserts.compactMap(\.to),
+      deleteSections: sectionChanges.deletes.map(\.from),
+      insertSections: sectionChanges.inserts.map(\.to),
       reloadSections: style == .reload ? refreshedSections : [],
-      moveSections: sectionChanges.moves.compactMap { change in
-        change.from.flatMap { from in change.to.map { StageCalls.Move(from: from, to: $0) } }
-      },
+      moveSections: sectionChanges.moves.map { StageCalls.Move(from: $0.from, to: $0.to) },
       reconfigureSections: style == .reconfigure ? refreshedSections : [],
-      deleteItems: itemChanges.deletes.compactMap(\.from),
-      insertItems: itemChanges.inserts.compactMap(\.to),
+      deleteItems: itemChanges.deletes.map(\.from),
+      insertItems: itemChanges.inserts.map(\.to),
       reloadItems: style == .reload ? refreshed : [],
       reconfigureItems: style == .reconfigure ? refreshed : [],
-      moveItems: itemChanges.moves.compactMap { change in
-        change.from.flatMap { from in change.to.map { StageCalls.Move(from: from, to: $0) } }
-      }
+      moveItems: itemChanges.moves.map { StageCalls.Move(from: $0.from, to: $0.to) }
     )
   }
 }

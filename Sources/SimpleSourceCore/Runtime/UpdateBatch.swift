@@ -86,9 +86,7 @@ public struct UpdateBatch<Section: SectionType>: Sendable {
     let count = items.deletes.count + items.inserts.count + items.moves.count + items.updates.count
     guard isWorthLogging(count, of: changeset.target.itemCount) else { return nil }
     var ids = changeset.forcedRefreshes
-    for list in [items.deletes, items.inserts, items.moves, items.updates] {
-      for change in list { ids.insert(change.id) }
-    }
+    ids.formUnion(items.ids)
     return ids
   }
 }

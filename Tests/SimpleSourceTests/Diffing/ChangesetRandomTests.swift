@@ -113,15 +113,14 @@ func checkSummary(
   carried: [String]
 ) -> String? {
   let items = changeset.itemChanges
-  for change in items.deletes + items.moves + items.updates {
-    guard let from = change.from, old.contains(from), old[from].id == change.id else {
-      return "summary change \(change) does not name its old position"
-    }
+  let removed =
+    items.deletes.map { ($0.id, $0.from) } + (items.moves + items.updates).map { ($0.id, $0.from) }
+  for (id, from) in removed where !old.contains(from) || old[from].id != id {
+    return "summary change of \(id) does not name its old position \(from)"
   }
-  for change in items.inserts + items.moves + items.updates {
-    guard let to = change.to, new.contains(to), new[to].id == change.id else {
-      return "summary change \(change) does not name its new position"
-    }
+  let placed = items.inserts.map { ($0.id, $0.to) } + (items.moves + items.updates).map { ($0.id, $0.to) }
+  for (id, to) in placed where !new.contains(to) || new[to].id != id {
+    return "summary change of \(id) does not name its new position \(to)"
   }
   let oldIDs = Set(old.sections.flatMap { $0.items.map(\.id) })
   let newIDs = Set(new.sections.flatMap { $0.items.map(\.id) })

@@ -121,8 +121,8 @@ struct ChangesetTests {
   func addressing() {
     let changeset = Changeset(from: snapshot("A: a b c | B: d"), to: snapshot("B: d' c | A: x a"))
     let items = changeset.itemChanges
-    #expect(items.deletes == [ItemChange(id: "b", from: .init(section: 0, item: 1), to: nil)])
-    #expect(items.inserts == [ItemChange(id: "x", from: nil, to: .init(section: 1, item: 0))])
+    #expect(items.deletes == [.init(id: "b", from: .init(section: 0, item: 1))])
+    #expect(items.inserts == [.init(id: "x", to: .init(section: 1, item: 0))])
     #expect(
       items.moves == [ItemChange(id: "c", from: .init(section: 0, item: 2), to: .init(section: 0, item: 1))])
     #expect(

@@ -77,7 +77,7 @@ struct InPlaceChangesetTests {
           expected.append(ItemPosition(section: section, item: item))
         }
       }
-      #expect(changeset.itemChanges.updates.map { $0.from! } == expected, "\(place)")
+      #expect(changeset.itemChanges.updates.map(\.from) == expected, "\(place)")
       #expect(changeset.itemChanges.updates.allSatisfy { $0.from == $0.to }, "\(place)")
       #expect(changeset.itemChanges.deletes.isEmpty && changeset.itemChanges.inserts.isEmpty, "\(place)")
       #expect(changeset.itemChanges.moves.isEmpty && changeset.sectionChanges.moves.isEmpty, "\(place)")

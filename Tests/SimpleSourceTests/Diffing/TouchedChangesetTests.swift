@@ -22,12 +22,7 @@ struct TouchedChangesetTests {
       for _ in 0..<Int.random(in: 1..<4, using: &random) { RandomEdit(using: &random).apply(to: &next) }
       guard let old = try? Snapshot(sections), let new = try? Snapshot(next) else { continue }
       let full = Changeset(from: old, to: new)
-      let touched = Set(
-        [
-          full.itemChanges.deletes, full.itemChanges.inserts, full.itemChanges.moves,
-          full.itemChanges.updates,
-        ]
-        .joined().map(\.id))
+      let touched = Set(full.itemChanges.ids)
       // A wrong hint leaves out one touched id that moved and kept its content: the promise the hint
       // breaks is then about order, which the walk checks. (An item left out whose content changed is the
       // documented exception: untouched items' contents are not compared.)

@@ -24,18 +24,15 @@ extension Snapshot {
     let child = changeset.target
     var tree = self.tree
     for update in sectionChanges.updates {
-      guard let index = update.to else { continue }
-      tree.replaceSectionContent(at: offset + index, with: child.sectionContent(at: index))
+      tree.replaceSectionContent(at: offset + update.to, with: child.sectionContent(at: update.to))
     }
     let changes = changeset.itemChanges
     let structural = changes.structuralIDs
     var touched = structural
     for update in changes.updates {
       touched.insert(update.id)
-      guard !structural.contains(update.id), let to = update.to,
-        let position = tree.position(ofItem: update.id)
-      else { continue }
-      tree.replaceItem(at: position, with: child[to])
+      guard !structural.contains(update.id), let position = tree.position(ofItem: update.id) else { continue }
+      tree.replaceItem(at: position, with: child[update.to])
     }
     let childSections = offset..<(offset + changeset.source.sectionCount)
     var removed: [ItemPosition] = []

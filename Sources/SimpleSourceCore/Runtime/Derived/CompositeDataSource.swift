@@ -443,19 +443,15 @@ actor CompositeEngine<Section: SectionType> {
   static func reindexed(by changeset: Changeset<Section>) -> Set<Int> {
     var sections = Set<Int>()
     let items = changeset.itemChanges
-    for change in items.inserts { if let to = change.to { sections.insert(to.section) } }
+    for change in items.inserts { sections.insert(change.to.section) }
     for change in items.moves {
-      if let to = change.to { sections.insert(to.section) }
-      if let from = change.from,
-        let index = changeset.target.index(ofSection: changeset.source.sections[from.section].id)
-      {
+      sections.insert(change.to.section)
+      if let index = changeset.target.index(ofSection: changeset.source.sections[change.from.section].id) {
         sections.insert(index)
       }
     }
     for change in items.deletes {
-      if let from = change.from,
-        let index = changeset.target.index(ofSection: changeset.source.sections[from.section].id)
-      {
+      if let index = changeset.target.index(ofSection: changeset.source.sections[change.from.section].id) {
         sections.insert(index)
       }
     }

@@ -415,8 +415,7 @@ struct OutlineState<Base: SectionType>: Sendable where Base.Item: OutlineNode {
     var tree = shown.tree
     var known = self.known
     for update in changeset.sectionChanges.updates {
-      guard let index = update.to else { continue }
-      tree.replaceSectionContent(at: index, with: Self.header(target.sectionContent(at: index)))
+      tree.replaceSectionContent(at: update.to, with: Self.header(target.sectionContent(at: update.to)))
     }
     let items = changeset.itemChanges
     let tops = items.structuralIDs
@@ -425,10 +424,11 @@ struct OutlineState<Base: SectionType>: Sendable where Base.Item: OutlineNode {
     // 1. Edited top-level nodes, walked.
     var reflattened: [Reflattened] = []
     for update in items.updates where !tops.contains(update.id) {
-      guard let position = tree.position(ofItem: update.id), let to = update.to else { continue }
+      guard let position = tree.position(ofItem: update.id) else { continue }
       let old = tree.item(at: position)
       replaceChanged(
-        old.node, with: target[to], depth: old.depth, row: position, ancestors: [], in: &tree, known: &known,
+        old.node, with: target[update.to], depth: old.depth, row: position, ancestors: [], in: &tree,
+        known: &known,
         reflattened: &reflattened, touched: &touched)
     }
 

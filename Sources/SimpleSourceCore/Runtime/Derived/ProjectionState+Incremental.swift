@@ -29,8 +29,7 @@ extension ProjectionState {
     var hiddenEmpty = self.hiddenEmpty
     var reshaped = false
     for update in sectionChanges.updates {
-      guard let index = update.to else { continue }
-      let section = target.sectionContent(at: index)
+      let section = target.sectionContent(at: update.to)
       let shownIndex = tree.sectionIndexByID[section.id]
       if projection.isSectionIncluded != nil {
         let wasIncluded = shownIndex != nil || hiddenEmpty.contains(section.id)
@@ -151,7 +150,8 @@ extension ProjectionState {
     var edited = Set<Item.ID>()
     for update in updates where !structural.contains(update.id) { edited.insert(update.id) }
     for update in updates where edited.contains(update.id) {
-      guard let to = update.to, let position = tree.position(ofItem: update.id) else { continue }
+      guard let position = tree.position(ofItem: update.id) else { continue }
+      let to = update.to
       let item = target[to]
       let section = target.sectionContent(at: to.section)
       let isIncluded = try Self.includes(item, in: section, projection)

@@ -67,11 +67,11 @@ extension ProjectionState {
     else { return true }
     let items = change.itemChanges
     let end = rows.upperBound
-    func before(_ position: ItemPosition?) -> Bool { (position?.item ?? end) < end }
+    func before(_ position: ItemPosition) -> Bool { position.item < end }
     for delete in items.deletes where before(delete.from) { return true }
     for insert in items.inserts where before(insert.to) { return true }
     for move in items.moves where before(move.from) || before(move.to) { return true }
-    for update in items.updates where update.to.map({ rows.contains($0.item) }) ?? false { return true }
+    for update in items.updates where rows.contains(update.to.item) { return true }
     return false
   }
 

@@ -72,12 +72,7 @@ struct ProjectionState<Section: SectionType>: Sendable {
     }
     if let result = try applyingByDescent(changeset) { return result }
     var touched = changeset.forcedRefreshes
-    for list in [changeset.itemChanges.deletes, changeset.itemChanges.inserts] {
-      for change in list { touched.insert(change.id) }
-    }
-    for list in [changeset.itemChanges.moves, changeset.itemChanges.updates] {
-      for change in list { touched.insert(change.id) }
-    }
+    touched.formUnion(changeset.itemChanges.ids)
     // Touched items by section: item indices in the parent's new state and in what is shown now.
     var touchedInParent: [Int: [Int]] = [:]
     var touchedInShown: [Int: [Int]] = [:]
