@@ -3,7 +3,9 @@
 // What it cannot check: availability (Linux has none: .ci/availability-lint stands in for the floors, Clock
 // and parameterized existentials), which platforms lack a class (tvOS has no UISwitch, UISlider or swipe
 // actions, hence the skin's `!os(tvOS)`), Objective-C itself (@objc inference, and UIKit's caching of which
-// methods a delegate or data source answers when it is assigned), and the optimiser (`-typecheck` only).
+// methods a delegate or data source answers when it is assigned, and associated objects: the stand-in's
+// `objc_setAssociatedObject` stores nothing, so that a watcher is released with its object is not checked),
+// and the optimiser (`-typecheck` only).
 @_exported import Foundation
 
 // The Objective-C runtime surface the skin uses. Linux's Foundation has no selectors, so the stand-in
@@ -21,6 +23,18 @@ open class NSObject: Foundation.NSObject, NSObjectProtocol {
   open func responds(to aSelector: Selector!) -> Bool { false }
   open func forwardingTarget(for aSelector: Selector!) -> Any? { nil }
 }
+/// The SDK's `objc_AssociationPolicy` (ObjectiveC, re-exported by UIKit), with its raw values.
+public enum objc_AssociationPolicy: UInt, Sendable {
+  case OBJC_ASSOCIATION_ASSIGN = 0
+  case OBJC_ASSOCIATION_RETAIN_NONATOMIC = 1
+  case OBJC_ASSOCIATION_COPY_NONATOMIC = 3
+  case OBJC_ASSOCIATION_RETAIN = 769
+  case OBJC_ASSOCIATION_COPY = 771
+}
+/// The SDK's signature; stores nothing here.
+public func objc_setAssociatedObject(
+  _ object: Any, _ key: UnsafeRawPointer, _ value: Any?, _ policy: objc_AssociationPolicy
+) {}
 
 @MainActor open class UIResponder: NSObject {}
 @MainActor open class UIImage: NSObject {

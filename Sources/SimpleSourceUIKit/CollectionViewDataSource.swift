@@ -42,8 +42,7 @@
     public var fallbackDelegate: (any UICollectionViewDelegate)? {
       get { fallbackDelegateObject as? any UICollectionViewDelegate }
       set {
-        fallbackDelegateObject = newValue
-        answersMayHaveChanged(fallbacks: true)
+        setFallback(newValue, as: .delegate)
       }
     }
 
@@ -51,8 +50,7 @@
     public var fallbackDataSource: (any UICollectionViewDataSource)? {
       get { fallbackDataSourceObject as? any UICollectionViewDataSource }
       set {
-        fallbackDataSourceObject = newValue
-        answersMayHaveChanged(fallbacks: true)
+        setFallback(newValue, as: .dataSource)
       }
     }
 

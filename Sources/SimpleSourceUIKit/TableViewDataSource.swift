@@ -40,8 +40,7 @@
     public var fallbackDelegate: (any UITableViewDelegate)? {
       get { fallbackDelegateObject as? any UITableViewDelegate }
       set {
-        fallbackDelegateObject = newValue
-        answersMayHaveChanged(fallbacks: true)
+        setFallback(newValue, as: .delegate)
       }
     }
 
@@ -50,8 +49,7 @@
     public var fallbackDataSource: (any UITableViewDataSource)? {
       get { fallbackDataSourceObject as? any UITableViewDataSource }
       set {
-        fallbackDataSourceObject = newValue
-        answersMayHaveChanged(fallbacks: true)
+        setFallback(newValue, as: .dataSource)
       }
     }
 

@@ -21,8 +21,9 @@
   /// order in which you register closures, set fallbacks and assign the view's `delegate` does not matter.
   /// A method a closure answered whose closure is removed is still answered, with UIKit's default.
   ///
-  /// - Important: A fallback is held weakly, as UIKit holds delegates. Keep it alive while the view uses the
-  ///   adapter (a view controller that owns the table view is), or set it to `nil` before it goes away.
+  /// A fallback is held weakly, as UIKit holds delegates. When it is deallocated while still set, the adapter
+  /// learns it (an object attached to the fallback is released with it) and makes the view ask again, so
+  /// that UIKit never sends a method the fallback answered to an object that is gone.
   @MainActor
   open class ViewDataSourceAdapter<Section: SectionType, View: ListView>: NSObject {
     /// The platform-free data source that holds the view's copy of the data and applies every batch.
@@ -63,6 +64,79 @@
 
     /// The methods the closures answered when UIKit last asked.
     private var answered: Set<String> = []
+
+    /// Which fallback a watcher watches.
+    enum FallbackRole: Int {
+      case delegate, dataSource
+    }
+
+    /// Attached to a fallback (an associated object), and so released when the fallback is deallocated:
+    /// it then tells the adapter, unless the adapter let go of that fallback before.
+    private final class FallbackWatcher: Sendable {
+      let released: @Sendable () -> Void
+      let isDetached = Locked(false)
+
+      init(released: @escaping @Sendable () -> Void) { self.released = released }
+
+      deinit { if !isDetached.withLock({ $0 }) { released() } }
+    }
+
+    /// The watcher attached to each fallback now set, and the fallback (both weakly).
+    private var watchers: [FallbackRole: (watcher: Weak<FallbackWatcher>, fallback: Weak<AnyObject>)] = [:]
+
+    /// A weak reference.
+    private struct Weak<Object: AnyObject> {
+      weak var object: Object?
+    }
+
+    /// A weak reference to an adapter that a watcher's `@Sendable` closure may hold: main-actor
+    /// isolated, so Sendable (the adapter, an `NSObject` subclass, is not).
+    @MainActor private final class AdapterReference {
+      weak var object: ViewDataSourceAdapter?
+      init(_ object: ViewDataSourceAdapter) { self.object = object }
+    }
+
+    /// Sets the fallback of `role`, watches it, and makes the view ask again which methods this object
+    /// answers. The subclasses' `fallbackDelegate` and `fallbackDataSource` setters call it.
+    func setFallback(_ fallback: AnyObject?, as role: FallbackRole) {
+      switch role {
+      case .delegate: fallbackDelegateObject = fallback
+      case .dataSource: fallbackDataSourceObject = fallback
+      }
+      watch(fallback, as: role)
+      answersMayHaveChanged(fallbacks: true)
+    }
+
+    /// Detaches the watcher of the previous fallback of `role`, and attaches one to `fallback`.
+    private func watch(_ fallback: AnyObject?, as role: FallbackRole) {
+      // A key per adapter and role: two adapters sharing a fallback each watch it.
+      let key = UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque()).advanced(by: role.rawValue)
+      if let previous = watchers.removeValue(forKey: role) {
+        previous.watcher.object?.isDetached.withLock { $0 = true }
+        if let object = previous.fallback.object {
+          objc_setAssociatedObject(object, key, nil, .OBJC_ASSOCIATION_RETAIN_NONATOMIC)
+        }
+      }
+      guard let fallback else { return }
+      let adapter = AdapterReference(self)
+      let watcher = FallbackWatcher {
+        // Fallbacks are UIKit delegates, released on the main thread; the hop covers any other.
+        if Thread.isMainThread {
+          MainActor.assumeIsolated { adapter.object?.fallbackReleased(as: role) }
+        } else {
+          Task { @MainActor in adapter.object?.fallbackReleased(as: role) }
+        }
+      }
+      objc_setAssociatedObject(fallback, key, watcher, .OBJC_ASSOCIATION_RETAIN_NONATOMIC)
+      watchers[role] = (Weak(object: watcher), Weak(object: fallback))
+    }
+
+    /// The fallback of `role` was deallocated: its weak reference already reads `nil`, so asking UIKit to
+    /// ask again removes the methods it answered.
+    private func fallbackReleased(as role: FallbackRole) {
+      watchers[role] = nil
+      answersMayHaveChanged(fallbacks: true)
+    }
 
     /// Makes the view ask again which methods this object answers, if that changed: UIKit caches it when
     /// its `delegate` and `dataSource` are assigned. The subclasses call it from the fallbacks' setters.
