@@ -99,8 +99,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     _ id: ObjectIdentifier, at version: Int, own: Subscription<Section>?, sent: AppliedVersion,
     joins: AppliedVersion, sink: @escaping WireSink, isStopped: @Sendable () -> Bool
   ) async -> Outcome {
-    var cancelOwn: (@Sendable () -> Void)?
-    if let own { cancelOwn = { own.cancel() } }
+    let cancelOwn: (@Sendable () -> Void)? = if let own { { own.cancel() } } else { nil }
     return await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
       let member = Member(
         sink: sink, sent: sent, joins: joins, outcome: continuation, cancelOwn: cancelOwn)

@@ -161,6 +161,40 @@ struct WireBroadcastTests {
     #expect(source.subscriberCount == 1 && idle == 1)
   }
 
+  @Test(
+    "a broadcast emptied before its founder offers has ended: the founder is behind, its subscription taken")
+  func founderAfterTheEnd() async throws {
+    let source = try Self.source()
+    let service = WireService(source: source, stream: "s")
+    let subscription = await source.subscribe()
+    let key = WireService<TestSection, NoScope>.BroadcastKey(view: nil, format: 2)
+    let (broadcast, founded) = await service.broadcast(key, taking: subscription, at: subscription.version)
+    #expect(founded)
+    // Another session joins the broadcast before its founder, and leaves: no one is left, it ends.
+    let other = SendingControl<TestSection>()
+    let own = await source.subscribe()
+    let joined = Task {
+      await broadcast.follow(
+        other.id, at: own.version, own: own, sent: AppliedVersion(0), joins: other.joins,
+        sink: { _ in true }, isStopped: { false })
+    }
+    #expect(await other.joins.reached(1))
+    broadcast.leave(other.id)
+    #expect(await joined.value == .stopped)
+    #expect(broadcast.isEnded)
+    let founder = SendingControl<TestSection>()
+    let outcome = await broadcast.follow(
+      founder.id, at: subscription.version, own: nil, sent: AppliedVersion(0), joins: founder.joins,
+      sink: { _ in true }, isStopped: { false })
+    #expect(outcome == .behind)
+    var batches = subscription.batches.makeAsyncIterator()
+    #expect(await batches.next() == nil, "the broadcast's end cancelled the subscription it took")
+    // The service makes a new one for the next session.
+    let next = await source.subscribe()
+    #expect(await service.broadcast(key, taking: next, at: next.version).founded)
+    next.cancel()
+  }
+
   @Test("random writes, sinks that refuse at random, scope changes and resubscribes: every client exact")
   func randomized() async throws {
     let settings = Self.settings
