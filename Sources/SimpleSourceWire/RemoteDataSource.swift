@@ -150,8 +150,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
       if pending.isEmpty {
         offer(update.changeset, remote: batch.to)
       } else {
-        let changes = update.changeset.itemChanges
-        let touched = changes.structuralIDs.union(changes.updates.lazy.map(\.id)).union(pendingItemIDs)
+        let touched = Set(update.changeset.itemChanges.ids).union(pendingItemIDs)
         show(
           rebased(), touching: touched, refreshing: update.changeset.forcedRefreshes, remote: batch.to)
       }

@@ -94,7 +94,9 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   /// whose offer starts the broadcast (it is at the broadcast's version, and nothing was delivered yet).
   ///
   /// `isStopped` is read under the broadcast's lock: a session that stopped before is not offered (it
-  /// gets ``Outcome/stopped``), one that stops after leaves with ``leave(_:)``.
+  /// gets ``Outcome/stopped``), one that stops after leaves with ``leave(_:)``. A founder that finds the
+  /// broadcast ended (a session that joined first left) is told to leave at `version`: its subscription
+  /// ended with the broadcast.
   func follow(
     _ id: ObjectIdentifier, at version: Int, own: Subscription<Section>?, sent: AppliedVersion,
     joins: AppliedVersion, sink: @escaping WireSink, isStopped: @Sendable () -> Bool
@@ -113,6 +115,10 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
       switch offered {
       case .joined: member.joined()
       case .waiting: break
+      case .finished(.behind) where founding:
+        // The broadcast ended before its founder offered (a session that joined it first left), and its
+        // subscription, the founder's, with it: the founder goes on from what it holds.
+        continuation.resume(returning: .left(at: version))
       case .finished(let outcome): continuation.resume(returning: outcome)
       }
       perform(changes)

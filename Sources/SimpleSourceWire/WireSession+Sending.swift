@@ -140,13 +140,9 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     let (broadcast, founded) = await service.broadcast(broadcast, taking: subscription, at: version)
     control.following(broadcast, founded: founded)
     defer { control.following(nil) }
-    let outcome = await broadcast.follow(
+    return await broadcast.follow(
       control.id, at: version, own: founded ? nil : subscription, sent: sent, joins: control.joins,
       sink: sink, isStopped: { [control] in control.isStopped })
-    // A founder is behind only when the broadcast ended before it offered (a session that joined it
-    // first left): the broadcast took its subscription, so it goes on from what it holds.
-    if founded, outcome == .behind { return .left(at: version) }
-    return outcome
   }
 
   /// A subscription from `version` after the session left its broadcast: resumed, or (when the source no

@@ -162,7 +162,8 @@ struct WireBroadcastTests {
   }
 
   @Test(
-    "a broadcast emptied before its founder offers has ended: the founder is behind, its subscription taken")
+    "a broadcast emptied before its founder offers has ended: the founder goes on from its version, its subscription taken"
+  )
   func founderAfterTheEnd() async throws {
     let source = try Self.source()
     let service = WireService(source: source, stream: "s")
@@ -186,7 +187,7 @@ struct WireBroadcastTests {
     let outcome = await broadcast.follow(
       founder.id, at: subscription.version, own: nil, sent: AppliedVersion(0), joins: founder.joins,
       sink: { _ in true }, isStopped: { false })
-    #expect(outcome == .behind)
+    #expect(outcome == .left(at: subscription.version))
     var batches = subscription.batches.makeAsyncIterator()
     #expect(await batches.next() == nil, "the broadcast's end cancelled the subscription it took")
     // The service makes a new one for the next session.
