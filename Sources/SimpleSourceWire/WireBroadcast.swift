@@ -11,7 +11,8 @@ public final class WireFrame: Sendable {
   public let bytes: Data
   private let made = Locked<(any Sendable)?>(nil)
 
-  init(bytes: Data) { self.bytes = bytes }
+  /// A frame of `bytes`: a broadcast makes one per batch; a transport's tests make their own.
+  public init(bytes: Data) { self.bytes = bytes }
 
   /// The transport's form of ``bytes``, made by `make` the first time it is asked for and shared after.
   /// A transport asks for one form; a second type made from the same frame is made again each time.
