@@ -64,6 +64,7 @@ let package = Package(
         .product(name: "GRDB", package: "GRDB.swift"),
         .product(name: "HummingbirdTesting", package: "hummingbird"),
         .product(name: "HummingbirdWSTesting", package: "hummingbird-websocket"),
+        .product(name: "NIOEmbedded", package: "swift-nio"),
       ],
       swiftSettings: strictness
     ),

@@ -47,76 +47,122 @@ func webSocketTextFrame(_ payload: some Collection<UInt8>) -> ByteBuffer {
 }
 
 /// Sits at the head of a WebSocket channel's pipeline, below the WebSocket encoder: frames written
-/// through it go straight to the socket. Every other write passes through unchanged.
-final class RawFrames: ChannelOutboundHandler, RemovableChannelHandler {
+/// through it go straight to the socket, and it tells its loop's queue whether the connection can take more
+/// (NIO's writability, and closed). Every other event passes through unchanged.
+final class RawFrames: ChannelDuplexHandler, RemovableChannelHandler {
+  typealias InboundIn = NIOAny
   typealias OutboundIn = ByteBuffer
   typealias OutboundOut = ByteBuffer
 
   private var context: ChannelHandlerContext?
-  /// Whether frames were written since the last flush (by the loop's queue).
-  var needsFlush = false
+  private let queue: LoopQueue
 
-  func handlerAdded(context: ChannelHandlerContext) { self.context = context }
-  func handlerRemoved(context: ChannelHandlerContext) { self.context = nil }
+  init(queue: LoopQueue) { self.queue = queue }
 
-  /// Writes `frame` without flushing; fails `promise` once the handler is gone (the channel closed).
+  deinit { queue.forget(ObjectIdentifier(self)) }
+
+  func handlerAdded(context: ChannelHandlerContext) {
+    self.context = context
+    queue.connection(ObjectIdentifier(self), isFull: !context.channel.isWritable || !context.channel.isActive)
+  }
+
+  func handlerRemoved(context: ChannelHandlerContext) {
+    self.context = nil
+    queue.connection(ObjectIdentifier(self), isFull: true)
+  }
+
+  func channelActive(context: ChannelHandlerContext) {
+    queue.connection(ObjectIdentifier(self), isFull: !context.channel.isWritable)
+    context.fireChannelActive()
+  }
+
+  func channelWritabilityChanged(context: ChannelHandlerContext) {
+    queue.connection(ObjectIdentifier(self), isFull: !context.channel.isWritable)
+    context.fireChannelWritabilityChanged()
+  }
+
+  func channelInactive(context: ChannelHandlerContext) {
+    queue.connection(ObjectIdentifier(self), isFull: true)
+    context.fireChannelInactive()
+  }
+
+  /// Writes and flushes `frame`; fails `promise` once the handler is gone (the channel closed).
   func write(_ frame: ByteBuffer, promise: EventLoopPromise<Void>?) {
     guard let context else {
       promise?.fail(ChannelError.ioOnClosedChannel)
       return
     }
-    context.write(wrapOutboundOut(frame), promise: promise)
+    context.writeAndFlush(wrapOutboundOut(frame), promise: promise)
   }
-
-  func flush() { context?.flush() }
 }
 
-/// One WebSocket connection's writer: a `WireSink` that queues a shared frame without waiting, and a
+/// One WebSocket connection's writer: a `WireSink` that queues a broadcast's frame without waiting, and a
 /// `send` that queues a message and waits until the socket took it. Both go through the event loop's
 /// queue, so they reach the client in the order they were called.
-struct SocketWriter: Sendable {
-  let channel: any Channel
+final class SocketWriter: Sendable {
+  let eventLoop: any EventLoop
   let frames: NIOLoopBound<RawFrames>
+  /// The connection's key in its loop's queue.
+  let key: ObjectIdentifier
   let queue: LoopQueue
+
+  private init(
+    eventLoop: any EventLoop, frames: NIOLoopBound<RawFrames>, key: ObjectIdentifier, queue: LoopQueue
+  ) {
+    self.eventLoop = eventLoop
+    self.frames = frames
+    self.key = key
+    self.queue = queue
+  }
 
   /// Installs the raw writer at the head of `channel`'s pipeline.
   static func install(on channel: any Channel) async throws -> SocketWriter {
-    let frames = try await channel.eventLoop.submit {
-      let handler = RawFrames()
+    let eventLoop = channel.eventLoop
+    let queue = LoopQueue.of(eventLoop)
+    return try await eventLoop.submit {
+      let handler = RawFrames(queue: queue)
       try channel.pipeline.syncOperations.addHandler(handler, position: .first)
-      return NIOLoopBound(handler, eventLoop: channel.eventLoop)
+      return SocketWriter(
+        eventLoop: eventLoop, frames: NIOLoopBound(handler, eventLoop: eventLoop),
+        key: ObjectIdentifier(handler), queue: queue)
     }.get()
-    return SocketWriter(channel: channel, frames: frames, queue: LoopQueue.of(channel.eventLoop))
   }
 
   /// Queues a broadcast's frame; `false` when the connection's buffer is over its high-water mark (the
   /// session then sends by itself, waiting for the socket) or it closed.
-  func sink(_ frame: WireFrame) -> Bool {
-    guard channel.isWritable else { return false }
-    queue.enqueue(frames, frame.form { webSocketTextFrame($0) }, promise: nil)
-    return true
-  }
+  /// - Complexity: O(1), plus framing the message once per batch and event loop.
+  func sink(_ frame: WireFrame) -> Bool { queue.enqueue(self, frame) }
 
   /// Sends one message and returns once the socket took it.
   func send(_ bytes: Data) async throws {
-    let promise = channel.eventLoop.makePromise(of: Void.self)
-    queue.enqueue(frames, webSocketTextFrame(bytes), promise: promise)
+    let promise = eventLoop.makePromise(of: Void.self)
+    queue.enqueue(self, webSocketTextFrame(bytes), promise: promise)
     try await promise.futureResult.get()
   }
 }
 
-/// The frames waiting to be written on one event loop: queued from any thread, written and flushed by one
-/// task on the loop, which is scheduled when the queue goes from empty to not empty. So a batch sent to
-/// 1,000 clients of a loop costs one task, one write per client and one flush (one `writev`) per client.
+/// The frames waiting to be written on one event loop: queued from any thread, written by one task on the
+/// loop, which is scheduled when the queue goes from empty to not empty. A broadcast's batch is framed
+/// once per loop and costs one task per loop, and one `write` per client. It also keeps which of the
+/// loop's connections cannot take a frame now, so that a broadcast asks under the lock it queues under.
 final class LoopQueue: Sendable {
   private struct Entry {
-    let frames: NIOLoopBound<RawFrames>
+    let writer: SocketWriter
     let buffer: ByteBuffer
     let promise: EventLoopPromise<Void>?
   }
 
+  private struct State {
+    var entries: [Entry] = []
+    /// The broadcast frame framed last (held, so that its identity is not reused), and its framing: the
+    /// next connection given the same frame is given the same buffer.
+    var last: (frame: WireFrame, buffer: ByteBuffer)?
+    /// The connections over their high-water mark, or closed.
+    var full: Set<ObjectIdentifier> = []
+  }
+
   private let eventLoop: any EventLoop
-  private let pending = NIOLockedValueBox<[Entry]>([])
+  private let state = NIOLockedValueBox(State())
 
   private init(eventLoop: any EventLoop) { self.eventLoop = eventLoop }
 
@@ -133,34 +179,55 @@ final class LoopQueue: Sendable {
     }
   }
 
-  /// Queues `buffer` for the connection of `frames`.
-  func enqueue(_ frames: NIOLoopBound<RawFrames>, _ buffer: ByteBuffer, promise: EventLoopPromise<Void>?) {
-    let first = pending.withLockedValue { pending in
-      pending.append(Entry(frames: frames, buffer: buffer, promise: promise))
-      return pending.count == 1
+  /// Records whether connection `key` can take frames now.
+  func connection(_ key: ObjectIdentifier, isFull: Bool) {
+    state.withLockedValue { state in
+      if isFull { state.full.insert(key) } else { state.full.remove(key) }
+    }
+  }
+
+  /// Connection `key` is gone.
+  func forget(_ key: ObjectIdentifier) {
+    state.withLockedValue { _ = $0.full.remove(key) }
+  }
+
+  /// Queues a broadcast's `frame` for `writer`'s connection, framed once for every connection of the loop;
+  /// `false` (nothing queued) when the connection is full or closed.
+  /// - Complexity: amortized O(1), plus framing once per frame.
+  func enqueue(_ writer: SocketWriter, _ frame: WireFrame) -> Bool {
+    let (queued, first) = state.withLockedValue { state -> (Bool, Bool) in
+      if !state.full.isEmpty && state.full.contains(writer.key) { return (false, false) }
+      let buffer: ByteBuffer
+      if let last = state.last, last.frame === frame {
+        buffer = last.buffer
+      } else {
+        buffer = webSocketTextFrame(frame.bytes)
+        state.last = (frame, buffer)
+      }
+      state.entries.append(Entry(writer: writer, buffer: buffer, promise: nil))
+      return (true, state.entries.count == 1)
+    }
+    if first { eventLoop.execute { self.drain() } }
+    return queued
+  }
+
+  /// Queues `buffer` for `writer`'s connection, whatever its writability.
+  func enqueue(_ writer: SocketWriter, _ buffer: ByteBuffer, promise: EventLoopPromise<Void>?) {
+    let first = state.withLockedValue { state in
+      state.entries.append(Entry(writer: writer, buffer: buffer, promise: promise))
+      return state.entries.count == 1
     }
     if first { eventLoop.execute { self.drain() } }
   }
 
-  /// Writes every queued frame, then flushes each connection once.
+  /// Writes and flushes every queued frame, in the order they were queued.
   private func drain() {
-    let entries = pending.withLockedValue { pending in
-      defer { pending = [] }
-      return pending
+    let entries = state.withLockedValue { state in
+      defer { state.entries.removeAll(keepingCapacity: true) }
+      return state.entries
     }
-    var written: [RawFrames] = []
-    written.reserveCapacity(entries.count)
     for entry in entries {
-      let handler = entry.frames.value
-      handler.write(entry.buffer, promise: entry.promise)
-      if !handler.needsFlush {
-        handler.needsFlush = true
-        written.append(handler)
-      }
-    }
-    for handler in written {
-      handler.needsFlush = false
-      handler.flush()
+      entry.writer.frames.value.write(entry.buffer, promise: entry.promise)
     }
   }
 }
