@@ -14,6 +14,7 @@ let package = Package(
     .executable(name: "live-board", targets: ["live-board"]),
     .executable(name: "board-load", targets: ["board-load"]),
     .executable(name: "cluster-check", targets: ["cluster-check"]),
+    .executable(name: "nio-floor", targets: ["nio-floor"]),
   ],
   dependencies: [
     .package(name: "SimpleSource", path: "../.."),
@@ -54,6 +55,14 @@ let package = Package(
       dependencies: [
         "LiveBoard",
         .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+      ],
+      swiftSettings: strictness
+    ),
+    .executableTarget(
+      name: "nio-floor",
+      dependencies: [
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOPosix", package: "swift-nio"),
       ],
       swiftSettings: strictness
     ),

@@ -4,7 +4,8 @@
 # never decodes) spread over the instances, and one writer editing cards at a fixed rate. The instances are
 # pinned to CPU 0; PostgreSQL, nginx, the clients and the writer to CPU 1. For each client count it prints
 # p50/p99 delivery, the instances' CPU time per delivered message and their memory per idle connection, and
-# the kernel's floor: what a C server that only write()s the same messages costs per message (write-floor.c).
+# the floors: what a C server that only write()s the same messages costs per message (write-floor.c), and a
+# SwiftNIO server that only writes them (nio-floor).
 # A benchmark, not a test. Installs PostgreSQL and nginx when they are missing (Debian, as root).
 #   bash Examples/live-board/fanout-load.sh [--json] [--clients 1000,5000] [--rate 20] [--seconds 10]
 set -euo pipefail
@@ -17,6 +18,7 @@ if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || ! command -v nginx >
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql nginx-light >/dev/null
 fi
 swift build -c release --product live-board >&2
+swift build -c release --product nio-floor >&2
 mkdir -p .build
 cc -O2 -Wall -o .build/fanout-client fanout/fanout-client.c
 cc -O2 -Wall -o .build/write-floor fanout/write-floor.c
@@ -25,5 +27,6 @@ export LIVE_BOARD="$here/.build/release/live-board" INSTANCE_CPUS=0 PG_CPUS=1
 trap 'bash "$here/cluster.sh" stop' EXIT
 bash cluster.sh start >&2
 taskset -c 1 python3 fanout/fanout_load.py --client .build/fanout-client --floor .build/write-floor \
+  --nio-floor .build/release/nio-floor \
   --script "$here/cluster.sh" \
   --cluster-dir "$CLUSTER_DIR" "$@"

@@ -7,7 +7,9 @@ rate for a fixed time, each title `ts:<CLOCK_MONOTONIC ns>`, and the instances' 
 from /proc) over the run is divided by the messages the clients received. With --floor, write-floor then
 writes the same number of messages of the same mean size to as many loopback clients as one instance has,
 at the same rate and on the same CPU: the kernel's own cost per message on this machine, measured in the
-same run (`floor_cpu_us_per_message`, and `vs_floor`). One JSON object per run.
+same run (`floor_cpu_us_per_message`, and `vs_floor`). With --nio-floor, nio-floor does the same through SwiftNIO
+(one event loop, `writeAndFlush` on bare channels, which is the least a Hummingbird server's write costs):
+`nio_floor_cpu_us_per_message` and `vs_nio_floor`. One JSON object per run.
 
 Each run starts the instances again first (cluster.sh kill, start-instance), so that one run's memory
 and caches are not the next one's.
@@ -95,6 +97,7 @@ def run(args, clients):
     cpu_per_message = cpu * 1e6 / messages
     message_bytes = round(result["bytes"] / messages)
     floor = kernel_floor(args, clients // len(pids), count, rate, message_bytes) if args.floor else None
+    nio_floor = nio_floor_cost(args, clients // len(pids), count, rate, message_bytes) if args.nio_floor else None
     return {
         "clients": clients,
         "instances": len(pids),
@@ -113,6 +116,8 @@ def run(args, clients):
         "message_bytes": message_bytes,
         "floor_cpu_us_per_message": floor,
         "vs_floor": round(cpu_per_message / floor, 2) if floor else None,
+        "nio_floor_cpu_us_per_message": nio_floor,
+        "vs_nio_floor": round(cpu_per_message / nio_floor, 2) if nio_floor else None,
     }
 
 
@@ -122,6 +127,16 @@ def kernel_floor(args, clients, rounds, rate, message_bytes):
     measured in the same run."""
     command = [args.floor, "--clients", str(clients), "--rounds", str(rounds), "--rate", str(max(1, round(rate))),
                "--bytes", str(max(1, message_bytes)), "--server-cpu", args.server_cpu,
+               "--reader-cpu", args.client_cpus.split(",")[0]]
+    output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
+    return json.loads(output)["cpu_us_per_message"]
+
+
+def nio_floor_cost(args, clients, rounds, rate, message_bytes):
+    """The CPU per message of a SwiftNIO server that only writes the same messages (nio-floor, its clients
+    write-floor's reader), pinned as the instances are: what NIO itself costs, measured in the same run."""
+    command = ["taskset", "-c", args.server_cpu, args.nio_floor, "--reader", args.floor, "--clients", str(clients),
+               "--rounds", str(rounds), "--rate", str(max(1, round(rate))), "--bytes", str(max(1, message_bytes)),
                "--reader-cpu", args.client_cpus.split(",")[0]]
     output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
     return json.loads(output)["cpu_us_per_message"]
@@ -141,6 +156,7 @@ def main():
     parser.add_argument("--client-cpus", default="1")
     parser.add_argument("--server-cpu", default="0", help="the instances' CPU, where write-floor's server runs")
     parser.add_argument("--floor", help="write-floor: also measure the kernel's floor per message")
+    parser.add_argument("--nio-floor", help="nio-floor: also measure SwiftNIO's floor per message (needs --floor)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     setup = http.client.HTTPConnection("127.0.0.1", int(args.ports.split(",")[0]))
@@ -159,7 +175,8 @@ def main():
                 f"{clients} clients on {result['instances']} instances, {result['writes']} writes at "
                 f"{result['writes_per_second']:g}/s: p50 {result['p50_ms']} ms, p99 {result['p99_ms']} ms, "
                 f"{result['cpu_us_per_message']} us of server CPU per message "
-                f"(a write()-only C server: {result['floor_cpu_us_per_message']} us), "
+                f"(a write()-only C server: {result['floor_cpu_us_per_message']} us, "
+                f"the same through SwiftNIO: {result['nio_floor_cpu_us_per_message']} us), "
                 f"{result['bytes_per_connection']} bytes per idle connection",
                 flush=True,
             )

@@ -4,6 +4,10 @@
 // the instance's CPU per message can be read against what the kernel alone costs on this machine.
 //
 //   write-floor --clients N --rounds R --rate PER_SECOND --bytes SIZE [--server-cpu 0] [--reader-cpu 1]
+//   write-floor --read PORT --clients N --rounds R --bytes SIZE [--reader-cpu 1]
+//
+// With --read, it is only the reader, of another server on 127.0.0.1:PORT (nio-floor, the same floor through
+// SwiftNIO): it connects N clients, prints "connected", and exits 0 once it has read N * R * SIZE bytes.
 //
 // Prints one JSON object: clients, messages, bytes, cpu_us_per_message (the server's user + system time).
 // The reader (a child process) reads with epoll, as fanout-client does; it must receive every byte.
@@ -40,8 +44,9 @@ static double cpu_us(void) {
   return (usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1e6 + usage.ru_utime.tv_usec + usage.ru_stime.tv_usec;
 }
 
-// Reads everything the server writes to `clients` connections; exits 0 once it has `expected` bytes.
-static void read_all(struct sockaddr_in address, int clients, long long expected, int cpu) {
+// Reads everything the server writes to `clients` connections; exits 0 once it has `expected` bytes. With
+// `announce`, it prints "connected" once every client is connected (for a server in another process).
+static void read_all(struct sockaddr_in address, int clients, long long expected, int cpu, int announce) {
   pin(cpu);
   int poll = epoll_create1(0);
   for (int i = 0; i < clients; i++) {
@@ -49,6 +54,10 @@ static void read_all(struct sockaddr_in address, int clients, long long expected
     if (connect(fd, (struct sockaddr *)&address, sizeof address) != 0) fail("connect");
     struct epoll_event event = {.events = EPOLLIN, .data.fd = fd};
     epoll_ctl(poll, EPOLL_CTL_ADD, fd, &event);
+  }
+  if (announce) {
+    printf("connected\n");
+    fflush(stdout);
   }
   static char buffer[1 << 16];
   struct epoll_event events[512];
@@ -65,7 +74,7 @@ static void read_all(struct sockaddr_in address, int clients, long long expected
 }
 
 int main(int argc, char **argv) {
-  int clients = 333, rounds = 200, rate = 20, bytes = 300, server_cpu = 0, reader_cpu = 1;
+  int clients = 333, rounds = 200, rate = 20, bytes = 300, server_cpu = 0, reader_cpu = 1, read_port = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
     int value = atoi(argv[i + 1]);
     if (!strcmp(argv[i], "--clients")) clients = value;
@@ -74,12 +83,19 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--bytes")) bytes = value;
     else if (!strcmp(argv[i], "--server-cpu")) server_cpu = value;
     else if (!strcmp(argv[i], "--reader-cpu")) reader_cpu = value;
+    else if (!strcmp(argv[i], "--read")) read_port = value;
     else {
-      fprintf(stderr, "usage: write-floor --clients N --rounds R --rate R --bytes B [--server-cpu C] [--reader-cpu C]\n");
+      fprintf(stderr, "usage: write-floor [--read PORT] --clients N --rounds R --rate R --bytes B [--server-cpu C] "
+                      "[--reader-cpu C]\n");
       return 2;
     }
   }
   if (clients < 1 || rounds < 1 || rate < 1 || bytes < 1) return 2;
+  if (read_port > 0) {
+    struct sockaddr_in server = {.sin_family = AF_INET, .sin_port = htons(read_port),
+                                 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    read_all(server, clients, (long long)clients * rounds * bytes, reader_cpu, 1);
+  }
   int listener = socket(AF_INET, SOCK_STREAM, 0), one = 1;
   setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
   struct sockaddr_in address = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
@@ -88,7 +104,7 @@ int main(int argc, char **argv) {
   getsockname(listener, (struct sockaddr *)&address, &length);
   if (listen(listener, 4096) != 0) fail("listen");
   pid_t reader = fork();
-  if (reader == 0) read_all(address, clients, (long long)clients * rounds * bytes, reader_cpu);
+  if (reader == 0) read_all(address, clients, (long long)clients * rounds * bytes, reader_cpu, 0);
   pin(server_cpu);
   int *sockets = malloc(clients * sizeof *sockets);
   for (int i = 0; i < clients; i++) {
