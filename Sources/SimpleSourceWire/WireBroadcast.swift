@@ -40,7 +40,9 @@ public typealias WireSink = @Sendable (WireFrame) -> Bool
 final class BroadcastMember: Sendable {
   /// Where its messages go.
   let sink: WireSink
-  /// The versions it was sent, for ``WireSession/settled()`` and edits' answers.
+  /// The versions it was sent, for ``WireSession/settled()`` and edits' answers: kept current on every
+  /// batch only while the session is watched (something waits on it), and set to what it holds when it
+  /// stops being a member.
   let sent: AppliedVersion
   /// Counts its joins.
   let joins: AppliedVersion
@@ -69,25 +71,54 @@ final class BroadcastMember: Sendable {
 
 /// The sessions that follow one view (or the whole source) in one format, written to from one
 /// subscription.
+///
+/// A member's `sent` version is not advanced on every batch: that was a lock and two cold objects per
+/// member per batch. It is advanced for the sessions that are *watched* (a task awaited their version:
+/// ``WireSession/settled()``, an edit's answer), and set to what a session holds when it stops being a
+/// member, so every wait on it is answered as before.
 final class WireBroadcast<Section: SectionType>: Sendable
 where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item.ID: Codable {
   typealias Outcome = BroadcastOutcome
   typealias Member = BroadcastMember
+  typealias Members = BroadcastMembers<ObjectIdentifier, Member>
 
-  private let state: Locked<BroadcastMembers<ObjectIdentifier, Member>>
+  private struct Shared: Sendable {
+    var members: Members
+    /// The version every member holds, counting the versions whose composed batch cancelled out (the
+    /// subscription keeps its version there, G1, so this can be above `members.version`).
+    var sent: Int
+    /// The sessions whose `sent` is advanced on every batch while they are members.
+    var watched: Set<ObjectIdentifier> = []
+
+    /// Sets `sent` to `version` (if higher) and brings the watched members' `sent` to it; forgets the
+    /// watched sessions that are neither members nor waiting.
+    /// - Complexity: O(watched).
+    mutating func advanceSent(to version: Int) {
+      sent = max(sent, version)
+      for id in watched {
+        if let member = members.members[id] {
+          member.sent.advance(to: sent)
+        } else if members.waiting[id] == nil {
+          watched.remove(id)
+        }
+      }
+    }
+  }
+
+  private let state: Locked<Shared>
   private let subscription: Subscription<Section>
   private let coder: WireCoder
 
   /// A broadcast of `subscription`'s batches in `coder`'s format; it starts sending when its first
   /// session joins.
   init(subscription: Subscription<Section>, version: Int, coder: WireCoder) {
-    state = Locked(BroadcastMembers(version: version))
+    state = Locked(Shared(members: Members(version: version), sent: version))
     self.subscription = subscription
     self.coder = coder
   }
 
   /// Whether the broadcast ended: a session that finds it so makes a new one.
-  var isEnded: Bool { state.withLock(\.isEnded) }
+  var isEnded: Bool { state.withLock(\.members.isEnded) }
 
   /// Session `id`, holding `version`, joins when it holds what the broadcast delivered (at once, or once
   /// the broadcast reaches it); returns how its membership ended. `own` is its own subscription,
@@ -95,12 +126,14 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   /// whose offer starts the broadcast (it is at the broadcast's version, and nothing was delivered yet).
   ///
   /// `isStopped` is read under the broadcast's lock: a session that stopped before is not offered (it
-  /// gets ``Outcome/stopped``), one that stops after leaves with ``leave(_:)``. A founder that finds the
-  /// broadcast ended (a session that joined first left) is told to leave at `version`: its subscription
-  /// ended with the broadcast.
+  /// gets ``Outcome/stopped``), one that stops after leaves with ``leave(_:)``. So is `isWatched`: a
+  /// session watched before is kept current from its offer, one watched after calls ``watch(_:)``. A
+  /// founder that finds the broadcast ended (a session that joined first left) is told to leave at
+  /// `version`: its subscription ended with the broadcast.
   func follow(
     _ id: ObjectIdentifier, at version: Int, own: Subscription<Section>?, sent: AppliedVersion,
-    joins: AppliedVersion, sink: @escaping WireSink, isStopped: @Sendable () -> Bool
+    joins: AppliedVersion, sink: @escaping WireSink, isStopped: @Sendable () -> Bool,
+    isWatched: @Sendable () -> Bool
   ) async -> Outcome {
     let cancelOwn: (@Sendable () -> Void)? = if let own { { own.cancel() } } else { nil }
     return await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
@@ -108,10 +141,14 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
         sink: sink, sent: sent, joins: joins, outcome: continuation, cancelOwn: cancelOwn)
       let founding = own == nil
       let (offered, changes) = state.withLock { state in
-        let offered: BroadcastMembers<ObjectIdentifier, Member>.Offered =
-          isStopped() ? .finished(.stopped) : state.offer(id, at: version, member)
+        let offered: Members.Offered =
+          isStopped() ? .finished(.stopped) : state.members.offer(id, at: version, member)
+        if offered == .joined || offered == .waiting, isWatched() {
+          state.watched.insert(id)
+          if offered == .joined { sent.advance(to: state.sent) }
+        }
         // A founder that stopped leaves no one to write to.
-        return (offered, founding && offered != .joined ? state.endIfEmpty() : .init())
+        return (offered, founding && offered != .joined ? state.members.endIfEmpty() : .init())
       }
       switch offered {
       case .joined: member.joined()
@@ -127,10 +164,23 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     }
   }
 
+  /// Session `id` is watched: while it is a member (now, or once it joins), its `sent` is kept current.
+  /// - Complexity: O(1).
+  func watch(_ id: ObjectIdentifier) {
+    state.withLock { state in
+      state.watched.insert(id)
+      state.members.members[id]?.sent.advance(to: state.sent)
+    }
+  }
+
   /// Session `id` leaves: it is told ``Outcome/stopped`` (if it was a member or waiting), and nothing is
   /// written to it after this returns.
   func leave(_ id: ObjectIdentifier) {
-    perform(state.withLock { $0.leave(id) })
+    perform(
+      state.withLock { state in
+        state.members.members[id]?.sent.advance(to: state.sent)
+        return state.members.leave(id)
+      })
   }
 
   /// Sends every batch of the subscription to the members, encoded once.
@@ -138,30 +188,35 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     // A composed batch that cancelled out leaves the subscription's version as it was (G1), but members
     // then hold what the source shows at `version`: nothing is left to send them below it.
     subscription.onCancelledOut { [state] version in
-      state.withLock { state in
-        for member in state.members.values { member.sent.advance(to: version) }
-      }
+      state.withLock { $0.advanceSent(to: version) }
     }
     Task { [self] in
       for await batch in subscription.batches {
         let frame = WireFrame(bytes: coder.encode(batch))
         let (from, to) = (batch.from, batch.to)
         let changes = state.withLock { state in
-          state.deliver(from: from, to: to) { member in
-            guard member.sink(frame) else { return false }
-            member.sent.advance(to: to)
-            return true
+          // What a member that fails this batch holds.
+          let held = state.sent
+          let changes = state.members.deliver(from: from, to: to) { $0.sink(frame) }
+          for (member, outcome) in changes.finished {
+            if case .left = outcome { member.sent.advance(to: held) }
           }
+          if !changes.ended { state.advanceSent(to: to) }
+          return changes
         }
         perform(changes)
         if changes.ended { break }
       }
-      perform(state.withLock { $0.end() })
+      perform(
+        state.withLock { state in
+          for member in state.members.members.values { member.sent.advance(to: state.sent) }
+          return state.members.end()
+        })
     }
   }
 
   /// Tells sessions what a step did to them, outside the lock.
-  private func perform(_ changes: BroadcastMembers<ObjectIdentifier, Member>.Changes) {
+  private func perform(_ changes: Members.Changes) {
     for member in changes.joined { member.joined() }
     for (member, outcome) in changes.finished { member.outcome.resume(returning: outcome) }
     if changes.ended { subscription.cancel() }

@@ -9,8 +9,11 @@ import SimpleSourceCore
 final class SendingControl<Section: SectionType>: Sendable
 where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item.ID: Codable {
   private let state = Locked<
-    (stopped: Bool, subscription: Subscription<Section>?, broadcast: WireBroadcast<Section>?)
-  >((false, nil, nil))
+    (
+      stopped: Bool, watched: Bool, subscription: Subscription<Section>?,
+      broadcast: WireBroadcast<Section>?
+    )
+  >((false, false, nil, nil))
 
   /// The member id of the session in a broadcast.
   var id: ObjectIdentifier { ObjectIdentifier(self) }
@@ -19,6 +22,20 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
 
   /// Whether ``stop()`` was called.
   var isStopped: Bool { state.withLock(\.stopped) }
+
+  /// Whether ``watch()`` was called.
+  var isWatched: Bool { state.withLock(\.watched) }
+
+  /// Something waits on the session's sent version (``WireSession/settled()``, an edit's answer): from
+  /// now on, the broadcasts it follows keep that version current on every batch (they do not for a
+  /// session nothing waits on). Stays so for the session's life.
+  func watch() {
+    let broadcast = state.withLock { state in
+      state.watched = true
+      return state.broadcast
+    }
+    broadcast?.watch(id)
+  }
 
   /// Holds `subscription`, the one the sending task reads; `false` (and it is cancelled) once stopped.
   func hold(_ subscription: Subscription<Section>) -> Bool {
@@ -142,7 +159,8 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     defer { control.following(nil) }
     return await broadcast.follow(
       control.id, at: version, own: founded ? nil : subscription, sent: sent, joins: control.joins,
-      sink: sink, isStopped: { [control] in control.isStopped })
+      sink: sink, isStopped: { [control] in control.isStopped }, isWatched: { [control] in control.isWatched }
+    )
   }
 
   /// A subscription from `version` after the session left its broadcast: resumed, or (when the source no

@@ -143,6 +143,8 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
 
   /// How many times the current subscription joined its view's broadcast; `nil` when not subscribed.
   package var broadcastJoins: AppliedVersion? { current?.control.joins }
+  /// The versions sent to the client (tests read it).
+  package var sentVersions: AppliedVersion? { current?.sent }
 
   // MARK: - Internals
 
@@ -199,6 +201,8 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     guard let current, let (source, _) = following else { return }
     await service.source.settled()
     await source.settled()
+    // A broadcast keeps a member's sent version current only for a session something waits on.
+    current.control.watch()
     _ = await current.sent.reached(min(version, await source.version))
   }
 

@@ -97,6 +97,37 @@ struct WireBroadcastTests {
     for (_, session) in clients { await session.close() }
   }
 
+  @Test("a member's sent version is kept current on every batch once something waits on it, and only then")
+  func watchedMembers() async throws {
+    let source = try Self.source()
+    let service = WireService(source: source, stream: "s")
+    let (watched, unwatched) = (SinkClient(), SinkClient())
+    let sessions = [
+      watched.session(of: service, scope: NoScope()), unwatched.session(of: service, scope: NoScope()),
+    ]
+    for session in sessions { await session.receive(subscribe(nil)) }
+    await Self.joined(sessions)
+    let joinedAt = try #require(await sessions[1].sentVersions).current
+    for step in 0..<5 { try await source.appendItems([TestItem("a\(20 + step)")], toSection: "A") }
+    await sessions[0].settled()
+    let sent = try #require(await sessions[0].sentVersions)
+    #expect(sent.current == (await source.version))
+    // Watched from now on: later batches move its version without another wait.
+    for step in 0..<5 { try await source.appendItems([TestItem("b\(20 + step)")], toSection: "B") }
+    #expect(await sent.reached(await source.version))
+    // Nothing waited on the other: its version was not touched per batch (the cost this avoids), and a
+    // wait brings it to what it holds.
+    let other = try #require(await sessions[1].sentVersions)
+    #expect(other.current == joinedAt)
+    await sessions[1].settled()
+    #expect(other.current == (await source.version))
+    for (client, session) in zip([watched, unwatched], sessions) {
+      await session.delivered(to: client.client)
+      #expect(client.client.state.withLock(\.held) == (await source.snapshot))
+      await session.close()
+    }
+  }
+
   @Test("a full connection falls back to send from the version it holds, then joins again")
   func fullConnection() async throws {
     let source = try Self.source()
@@ -177,7 +208,7 @@ struct WireBroadcastTests {
     let joined = Task {
       await broadcast.follow(
         other.id, at: own.version, own: own, sent: AppliedVersion(0), joins: other.joins,
-        sink: { _ in true }, isStopped: { false })
+        sink: { _ in true }, isStopped: { false }, isWatched: { false })
     }
     #expect(await other.joins.reached(1))
     broadcast.leave(other.id)
@@ -186,7 +217,7 @@ struct WireBroadcastTests {
     let founder = SendingControl<TestSection>()
     let outcome = await broadcast.follow(
       founder.id, at: subscription.version, own: nil, sent: AppliedVersion(0), joins: founder.joins,
-      sink: { _ in true }, isStopped: { false })
+      sink: { _ in true }, isStopped: { false }, isWatched: { false })
     #expect(outcome == .left(at: subscription.version))
     var batches = subscription.batches.makeAsyncIterator()
     #expect(await batches.next() == nil, "the broadcast's end cancelled the subscription it took")
