@@ -136,7 +136,7 @@ def nio_floor_cost(args, clients, rounds, rate, message_bytes):
     """The CPU per message of a SwiftNIO server that only writes the same messages (nio-floor, its clients
     write-floor's reader), pinned as the instances are: what NIO itself costs, measured in the same run."""
     command = ["taskset", "-c", args.server_cpu, args.nio_floor, "--reader", args.floor, "--clients", str(clients),
-               "--rounds", str(rounds), "--rate", str(max(1, round(rate))), "--bytes", str(max(1, message_bytes)),
+               "--rounds", str(rounds), "--rate", str(max(1, round(rate))), "--bytes", str(max(4, message_bytes)),
                "--reader-cpu", args.client_cpus.split(",")[0]]
     output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
     return json.loads(output)["cpu_us_per_message"]

@@ -30,7 +30,7 @@ struct Options {
       case "--clients": clients = try Self.count(value)
       case "--rounds": rounds = try Self.count(value)
       case "--rate": rate = try Self.count(value)
-      case "--bytes": bytes = try Self.count(value)
+      case "--bytes": bytes = try Self.count(value, from: 4)  // a frame's header and at least one byte
       case "--reader-cpu": readerCPU = try Self.count(value, from: 0)
       default: throw Usage()
       }
@@ -92,71 +92,78 @@ final class Accepted: Sendable {
   }
 }
 
-let options: Options
-do {
-  options = try Options(Array(CommandLine.arguments.dropFirst()))
-} catch {
-  FileHandle.standardError.write(Data("\(error)\n".utf8))
-  exit(2)
+/// What went wrong in a run, said on standard error before exiting 1.
+struct Failure: Error, CustomStringConvertible {
+  let description: String
 }
 
-let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-let loop = group.next()
-let accepted = Accepted(expected: options.clients)
-let server = try await ServerBootstrap(group: group)
-  .serverChannelOption(.backlog, value: 4096)
-  .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-  .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
-  .childChannelInitializer { channel in
-    accepted.add(channel)
-    return channel.eventLoop.makeSucceededVoidFuture()
+/// One run: accepts the reader's clients, writes the rounds, and returns the JSON line.
+func run(_ options: Options) async throws -> String {
+  let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+  let loop = group.next()
+  let accepted = Accepted(expected: options.clients)
+  let server = try await ServerBootstrap(group: group)
+    .serverChannelOption(.backlog, value: 4096)
+    .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+    .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+    .childChannelInitializer { channel in
+      accepted.add(channel)
+      return channel.eventLoop.makeSucceededVoidFuture()
+    }
+    .bind(host: "127.0.0.1", port: 0).get()
+  guard let port = server.localAddress?.port else { throw Failure(description: "the server has no port") }
+
+  let reader = Process()
+  reader.executableURL = URL(fileURLWithPath: options.reader)
+  reader.arguments = [
+    "--read", "\(port)", "--clients", "\(options.clients)", "--rounds", "\(options.rounds)",
+    "--bytes", "\(options.bytes)", "--reader-cpu", "\(options.readerCPU)",
+  ]
+  reader.standardOutput = Pipe()  // its one "connected" line
+  try reader.run()
+  let channels = await accepted.all()
+
+  // A text frame (FIN, 2-byte length when needed) of `bytes` bytes in all, as the board's frames are.
+  var frame = ByteBuffer()
+  let header = options.bytes - 2 < 126 ? 2 : 4
+  frame.writeInteger(UInt8(0x81))
+  if header == 2 {
+    frame.writeInteger(UInt8(options.bytes - 2))
+  } else {
+    frame.writeInteger(UInt8(126))
+    frame.writeInteger(UInt16(options.bytes - 4))
   }
-  .bind(host: "127.0.0.1", port: 0).get()
-guard let port = server.localAddress?.port else { fatalError("nio-floor: the server has no port") }
+  frame.writeRepeatingByte(UInt8(ascii: "x"), count: options.bytes - header)
 
-let reader = Process()
-reader.executableURL = URL(fileURLWithPath: options.reader)
-reader.arguments = [
-  "--read", "\(port)", "--clients", "\(options.clients)", "--rounds", "\(options.rounds)",
-  "--bytes", "\(options.bytes)", "--reader-cpu", "\(options.readerCPU)",
-]
-let output = Pipe()
-reader.standardOutput = output
-try reader.run()
-let channels = await accepted.all()
-
-// A text frame (FIN, 2-byte length when needed) of `bytes` bytes in all, as the board's frames are.
-var frame = ByteBuffer()
-let header = options.bytes - 2 < 126 ? 2 : 4
-frame.writeInteger(UInt8(0x81))
-if header == 2 {
-  frame.writeInteger(UInt8(options.bytes - 2))
-} else {
-  frame.writeInteger(UInt8(126))
-  frame.writeInteger(UInt16(options.bytes - 4))
+  let before = cpuMicroseconds()
+  let interval = Duration.nanoseconds(1_000_000_000 / options.rate)
+  let clock = ContinuousClock()
+  var next = clock.now
+  for _ in 0..<options.rounds {
+    try await loop.submit { [frame] in
+      for channel in channels { channel.writeAndFlush(frame, promise: nil) }
+    }.get()
+    next += interval
+    try await clock.sleep(until: next)
+  }
+  let used = cpuMicroseconds() - before
+  reader.waitUntilExit()
+  try await server.close().get()
+  try await group.shutdownGracefully()
+  guard reader.terminationStatus == 0 else {
+    throw Failure(description: "the reader did not receive every byte")
+  }
+  let messages = options.clients * options.rounds
+  return "{\"clients\": \(options.clients), \"messages\": \(messages), \"bytes\": \(options.bytes), "
+    + "\"cpu_us_per_message\": \(String(format: "%.2f", used / Double(messages)))}"
 }
-frame.writeRepeatingByte(UInt8(ascii: "x"), count: options.bytes - header)
 
-let before = cpuMicroseconds()
-let interval = Duration.nanoseconds(1_000_000_000 / options.rate)
-let clock = ContinuousClock()
-var next = clock.now
-for _ in 0..<options.rounds {
-  try await loop.submit { [frame] in
-    for channel in channels { channel.writeAndFlush(frame, promise: nil) }
-  }.get()
-  next += interval
-  try await clock.sleep(until: next)
-}
-let used = cpuMicroseconds() - before
-reader.waitUntilExit()
-guard reader.terminationStatus == 0 else {
-  FileHandle.standardError.write(Data("nio-floor: the reader did not receive every byte\n".utf8))
+do {
+  print(try await run(try Options(Array(CommandLine.arguments.dropFirst()))))
+} catch let usage as Usage {
+  FileHandle.standardError.write(Data("\(usage)\n".utf8))
+  exit(2)
+} catch {
+  FileHandle.standardError.write(Data("nio-floor: \(error)\n".utf8))
   exit(1)
 }
-let messages = options.clients * options.rounds
-print(
-  "{\"clients\": \(options.clients), \"messages\": \(messages), \"bytes\": \(options.bytes), "
-    + "\"cpu_us_per_message\": \(String(format: "%.2f", used / Double(messages)))}")
-try await server.close().get()
-try await group.shutdownGracefully()
