@@ -5,26 +5,14 @@ public import Foundation
 import SimpleSourceCore
 
 /// One message's bytes as a broadcast hands them to every session's ``WireSink``: the same object for
-/// every client of a batch, so a transport makes its own form of the bytes (a framed buffer) once.
+/// every client of a batch, so a transport can recognise it (by identity) and make its own form of the
+/// bytes (a framed buffer) once for all the clients it writes to.
 public final class WireFrame: Sendable {
   /// The message's JSON bytes.
   public let bytes: Data
-  private let made = Locked<(any Sendable)?>(nil)
 
   /// A frame of `bytes`: a broadcast makes one per batch; a transport's tests make their own.
   public init(bytes: Data) { self.bytes = bytes }
-
-  /// The transport's form of ``bytes``, made by `make` the first time it is asked for and shared after.
-  /// A transport asks for one form; a second type made from the same frame is made again each time.
-  /// - Complexity: O(1) after the first call; `make` once.
-  public func form<Form: Sendable>(_ make: (Data) -> Form) -> Form {
-    made.withLock { held in
-      if let form = held as? Form { return form }
-      let form = make(bytes)
-      held = form
-      return form
-    }
-  }
 }
 
 /// Writes one message to a client without waiting: it queues the frame on the client's connection and

@@ -37,7 +37,7 @@ struct WireBroadcastTests {
         return false
       }
       frames.withLock { $0 += 1 }
-      client.receive(frame.form { $0 })
+      client.receive(frame.bytes)
       return true
     }
 
@@ -58,6 +58,17 @@ struct WireBroadcastTests {
       let joins = await session.broadcastJoins
       #expect(await joins?.reached(1) == true)
     }
+  }
+
+  /// Sessions of `clients` following the whole of `source` (one service), once each has joined the broadcast.
+  static func joinedWholeSource(of source: BasicDataSource<TestSection>, _ clients: [SinkClient]) async
+    -> [WireSession<TestSection, NoScope>]
+  {
+    let service = WireService(source: source, stream: "s")
+    let sessions = clients.map { $0.session(of: service, scope: NoScope()) }
+    for session in sessions { await session.receive(subscribe(nil)) }
+    await joined(sessions)
+    return sessions
   }
 
   @Test("members of one view get every batch from one subscription, and nothing through send")
@@ -100,13 +111,8 @@ struct WireBroadcastTests {
   @Test("a member's sent version is kept current on every batch once something waits on it, and only then")
   func watchedMembers() async throws {
     let source = try Self.source()
-    let service = WireService(source: source, stream: "s")
     let (watched, unwatched) = (SinkClient(), SinkClient())
-    let sessions = [
-      watched.session(of: service, scope: NoScope()), unwatched.session(of: service, scope: NoScope()),
-    ]
-    for session in sessions { await session.receive(subscribe(nil)) }
-    await Self.joined(sessions)
+    let sessions = await Self.joinedWholeSource(of: source, [watched, unwatched])
     let joinedAt = try #require(await sessions[1].sentVersions).current
     for step in 0..<5 { try await source.appendItems([TestItem("a\(20 + step)")], toSection: "A") }
     await sessions[0].settled()
@@ -131,13 +137,8 @@ struct WireBroadcastTests {
   @Test("a full connection falls back to send from the version it holds, then joins again")
   func fullConnection() async throws {
     let source = try Self.source()
-    let service = WireService(source: source, stream: "s")
     let (steady, slow) = (SinkClient(), SinkClient())
-    let sessions = [
-      steady.session(of: service, scope: NoScope()), slow.session(of: service, scope: NoScope()),
-    ]
-    for session in sessions { await session.receive(subscribe(nil)) }
-    await Self.joined(sessions)
+    let sessions = await Self.joinedWholeSource(of: source, [steady, slow])
     slow.full.withLock { $0 = { true } }
     for step in 0..<6 {
       try await source.appendItems([TestItem("f\(step)")], toSection: "A")
