@@ -50,8 +50,12 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     )?
   /// The last subscribe, replayed when the scope changes.
   var request: (stream: String?, from: Int?, query: WireQueryRequest?)?
+  /// The scope the current subscription was opened with.
+  var subscribedScope: Scope?
   /// Whether ``close()`` was called.
   var isClosed = false
+  /// Subscribes, scope changes and closing take turns: each sees the one before it complete.
+  var turns = SessionTurns<CheckedContinuation<Void, Never>>()
 
   init(
     service: WireService<Section, Scope>, scope: Scope, pacing: Pacing, sink: WireSink?,
@@ -95,10 +99,12 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
       await reply(WireError(.unsupportedFormat, "a query needs formatVersion 2"))
       return
     }
-    do throws(WireError) {
-      try await subscribe(stream: stream, from: from, query: query)
-    } catch {
-      await reply(error)
+    await takingTurn {
+      do throws(WireError) {
+        try await subscribe(stream: stream, from: from, query: query)
+      } catch {
+        await reply(error)
+      }
     }
   }
 
@@ -108,23 +114,33 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
 
   /// Changes what the client may see. A client that is subscribed gets a reset of its query within the
   /// new scope (its view's stream changes), then the batches after it.
+  ///
+  /// Subscribes, scope changes and ``close()`` take turns in the order they are called, each waiting for
+  /// the one before it to finish: a subscribe that was opening its view when this was called finishes
+  /// first, then the client is subscribed again within `scope`. When this returns, the client's
+  /// subscription is of `scope` (or it was refused with an `error` message): nothing sent after it carries
+  /// a row outside `scope`.
   /// - Complexity: as a new subscribe.
   public func setScope(_ scope: Scope) async {
-    guard scope != self.scope else { return }
     self.scope = scope
-    guard let request else { return }
-    do throws(WireError) {
-      try await subscribe(stream: nil, from: nil, query: request.query)
-    } catch {
-      await reply(error)
+    await takingTurn {
+      // The newest scope, read in this turn: a later call may have changed it again meanwhile.
+      guard let request, subscribedScope != self.scope else { return }
+      do throws(WireError) {
+        try await subscribe(stream: nil, from: nil, query: request.query)
+      } catch {
+        // The old scope's subscription must not go on: the client is told why it has none.
+        await stop()
+        await reply(error)
+      }
     }
   }
 
   /// Ends the session: its subscription ends and its view is released. Messages received after it are
-  /// ignored.
+  /// ignored; a subscribe already waiting for its turn does nothing.
   public func close() async {
     isClosed = true
-    await stop()
+    await takingTurn { await stop() }
   }
 
   /// Whether the client is subscribed (and its last subscribe was accepted).
@@ -148,8 +164,19 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
 
   // MARK: - Internals
 
+  /// Runs `change` once it holds the session's turn, then hands the turn to the next change waiting.
+  private func takingTurn(_ change: () async -> Void) async {
+    // The body runs on this actor before the task suspends: granted at once, it resumes at once.
+    await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+      if turns.enter(waiter) { waiter.resume() }
+    }
+    await change()
+    turns.leave()?.resume()
+  }
+
   private func subscribe(stream: String?, from: Int?, query: WireQueryRequest?) async throws(WireError) {
     guard !isClosed else { return }
+    let scope = scope
     let opened = try await service.open(
       stream: stream, from: from, query: query, scope: scope, pacing: pacing)
     let (feed, lease, resets) = (opened.feed, opened.lease, opened.resets)
@@ -161,6 +188,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
       return
     }
     request = (stream, from, query)
+    subscribedScope = scope
     let coder = WireCoder(maxMessageBytes: reader.maxMessageBytes, formatVersion: formatVersion)
     // Nothing is sent until the reset or resume is: -1 is before every version.
     let sent = AppliedVersion(-1)
@@ -210,6 +238,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   private func stop() async {
     guard let (_, sending, control, lease, _) = current else { return }
     current = nil
+    subscribedScope = nil
     // The control, not the feed: the feed's subscription may be a broadcast's now.
     control.stop()
     await sending.value
