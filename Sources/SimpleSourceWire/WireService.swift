@@ -41,10 +41,12 @@ public struct NoScope: Hashable, Sendable {
 ///   on an instance that makes the view only then (``ProjectedDataSource/subscribe(from:pacing:)``), and
 ///   resets otherwise. Make `stream` unique per source history (a restart that loses it must change it).
 /// - **Edits.** With a ``WireWriter`` (`edits`), clients may send ``WireMessage/edit(_:)``: each edit id is
-///   made once (the newest 4,096 ids are remembered, so an edit sent again after a reconnect gets its
-///   first answer), and answered on the session that sent it, after the batches of its version that
-///   session's subscription carries. Without one, an edit is refused with
-///   ``WireError/Code-swift.struct/editNotMade``. See <doc:WritingFromAClient>.
+///   made once *per scope* (the newest 4,096 (scope, id) pairs are remembered, so an edit sent again after
+///   a reconnect gets its first answer), and answered on the session that sent it, after the batches of its
+///   version that session's subscription carries. The scope is the client's identity for answers: an id
+///   another scope used is a new edit, so no client is told another's answer, however ids are chosen.
+///   Without a writer, an edit is refused with ``WireError/Code-swift.struct/editNotMade``. See
+///   <doc:WritingFromAClient>.
 /// - **Versions.** A view's versions are the source's (``ProjectedVersions/parent``), with gaps where the
 ///   source changed nothing the view shows: a client whose write was answered with the source's version
 ///   *v* holds it once it holds *v* or later, when the write changed what it is shown.
@@ -70,10 +72,10 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   nonisolated let wholeSourceResets: ResetBytes
   /// Makes clients' edits; `nil` when clients may not write.
   nonisolated let writer: WireWriter<Section, Scope>?
-  /// The answers to the newest edit ids, by id, and the ids oldest first.
-  var answers: [String: Task<Result<Int, WireError>, Never>] = [:]
-  var answerOrder: [String] = []
-  /// How many edit ids are remembered.
+  /// The answers to the newest edits, by the scope that made them and their id, and those keys oldest first.
+  var answers: [EditKey: Task<Result<Int, WireError>, Never>] = [:]
+  var answerOrder: [EditKey] = []
+  /// How many edits' answers are remembered.
   static var rememberedEdits: Int { 4_096 }
   /// The views sessions use, and the idle ones kept.
   var views: SharedViews<ViewKey, SharedView>
@@ -287,12 +289,19 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
 
   // MARK: - Edits
 
-  /// Makes `edit` for a client of `scope` with the writer, once per edit id: an id answered recently (or
-  /// being made) gets that answer.
-  /// - Complexity: O(1) besides the writer; O(4,096) when the oldest remembered id is forgotten.
+  /// Whose edit an answer is: the scope that made it, and the id its client gave it.
+  struct EditKey: Hashable {
+    var scope: Scope
+    var id: String
+  }
+
+  /// Makes `edit` for a client of `scope` with the writer, once per (scope, edit id): an id this scope had
+  /// answered recently (or is making) gets that answer; the same id from another scope is another edit.
+  /// - Complexity: O(1) besides the writer; O(4,096) when the oldest remembered edit is forgotten.
   func write(_ edit: WireEdit<Section>, scope: Scope) async -> Result<Int, WireError> {
     guard let writer else { return .failure(WireError(.editNotMade, "this server takes no edits")) }
-    if let answer = answers[edit.id] { return await answer.value }
+    let key = EditKey(scope: scope, id: edit.id)
+    if let answer = answers[key] { return await answer.value }
     var visible: @Sendable (Section.Item) -> Bool = { _ in true }
     if let rows { visible = rows(scope) }
     let answer = Task { () -> Result<Int, WireError> in
@@ -302,8 +311,8 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
         return .failure(error)
       }
     }
-    answers[edit.id] = answer
-    answerOrder.append(edit.id)
+    answers[key] = answer
+    answerOrder.append(key)
     if answerOrder.count > Self.rememberedEdits { answers[answerOrder.removeFirst()] = nil }
     return await answer.value
   }
