@@ -44,7 +44,7 @@ public struct WireWriter<Section: SectionType, Scope: Hashable & Sendable>: Send
       } catch let error as WireError {
         throw error
       } catch let error as DataSourceError<Section.ID, Section.Item.ID> {
-        throw WireError(.invalidEdit, "\(error)")
+        throw WireError(.invalidEdit, refusal(error))
       } catch {
         throw WireError(.editNotMade, "the source did not make the edit")
       }
@@ -52,6 +52,16 @@ public struct WireWriter<Section: SectionType, Scope: Hashable & Sendable>: Send
       await write.apply()
       return version
     }
+  }
+
+  /// What a client is told of the source's refusal: its code and the id it names (an id the client sent),
+  /// never positions or section indices, which count rows of the whole source the client may not see.
+  /// - Complexity: O(1).
+  static func refusal(_ error: DataSourceError<Section.ID, Section.Item.ID>) -> String {
+    var parts = ["\(error.code)"]
+    if let section = error.sectionID { parts.append("section id \(section)") }
+    if let item = error.itemID { parts.append("item id \(item)") }
+    return parts.joined(separator: ": ")
   }
 
   /// Refuses `operation` when it names an item `visible` does not accept, as if it did not exist, or writes
