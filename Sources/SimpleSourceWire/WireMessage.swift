@@ -329,9 +329,14 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
         throw DecodingError.dataCorruptedError(
           forKey: .query, in: container, debugDescription: "a query needs formatVersion 2")
       }
+      let from = try container.decodeIfPresent(Int.self, forKey: .from)
+      if let from, from < 0 {
+        throw DecodingError.dataCorruptedError(
+          forKey: .from, in: container, debugDescription: "from is a version, 0 or more; \(from) is not")
+      }
       self = .subscribe(
         stream: try container.decodeIfPresent(String.self, forKey: .stream),
-        from: try container.decodeIfPresent(Int.self, forKey: .from),
+        from: from,
         query: try container.decodeIfPresent(WireQueryRequest.self, forKey: .query))
     case "reset":
       let sections = try container.decode([Section].self, forKey: .sections)

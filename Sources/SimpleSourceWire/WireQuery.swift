@@ -26,6 +26,9 @@ public enum WireValue: Hashable, Sendable, CustomStringConvertible {
 
     /// The kind's name, as in error messages.
     public var description: String { rawValue }
+
+    /// The kind's name after "a" or "an", as error details read.
+    var withArticle: String { self == .integer ? "an integer" : "a \(rawValue)" }
   }
 
   /// The value's kind.
@@ -152,7 +155,8 @@ public struct WireQuery<Section: SectionType>: Sendable {
       }
       guard value.kind == kind || (kind == .number && value.kind == .integer) else {
         throw WireError(
-          .invalidParameters, "query \(name): parameter \(parameter) is a \(kind), not \(value.kind)")
+          .invalidParameters,
+          "query \(name): parameter \(parameter) must be \(kind.withArticle), not \(value.kind.withArticle)")
       }
     }
     if let unknown = request.parameters.keys.sorted().first(where: { parameters[$0] == nil }) {
