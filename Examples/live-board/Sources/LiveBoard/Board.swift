@@ -46,6 +46,20 @@ public struct BoardError: Error, Equatable, Sendable {
   /// Another process held the database file longer than the busy timeout; nothing was written.
   static let busy = Self(
     status: 503, code: "busy", detail: "the database is busy; retry in a second (Retry-After)")
+  /// The database did not answer a write within its deadline, and no `COMMIT` was sent: nothing was
+  /// written.
+  static func timedOut(_ deadline: Duration) -> Self {
+    Self(
+      status: 503, code: "busy",
+      detail: "the database did not answer within \(deadline); nothing was written; retry (Retry-After)")
+  }
+  /// The database did not answer a write's `COMMIT` within its deadline: the write may have been made.
+  static func unknownOutcome(_ deadline: Duration) -> Self {
+    Self(
+      status: 503, code: "unknownOutcome",
+      detail: "the database did not confirm the write within \(deadline); it may have been made: read the "
+        + "board (or follow it) before writing it again")
+  }
   static func unknownColumn(_ id: String) -> Self {
     Self(
       status: 400, code: "unknownColumn",

@@ -4,6 +4,7 @@
 
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
 import PostgresNIO
 import SimpleSource
 
@@ -19,13 +20,46 @@ public struct PostgresSettings: Sendable {
   public var password: String? = nil
   /// The database holding the board.
   public var database = "board"
+  /// How long a write may take, from leasing a connection to its commit: past it the client is answered
+  /// 503 (`busy` when nothing was committed, `unknownOutcome` when `COMMIT` was sent and not answered),
+  /// the connection is closed and what the write prepared is abandoned.
+  public var writeDeadline = Duration.seconds(5)
+  /// The longest a statement runs on the server, in milliseconds (`statement_timeout`, set on every
+  /// session of the board); below ``writeDeadline``.
+  public var statementTimeout = 3_000
+  /// The longest a statement waits for a lock, in milliseconds (`lock_timeout`).
+  public var lockTimeout = 3_000
+  /// The longest a transaction may sit idle before PostgreSQL ends its session and releases its locks, in
+  /// milliseconds (`idle_in_transaction_session_timeout`): a client that stops mid-transaction never holds
+  /// the stream's row lock longer.
+  public var idleInTransactionTimeout = 4_000
 
   /// The defaults: user `postgres`, database `board` on 127.0.0.1:5432.
   public init() {}
 
+  /// The bounds above, as the startup parameters of every connection.
+  var startupParameters: [(String, String)] {
+    [
+      ("statement_timeout", "\(statementTimeout)"), ("lock_timeout", "\(lockTimeout)"),
+      ("idle_in_transaction_session_timeout", "\(idleInTransactionTimeout)"),
+      ("application_name", "live-board"),
+    ]
+  }
+
   var configuration: PostgresClient.Configuration {
-    PostgresClient.Configuration(
+    var configuration = PostgresClient.Configuration(
       host: host, port: port, username: user, password: password, database: database, tls: .disable)
+    configuration.options.additionalStartupParameters = startupParameters
+    // A connection that idles is checked every 5 s, so one PostgreSQL dropped is noticed before it is used.
+    configuration.options.keepAliveBehavior = .init(frequency: .seconds(5))
+    return configuration
+  }
+
+  var connectionConfiguration: PostgresConnection.Configuration {
+    var configuration = PostgresConnection.Configuration(
+      host: host, port: port, username: user, password: password, database: database, tls: .disable)
+    configuration.options.additionalStartupParameters = startupParameters
+    return configuration
   }
 }
 
@@ -65,8 +99,9 @@ public actor ClusterBoard: BoardStore {
   var catchingUp = false
   var catchUpWaiters: [CheckedContinuation<Void, Never>] = []
   var catchUpAgain = false
-  /// The listener's task.
+  /// The listener's task, and the task that reads the log every second whatever the listener hears.
   var listening: Task<Void, Never>?
+  var polling: Task<Void, Never>?
 
   /// Connects, sets the database up when it is new, loads the board from the older checkpoint and replays
   /// the log, then follows it.
@@ -77,8 +112,19 @@ public actor ClusterBoard: BoardStore {
     let client = PostgresClient(configuration: settings.configuration, backgroundLogger: logger)
     let clientTask = Task { await client.run() }
     do {
-      let stream = try await setUp(client, logger: logger)
-      let (version, columns, entries) = try await loadStart(client, logger: logger)
+      // Set up and load on a connection of its own: the pool is first leased from long after run() began.
+      let connection = try await PostgresConnection.connect(
+        configuration: settings.connectionConfiguration, id: 0, logger: logger)
+      let stream: String
+      let (version, columns, entries): (Int, [Column], [WireBatch<Column>])
+      do {
+        stream = try await setUp(connection, logger: logger)
+        (version, columns, entries) = try await loadStart(connection, logger: logger)
+        try? await connection.close()
+      } catch {
+        try? await connection.close()
+        throw error
+      }
       let board = try ClusterBoard(
         client: client, clientTask: clientTask, settings: settings, stream: stream, version: version,
         columns: columns, checkpointInterval: checkpointInterval, logger: logger)
@@ -108,6 +154,7 @@ public actor ClusterBoard: BoardStore {
   /// Stops following the log and closes the connections.
   public func close() {
     listening?.cancel()
+    polling?.cancel()
     clientTask.cancel()
   }
 
@@ -115,8 +162,21 @@ public actor ClusterBoard: BoardStore {
 
   /// Creates the tables, the stream and checkpoint 0 when they do not exist; one instance at a time.
   /// - Returns: The stream's name.
-  static func setUp(_ client: PostgresClient, logger: Logger) async throws -> String {
-    try await client.withTransaction(logger: logger) { connection in
+  static func setUp(_ connection: PostgresConnection, logger: Logger) async throws -> String {
+    try await connection.query("BEGIN", logger: logger)
+    do {
+      let name = try await setUpLocked(connection, logger: logger)
+      try await connection.query("COMMIT", logger: logger)
+      return name
+    } catch {
+      _ = try? await connection.query("ROLLBACK", logger: logger)
+      throw error
+    }
+  }
+
+  /// The body of ``setUp(_:logger:)``, in its transaction.
+  static func setUpLocked(_ connection: PostgresConnection, logger: Logger) async throws -> String {
+    do {
       try await connection.query("SELECT pg_advisory_xact_lock(7474)", logger: logger)
       try await connection.query(
         """
@@ -154,10 +214,10 @@ public actor ClusterBoard: BoardStore {
   }
 
   /// The older kept checkpoint and every log entry after it, read in one snapshot of the database.
-  static func loadStart(_ client: PostgresClient, logger: Logger) async throws -> (
+  static func loadStart(_ connection: PostgresConnection, logger: Logger) async throws -> (
     version: Int, columns: [Column], entries: [WireBatch<Column>]
   ) {
-    try await client.withConnection { connection in
+    do {
       try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ", logger: logger)
       do {
         let rows = try await connection.query(
@@ -221,10 +281,7 @@ public actor ClusterBoard: BoardStore {
       while !Task.isCancelled {
         do {
           let connection = try await PostgresConnection.connect(
-            configuration: PostgresConnection.Configuration(
-              host: settings.host, port: settings.port, username: settings.user, password: settings.password,
-              database: settings.database, tls: .disable),
-            id: 1, logger: logger)
+            configuration: settings.connectionConfiguration, id: 1, logger: logger)
           attempt = 0
           defer { Task { try? await connection.close() } }
           try await connection.listen(on: "board_log") { notifications in
@@ -234,10 +291,22 @@ public actor ClusterBoard: BoardStore {
           }
         } catch {
           if Task.isCancelled { return }
-          logger.warning("live-board: following the log: \(error); reconnecting")
+          logger.warning("live-board: following the log: \(Self.describe(error)); reconnecting")
         }
         attempt += 1
         try? await Task.sleep(for: .milliseconds(min(2_000, 100 * attempt)))
+      }
+    }
+    // A doorbell lost with a connection that died silently is not waited for: every second the log is
+    // read again (one indexed query when nothing is new), so the source lags the log by a second at most.
+    polling = Task { [weak self] in
+      while !Task.isCancelled {
+        do { try await Task.sleep(for: .seconds(1)) } catch { return }
+        do {
+          try await self?.catchUp()
+        } catch {
+          logger.warning("live-board: reading the log: \(Self.describe(error))")
+        }
       }
     }
   }
@@ -259,9 +328,18 @@ public actor ClusterBoard: BoardStore {
     repeat {
       catchUpAgain = false
       let held = await source.version
-      let entries = try await client.withConnection { connection in
-        try await Self.readLog(after: held, on: connection, logger: self.logger)
-      }
+      // Bounded like a write: a read stuck on a connection PostgreSQL dropped is closed and retried.
+      let entries = try await withDeadline(settings.writeDeadline, logger: logger) { race in
+        do {
+          return .success(
+            try await self.client.withConnection { connection in
+              guard race.withLockedValue({ $0.attach(connection) }) else { throw CancellationError() }
+              return try await Self.readLog(after: held, on: connection, logger: self.logger)
+            })
+        } catch {
+          return .failure(Self.failure(error, logger: self.logger))
+        }
+      }.get()
       for entry in entries { try await make(entry) }
     } while catchUpAgain
   }
@@ -334,7 +412,7 @@ public actor ClusterBoard: BoardStore {
       id: try Board.checkedID(id ?? UUID().uuidString.prefix(12).lowercased()),
       title: try Board.checked(title), owner: isPrivate ? user : nil)
     try Board.checkColumn(column)
-    let version = try await write { (board: Snapshot<Column>) throws(BoardError) in
+    let (version, _) = try await write { (board: Snapshot<Column>) throws(BoardError) in
       if board.contains(item: card.id) {
         throw BoardError(status: 409, code: "duplicateID", detail: "card \(card.id) exists")
       }
@@ -360,14 +438,12 @@ public actor ClusterBoard: BoardStore {
     guard title != nil || isPrivate != nil else { throw .invalid("an edit names a title, private, or both") }
     guard isPrivate != true || user != nil else { throw .invalid("a private card needs a user (?user=)") }
     let newTitle = try title.map { (title: String) throws(BoardError) in try Board.checked(title) }
-    var edited: Card?
-    let version = try await write { (board: Snapshot<Column>) throws(BoardError) in
+    let (version, edited) = try await write { (board: Snapshot<Column>) throws(BoardError) in
       guard var card = board.item(withID: id), card.isVisible(to: user) else { throw .unknownCard(id) }
       if let newTitle { card.title = newTitle }
       if let isPrivate { card.owner = isPrivate ? user : nil }
-      edited = card
       let made = card
-      return WritePlan(rows: .update(made)) {
+      return WritePlan(rows: .update(made), card: made) {
         (transaction: inout Transaction<Column>) throws(DataSourceError<String, String>) in
         _ = try transaction.replaceItem(made)
       }
@@ -395,7 +471,7 @@ public actor ClusterBoard: BoardStore {
           _ = try transaction.moveItem(id, toSection: column)
         }
       }
-    }
+    }.version
   }
 
   /// Deletes a card; see ``Board``.
@@ -407,7 +483,7 @@ public actor ClusterBoard: BoardStore {
         (transaction: inout Transaction<Column>) throws(DataSourceError<String, String>) in
         _ = try transaction.deleteItems([id])
       }
-    }
+    }.version
   }
 
   /// Where a card lands in `column` of `board`: before `before` (a card of that column `user` may see), or
@@ -436,55 +512,78 @@ public actor ClusterBoard: BoardStore {
     case delete(String, column: String, at: Int)
   }
 
-  /// What one write does: its rows, and its edits of the source.
+  /// What one write does: its rows, its edits of the source, and the card it answers with, if any.
   struct WritePlan: Sendable {
     let rows: RowChange
+    let card: Card?
     let edits: @Sendable (inout Transaction<Column>) throws(DataSourceError<String, String>) -> Void
 
     init(
-      rows: RowChange,
+      rows: RowChange, card: Card? = nil,
       edits: @escaping @Sendable (inout Transaction<Column>) throws(DataSourceError<String, String>) -> Void
     ) {
       self.rows = rows
+      self.card = card
       self.edits = edits
     }
   }
 
-  /// Makes one write: under the stream's row lock, catch up to the newest logged version, plan the write
-  /// against the board at that version, prepare it in the source, write the rows, the log entry and the
-  /// version, notify, commit, then apply the prepared write (or abandon it when anything failed).
-  /// - Returns: The version the write made.
-  func write(_ plan: (Snapshot<Column>) throws(BoardError) -> WritePlan) async throws(BoardError) -> Int {
+  /// Plans a write against the board at the log's newest version.
+  typealias Planner = @Sendable (Snapshot<Column>) throws(BoardError) -> WritePlan
+
+  /// Makes one write, answered within ``PostgresSettings/writeDeadline``: under the stream's row lock,
+  /// catch up to the newest logged version, plan the write against the board at that version, prepare it in
+  /// the source, write the rows, the log entry and the version, notify, commit, then apply the prepared
+  /// write (or abandon it when anything failed).
+  ///
+  /// The write runs in a task of its own, racing its deadline ( ``WriteDeadline``): if the deadline comes
+  /// first, the client is answered 503 at once, the connection is closed (a query stuck on a connection
+  /// PostgreSQL dropped fails then), and the write starts no further step; what it prepared is abandoned
+  /// as soon as its last query returns. A `COMMIT` that succeeds after the deadline is still applied (or
+  /// made by the log's follower): the source never misses a committed version.
+  /// - Returns: The version the write made, and the card the plan answers with.
+  func write(_ plan: @escaping Planner) async throws(BoardError) -> (version: Int, card: Card?) {
+    let deadline = settings.writeDeadline
+    return try await withDeadline(deadline, logger: logger) { race in
+      await self.attempt(plan, race: race)
+    }.get()
+  }
+
+  /// One write's work on a leased connection, checking `race` before each step.
+  func attempt(_ plan: Planner, race: DeadlineRace) async
+    -> Result<(Int, Card?), BoardError>
+  {
     do {
-      return try await client.withConnection { connection in
-        try await connection.query("BEGIN", logger: self.logger)
-        do {
-          let version = try await self.writeLocked(plan, on: connection)
-          return version
-        } catch {
-          _ = try? await connection.query("ROLLBACK", logger: self.logger)
-          throw error
-        }
-      }
+      return .success(
+        try await client.withConnection { connection in
+          guard race.withLockedValue({ $0.attach(connection) }) else { throw CancellationError() }
+          try await connection.query("BEGIN", logger: self.logger)
+          do {
+            return try await self.writeLocked(plan, on: connection, race: race)
+          } catch {
+            _ = try? await connection.query("ROLLBACK", logger: self.logger)
+            throw error
+          }
+        })
     } catch let error as BoardError {
-      throw error
+      return .failure(error)
     } catch {
-      throw Self.failure(error, logger: logger)
+      return .failure(Self.failure(error, logger: logger))
     }
   }
 
   /// The body of ``write(_:)``, in an open transaction on `connection`; commits it.
   func writeLocked(
-    _ plan: (Snapshot<Column>) throws(BoardError) -> WritePlan, on connection: PostgresConnection
-  )
-    async throws -> Int
-  {
+    _ plan: Planner, on connection: PostgresConnection, race: DeadlineRace
+  ) async throws -> (Int, Card?) {
     let head = try await Self.newestVersion(on: connection, logger: logger, lock: true)
     // Entries other instances committed before this lock: make them first, from this connection's view.
     for entry in try await Self.readLog(after: await source.version, on: connection, logger: logger) {
+      guard race.withLockedValue({ $0.mayProceed() }) else { throw CancellationError() }
       try await make(entry)
     }
     let planned = try plan(await source.snapshot)
+    guard race.withLockedValue({ $0.mayProceed() }) else { throw CancellationError() }
     let prepared: PreparedWrite<Column, Void>
     do {
       prepared = try await source.prepare(from: head, planned.edits)
@@ -497,9 +596,10 @@ public actor ClusterBoard: BoardStore {
     guard let batch = made else {
       await prepared.abandon()
       try await connection.query("COMMIT", logger: logger)
-      return head
+      return (head, planned.card)
     }
     do {
+      guard race.withLockedValue({ $0.mayProceed() }) else { throw CancellationError() }
       try await writeRows(planned.rows, on: connection)
       let entry = String(decoding: WireCoder().encode(batch), as: UTF8.self)
       let version = batch.to
@@ -514,12 +614,13 @@ public actor ClusterBoard: BoardStore {
       // A doorbell: the stream and version only (a payload must stay under 8,000 bytes).
       let doorbell = "\(stream):\(version)"
       try await connection.query("SELECT pg_notify('board_log', \(doorbell))", logger: logger)
+      guard race.withLockedValue({ $0.commit() }) else { throw CancellationError() }
       try await connection.query("COMMIT", logger: logger)
     } catch {
       await prepared.abandon()
       throw error
     }
-    return await prepared.apply()
+    return (await prepared.apply(), planned.card)
   }
 
   /// Stores the board at `version` and prunes: two checkpoints are kept, and the log after the older.
@@ -573,8 +674,19 @@ public actor ClusterBoard: BoardStore {
   /// A database error as the client sees it: 503 `busy` (retry) when PostgreSQL could not be reached or
   /// the transaction could not commit; the details are logged, not sent.
   static func failure(_ error: any Error, logger: Logger) -> BoardError {
-    logger.error("live-board: database error: \(String(reflecting: error))")
+    if let error = error as? BoardError { return error }
+    logger.error("live-board: database error: \(describe(error))")
     return .busy
+  }
+
+  /// What a log line says of `error`: for PostgreSQL's, the error's kind, and when the server sent one its
+  /// SQLSTATE and message (never its detail, which can quote a row's values); otherwise the error itself.
+  static func describe(_ error: any Error) -> String {
+    guard let error = error as? PSQLError else { return String(describing: error) }
+    guard let server = error.serverInfo else { return "PostgreSQL: \(error.code)" }
+    let state = server[.sqlState] ?? "?"
+    let message = server[.message] ?? ""
+    return "PostgreSQL: \(error.code): SQLSTATE \(state): \(message)"
   }
 }
 
