@@ -72,8 +72,10 @@ let boardQueries: [WireQuery<Column>] = [
 ]
 /// Builds the service for `board`: `GET /` (the page), the HTTP API under `/api`, and `/live`.
 /// `onListening` is told the port once the server listens.
+/// `limits` bounds how long a client may take over each part of a request (``ConnectionLimits``).
 public func makeApplication(
   board: some BoardStore, host: String = "127.0.0.1", port: Int, logger: Logger = Logger(label: "live-board"),
+  limits: ConnectionLimits = ConnectionLimits(),
   onListening: @escaping @Sendable (Int) async -> Void = { _ in }
 ) -> some ApplicationProtocol {
   let router = Router(context: BoardRequestContext.self)
@@ -160,8 +162,10 @@ public func makeApplication(
 
   return Application(
     router: router,
-    server: .http1WebSocketUpgrade(
-      webSocketRouter: router, configuration: .init(ws: .init(maxFrameSize: maxInbound))),
+    // Text frames must be UTF-8 (else closed with 1007); requests that cannot be read are answered 400 or
+    // 431 and closed, and ones that do not arrive in time are closed (ConnectionLimits).
+    server: .guardedHTTP1WebSocketUpgrade(
+      webSocketRouter: router, limits: limits, ws: .init(maxFrameSize: maxInbound, validateUTF8: true)),
     configuration: .init(address: .hostname(host, port: port)),
     onServerRunning: { channel in await onListening(channel.localAddress?.port ?? port) },
     logger: logger)
@@ -206,14 +210,19 @@ func body<T: Decodable>(_ type: T.Type, from request: Request) async throws(Boar
   } catch let DecodingError.keyNotFound(key, _) {
     throw BoardError(status: 400, code: "invalid", detail: "missing \(key.stringValue)")
   } catch let DecodingError.typeMismatch(type, context) {
-    let path = context.codingPath.map(\.stringValue).joined(separator: ".")
-    throw BoardError(status: 400, code: "invalid", detail: "\(path) must be \(jsonName(of: type))")
+    throw BoardError(status: 400, code: "invalid", detail: "\(field(context)) must be \(jsonName(of: type))")
   } catch let DecodingError.valueNotFound(type, context) {
-    let path = context.codingPath.map(\.stringValue).joined(separator: ".")
-    throw BoardError(status: 400, code: "invalid", detail: "\(path) must be \(jsonName(of: type)), not null")
+    throw BoardError(
+      status: 400, code: "invalid", detail: "\(field(context)) must be \(jsonName(of: type)), not null")
   } catch {
     throw BoardError(status: 400, code: "invalid", detail: "the body is not JSON of the expected shape")
   }
+}
+
+/// The field a decoding error is about, as a client names it: its JSON path, or "the body" for the whole.
+func field(_ context: DecodingError.Context) -> String {
+  let path = context.codingPath.map(\.stringValue).joined(separator: ".")
+  return path.isEmpty ? "the body" : path
 }
 
 /// What a Swift type is called in JSON, for error details: a client reads JSON, not Swift.
@@ -221,7 +230,8 @@ func jsonName(of type: Any.Type) -> String {
   switch type {
   case is String.Type, is Optional<String>.Type: "a string"
   case is Bool.Type, is Optional<Bool>.Type: "true or false"
-  default: "another JSON value"
+  case is Int.Type, is Optional<Int>.Type: "an integer"
+  default: "a JSON object"
   }
 }
 

@@ -1,0 +1,220 @@
+// What the server does with connections that break the protocol or stall: a request it cannot parse is
+// answered 400 (431 for headers over the limit) and closed, a request that does not arrive in time is closed,
+// an upgraded connection that sends an unmasked frame is closed with 1002.
+
+import Hummingbird
+import HummingbirdCore
+import HummingbirdWebSocket
+import Logging
+import NIOCore
+import NIOHTTP1
+import NIOWebSocket
+
+/// How long the server waits for a client, in each state of an HTTP connection.
+public struct ConnectionLimits: Sendable {
+  /// From the connection opening to the first request's whole head.
+  public var firstRequest = Duration.seconds(10)
+  /// From a request's head to the end of its body.
+  public var body = Duration.seconds(10)
+  /// From a response's end to the next request's head (an idle keep-alive connection).
+  public var idle = Duration.seconds(30)
+  /// The largest request head (request line and headers), in bytes.
+  public var headBytes = 16 * 1024
+
+  /// The defaults: 10 s, 10 s, 30 s and 16 KiB.
+  public init() {}
+}
+
+/// Sits after NIO's HTTP request decoder, before Hummingbird's handlers: answers a request the decoder
+/// refuses (400, or 431 for a head over the limit) and closes the connection, and closes a connection
+/// whose request does not arrive within its time (408 for the first request, nothing for an idle one). It
+/// removes itself when a request asks to upgrade to a WebSocket: the WebSocket's own checks take over.
+final class RequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
+  typealias InboundIn = HTTPServerRequestPart
+  typealias InboundOut = HTTPServerRequestPart
+  typealias OutboundIn = HTTPServerResponsePart
+  typealias OutboundOut = HTTPServerResponsePart
+
+  enum State {
+    /// No request yet (`first`), or idle after a response.
+    case awaitingHead(first: Bool)
+    /// A request's body is arriving.
+    case readingBody
+    /// The request was read; the server is answering.
+    case responding
+  }
+
+  let limits: ConnectionLimits
+  private var state = State.awaitingHead(first: true)
+  private var timer: Scheduled<Void>?
+
+  init(limits: ConnectionLimits) { self.limits = limits }
+
+  func handlerAdded(context: ChannelHandlerContext) { arm(context) }
+  func handlerRemoved(context: ChannelHandlerContext) { timer?.cancel() }
+
+  func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    switch unwrapInboundIn(data) {
+    case .head(let head):
+      if head.headers.contains(name: "upgrade") {
+        // A WebSocket from here on: no HTTP response will pass this handler again.
+        timer?.cancel()
+        context.fireChannelRead(data)
+        context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
+        return
+      }
+      state = .readingBody
+    case .body:
+      break
+    case .end:
+      state = .responding
+    }
+    arm(context)
+    context.fireChannelRead(data)
+  }
+
+  func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+    if case .end = unwrapOutboundIn(data) {
+      state = .awaitingHead(first: false)
+      arm(context)
+    }
+    context.write(data, promise: promise)
+  }
+
+  func errorCaught(context: ChannelHandlerContext, error: any Error) {
+    guard let error = error as? HTTPParserError else {
+      context.fireErrorCaught(error)
+      return
+    }
+    // The decoder cannot go on: answer, unless a response is already being written, and close.
+    if case .responding = state {
+      context.close(promise: nil)
+    } else {
+      let status: HTTPResponseStatus = error == .headerOverflow ? .requestHeaderFieldsTooLarge : .badRequest
+      refuse(context, status)
+    }
+  }
+
+  /// Starts the timer of the current state (none while the server answers).
+  private func arm(_ context: ChannelHandlerContext) {
+    timer?.cancel()
+    let limit: Duration
+    switch state {
+    case .awaitingHead(let first): limit = first ? limits.firstRequest : limits.idle
+    case .readingBody: limit = limits.body
+    case .responding:
+      timer = nil
+      return
+    }
+    let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+    timer = context.eventLoop.scheduleTask(in: TimeAmount(limit)) {
+      let (handler, context) = bound.value
+      switch handler.state {
+      case .awaitingHead(first: false): context.close(promise: nil)
+      case .awaitingHead(first: true), .readingBody: handler.refuse(context, .requestTimeout)
+      case .responding: break
+      }
+    }
+  }
+
+  /// Answers `status` with no body, and closes the connection once it is written.
+  private func refuse(_ context: ChannelHandlerContext, _ status: HTTPResponseStatus) {
+    timer?.cancel()
+    state = .responding
+    let head = HTTPResponseHead(
+      version: .http1_1, status: status, headers: ["connection": "close", "content-length": "0"])
+    context.write(wrapOutboundOut(.head(head)), promise: nil)
+    let channel = context.channel
+    context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in channel.close(promise: nil) }
+  }
+}
+
+/// A WebSocket frame from a client must be masked (RFC 6455, 5.1): one that is not closes the connection
+/// with 1002 (protocol error). Sits after the WebSocket frame decoder.
+final class MaskedFramesCheck: ChannelInboundHandler, RemovableChannelHandler {
+  typealias InboundIn = WebSocketFrame
+  typealias InboundOut = WebSocketFrame
+  typealias OutboundOut = WebSocketFrame
+
+  private var closing = false
+
+  func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    guard !closing else { return }
+    guard unwrapInboundIn(data).maskKey != nil else {
+      closing = true
+      var reason = context.channel.allocator.buffer(capacity: 2)
+      reason.write(webSocketErrorCode: .protocolError)
+      let close = WebSocketFrame(fin: true, opcode: .connectionClose, data: reason)
+      let channel = context.channel
+      context.writeAndFlush(wrapOutboundOut(close)).whenComplete { _ in channel.close(promise: nil) }
+      return
+    }
+    context.fireChannelRead(data)
+  }
+
+  /// Adds the check after `channel`'s WebSocket frame decoder; on the channel's event loop.
+  static func add(to channel: any Channel) throws {
+    let decoder = try channel.pipeline.syncOperations.handler(
+      type: ByteToMessageHandler<WebSocketFrameDecoder>.self)
+    try channel.pipeline.syncOperations.addHandler(MaskedFramesCheck(), position: .after(decoder))
+  }
+}
+
+/// Hummingbird's HTTP/1 channel with WebSocket upgrade, with a ``RequestGuard`` after its request decoder,
+/// and its connection closed once its handling ends (a request the upgrade handler could not read left it
+/// open, answered nothing).
+struct GuardedHTTPChannel: ServerChildChannel {
+  typealias Value = HTTP1WebSocketUpgradeChannel.Value
+  let inner: HTTP1WebSocketUpgradeChannel
+  let limits: ConnectionLimits
+
+  func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+    let value = inner.setup(channel: channel, logger: logger)
+    do {
+      // The inner setup built the pipeline synchronously, on the channel's loop; its future is the upgrade's.
+      let decoder = try channel.pipeline.syncOperations.handler(
+        type: ByteToMessageHandler<HTTPRequestDecoder>.self)
+      try channel.pipeline.syncOperations.addHandler(RequestGuard(limits: limits), position: .after(decoder))
+      // The frame check goes in when the upgrade succeeds: its promise's callbacks run on the loop before
+      // the upgrade handler passes on the bytes that came with the request, so no frame is read unchecked.
+      let upgrade = try channel.pipeline.syncOperations.handler(
+        type: NIOTypedHTTPServerUpgradeHandler<HTTP1WebSocketUpgradeChannel.UpgradeResult>.self)
+      upgrade.upgradeResultFuture.whenSuccess { result in
+        guard case .websocket = result else { return }
+        do {
+          try MaskedFramesCheck.add(to: channel)
+        } catch {
+          channel.close(promise: nil)
+        }
+      }
+    } catch {
+      channel.close(promise: nil)
+      return channel.eventLoop.makeFailedFuture(error)
+    }
+    return value
+  }
+
+  func handle(value: Value, logger: Logger) async {
+    await inner.handle(value: value, logger: logger)
+    try? await value.channel.close()
+  }
+}
+
+extension HTTPServerBuilder {
+  /// HTTP/1 with WebSocket upgrade, each connection guarded by ``RequestGuard`` with `limits`.
+  static func guardedHTTP1WebSocketUpgrade(
+    webSocketRouter: Router<BoardRequestContext>, limits: ConnectionLimits, ws: WebSocketServerConfiguration
+  ) -> HTTPServerBuilder {
+    let webSocketResponder = webSocketRouter.buildResponder()
+    var http1 = HTTP1Channel.Configuration(idleTimeout: TimeAmount(limits.idle))
+    http1.httpDecoder.maxHeaderListSize = limits.headBytes
+    http1.httpDecoder.maxHeaderFieldSize = limits.headBytes
+    let configuration = HTTP1WebSocketUpgradeChannel.Configuration(http1: http1, ws: ws)
+    return HTTPServerBuilder { responder in
+      GuardedHTTPChannel(
+        inner: HTTP1WebSocketUpgradeChannel(
+          responder: responder, webSocketResponder: webSocketResponder, configuration: configuration),
+        limits: limits)
+    }
+  }
+}

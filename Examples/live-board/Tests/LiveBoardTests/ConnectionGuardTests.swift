@@ -1,0 +1,180 @@
+// Bad bytes and slow clients on a real socket: each class of input answered as HTTP or RFC 6455 says, and the
+// connection closed; nothing waits on a clock but the server's own limits.
+
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+import Testing
+
+@testable import LiveBoard
+
+/// Collects what the server sends until it closes the connection.
+final class RawCollector: ChannelInboundHandler, Sendable {
+  typealias InboundIn = ByteBuffer
+  let received = NIOLockedValueBox<[UInt8]>([])
+  let closed: EventLoopPromise<[UInt8]>
+
+  init(closed: EventLoopPromise<[UInt8]>) { self.closed = closed }
+
+  func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    let bytes = unwrapInboundIn(data).readableBytesView
+    received.withLockedValue { $0 += bytes }
+  }
+
+  func channelInactive(context: ChannelHandlerContext) { closed.succeed(received.withLockedValue { $0 }) }
+}
+
+/// Opens a TCP connection to `port`, writes `chunks` (each after the previous was written), and returns
+/// everything the server sent once it closed the connection.
+func exchange(port: Int, _ chunks: [[UInt8]]) async throws -> [UInt8] {
+  let group = MultiThreadedEventLoopGroup.singleton
+  let closed = group.next().makePromise(of: [UInt8].self)
+  let channel = try await ClientBootstrap(group: group)
+    .channelInitializer { channel in
+      channel.eventLoop.makeCompletedFuture {
+        try channel.pipeline.syncOperations.addHandler(RawCollector(closed: closed))
+      }
+    }
+    .connect(host: "127.0.0.1", port: port).get()
+  for chunk in chunks {
+    try await channel.writeAndFlush(ByteBuffer(bytes: chunk))
+  }
+  return try await closed.futureResult.get()
+}
+
+/// The HTTP status line of `bytes`.
+func statusLine(_ bytes: [UInt8]) -> String {
+  String(decoding: bytes.prefix { $0 != 13 }, as: UTF8.self)
+}
+
+/// A WebSocket handshake for `/live`.
+let handshake = Array(
+  """
+  GET /live HTTP/1.1\r
+  Host: localhost\r
+  Upgrade: websocket\r
+  Connection: Upgrade\r
+  Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r
+  Sec-WebSocket-Version: 13\r
+  \r
+
+  """.utf8)
+
+/// A client's WebSocket text frame, masked unless `masked` is false.
+func textFrame(_ payload: [UInt8], masked: Bool = true) -> [UInt8] {
+  precondition(payload.count < 126)
+  var frame: [UInt8] = [0x81, UInt8(payload.count) | (masked ? 0x80 : 0)]
+  guard masked else { return frame + payload }
+  let key: [UInt8] = [0x12, 0x34, 0x56, 0x78]
+  frame += key
+  frame += payload.enumerated().map { $0.element ^ key[$0.offset % 4] }
+  return frame
+}
+
+/// The close code of the first close frame (opcode 8) in the server's WebSocket bytes after the handshake.
+func closeCode(in bytes: [UInt8]) -> Int? {
+  guard let end = bytes.indices.first(where: { bytes[$0...].starts(with: [13, 10, 13, 10]) }) else {
+    return nil
+  }
+  var index = end + 4
+  while index + 1 < bytes.count {
+    let opcode = bytes[index] & 0x0F
+    var length = Int(bytes[index + 1] & 0x7F)
+    var start = index + 2
+    if length == 126 {
+      length = Int(bytes[index + 2]) << 8 | Int(bytes[index + 3])
+      start += 2
+    }
+    if opcode == 8, start + 1 < bytes.count { return Int(bytes[start]) << 8 | Int(bytes[start + 1]) }
+    index = start + length
+  }
+  return nil
+}
+
+@Suite("Connections the server guards", .timeLimit(.minutes(1)))
+struct ConnectionGuardTests {
+  /// Short limits, so that the slow clients' cases end quickly; the defaults are 10 s, 10 s and 30 s.
+  static let limits: ConnectionLimits = {
+    var limits = ConnectionLimits()
+    limits.firstRequest = .milliseconds(300)
+    limits.body = .milliseconds(300)
+    limits.idle = .milliseconds(600)
+    return limits
+  }()
+
+  func serving(_ body: @escaping @Sendable (Int) async throws -> Void) async throws {
+    let board = try Board(path: nil)
+    try await makeApplication(board: board, port: 0, logger: LiveBoardTests.logger, limits: Self.limits)
+      .test(.live) { client in try await body(client.port!) }
+  }
+
+  /// Requests the decoder cannot read, and the status each is answered with.
+  static let unreadable: [(name: String, bytes: [UInt8], status: String)] = {
+    let garbage: [UInt8] = Array("GARBAGE\r\n\r\n".utf8)
+    var badByte: [UInt8] = Array("GET /".utf8)
+    badByte.append(0xFF)
+    badByte += Array(" HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
+    var bigHeader: [UInt8] = Array("GET / HTTP/1.1\r\nHost: x\r\nX-Big: ".utf8)
+    bigHeader += [UInt8](repeating: 97, count: 64 * 1024)
+    bigHeader += Array("\r\n\r\n".utf8)
+    return [
+      ("not HTTP", garbage, "HTTP/1.1 400 Bad Request"),
+      ("0xFF in the path", badByte, "HTTP/1.1 400 Bad Request"),
+      ("a 64 KiB header", bigHeader, "HTTP/1.1 431 Request Header Fields Too Large"),
+    ]
+  }()
+
+  @Test(
+    "a request line that is not HTTP, a raw 0xFF byte in the path, a header over the limit: 400 or 431, closed"
+  )
+  func unreadableRequests() async throws {
+    try await serving { port in
+      for (name, bytes, status) in Self.unreadable {
+        let answer = try await exchange(port: port, [bytes])
+        #expect(statusLine(answer) == status, "\(name)")
+      }
+    }
+  }
+
+  @Test("a request head or body that does not arrive in time: 408 and closed; an idle connection: closed")
+  func slowClients() async throws {
+    try await serving { port in
+      let head = try await exchange(port: port, [Array("GET / HT".utf8)])
+      #expect(statusLine(head) == "HTTP/1.1 408 Request Timeout")
+      let body = try await exchange(
+        port: port, [Array("POST /api/cards HTTP/1.1\r\nHost: x\r\nContent-Length: 40\r\n\r\n{\"ti".utf8)])
+      #expect(statusLine(body) == "HTTP/1.1 408 Request Timeout")
+      let silent = try await exchange(port: port, [])
+      #expect(statusLine(silent) == "HTTP/1.1 408 Request Timeout")
+      // One whole request answered, then nothing: the connection is closed after its idle limit.
+      let idle = try await exchange(port: port, [Array("GET /api/board HTTP/1.1\r\nHost: x\r\n\r\n".utf8)])
+      #expect(statusLine(idle) == "HTTP/1.1 200 OK")
+      #expect(String(decoding: idle, as: UTF8.self).components(separatedBy: "HTTP/1.1").count == 2)
+    }
+  }
+
+  @Test("an unmasked client frame closes the WebSocket with 1002, also when sent with the handshake")
+  func unmaskedFrames() async throws {
+    let subscribe = Array(#"{"format":"simplesource","formatVersion":2,"type":"subscribe"}"#.utf8)
+    try await serving { port in
+      let later = try await exchange(port: port, [handshake, textFrame(subscribe, masked: false)])
+      #expect(statusLine(later) == "HTTP/1.1 101 Switching Protocols")
+      #expect(closeCode(in: later) == 1002)
+      let together = try await exchange(port: port, [handshake + textFrame(subscribe, masked: false)])
+      #expect(closeCode(in: together) == 1002)
+      #expect(!String(decoding: together, as: UTF8.self).contains("reset"), "nothing is answered to it")
+    }
+  }
+
+  @Test("a text frame that is not UTF-8 closes the WebSocket with 1007")
+  func invalidText() async throws {
+    try await serving { port in
+      let answer = try await exchange(port: port, [handshake, textFrame([0x7B, 0xFF, 0xFE, 0x7D])])
+      #expect(closeCode(in: answer) == 1007)
+    }
+  }
+}
