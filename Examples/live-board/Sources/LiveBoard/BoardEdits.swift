@@ -5,8 +5,10 @@ import SimpleSource
 
 /// The writer of the board's ``WireService``: a client's edit holds one operation, made through the same
 /// ``BoardStore`` calls as the HTTP API (so the same checks, statuses and storage), and answered with the
-/// version it made. A refusal is `invalidEdit` naming the board's code (`unknownCard`, `duplicateID`,
-/// `invalid`, …), or `editNotMade` when the database failed or was busy.
+/// version it made. A `replace` changes a card's title and keeps its owner. A refusal is `invalidEdit` naming
+/// the board's code (`unknownCard`, `duplicateID`, `invalid`, …), `editNotMade` when the database failed or
+/// was busy (nothing was made), or `unanswered` when the database did not confirm the write in time (it may
+/// have been made: the batches that follow tell).
 func boardWriter(_ board: some BoardStore) -> WireWriter<Column, String?> {
   WireWriter { (edit, user, _) throws(WireError) in
     guard edit.operations.count == 1, let operation = edit.operations.first else {
@@ -27,7 +29,9 @@ func boardWriter(_ board: some BoardStore) -> WireWriter<Column, String?> {
           isPrivate: card.owner != nil)
         return version
       case .replace(let card):
-        return try await board.edit(card.id, title: card.title, isPrivate: card.owner != nil, user: user).1
+        // A replace changes the title: the owner (whether the card is private) is not the client's to
+        // change by omission, so it is kept as it is; `PATCH {"private": …}` changes it explicitly.
+        return try await board.edit(card.id, title: card.title, isPrivate: nil, user: user).1
       case .delete(let ids):
         guard ids.count == 1, let id = ids.first else { throw BoardError.invalid("an edit deletes one card") }
         return try await board.delete(id, user: user)
@@ -36,7 +40,9 @@ func boardWriter(_ board: some BoardStore) -> WireWriter<Column, String?> {
         return try await board.move(id, to: column, before: before, user: user)
       }
     } catch {
-      throw WireError(error.status >= 500 ? .editNotMade : .invalidEdit, "\(error.code): \(error.detail)")
+      let code: WireError.Code =
+        error.code == "unknownOutcome" ? .unanswered : error.status >= 500 ? .editNotMade : .invalidEdit
+      throw WireError(code, "\(error.code): \(error.detail)")
     }
   }
 }
