@@ -2,12 +2,18 @@
 # Runs live-board as a cluster on loopback: PostgreSQL (initdb in a temporary folder), three instances of
 # live-board following one log in it, and nginx in front of them at one address.
 #
-#   bash cluster.sh start            # prints the address; state in $CLUSTER_DIR (default /tmp/live-board-cluster)
-#   bash cluster.sh stop             # stops nginx, the instances and PostgreSQL, and removes the folder
+#   bash cluster.sh start            # installs PostgreSQL and nginx when missing (Debian, as root), builds
+#                                    # live-board, starts them all; prints the address; state in $CLUSTER_DIR
+#                                    # (default /tmp/live-board-cluster)
+#   bash cluster.sh stop             # stops nginx, every instance (also those of start-instance) and PostgreSQL:
+#                                    # SIGTERM, then SIGKILL after $STOP_SECONDS (10); says what it stopped,
+#                                    # fails if anything is left; then removes the folder
 #   bash cluster.sh kill N           # kill -9 instance N (1-3)
 #   bash cluster.sh start-instance N # starts instance N again
 #   bash cluster.sh restart-postgres # restarts PostgreSQL (fast shutdown: every connection drops)
 #   bash cluster.sh psql ARGS...     # psql on the board's database
+#
+#   bash cluster.sh install          # only installs PostgreSQL and nginx when missing
 #
 # Ports: nginx $WEB_PORT (8090), instances $INSTANCE_PORT+1..3 (8091-8093), PostgreSQL $PG_PORT (55432).
 # The instances are .build/debug/live-board unless $LIVE_BOARD names another binary; `start` builds it.
@@ -35,6 +41,34 @@ close_inherited() {
   return 0
 }
 
+# PostgreSQL and nginx from Debian's packages, when missing: the one command works on a fresh machine.
+install() {
+  if [ -n "$pgbin" ] && [ -x "$pgbin/initdb" ] && command -v nginx >/dev/null; then return 0; fi
+  [ "$(id -u)" = 0 ] || { echo "cluster.sh: install postgresql and nginx-light first (or run as root)" >&2; exit 1; }
+  echo "cluster.sh: installing PostgreSQL and nginx (apt-get)" >&2
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql nginx-light >/dev/null
+  pgbin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
+}
+
+# Stops the process in pid file $2 (named $1): SIGTERM, then SIGKILL once $STOP_SECONDS pass; says which.
+stop_pid() {
+  local name=$1 file=$2 pid
+  [ -f "$file" ] || return 0
+  pid=$(head -n 1 "$file")
+  if [ -z "$pid" ] || ! kill -0 "$pid" 2>/dev/null; then rm -f "$file"; return 0; fi
+  kill "$pid" 2>/dev/null || true
+  for _ in $(seq 1 $((10 * ${STOP_SECONDS:-10}))); do
+    kill -0 "$pid" 2>/dev/null || { echo "stopped $name (pid $pid)"; rm -f "$file"; return 0; }
+    sleep 0.1
+  done
+  kill -9 "$pid" 2>/dev/null || true
+  for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  if kill -0 "$pid" 2>/dev/null; then echo "could not stop $name (pid $pid)" >&2; return 1; fi
+  echo "killed $name (pid $pid) after ${STOP_SECONDS:-10} s"
+  rm -f "$file"
+}
+
 postgres_start() {
   (close_inherited; as_postgres "${pg_pin[@]}" "$pgbin/pg_ctl" -D "$dir/pg" -l "$dir/postgres.log" -w -t 30 \
     -o "-h 127.0.0.1 -p $pgport -k $dir/pg -c max_connections=200 -c fsync=off" start >/dev/null)
@@ -58,9 +92,9 @@ instance_start() {
 }
 
 case "${1:-}" in
+  install) install ;;
   start)
-    [ -n "$pgbin" ] || { echo "PostgreSQL is not installed (apt-get install postgresql)" >&2; exit 1; }
-    command -v nginx >/dev/null || { echo "nginx is not installed (apt-get install nginx-light)" >&2; exit 1; }
+    install
     [ -x "$binary" ] || (cd "$here" && swift build --product live-board >/dev/null)
     rm -rf "$dir" && mkdir -p "$dir/nginx" && chmod 777 "$dir" "$dir/nginx"
     as_postgres "$pgbin/initdb" -D "$dir/pg" -A trust -U postgres >/dev/null
@@ -102,9 +136,22 @@ CONF
     echo "live-board cluster: http://127.0.0.1:$web/ (instances $((base + 1))-$((base + 3)), PostgreSQL $pgport; $dir)"
     ;;
   stop)
-    [ -f "$dir/nginx.pid" ] && nginx -c "$dir/nginx.conf" -p "$dir" -s stop 2>/dev/null || true
-    for n in 1 2 3; do [ -f "$dir/instance$n.pid" ] && kill "$(cat "$dir/instance$n.pid")" 2>/dev/null || true; done
-    [ -d "$dir/pg" ] && as_postgres "$pgbin/pg_ctl" -D "$dir/pg" -m immediate stop >/dev/null 2>&1 || true
+    [ -d "$dir" ] || exit 0
+    left=0
+    stop_pid nginx "$dir/nginx.pid" || left=1
+    for file in "$dir"/instance*.pid; do
+      [ -e "$file" ] || continue
+      name=$(basename "$file" .pid)
+      stop_pid "${name/instance/instance }" "$file" || left=1
+    done
+    # PostgreSQL's postmaster: its pid is the first line of postmaster.pid; SIGTERM is a smart shutdown,
+    # so ask pg_ctl for a fast one first.
+    if [ -f "$dir/pg/postmaster.pid" ]; then
+      as_postgres "$pgbin/pg_ctl" -D "$dir/pg" -m fast -t "${STOP_SECONDS:-10}" -w stop >/dev/null 2>&1 || true
+      cp "$dir/pg/postmaster.pid" "$dir/postgres.pid" 2>/dev/null && stop_pid PostgreSQL "$dir/postgres.pid" || true
+      [ -f "$dir/pg/postmaster.pid" ] || echo "stopped PostgreSQL"
+    fi
+    [ "$left" = 0 ] || { echo "cluster.sh stop: something is still running; $dir kept" >&2; exit 1; }
     rm -rf "$dir"
     ;;
   kill) kill -9 "$(cat "$dir/instance$2.pid")" ;;
@@ -116,7 +163,7 @@ CONF
     nginx -v 2>&1
     ;;
   *)
-    sed -n '2,14p' "$0"
+    sed -n '2,20p' "$0"
     exit 2
     ;;
 esac
