@@ -1,21 +1,31 @@
 #!/usr/bin/env bash
 # The cluster's fault tests: installs PostgreSQL and nginx when they are missing (Debian, as root), builds
 # live-board, starts PostgreSQL, three instances and nginx on loopback (cluster.sh), runs cluster-check
-# (kill -9 an instance, restart PostgreSQL, a failed transaction, an instance started late), stops them all.
+# (kill -9 an instance, restart PostgreSQL, a failed transaction, an instance started late, and a schedule of
+# instance kills and PostgreSQL restarts under writers: $SCHEDULE_RESTARTS restarts, 5 by default), stops them
+# all and checks that nothing is left running.
 # Prints the versions it ran and ends with `N passed, 0 failed`.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here"
-if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || ! command -v nginx >/dev/null; then
-  [ "$(id -u)" = 0 ] || { echo "cluster-check: install postgresql and nginx-light first" >&2; exit 1; }
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql nginx-light >/dev/null
-fi
+bash cluster.sh install
 swift build --product live-board
 swift build --product cluster-check
 export CLUSTER_DIR=${CLUSTER_DIR:-$(mktemp -d /tmp/live-board-cluster.XXXXXX)}
 export CHECKPOINT_INTERVAL=${CHECKPOINT_INTERVAL:-16}
-trap 'bash "$here/cluster.sh" stop' EXIT
+trap 'bash "$here/cluster.sh" stop >/dev/null 2>&1 || true' EXIT
 bash cluster.sh versions
 bash cluster.sh start
-timeout 600 .build/debug/cluster-check --script "$here/cluster.sh"
+status=0
+timeout 900 .build/debug/cluster-check --script "$here/cluster.sh" --schedule-restarts "${SCHEDULE_RESTARTS:-5}" ||
+  status=$?
+# Nothing of the cluster may outlive `stop`: its instances (named by PostgreSQL's address), nginx and
+# PostgreSQL (named by the cluster's folder).
+bash cluster.sh stop
+left=$(pgrep -f -- "--postgres 127.0.0.1:${PG_PORT:-55432}/|$CLUSTER_DIR" || true)
+if [ -n "$left" ]; then
+  echo "cluster-check: still running after stop: $(echo $left)" >&2
+  exit 1
+fi
+echo "cluster-check: nothing left running after stop"
+exit $status

@@ -21,6 +21,8 @@ struct Settings: Sendable {
   var instanceBase = 8090
   /// An address to follow briefly, printing what the client sees: for finding out why a check failed.
   var probe: String?
+  /// How many times the schedule test restarts PostgreSQL.
+  var scheduleRestarts = 5
 
   static func parse() -> Settings {
     var settings = Settings()
@@ -32,8 +34,12 @@ struct Settings: Sendable {
       case "--web": settings.webPort = value.flatMap(Int.init) ?? settings.webPort
       case "--instance-port": settings.instanceBase = value.flatMap(Int.init) ?? settings.instanceBase
       case "--probe": settings.probe = value
+      case "--schedule-restarts":
+        settings.scheduleRestarts = value.flatMap(Int.init) ?? settings.scheduleRestarts
       default:
-        say("usage: cluster-check --script cluster.sh [--web PORT] [--instance-port BASE]")
+        say(
+          "usage: cluster-check --script cluster.sh [--web PORT] [--instance-port BASE] [--schedule-restarts N]"
+        )
         exit(2)
       }
     }
@@ -71,6 +77,22 @@ func cluster(_ arguments: String...) async throws {
     do { try process.run() } catch { continuation.resume(throwing: error) }
   }
   try require(status == 0, "cluster.sh \(arguments.joined(separator: " ")) failed")
+}
+
+/// What `cluster.sh psql -At -c QUERY` prints, trimmed.
+func psql(_ query: String) async throws -> String {
+  let process = Process()
+  process.executableURL = URL(fileURLWithPath: "/bin/bash")
+  process.arguments = [settings.script, "psql", "-At", "-c", query]
+  let output = Pipe()
+  process.standardOutput = output
+  let status: Int32 = try await withCheckedThrowingContinuation { continuation in
+    process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
+    do { try process.run() } catch { continuation.resume(throwing: error) }
+  }
+  let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+  try require(status == 0, "psql \(query) failed")
+  return text.trimmingCharacters(in: .whitespacesAndNewlines)
 }
 
 /// The instance with the most established connections (the WebSockets nginx opened for clients), from
@@ -436,6 +458,130 @@ func lateInstance() async throws {
       + " (its view made there after that version); one at 1 reset")
 }
 
+/// Every HTTP request the schedule's writers made: answered (any status) or not, and how long it took.
+actor Answers {
+  var answered = 0
+  var unanswered: [String] = []
+  var statuses: [Int: Int] = [:]
+  var longest = Duration.zero
+  func record(_ status: Int?, _ id: String, after elapsed: Duration) {
+    longest = max(longest, elapsed)
+    if let status {
+      answered += 1
+      statuses[status, default: 0] += 1
+    } else {
+      unanswered.append(id)
+    }
+  }
+}
+
+/// Creates card `id` through nginx until it is acknowledged (201) or found made (409, an earlier attempt's
+/// reply lost), recording every request's answer in `answers`; a request with no answer within 10 s is
+/// recorded as unanswered (the server must answer every one).
+func createRecording(_ id: String, into answers: Answers) async throws {
+  let body = #"{"id":"\#(id)","title":"Card \#(id)","column":"todo"}"#
+  let clock = ContinuousClock()
+  while true {
+    let start = clock.now
+    var status: Int?
+    var reply = Data()
+    do {
+      (status, reply) = try await http("POST", settings.web, "/api/cards", body)
+    } catch let error as URLError where error.code == .timedOut {
+      status = nil
+    } catch {
+      // The connection dropped (an instance killed under nginx): an answer of its own kind.
+      status = 0
+    }
+    await answers.record(status, id, after: clock.now - start)
+    switch status {
+    case 201?:
+      await acknowledged.add(id, try JSONDecoder().decode(WriteReply.self, from: reply).version)
+      return
+    case 409?: return
+    case 0?, 502?, 503?, nil: try await Task.sleep(for: .milliseconds(50))
+    case let other?:
+      throw CheckFailure("POST \(id): \(other) \(String(decoding: reply, as: UTF8.self))")
+    }
+  }
+}
+
+/// Writers and followers through nginx while instances are killed and started again, one started late,
+/// and PostgreSQL restarted `settings.scheduleRestarts` times, some right after an instance restart (the
+/// order that once wedged every write). Then: every client equals the database, every acknowledged write
+/// is in it, every request was answered, no session is left idle in a transaction.
+@MainActor
+func schedule() async throws {
+  let answers = Answers()
+  let running = StopFlag()
+  let writers = Task {
+    try await withThrowingTaskGroup(of: Void.self) { group in
+      for writer in 0..<3 {
+        group.addTask {
+          var index = 0
+          while await !running.isStopped {
+            try await createRecording("s\(writer)-\(index)", into: answers)
+            index += 1
+          }
+        }
+      }
+      try await group.waitForAll()
+    }
+  }
+  func pause() async throws { try await Task.sleep(for: .milliseconds(700)) }
+  var late = false
+  for round in 1...settings.scheduleRestarts {
+    try await pause()
+    if round % 2 == 1 {
+      let n = (round / 2) % 3 + 1
+      try await cluster("kill", "\(n)")
+      try await pause()
+      try await cluster("start-instance", "\(n)")
+      say("    round \(round): instance \(n) killed and started again")
+    }
+    if round == 2 {
+      // A late instance: down while the log moves on (past a checkpoint), started after.
+      try await cluster("kill", "3")
+      late = true
+      say("    round \(round): instance 3 down")
+    }
+    try await cluster("restart-postgres")
+    say("    round \(round): PostgreSQL restarted")
+    if late && round >= 3 {
+      try await pause()
+      try await cluster("start-instance", "3")
+      late = false
+      say("    round \(round): instance 3 started late")
+    }
+  }
+  if late { try await cluster("start-instance", "3") }
+  try await pause()
+  await running.stop()
+  try await within(120, "the writers' last requests") { try await writers.value }
+  let truth = try await board()
+  try await converge(followers, to: truth)
+  for n in 1...3 { try await checkInstance(n, equals: truth, acknowledged: acknowledged) }
+  let ids = Set(truth.columns.flatMap(\.items).map(\.id))
+  let missing = await acknowledged.cards.keys.filter { !ids.contains($0) }
+  try require(missing.isEmpty, "acknowledged writes missing from the database: \(missing.sorted())")
+  let unanswered = await answers.unanswered
+  try require(unanswered.isEmpty, "requests with no answer within 10 s: \(unanswered)")
+  let idle = try await psql(
+    "SELECT count(*) FROM pg_stat_activity WHERE state LIKE 'idle in transaction%'")
+  try require(idle == "0", "\(idle) sessions left idle in a transaction")
+  let (answered, statuses, longest) = (await answers.answered, await answers.statuses, await answers.longest)
+  let acknowledgedCount = await acknowledged.cards.keys.filter { $0.hasPrefix("s") }.count
+  say(
+    "    \(settings.scheduleRestarts) PostgreSQL restarts: \(answered) requests, all answered (statuses \(statuses.sorted { $0.key < $1.key }), 0 = a dropped connection), longest answer \(longest); \(acknowledgedCount) writes acknowledged, all in the database; version \(truth.version); no session idle in a transaction"
+  )
+}
+
+/// A flag the schedule's writers read to stop.
+actor StopFlag {
+  var isStopped = false
+  func stop() { isStopped = true }
+}
+
 if let probe = settings.probe {
   let follower = Follower(address: probe)
   await follower.start()
@@ -454,6 +600,7 @@ let tests: [(String, @MainActor () async throws -> Void)] = [
   ("restart PostgreSQL", restartPostgres),
   ("a write whose transaction fails makes no version", failedTransaction),
   ("an instance started late catches up from the log and serves resumes", lateInstance),
+  ("a schedule of instance kills, a late instance and PostgreSQL restarts under writers", schedule),
 ]
 var passed = 0
 var failed = 0
