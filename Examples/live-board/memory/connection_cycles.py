@@ -1,0 +1,99 @@
+"""Opens and closes WebSocket connections to a live-board server, one after another, and reads the server's
+resident memory (VmRSS) between phases: a warm-up, a pause for the server's per-connection timers to fire
+(a closed WebSocket's cancelled ping sleep is held by the runtime until its deadline, 30 s), then the
+measured cycles and the same pause. A connection that left anything behind makes the second run grow. Each cycle: the handshake, a subscribe, the reset read, a close frame, the close.
+The client only reads bytes until it sees what it waits for; it decodes nothing.
+
+  python3 connection_cycles.py --port P --pid PID [--warmup CYCLES] [--cycles 20000] [--pause 35]
+          [--limit-kb 1024] [--json]
+
+Exits 1 when the memory after the measured cycles is more than --limit-kb above its level after warm-up.
+"""
+import argparse, json, os, socket, struct, sys, time
+
+
+def rss_kb(pid):
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    raise RuntimeError("no VmRSS")
+
+
+def masked(payload, opcode):
+    key = os.urandom(4)
+    head = bytes([0x80 | opcode])
+    head += bytes([0x80 | len(payload)]) if len(payload) < 126 else bytes([0x80 | 126]) + struct.pack(">H", len(payload))
+    return head + key + bytes(b ^ key[i % 4] for i, b in enumerate(payload))
+
+
+SUBSCRIBE = masked(b'{"format":"simplesource","formatVersion":2,"type":"subscribe"}', 1)
+CLOSE = masked(struct.pack(">H", 1000), 8)
+HANDSHAKE = (b"GET /live HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+             b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
+
+
+def cycle(port):
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        s.sendall(HANDSHAKE)
+        got = b""
+        while b"\r\n\r\n" not in got:
+            got += s.recv(65536)
+        if not got.startswith(b"HTTP/1.1 101"):
+            raise RuntimeError(f"handshake refused: {got[:40]!r}")
+        s.sendall(SUBSCRIBE)
+        got = got.partition(b"\r\n\r\n")[2]
+        while b'"type":"reset"' not in got:
+            chunk = s.recv(65536)
+            if not chunk:
+                raise RuntimeError("closed before the reset")
+            got += chunk
+        s.sendall(CLOSE)
+        while s.recv(65536):
+            pass
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--pid", type=int, required=True)
+    parser.add_argument("--warmup", type=int, default=None, help="cycles before the measured ones (default: as many)")
+    parser.add_argument("--cycles", type=int, default=20000)
+    parser.add_argument("--pause", type=float, default=35)
+    parser.add_argument("--limit-kb", type=int, default=1024)
+    parser.add_argument("--json", action="store_true")
+    arguments = parser.parse_args()
+    start = rss_kb(arguments.pid)
+    # The warm-up makes as many connections as the measured run, so that the allocator has grown to what
+    # that many closed connections' pending timers take at once; the measured run must then take nothing.
+    warmup = arguments.cycles if arguments.warmup is None else arguments.warmup
+    for _ in range(warmup):
+        cycle(arguments.port)
+    time.sleep(arguments.pause)
+    warm = rss_kb(arguments.pid)
+    began = time.monotonic()
+    for index in range(arguments.cycles):
+        cycle(arguments.port)
+    seconds = time.monotonic() - began
+    peak = rss_kb(arguments.pid)
+    time.sleep(arguments.pause)
+    after = rss_kb(arguments.pid)
+    result = {
+        "cycles": arguments.cycles, "cycles_per_second": round(arguments.cycles / seconds),
+        "rss_start_kb": start, "rss_after_warmup_kb": warm, "rss_at_end_of_cycles_kb": peak,
+        "rss_after_kb": after, "growth_kb": after - warm,
+        "growth_bytes_per_connection": round((after - warm) * 1024 / arguments.cycles, 1),
+    }
+    if arguments.json:
+        print(json.dumps(result))
+    else:
+        for key, value in result.items():
+            print(f"{key}: {value}")
+    ok = after - warm <= arguments.limit_kb
+    print(f"connection cycles: {'1 passed, 0 failed' if ok else '0 passed, 1 failed'}"
+          f" (resident memory {after - warm:+d} KB after {arguments.cycles} connections; limit {arguments.limit_kb} KB)")
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()
