@@ -642,3 +642,70 @@ struct LiveBoardTests {
     #expect(await board.source.snapshot.sections[1].items == [Card(id: "x", title: "Renamed")])
   }
 }
+
+/// Sends `edit` (a format-2 edit message's JSON) as `user` over a WebSocket of its own and returns the
+/// text of its answer (`confirmed` or `refused`).
+func answer(to edit: String, as user: String, client: any TestClientProtocol) async throws -> String {
+  let answers = Received()
+  try await client.ws("/live?user=\(user)") { inbound, outbound, _ in
+    try await outbound.write(.text(edit))
+    for try await message in inbound.messages(maxSize: 1 << 20) {
+      guard case .text(let text) = message else { continue }
+      if text.contains(#""type":"confirmed""#) || text.contains(#""type":"refused""#) {
+        await answers.recordText(text)
+        break
+      }
+    }
+  }
+  return await answers.texts.first ?? ""
+}
+
+/// A format-2 edit message with `id` inserting card `card` (private to its writer when `owned`) in `todo`.
+func insertEdit(_ id: String, card: String, owner: String? = nil) -> String {
+  let owned = owner.map { #","owner":"\#($0)""# } ?? ""
+  return
+    #"{"format":"simplesource","formatVersion":2,"type":"edit","id":"\#(id)","operations":[{"op":"insert","#
+    + #""items":[{"id":"\#(card)","title":"\#(card)"\#(owned)}],"section":"todo"}]}"#
+}
+
+extension LiveBoardTests {
+  @Test("two users reusing each other's edit ids: each edit is made and answered as its own user's")
+  func answersPerUser() async throws {
+    let board = try Board(path: nil)
+    try await makeApplication(board: board, port: 0, logger: Self.logger).test(.live) { client in
+      let bobs = try await answer(
+        to: insertEdit("1", card: "bob-card", owner: "bob"), as: "bob", client: client)
+      let alices = try await answer(to: insertEdit("1", card: "alice-card"), as: "alice", client: client)
+      #expect(bobs.contains(#""type":"confirmed""#) && bobs.contains(#""version":1"#), "\(bobs)")
+      #expect(alices.contains(#""type":"confirmed""#) && alices.contains(#""version":2"#), "\(alices)")
+      // bob's refusal (his private card's id taken) is his; alice's edit "2" is hers.
+      let bobsRefusal = try await answer(to: insertEdit("2", card: "bob-card"), as: "bob", client: client)
+      #expect(
+        bobsRefusal.contains(#""type":"refused""#) && bobsRefusal.contains("duplicateID"), "\(bobsRefusal)")
+      let alices2 = try await answer(to: insertEdit("2", card: "alice-2"), as: "alice", client: client)
+      #expect(alices2.contains(#""type":"confirmed""#) && !alices2.contains("bob-card"), "\(alices2)")
+      // A resend is the first answer, for its own user.
+      #expect(
+        try await answer(to: insertEdit("1", card: "bob-card", owner: "bob"), as: "bob", client: client)
+          == bobs)
+      let ids = try await board.read().columns.flatMap(\.items).map(\.id)
+      #expect(ids == ["bob-card", "alice-card", "alice-2"])
+    }
+  }
+
+  @Test("a replace over the WebSocket that omits the owner keeps the card private")
+  func replaceKeepsTheOwner() async throws {
+    let board = try Board(path: nil)
+    try await makeApplication(board: board, port: 0, logger: Self.logger).test(.live) { client in
+      _ = try await answer(to: insertEdit("a", card: "mine", owner: "ann"), as: "ann", client: client)
+      let replace =
+        #"{"format":"simplesource","formatVersion":2,"type":"edit","id":"b","operations":[{"op":"replace","#
+        + #""item":{"id":"mine","title":"Renamed"}}]}"#
+      let renamed = try await answer(to: replace, as: "ann", client: client)
+      #expect(renamed.contains(#""type":"confirmed""#), "\(renamed)")
+      let card = try await board.read().columns.flatMap(\.items).first
+      #expect(card == Card(id: "mine", title: "Renamed", owner: "ann"))
+      #expect(try await board.read(visibleTo: "bob").columns.allSatisfy(\.items.isEmpty), "bob sees nothing")
+    }
+  }
+}
