@@ -1,4 +1,4 @@
-// Issue 8's cases: what one edit, a transaction and a whole replacement cost at 10k and 1M items, a new
+// The edit cases: what one edit, a transaction and a whole replacement cost at 10k and 1M items, a new
 // snapshot plus its diff against the Dictionary floor, and a 1M-item source's resident memory.
 
 import Foundation

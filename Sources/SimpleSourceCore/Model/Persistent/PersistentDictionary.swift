@@ -8,8 +8,7 @@
 /// version of *n* entries cost O(*k* log₃₂ *n*) time and memory, and earlier versions stay as they were.
 /// Each key is hashed once per operation. Keys whose whole hashes are equal share a collision node at the
 /// bottom. After a removal the trie is compacted (a node left with one entry is inlined into its parent),
-/// so its shape depends only on its contents. It is the id → location index of persistent snapshots
-/// (issue 8).
+/// so its shape depends only on its contents. It is the id → location index of persistent snapshots.
 @usableFromInline struct PersistentDictionary<Key: Hashable, Value> {
   // The stored properties opt out of Swift's dynamic exclusivity checks, which cost about a fifth of an
   // edit: a node is written only by the one value that holds it uniquely (see `unique(_:)`), in

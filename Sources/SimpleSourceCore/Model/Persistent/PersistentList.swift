@@ -5,7 +5,7 @@
 ///
 /// A copy costs O(1); an edit of a copy copies only the nodes on one path from the root (path copying),
 /// so *k* edits of a version of *n* elements cost O(*k* log *n*) time and memory, and every earlier version
-/// stays as it was. It is the building block of persistent snapshots (issue 8): position ↔ element in
+/// stays as it was. It is the building block of persistent snapshots: position ↔ element in
 /// O(log *n*).
 ///
 /// Every node but the root holds at least a quarter of its capacity, and every leaf is at the same depth,

@@ -162,7 +162,7 @@ struct CompositeDataSourceTests {
 }
 
 extension CompositeDataSourceTests {
-  @Test("a held-back child is shown as soon as the child it clashed with is removed (issue 25, bug a)")
+  @Test("a held-back child is shown as soon as the child it clashed with is removed")
   func removeShowsHeldChild() async throws {
     let first = try BasicDataSource(sections: layout("A: a b"))
     let second = try BasicDataSource(sections: layout("B: c"))
@@ -194,7 +194,7 @@ extension CompositeDataSourceTests {
     #expect(await recorder.violations.isEmpty)
   }
 
-  @Test("two children that swap ids are shown once both have swapped (issue 25, bug b)")
+  @Test("two children that swap ids are shown once both have swapped")
   func swappedIDs() async throws {
     let first = try BasicDataSource(sections: layout("A: x"))
     let second = try BasicDataSource(sections: layout("B: y"))
@@ -208,7 +208,7 @@ extension CompositeDataSourceTests {
     #expect(await composite.snapshot.sections == layout("A: y | B: x"))
   }
 
-  @Test("each clashing child state is reported once (issue 25, bug e)")
+  @Test("each clashing child state is reported once")
   func clashReportedOnce() async throws {
     let first = try BasicDataSource(sections: layout("A: a"))
     let second = try BasicDataSource(sections: layout("B: b"))
@@ -224,7 +224,7 @@ extension CompositeDataSourceTests {
     #expect(await errors.next() == CompositionError(.duplicateItemID, child: 2, id: "b"))
   }
 
-  @Test("a child's batch refreshes only the child's own items (issue 25, bug f)")
+  @Test("a child's batch refreshes only the child's own items")
   func forcedRefreshesStayInTheChild() throws {
     let child = try Snapshot(layout("B: b"))
     var edited = layout("B: b")

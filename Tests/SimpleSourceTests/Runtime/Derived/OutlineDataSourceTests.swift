@@ -248,7 +248,7 @@ struct OutlineDataSourceTests {
 }
 
 extension OutlineDataSourceTests {
-  @Test("a parent's refreshItems refreshes the node's row (issue 25, bug d)")
+  @Test("a parent's refreshItems refreshes the node's row")
   func parentRefreshes() async throws {
     let parent = try BasicDataSource(sections: Self.forest())
     let outline = try await OutlineDataSource(parent)
