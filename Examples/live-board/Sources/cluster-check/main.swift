@@ -458,6 +458,67 @@ func lateInstance() async throws {
       + " (its view made there after that version); one at 1 reset")
 }
 
+/// Sends `edit` (an edit message's JSON) as `user` over a WebSocket of its own to `address`; returns its
+/// answer's text.
+func answer(to edit: String, as user: String, at address: String) async throws -> String {
+  var quiet = Logger(label: "cluster-check")
+  quiet.logLevel = .critical
+  let logger = quiet
+  let answers = Answered()
+  try await within(20, "an answer to \(user)'s edit") {
+    try await WebSocketClient.connect(
+      url: "ws://\(address)/live?user=\(user)", configuration: .init(maxFrameSize: 1 << 22), logger: logger
+    ) { inbound, outbound, _ in
+      try await outbound.write(.text(edit))
+      for try await message in inbound.messages(maxSize: 1 << 22) {
+        guard case .text(let text) = message else { continue }
+        if text.contains(#""type":"confirmed""#) || text.contains(#""type":"refused""#) {
+          await answers.set(text)
+          return
+        }
+      }
+    }
+  }
+  return await answers.text ?? ""
+}
+
+actor Answered {
+  var text: String?
+  func set(_ text: String) { self.text = text }
+}
+
+/// Two users number their edits alike, on different instances: each is made and answered as its own; a
+/// resend reaches the first answer on the instance that made it, and never the other user's anywhere.
+@MainActor
+func reusedEditIDs() async throws {
+  func insert(_ id: String, _ card: String, owner: String? = nil) -> String {
+    let owned = owner.map { #","owner":"\#($0)""# } ?? ""
+    return
+      #"{"format":"simplesource","formatVersion":2,"type":"edit","id":"\#(id)","operations":[{"op":"insert","#
+      + #""items":[{"id":"\#(card)","title":"\#(card)"\#(owned)}],"section":"doing"}]}"#
+  }
+  let alices = try await answer(to: insert("1", "alice-1"), as: "alice", at: settings.instance(1))
+  let bobs = try await answer(to: insert("1", "bob-1", owner: "bob"), as: "bob", at: settings.instance(2))
+  try require(alices.contains(#""type":"confirmed""#), "alice's edit: \(alices)")
+  try require(bobs.contains(#""type":"confirmed""#) && bobs != alices, "bob's edit: \(bobs)")
+  let bobsAgain = try await answer(
+    to: insert("1", "bob-1", owner: "bob"), as: "bob", at: settings.instance(2))
+  try require(bobsAgain == bobs, "bob's resend on the instance that made it: \(bobsAgain)")
+  // Instance 2 never made alice's "1": her resend there is checked again (the card exists), not bob's answer.
+  let alicesThere = try await answer(to: insert("1", "alice-1"), as: "alice", at: settings.instance(2))
+  try require(
+    alicesThere != bobs && !alicesThere.contains("bob-1"), "alice was told bob's answer: \(alicesThere)")
+  // A shared write last: the followers (guests) see no version of bob's private card.
+  try await create("after-edits", into: acknowledged)
+  let truth = try await board()
+  let ids = Set(truth.columns.flatMap(\.items).map(\.id))
+  try require(ids.contains("alice-1") && !ids.contains("bob-1"), "the shared board: \(ids.sorted())")
+  let (bobStatus, bobBoard) = try await http("GET", settings.web, "/api/board?user=bob")
+  try require(bobStatus == 200 && String(decoding: bobBoard, as: UTF8.self).contains("bob-1"), "bob's card")
+  try await converge(followers, to: truth)
+  say("    alice and bob both made edit 1 (instances 1 and 2); resends answered per user; nothing crossed")
+}
+
 /// Every HTTP request the schedule's writers made: answered (any status) or not, and how long it took.
 actor Answers {
   var answered = 0
@@ -600,6 +661,7 @@ let tests: [(String, @MainActor () async throws -> Void)] = [
   ("restart PostgreSQL", restartPostgres),
   ("a write whose transaction fails makes no version", failedTransaction),
   ("an instance started late catches up from the log and serves resumes", lateInstance),
+  ("two users reusing each other's edit ids on several instances", reusedEditIDs),
   ("a schedule of instance kills, a late instance and PostgreSQL restarts under writers", schedule),
 ]
 var passed = 0
