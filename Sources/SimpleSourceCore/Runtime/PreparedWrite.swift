@@ -52,21 +52,46 @@ public struct PreparedWrite<Section: SectionType, Result: Sendable>: ~Copyable, 
   /// the write before it: a source whose writes are all prepared (a writer and the followers of a log)
   /// retains every version its storage logged, and a client holding any of them resumes there. (When the
   /// waiting task is cancelled it applies at once, and the two may share a batch.)
-  /// - Returns: ``version``.
+  /// - Returns: ``version``; ``base`` when the write was abandoned through its ``releaser`` first, and
+  ///   nothing was made (``applyIfHeld()`` tells the two apart).
   /// - Complexity: O(1) on the source (it takes the prepared state); the batch is published as any is.
   @discardableResult
   public consuming func apply() async -> Int {
-    claim.settle()
-    await claim.source.settled(through: base)
-    return await claim.source.applyPrepared(claim)
+    await claim.applyIfHeld(base: base) ?? base
+  }
+
+  /// Applies the write as ``apply()`` does, unless its ``releaser`` abandoned it first.
+  /// - Returns: ``version``, or `nil` when the write was abandoned and nothing was made.
+  /// - Complexity: as ``apply()``.
+  public consuming func applyIfHeld() async -> Int? {
+    await claim.applyIfHeld(base: base)
   }
 
   /// Drops the write: the source is left exactly as it was, with no version and no batch, and the next
-  /// prepared write has it.
+  /// prepared write has it. Nothing happens when its ``releaser`` abandoned it already.
   public consuming func abandon() async {
-    claim.settle()
-    await claim.source.release(ticket: claim.ticket)
+    _ = await claim.abandon()
   }
+
+  /// Abandons this write from any task: for a caller whose storage may never answer (a commit on a
+  /// connection that died), so that a deadline frees the source without waiting for the task that holds
+  /// the write. The write itself is answered once: whichever of ``apply()``, ``applyIfHeld()``,
+  /// ``abandon()`` and the releaser comes first decides.
+  public var releaser: PreparedWriteReleaser<Section> { PreparedWriteReleaser(claim: claim) }
+}
+
+/// Abandons a ``PreparedWrite`` from another task (see ``PreparedWrite/releaser``).
+public struct PreparedWriteReleaser<Section: SectionType>: Sendable {
+  @usableFromInline let claim: PreparedWriteClaim<Section>
+
+  @usableFromInline init(claim: PreparedWriteClaim<Section>) { self.claim = claim }
+
+  /// Abandons the write unless it was applied or abandoned already.
+  /// - Returns: `true` when this call abandoned it (the source is free for the next write); `false` when
+  ///   the write had been answered.
+  /// - Complexity: O(1).
+  @discardableResult
+  public func abandon() async -> Bool { await claim.abandon() }
 }
 
 /// The part of a ``PreparedWrite`` the source reads when it is applied, and that abandons a write dropped
@@ -94,8 +119,30 @@ final class PreparedWriteClaim<Section: SectionType>: Sendable {
     self.refreshing = refreshing
   }
 
+  /// Marks the write answered: `true` for the first caller only, who then applies or abandons it.
   @usableFromInline
-  func settle() { answered.withLock { $0 = true } }
+  func settle() -> Bool {
+    answered.withLock { answered in
+      defer { answered = true }
+      return !answered
+    }
+  }
+
+  /// Applies the write if no one answered it yet; `nil` otherwise.
+  @usableFromInline
+  func applyIfHeld(base: Int) async -> Int? {
+    guard settle() else { return nil }
+    await source.settled(through: base)
+    return await source.applyPrepared(self)
+  }
+
+  /// Abandons the write if no one answered it yet: `true` when this call did.
+  @usableFromInline
+  func abandon() async -> Bool {
+    guard settle() else { return false }
+    await source.release(ticket: ticket)
+    return true
+  }
 
   deinit {
     guard !answered.withLock({ $0 }) else { return }

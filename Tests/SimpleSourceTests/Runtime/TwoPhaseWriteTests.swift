@@ -228,3 +228,45 @@ extension TestSection {
     return copy
   }
 }
+
+extension TwoPhaseWriteTests {
+  @Test(
+    "a releaser abandons a write from another task: the source is free, and the write's apply makes nothing")
+  func releaser() async throws {
+    let source = try TestSource(sections: layout("A: a b"))
+    let held = try await source.prepare { transaction throws(TestSource.Error) in
+      try transaction.deleteItems(["a"])
+    }
+    let releaser = held.releaser
+    // The next write waits for the source; the releaser, from another task, frees it.
+    let next = Task {
+      let made = try await source.prepare { transaction throws(TestSource.Error) in
+        try transaction.appendItems([item("c")], toSection: "A")
+      }
+      return await made.apply()
+    }
+    #expect(await Task { await releaser.abandon() }.value)
+    #expect(try await next.value == 1)
+    #expect(await held.applyIfHeld() == nil, "the abandoned write makes nothing")
+    await source.settled()
+    #expect(await source.snapshot.sections == layout("A: a b c"))
+    #expect(await releaser.abandon() == false, "answered once")
+
+    // A write applied first: its releaser does nothing, and apply returns its version.
+    let applied = try await source.prepare { transaction throws(TestSource.Error) in
+      try transaction.deleteItems(["b"])
+    }
+    let late = applied.releaser
+    #expect(await applied.apply() == 2)
+    #expect(await late.abandon() == false)
+    // apply after the releaser: nothing made, the base returned.
+    let dropped = try await source.prepare { transaction throws(TestSource.Error) in
+      try transaction.deleteItems(["c"])
+    }
+    await dropped.releaser.abandon()
+    #expect(await dropped.apply() == 2)
+    await source.settled()
+    #expect(await source.version == 2)
+    #expect(await source.snapshot.sections == layout("A: a c"))
+  }
+}
