@@ -311,6 +311,16 @@ public actor ClusterBoard: BoardStore {
     }
   }
 
+  /// Reads the log once when the source is behind `version`; see ``BoardStore/reach(_:)``.
+  public func reach(_ version: Int) async {
+    guard await source.version < version else { return }
+    do {
+      try await catchUp()
+    } catch {
+      logger.warning("live-board: reading the log for a client at \(version): \(Self.describe(error))")
+    }
+  }
+
   /// Reads the log after the version held and makes every entry; one catch-up at a time, and a call made
   /// while one runs is served by a run that starts after it.
   func catchUp() async throws {
@@ -340,6 +350,11 @@ public actor ClusterBoard: BoardStore {
           return .failure(Self.failure(error, logger: self.logger))
         }
       }.get()
+      if let first = entries.first, first.from > held {
+        // The log was pruned past what this instance holds: it cannot catch up in place.
+        throw BoardSetupError(
+          "the log starts at \(first.from), this instance holds \(held): restart it to load a checkpoint")
+      }
       for entry in entries { try await make(entry) }
     } while catchUpAgain
   }
@@ -592,6 +607,11 @@ public actor ClusterBoard: BoardStore {
       logger.error("live-board: the source refused a write at version \(head): \(error)")
       throw BoardError.busy
     }
+    let releaser = prepared.releaser
+    guard race.withLockedValue({ $0.hold(releaser) }) else {
+      await prepared.abandon()
+      throw CancellationError()
+    }
     let made = prepared.batch
     guard let batch = made else {
       await prepared.abandon()
@@ -620,7 +640,8 @@ public actor ClusterBoard: BoardStore {
       await prepared.abandon()
       throw error
     }
-    return (await prepared.apply(), planned.card)
+    // The deadline may have abandoned the write meanwhile: then the log's follower makes it.
+    return (await prepared.applyIfHeld() ?? batch.to, planned.card)
   }
 
   /// Stores the board at `version` and prunes: two checkpoints are kept, and the log after the older.
@@ -682,6 +703,7 @@ public actor ClusterBoard: BoardStore {
   /// What a log line says of `error`: for PostgreSQL's, the error's kind, and when the server sent one its
   /// SQLSTATE and message (never its detail, which can quote a row's values); otherwise the error itself.
   static func describe(_ error: any Error) -> String {
+    if let error = error as? BoardError { return "\(error.code): \(error.detail)" }
     guard let error = error as? PSQLError else { return String(describing: error) }
     guard let server = error.serverInfo else { return "PostgreSQL: \(error.code)" }
     let state = server[.sqlState] ?? "?"

@@ -1,5 +1,5 @@
 // A write racing its deadline, explored exhaustively: every place the deadline can fall among the writer's
-// steps gives exactly one answer, and no step after the deadline.
+// steps gives exactly one answer, no step after it, and the prepared write answered exactly once.
 
 import Testing
 
@@ -7,68 +7,103 @@ import Testing
 
 @Suite("A write against its deadline")
 struct WriteDeadlineTests {
-  /// The writer's steps, in order: lease a connection, steps that check the race, send COMMIT, finish.
-  enum Step: CaseIterable { case attach, proceed, commit, finish }
+  /// The writer's steps, in order: lease a connection, checked steps, hold its prepared write, send
+  /// COMMIT, finish.
+  enum Step { case attach, proceed, hold, commit, finish }
 
-  @Test("the deadline at every point of every writer: one answer, nothing after it, the outcome told right")
-  func exhaustive() {
-    var cases = 0
-    // How many checked steps the writer makes (0 to 3), whether it fails before COMMIT, and where the
-    // deadline falls (before step k, or never).
-    for proceeds in 0...3 {
-      for failsBeforeCommit in [false, true] {
-        var steps: [Step] = [.attach] + Array(repeating: .proceed, count: proceeds)
-        if !failsBeforeCommit { steps.append(.commit) }
-        steps.append(.finish)
-        for deadlineAt in 0...steps.count {
-          cases += 1
-          var machine = WriteDeadline<Int>()
-          var answers: [String] = []
-          var committed = false
-          var expired = false
-          var stopped = false
-          for (index, step) in steps.enumerated() {
-            if index == deadlineAt {
-              expired = true
-              switch machine.expire() {
-              case .nothing: break
-              case .notMade(let connection):
-                #expect(!committed, "notMade after COMMIT: \(steps), deadline at \(deadlineAt)")
-                #expect(connection == (index > 0 ? 7 : nil))
-                answers.append("notMade")
-              case .unknownOutcome(let connection):
-                #expect(committed && connection == 7)
-                answers.append("unknownOutcome")
-              }
-            }
-            guard !stopped else { continue }
-            switch step {
-            case .attach:
-              let attached = machine.attach(7)
-              #expect(attached == !expired)
-              if !attached { stopped = true }
-            case .proceed:
-              let may = machine.mayProceed()
-              #expect(may == !expired, "a step after the deadline: \(steps), deadline at \(deadlineAt)")
-              if !may { stopped = true }
-            case .commit:
-              let may = machine.commit()
-              #expect(may == !expired)
-              if may { committed = true } else { stopped = true }
-            case .finish:
-              if machine.finish() { answers.append("writer") }
-            }
-            // A writer that stopped still finishes (it returns an error), and is told whether it answers.
-            if stopped, machine.finish() { answers.append("writer") }
-          }
-          if deadlineAt == steps.count {
-            let late = machine.expire()
-            #expect(late == .nothing, "a deadline after the writer finished answered again")
-          }
-          #expect(answers.count == 1, "answers \(answers): \(steps), deadline at \(deadlineAt)")
-        }
+  /// The writers: how many checked steps before and after preparing, and whether each prepares and
+  /// commits (a refused write finishes early).
+  static var writers: [[Step]] {
+    var writers: [[Step]] = []
+    for before in 0...2 {
+      let start: [Step] = [.attach] + Array(repeating: .proceed, count: before)
+      writers.append(start + [.finish])  // refused before preparing
+      for after in 0...2 {
+        let prepared = start + [.hold] + Array(repeating: .proceed, count: after)
+        writers.append(prepared + [.finish])  // failed before COMMIT
+        writers.append(prepared + [.commit, .finish])
       }
     }
-    print("Write deadline: \(cases) placements of the deadline")
+    return writers
+  }
+
+  @Test("the deadline at every point of every writer: one answer, no step after it, the write answered once")
+  func exhaustive() {
+    var cases = 0
+    for steps in Self.writers {
+      for deadlineAt in 0...steps.count {
+        cases += 1
+        var machine = WriteDeadline<Int, String>()
+        var answers: [String] = []
+        var committed = false
+        var expired = false
+        var stopped = false
+        var held = false
+        var prepared = false
+        // Who answered the prepared write: the deadline (abandon) or the writer (apply or abandon).
+        var preparedAnswers: [String] = []
+        func expire() {
+          expired = true
+          switch machine.expire() {
+          case .nothing: break
+          case .notMade(let connection, let abandon):
+            #expect(!committed, "notMade after COMMIT: \(steps), deadline at \(deadlineAt)")
+            #expect(connection == (steps.prefix(deadlineAt).contains(.attach) ? 7 : nil))
+            #expect((abandon != nil) == held)
+            if abandon != nil { preparedAnswers.append("deadline") }
+            answers.append("notMade")
+          case .unknownOutcome(let connection, let abandon):
+            #expect(committed && connection == 7 && (abandon != nil) == held)
+            if abandon != nil { preparedAnswers.append("deadline") }
+            answers.append("unknownOutcome")
+          }
+        }
+        for (index, step) in steps.enumerated() {
+          if index == deadlineAt { expire() }
+          guard !stopped else { continue }
+          switch step {
+          case .attach:
+            let attached = machine.attach(7)
+            #expect(attached == !expired)
+            if !attached { stopped = true }
+          case .proceed:
+            let may = machine.mayProceed()
+            #expect(may == !expired, "a step after the deadline: \(steps), deadline at \(deadlineAt)")
+            if !may { stopped = true }
+          case .hold:
+            prepared = true
+            let holding = machine.hold("write")
+            #expect(holding == !expired)
+            if holding {
+              held = true
+            } else {
+              preparedAnswers.append("writer")  // it abandons what it prepared itself
+              stopped = true
+            }
+          case .commit:
+            let may = machine.commit()
+            #expect(may == !expired)
+            if may { committed = true } else { stopped = true }
+          case .finish:
+            if machine.finish() {
+              answers.append("writer")
+              if held { preparedAnswers.append("writer") }
+            }
+          }
+          // A writer that stopped still finishes (with an error) and is told whether it answers; the
+          // deadline abandoned what it had handed over.
+          if stopped, machine.finish() { answers.append("writer") }
+        }
+        if deadlineAt == steps.count {
+          let late = machine.expire()
+          #expect(late == .nothing, "a deadline after the writer finished answered again")
+        }
+        #expect(answers.count == 1, "answers \(answers): \(steps), deadline at \(deadlineAt)")
+        #expect(
+          preparedAnswers.count == (prepared ? 1 : 0),
+          "prepared write answered \(preparedAnswers): \(steps), deadline at \(deadlineAt)")
+      }
+    }
+    print("Write deadline: \(cases) placements of the deadline over \(Self.writers.count) writers")
   }
 }
