@@ -7,7 +7,8 @@
 #                                    # (default /tmp/live-board-cluster)
 #   bash cluster.sh stop             # stops nginx, every instance (also those of start-instance) and PostgreSQL:
 #                                    # SIGTERM, then SIGKILL after $STOP_SECONDS (10); says what it stopped,
-#                                    # fails if anything is left; then removes the folder
+#                                    # fails if anything is left; then removes the folder (copying the
+#                                    # logs to $KEEP_LOGS first, when set)
 #   bash cluster.sh kill N           # kill -9 instance N (1-3)
 #   bash cluster.sh start-instance N # starts instance N again
 #   bash cluster.sh restart-postgres # restarts PostgreSQL (fast shutdown: every connection drops)
@@ -152,6 +153,8 @@ CONF
       [ -f "$dir/pg/postmaster.pid" ] || echo "stopped PostgreSQL"
     fi
     [ "$left" = 0 ] || { echo "cluster.sh stop: something is still running; $dir kept" >&2; exit 1; }
+    # $KEEP_LOGS: a folder the logs are copied to before the cluster's folder goes.
+    [ -z "${KEEP_LOGS:-}" ] || { mkdir -p "$KEEP_LOGS" && cp "$dir"/*.log "$KEEP_LOGS"/ 2>/dev/null || true; }
     rm -rf "$dir"
     ;;
   kill) kill -9 "$(cat "$dir/instance$2.pid")" ;;

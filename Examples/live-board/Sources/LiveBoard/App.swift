@@ -151,6 +151,12 @@ public func makeApplication(
           await session.refuse(WireError(.malformed, "messages are JSON text, not binary"))
           continue
         }
+        // A client resuming from a version another instance made reads the log here first (cluster).
+        if text.contains(#""subscribe""#),
+          case .subscribe(_, let from?, _)? = try? WireCoder().read(Data(text.utf8), as: Column.self).message
+        {
+          await board.reach(from)
+        }
         await session.receive(text: text)
       }
     } catch {

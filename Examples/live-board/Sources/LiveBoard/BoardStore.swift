@@ -30,6 +30,13 @@ public protocol BoardStore: Sendable {
   func move(_ id: String, to column: String, before: String?, user: String?) async throws(BoardError) -> Int
   /// Deletes a card; see ``Board/delete(_:user:)``.
   func delete(_ id: String, user: String?) async throws(BoardError) -> Int
+  /// Brings the board's source to `version` when the storage holds it and the source does not yet (another
+  /// instance made it): a client resuming from a version it saw elsewhere then resumes here, not resets.
+  /// Returns once the source holds it, or after one bounded attempt.
+  func reach(_ version: Int) async
 }
 
-extension Board: BoardStore {}
+extension Board: BoardStore {
+  /// One process makes every version: nothing to read.
+  public func reach(_ version: Int) async {}
+}
