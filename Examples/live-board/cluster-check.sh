@@ -4,7 +4,7 @@
 # (kill -9 an instance, restart PostgreSQL, a failed transaction, an instance started late, and a schedule of
 # instance kills and PostgreSQL restarts under writers: $SCHEDULE_RESTARTS restarts, 5 by default), stops them
 # all and checks that nothing is left running.
-# Prints the versions it ran and ends with `N passed, 0 failed`.
+# Prints the versions it ran and `N passed, 0 failed`, then stops the cluster and says that nothing is left running.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here"
