@@ -24,6 +24,10 @@ public struct PostgresSettings: Sendable {
   /// 503 (`busy` when nothing was committed, `unknownOutcome` when `COMMIT` was sent and not answered),
   /// the connection is closed and what the write prepared is abandoned.
   public var writeDeadline = Duration.seconds(5)
+  /// How long every log entry is kept at least, whatever the checkpoints: an instance whose source lags less
+  /// than this behind the log always catches up in place (one that lags more logs why and must be started
+  /// again, from a checkpoint).
+  public var logRetention = Duration.seconds(60)
   /// The longest a statement runs on the server, in milliseconds (`statement_timeout`, set on every
   /// session of the board); below ``writeDeadline``.
   public var statementTimeout = 3_000
@@ -190,8 +194,21 @@ public actor ClusterBoard: BoardStore {
       try await connection.query(
         """
         CREATE TABLE IF NOT EXISTS board_log (
-          stream TEXT NOT NULL, version BIGINT NOT NULL, batch TEXT NOT NULL, PRIMARY KEY (stream, version))
+          stream TEXT NOT NULL, version BIGINT NOT NULL, batch TEXT NOT NULL,
+          made_at TIMESTAMPTZ NOT NULL DEFAULT now(), PRIMARY KEY (stream, version))
         """, logger: logger)
+      // When each entry was made (the log keeps every entry of the last `logRetention` seconds): a log made
+      // before that column gets it. Asked first, so that an instance starting under load takes no lock on
+      // the log (ALTER TABLE would wait for every writer).
+      let columns = try await connection.query(
+        """
+        SELECT count(*) FROM information_schema.columns WHERE table_name = 'board_log' AND column_name = 'made_at'
+        """, logger: logger
+      ).collect()
+      if try columns.first?.decode(Int.self) == 0 {
+        try await connection.query(
+          "ALTER TABLE board_log ADD COLUMN made_at TIMESTAMPTZ NOT NULL DEFAULT now()", logger: logger)
+      }
       try await connection.query(
         """
         CREATE TABLE IF NOT EXISTS board_checkpoint (
@@ -655,8 +672,14 @@ public actor ClusterBoard: BoardStore {
       DELETE FROM board_checkpoint WHERE version < (
         SELECT version FROM board_checkpoint ORDER BY version DESC OFFSET 1 LIMIT 1)
       """, logger: logger)
+    // Only what is both before the older checkpoint and older than the retention: an instance that lags
+    // (its doorbell and reads stalled through a PostgreSQL restart) catches up from the log in place.
+    let retention = Double(settings.logRetention.components.seconds)
     try await connection.query(
-      "DELETE FROM board_log WHERE version <= (SELECT MIN(version) FROM board_checkpoint)", logger: logger)
+      """
+      DELETE FROM board_log WHERE version <= (SELECT MIN(version) FROM board_checkpoint)
+        AND made_at < now() - make_interval(secs => \(retention))
+      """, logger: logger)
   }
 
   func writeRows(_ change: RowChange, on connection: PostgresConnection) async throws {
