@@ -8,7 +8,7 @@ import Testing
 @testable import SimpleSourceViews
 @testable import SimpleSourceWire
 
-@Suite("Logged changeset complexity", .timeLimit(.minutes(2)))
+@Suite("Logged changeset complexity", .timeLimit(.minutes(10)))
 struct LoggedChangesetComplexityTests {
   /// The calls to `hash(into:)` and `==` that each kind of one-item edit and its log-derived batch make,
   /// in a one-section list of `count` items already in the persistent form.

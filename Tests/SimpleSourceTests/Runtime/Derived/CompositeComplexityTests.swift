@@ -7,7 +7,7 @@ import Testing
 
 @testable import SimpleSourceCore
 
-@Suite("Composite complexity", .timeLimit(.minutes(2)))
+@Suite("Composite complexity", .timeLimit(.minutes(10)))
 struct CompositeComplexityTests {
   typealias TestSection = Section<Int, CountingItem>
 

@@ -14,7 +14,7 @@ struct CountingNode: OutlineNode {
   var children: [CountingNode] = []
 }
 
-@Suite("Outline complexity", .timeLimit(.minutes(2)))
+@Suite("Outline complexity", .timeLimit(.minutes(10)))
 struct OutlineComplexityTests {
   typealias Forest = Section<Int, CountingNode>
 

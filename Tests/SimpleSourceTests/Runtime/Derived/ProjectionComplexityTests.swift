@@ -7,7 +7,7 @@ import Testing
 
 @testable import SimpleSourceCore
 
-@Suite("Projection complexity", .timeLimit(.minutes(2)))
+@Suite("Projection complexity", .timeLimit(.minutes(10)))
 struct ProjectionComplexityTests {
   typealias TestSection = Section<Int, CountingItem>
 
