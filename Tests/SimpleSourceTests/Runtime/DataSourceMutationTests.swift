@@ -154,7 +154,7 @@ struct DataSourceMutationTests {
   }
 }
 
-@Suite("Recorded transactions", .timeLimit(.minutes(1)))
+@Suite("Recorded transactions", .timeLimit(.minutes(10)))
 struct TransactionTests {
   @Test("a transaction's edits make one version and one batch, equal to the full diff")
   func oneVersionOneBatch() async throws {
@@ -200,7 +200,7 @@ struct TransactionTests {
   }
 }
 
-@Suite("update { } errors", .timeLimit(.minutes(1)))
+@Suite("update { } errors", .timeLimit(.minutes(10)))
 struct UpdateErrorTests {
   @Test("a body that does not throw makes update's error a typed DataSourceError")
   func typedError() async throws {

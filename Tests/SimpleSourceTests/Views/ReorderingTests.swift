@@ -106,7 +106,7 @@ struct InteractiveMoveTests {
   }
 }
 
-@Suite("Reordering", .timeLimit(.minutes(2)))
+@Suite("Reordering", .timeLimit(.minutes(10)))
 @MainActor
 struct ReorderingTests {
   /// Two views on one source; the first can reorder.
@@ -283,7 +283,7 @@ private struct GatedDelegate: ReorderingDelegate {
   }
 }
 
-@Suite("G9 for views", .timeLimit(.minutes(1)))
+@Suite("G9 for views", .timeLimit(.minutes(10)))
 @MainActor
 struct ViewOffMainActorTests {
   @Test("rebasing a batch onto a user's move diffs off the main actor")

@@ -207,7 +207,7 @@ final class EditingWorld: Sendable {
   }
 }
 
-@Suite("Optimistic edits", .timeLimit(.minutes(5)))
+@Suite("Optimistic edits", .timeLimit(.minutes(10)))
 struct OptimisticEditTests {
   static let settings = RandomTestSettings.current(defaultCases: 60, casesVariable: "SIMPLESOURCE_EDIT_RUNS")
 

@@ -8,7 +8,7 @@ import Testing
 @testable import SimpleSourceCore
 @testable import SimpleSourceWire
 
-@Suite("Broadcasting to sessions", .timeLimit(.minutes(3)))
+@Suite("Broadcasting to sessions", .timeLimit(.minutes(10)))
 struct WireBroadcastTests {
   static let settings = RandomTestSettings.current(defaultCases: 20, casesVariable: "SIMPLESOURCE_WIRE_CASES")
 

@@ -310,7 +310,7 @@ struct ProjectedDataSourceTests {
   }
 }
 
-@Suite("Following a source", .timeLimit(.minutes(1)))
+@Suite("Following a source", .timeLimit(.minutes(10)))
 struct FollowingTests {
   @Test("a lagging follower is told when its composed batch cancelled out, so derived sources settle")
   func cancelledOutComposition() async throws {
