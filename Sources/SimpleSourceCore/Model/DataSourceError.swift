@@ -7,6 +7,20 @@
 ///
 /// New kinds of error are new ``Code`` values, so clients that `switch` over codes keep compiling; match
 /// with `if error.code == .duplicateItemID`.
+///
+/// Where the error reaches you as `any Error` (a task group, a closure that throws several kinds, a
+/// `transaction` body not marked `throws(Error)`), match the code itself:
+///
+/// ```swift
+/// do {
+///   try await withThrowingTaskGroup(of: Int.self) { group in
+///     group.addTask { try await source.deleteItems(["grace"]) }
+///     try await group.waitForAll()
+///   }
+/// } catch DataSourceErrorCode.unknownItemID {
+///   // someone deleted her first
+/// }
+/// ```
 public struct DataSourceError<SectionID: Hashable & Sendable, ItemID: Hashable & Sendable>: Error, Hashable,
   CustomStringConvertible
 {
@@ -85,6 +99,22 @@ extension DataSourceError {
   }
 }
 
+/// A ``DataSourceError`` of any section and item id types, as `catch` sees it through `any Error`.
+protocol DataSourceErrorCoded: Error {
+  var code: DataSourceErrorCode { get }
+}
+
+extension DataSourceError: DataSourceErrorCoded {}
+
+extension DataSourceErrorCode {
+  /// Whether `error` is a ``DataSourceError`` (of any source) with this code: the pattern behind
+  /// `catch DataSourceErrorCode.unknownItemID { }`, where the error is `any Error`.
+  /// - Complexity: O(1).
+  public static func ~= (code: DataSourceErrorCode, error: any Error) -> Bool {
+    (error as? any DataSourceErrorCoded)?.code == code
+  }
+}
+
 /// What kind of input a ``DataSourceError`` rejected.
 public struct DataSourceErrorCode: Hashable, Sendable, CustomStringConvertible {
   /// A stable, readable name of the code, such as `"duplicateItemID"`.
@@ -102,6 +132,8 @@ public struct DataSourceErrorCode: Hashable, Sendable, CustomStringConvertible {
   public static let unknownSectionID = DataSourceErrorCode(rawValue: "unknownSectionID")
   /// No item has this id; ``DataSourceError/itemID`` names it.
   public static let unknownItemID = DataSourceErrorCode(rawValue: "unknownItemID")
+  /// An update changed the id of the item it was given.
+  public static let changedItemID = DataSourceErrorCode(rawValue: "changedItemID")
   /// A section index is out of range; ``DataSourceError/sectionIndices`` holds it.
   public static let sectionIndexOutOfRange = DataSourceErrorCode(rawValue: "sectionIndexOutOfRange")
   /// An item position is out of range; ``DataSourceError/positions`` holds it.

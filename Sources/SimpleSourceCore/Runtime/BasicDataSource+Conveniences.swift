@@ -156,6 +156,28 @@ extension BasicDataSource {
     }
   }
 
+  /// Reads the item `id`, lets `body` change it, and stores the result, as one step: no other writer
+  /// comes between the read and the write.
+  ///
+  /// ```swift
+  /// try await source.updateItem("grace") { $0.title = "Director" }
+  /// ```
+  ///
+  /// - Returns: The new version, or the current one when `body` left the item equal (G4).
+  /// - Throws: ``DataSourceErrorCode/unknownItemID`` when no item has `id`;
+  ///   ``DataSourceErrorCode/changedItemID`` when `body` changed the item's id. The source is left as it
+  ///   was (G8).
+  /// - Complexity: O(log *n*) to find the item, plus `body`.
+  @inlinable
+  @discardableResult
+  public nonisolated func updateItem(_ id: Item.ID, _ body: @Sendable (inout Item) -> Void)
+    async throws(Error) -> Int
+  {
+    try await applyEdit { (transaction: inout Transaction<Section>) throws(Error) in
+      try transaction.updateItem(id, body)
+    }
+  }
+
   /// Moves an item to just before another, in that item's section.
   /// - Throws: ``DataSourceError`` for unknown ids, or ``DataSourceErrorCode/moveRelativeToItself``.
   @inlinable

@@ -277,22 +277,48 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   /// ```
   ///
   /// - Parameter body: Makes edits through the ``Transaction``; runs on the source's actor.
-  /// - Returns: What `body` returns.
+  /// - Returns: The new version, as every mutation returns it; the current one when the edits changed
+  ///   nothing. Edits that undo each other still make a version, which no batch carries (G4): a
+  ///   subscription holds it once it has taken what precedes it (G13).
   /// - Throws: What `body` throws: a ``DataSourceError`` from an edit (every edit throws
   ///   ``DataSourceErrorCode/writePending`` while a prepared write holds the source), or the body's own
-  ///   error. Either way the source is left exactly as it was (G8), with no version and no batch.
+  ///   error. Either way the source is left exactly as it was (G8), with no version and no batch. Mark
+  ///   the closure `throws(Error)` (`Error` is the source's ``Error``) to catch it typed.
   /// - Complexity: O(*k* log *n*) for *k* item edits, to make and to publish (see ``Transaction``), unlike
   ///   `update { }`, which validates and diffs the whole list.
   @inlinable
   @discardableResult
+  public func transaction<Failure: Swift.Error>(
+    _ body: @Sendable (inout Transaction<Section>) throws(Failure) -> Void
+  ) throws(Failure) -> Int {
+    try transaction { (transaction: inout Transaction<Section>) throws(Failure) in
+      try body(&transaction)
+      return ()
+    }.version
+  }
+
+  /// Runs `body`'s edits as one step, like the `transaction(_:)` that returns a version, and returns what `body` returns too.
+  ///
+  /// ```swift
+  /// let (version, moved) = try await source.transaction { transaction in
+  ///   return try transaction.moveItem(order, toSection: "done")
+  /// }
+  /// ```
+  ///
+  /// A body whose one expression is not `return`ed is taken as returning nothing: the call then returns
+  /// the version alone.
+  /// - Returns: The new version (the current one when nothing changed) and `body`'s result.
+  /// - Throws: What `body` throws; the source is then left exactly as it was (G8).
+  /// - Complexity: As the `transaction(_:)` that returns a version.
+  @inlinable
+  @discardableResult
   public func transaction<Result: Sendable, Failure: Swift.Error>(
     _ body: @Sendable (inout Transaction<Section>) throws(Failure) -> Result
-  ) throws(Failure) -> Result {
+  ) throws(Failure) -> (version: Int, value: Result) {
     // While a prepared write holds the source, every edit throws: the body sees why.
     var transaction = Transaction(store: store, refusal: pipeline.isReserved ? .writePending : nil)
     let result = try body(&transaction)
-    finish(transaction)
-    return result
+    return (finish(transaction), result)
   }
 
   /// Refuses a direct mutation while a prepared write holds the source.

@@ -358,12 +358,23 @@ struct SectionStore<Section: SectionType>: Sendable {
   /// Replaces the item with the same id. Returns `false` when the new value is equal.
   @inlinable
   mutating func replaceItem(_ item: Item) throws(Error) -> Bool {
+    try updateItem(item.id) { $0 = item }
+  }
+
+  /// Reads the item `id`, lets `body` change it, and stores the result. Returns `false` when it is equal.
+  /// - Throws: ``DataSourceErrorCode/unknownItemID``, or ``DataSourceErrorCode/changedItemID`` when `body`
+  ///   changed the id; nothing is stored then.
+  @inlinable
+  mutating func updateItem(_ id: Item.ID, _ body: (inout Item) -> Void) throws(Error) -> Bool {
     let found = read(
-      { snapshot in snapshot.position(ofItem: item.id).map { ($0, snapshot[$0]) } }, { $0.locate(item.id) })
-    guard let (position, current) = found else { throw .unknownItem(item.id) }
+      { snapshot in snapshot.position(ofItem: id).map { ($0, snapshot[$0]) } }, { $0.locate(id) })
+    guard let (position, current) = found else { throw .unknownItem(id) }
+    var item = current
+    body(&item)
+    guard item.id == id else { throw Error(code: .changedItemID, itemID: id, positions: [position]) }
     if current == item { return false }
     editTree { $0.replaceItem(at: position, with: item) }
-    touched.insert(item.id)
+    touched.insert(id)
     return true
   }
 

@@ -182,6 +182,14 @@ public struct Transaction<Section: SectionType>: Sendable {
     try record { (store: inout SectionStore<Section>) throws(Error) in try store.replaceItem(item) }
   }
 
+  /// Changes the item `id` in place; see ``BasicDataSource/updateItem(_:_:)``.
+  @discardableResult
+  @inlinable public mutating func updateItem(_ id: Item.ID, _ body: (inout Item) -> Void) throws(Error)
+    -> Bool
+  {
+    try record { (store: inout SectionStore<Section>) throws(Error) in try store.updateItem(id, body) }
+  }
+
   /// Moves an item before another; see ``BasicDataSource/moveItem(_:before:)``.
   @discardableResult
   @inlinable public mutating func moveItem(_ id: Item.ID, before anchor: Item.ID) throws(Error) -> Bool {

@@ -160,7 +160,7 @@ struct TransactionTests {
   func oneVersionOneBatch() async throws {
     let source = try TestSource(sections: layout("A: a b c d | B: e f"))
     let recorder = await BatchRecorder(await source.subscribe())
-    let seen = try await source.transaction { transaction throws(TestSource.Error) in
+    let (version, seen) = try await source.transaction { transaction throws(TestSource.Error) in
       try transaction.replaceItem(item("b", 1))
       try transaction.moveItem("a", after: "d")
       try transaction.deleteItems(["e"])
@@ -170,6 +170,7 @@ struct TransactionTests {
       return transaction.snapshot.description
     }
     #expect(seen == "[A: b h c d a | B: f g]", "the body reads its own edits")
+    #expect(version == 1, "the caller gets the transaction's version")
     #expect(await source.version == 1)
     await source.settled()
     await recorder.showing(await source.snapshot)
@@ -188,7 +189,7 @@ struct TransactionTests {
   @Test("a transaction that changes nothing makes no version; a failed edit inside can be caught")
   func nothingChanged() async throws {
     let source = try TestSource(sections: layout("A: a b"))
-    let changed = try await source.transaction { transaction throws(TestSource.Error) in
+    let (version, changed) = try await source.transaction { transaction throws(TestSource.Error) in
       let replaced = try transaction.replaceItem(item("a"))
       let moved = try transaction.moveItem("b", after: "a")
       // A bad edit caught inside the body changes nothing, and the transaction goes on.
@@ -196,7 +197,69 @@ struct TransactionTests {
       return !replaced && !moved && refused
     }
     #expect(changed)
+    #expect(version == 0)
     #expect(await source.version == 0)
+  }
+
+  @Test(
+    "a transaction whose body returns nothing returns its version; edits that undo each other still make one")
+  func versionOfAVoidBody() async throws {
+    let source = try TestSource(sections: layout("A: a b"))
+    let version = try await source.transaction { transaction in
+      try transaction.replaceItem(item("a", 1))
+    }
+    #expect(version == 1)
+    let undone = try await source.transaction { transaction throws(TestSource.Error) in
+      try transaction.replaceItem(item("a", 2))
+      try transaction.replaceItem(item("a", 1))
+    }
+    #expect(undone == 2, "the body changed the source, then back: a version, no batch")
+    #expect(await source.version == 2)
+  }
+}
+
+@Suite("updateItem", .timeLimit(.minutes(10)))
+struct UpdateItemTests {
+  @Test("updateItem reads, changes and stores one item in one step; equal results make no version")
+  func readModifyWrite() async throws {
+    let source = try TestSource(sections: layout("A: a b"))
+    let recorder = await BatchRecorder(await source.subscribe())
+    let version = try await source.updateItem("b") { $0.version += 1 }
+    #expect(version == 1)
+    #expect(await source.snapshot.item(withID: "b")?.version == 1)
+    #expect(try await source.updateItem("b") { _ in } == 1, "nothing changed: the current version")
+    await source.settled()
+    await recorder.showing(await source.snapshot)
+    #expect(await recorder.batches.count == 1)
+  }
+
+  @Test("racing read-modify-writes lose no update")
+  func racingUpdates() async throws {
+    let source = try TestSource(sections: layout("A: a"))
+    try await withThrowingTaskGroup(of: Void.self) { group in
+      for _ in 0..<50 {
+        group.addTask { try await source.updateItem("a") { $0.version += 1 } }
+      }
+      try await group.waitForAll()
+    }
+    #expect(await source.snapshot.item(withID: "a")?.version == 50)
+  }
+
+  @Test("an unknown id or a changed id is a typed error that leaves the source as it was")
+  func typedErrors() async throws {
+    let source = try TestSource(sections: layout("A: a b"))
+    await #expect(throws: TestSource.Error(code: .unknownItemID, itemID: "zz")) {
+      try await source.updateItem("zz") { $0.version += 1 }
+    }
+    do {
+      try await source.updateItem("a") { $0 = item("c") }
+      Issue.record("a changed id was stored")
+    } catch {
+      #expect(error.code == .changedItemID && error.itemID == "a")
+      #expect(error.positions == [ItemPosition(section: 0, item: 0)])
+    }
+    #expect(await source.version == 0)
+    #expect(await source.snapshot.description == "[A: a b]")
   }
 }
 
@@ -215,5 +278,36 @@ struct UpdateErrorTests {
     }
     #expect(await source.version == 0)
     #expect(await source.snapshot.description == "[A: a b | B: c]")
+  }
+}
+
+@Suite("Catching typed errors", .timeLimit(.minutes(10)))
+struct CatchingErrorsTests {
+  @Test(
+    "a data source's error is caught by its code where it arrives as any Error: task groups, untyped closures"
+  )
+  func catchByCode() async throws {
+    let source = try TestSource(sections: layout("A: a"))
+    var caught = false
+    do {
+      try await withThrowingTaskGroup(of: Int.self) { group in
+        group.addTask { try await source.deleteItems(["zz"]) }
+        try await group.waitForAll()
+      }
+    } catch DataSourceErrorCode.duplicateItemID {
+      Issue.record("matched the wrong code")
+    } catch DataSourceErrorCode.unknownItemID {
+      caught = true
+    }
+    #expect(caught)
+    caught = false
+    do {
+      try await source.transaction { transaction in try transaction.deleteItems(["zz"]) }
+    } catch DataSourceErrorCode.unknownItemID {
+      caught = true
+    }
+    #expect(caught, "an untyped transaction body")
+    struct Other: Error {}
+    #expect(!(DataSourceErrorCode.unknownItemID ~= Other()))
   }
 }

@@ -121,7 +121,9 @@ struct TwoPhaseWriteTests {
         do { try transaction.deleteItems(["a"]) } catch { throw StorageRefused() }
       }
     }
-    let edited = await source.transaction { transaction in (try? transaction.deleteItems(["a"])) ?? false }
+    let (_, edited) = await source.transaction { transaction in
+      return (try? transaction.deleteItems(["a"])) ?? false
+    }
     #expect(!edited)
     let after = await source.snapshot
     #expect(await source.version == 0)
