@@ -80,10 +80,6 @@ public actor BatchRecorder<Section: SectionType> {
     }
   }
 
-  /// The former name of ``showing(_:)``.
-  @available(*, deprecated, renamed: "showing(_:)")
-  public func waitUntilShowing(_ snapshot: Snapshot<Section>) async { await showing(snapshot) }
-
   /// Returns once the stream has finished.
   ///
   /// - Returns: `true` then; `false` when the waiting task was cancelled first.
@@ -95,10 +91,6 @@ public actor BatchRecorder<Section: SectionType> {
       await self.cancelWait(id)
     }
   }
-
-  /// The former name of ``finished()``.
-  @available(*, deprecated, renamed: "finished()")
-  public func waitUntilFinished() async { await finished() }
 
   /// Resumes the waiter `id` names with `false`, if it still waits: its task was cancelled.
   private func cancelWait(_ id: WaiterID) {

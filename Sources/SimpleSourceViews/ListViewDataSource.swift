@@ -231,10 +231,6 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
     }
   }
 
-  /// The former name of ``showing(_:)``.
-  @available(*, deprecated, renamed: "showing(_:)")
-  public func waitUntilShowing(_ snapshot: Snapshot<Section>) async { await showing(snapshot) }
-
   /// Whether the view shows `snapshot`'s content exactly.
   private func isShowing(_ snapshot: Snapshot<Section>) -> Bool {
     shown.hasSameContent(as: snapshot)

@@ -366,12 +366,6 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     }
   }
 
-  /// The former name of ``reached(remoteVersion:inStream:)``.
-  @available(*, deprecated, renamed: "reached(remoteVersion:inStream:)")
-  public func waitUntil(remoteVersion version: Int, inStream stream: String? = nil) async {
-    await reached(remoteVersion: version, inStream: stream)
-  }
-
   /// Resumes the waiter `id` names with `false`, if it still waits: its task was cancelled.
   private func cancelWait(_ id: WaiterID) {
     if let parked = id.parked { state.cancelWait(parked)?.resume(returning: false) }

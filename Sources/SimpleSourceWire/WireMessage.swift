@@ -42,13 +42,6 @@ extension WireMessage {
   public static var readableFormatVersions: ClosedRange<Int> { 1...2 }
 }
 
-/// The format name every message carries.
-@available(*, deprecated, renamed: "WireMessage.formatName")
-public let wireFormatName = "simplesource"
-/// The format number every message carries by default.
-@available(*, deprecated, renamed: "WireMessage.formatVersion")
-public let wireFormatVersion = 2
-
 /// The format number of a message, passed through a coder's `userInfo`: the number to write (an `Int`),
 /// or, when a reference is given to a decoder, the number read. ``WireCoder`` uses it.
 package final class WireMessageFormat: Sendable {

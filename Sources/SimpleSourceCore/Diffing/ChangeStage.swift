@@ -35,10 +35,6 @@ public struct ChangeStage<Section: SectionType>: Sendable {
   /// by id; `state.sections` is the list (O(*n*) the first time for a stage derived from the mutation log).
   public let state: Snapshot<Section>
 
-  /// The former name of `state.sections`: one value had three names (``state``, `data`, `snapshot()`).
-  @available(*, deprecated, message: "use state, or state.sections")
-  public var data: [Section] { state.sections }
-
   @inlinable
   init(
     kind: Kind, sectionChanges: ChangeList<Section.ID, Int>,
@@ -59,10 +55,6 @@ public struct ChangeStage<Section: SectionType>: Sendable {
     self.itemChanges = itemChanges
     self.state = state
   }
-
-  /// The former name of ``state``.
-  @available(*, deprecated, renamed: "state")
-  public func snapshot() -> Snapshot<Section> { state }
 
   /// Whether the stage has no change (a ``Changeset`` never holds such a stage).
   public var isEmpty: Bool { sectionChanges.isEmpty && itemChanges.isEmpty }

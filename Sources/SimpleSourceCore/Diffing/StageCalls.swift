@@ -127,13 +127,3 @@ extension ChangeStage {
     )
   }
 }
-
-/// The former name of ``StageCalls``, whose anagram of ``UpdateBatch`` made the two easy to confuse.
-@available(*, deprecated, renamed: "StageCalls")
-public typealias BatchUpdate = StageCalls
-
-extension ChangeStage {
-  /// The former name of ``calls(refreshing:)``.
-  @available(*, deprecated, renamed: "calls(refreshing:)")
-  public func batchUpdate(refreshing style: RefreshStyle = .reload) -> StageCalls { calls(refreshing: style) }
-}
