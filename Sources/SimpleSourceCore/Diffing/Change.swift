@@ -22,8 +22,8 @@ public struct Change<ID: Hashable & Sendable, Position: Hashable & Sendable>: Ha
 }
 
 extension Change: CustomStringConvertible {
-  /// `id from→to`.
-  public var description: String { "\(id) \(from)→\(to)" }
+  /// `id from → to`.
+  public var description: String { "\(id) \(from) → \(to)" }
 }
 
 /// Deletes, inserts, moves and updates of one kind of element (sections or items).
@@ -47,8 +47,8 @@ public struct ChangeList<ID: Hashable & Sendable, Position: Hashable & Sendable 
       self.from = from
     }
 
-    /// `id from→-`.
-    public var description: String { "\(id) \(from)→-" }
+    /// `id at from`.
+    public var description: String { "\(id) at \(from)" }
   }
 
   /// An element added: its id and its position after the change.
@@ -65,8 +65,8 @@ public struct ChangeList<ID: Hashable & Sendable, Position: Hashable & Sendable 
       self.to = to
     }
 
-    /// `id -→to`.
-    public var description: String { "\(id) -→\(to)" }
+    /// `id at to`.
+    public var description: String { "\(id) at \(to)" }
   }
 
   /// Elements removed.
@@ -144,5 +144,17 @@ extension ChangeList {
       inserts: inserts.map { Insertion(id: $0.id, to: transform($0.to)) },
       moves: moves.map { Change(id: $0.id, from: transform($0.from), to: transform($0.to)) },
       updates: updates.map { Change(id: $0.id, from: transform($0.from), to: transform($0.to)) })
+  }
+}
+
+extension ChangeList: CustomStringConvertible {
+  /// The changes by id, in the order UIKit applies them: `delete grace at [0, 0], insert bob at [1, 2],
+  /// move alice [0, 1] → [1, 0], update carol [0, 2] → [0, 2]`; `no change` when empty.
+  /// - Complexity: O(*k*) in the number of changes.
+  public var description: String {
+    let parts =
+      deletes.map { "delete \($0)" } + inserts.map { "insert \($0)" } + moves.map { "move \($0)" }
+      + updates.map { "update \($0)" }
+    return parts.isEmpty ? "no change" : parts.joined(separator: ", ")
   }
 }

@@ -90,3 +90,17 @@ public struct Changeset<Section: SectionType>: Sendable {
   @inlinable
   public var isEmpty: Bool { stages.isEmpty }
 }
+
+extension Changeset: CustomStringConvertible {
+  /// What changed, by id: `sections: insert S at 1; items: delete grace at [0, 0], …; refreshed: carol`.
+  /// - Complexity: O(*k*) in the number of changes.
+  public var description: String {
+    var parts: [String] = []
+    if !sectionChanges.isEmpty { parts.append("sections: \(sectionChanges)") }
+    if !itemChanges.isEmpty { parts.append("items: \(itemChanges)") }
+    if !forcedRefreshes.isEmpty {
+      parts.append("refreshed: \(forcedRefreshes.map { "\($0)" }.sorted().joined(separator: ", "))")
+    }
+    return parts.isEmpty ? "no change" : parts.joined(separator: "; ")
+  }
+}

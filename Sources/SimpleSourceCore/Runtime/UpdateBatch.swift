@@ -90,3 +90,9 @@ public struct UpdateBatch<Section: SectionType>: Sendable {
     return ids
   }
 }
+
+extension UpdateBatch: CustomStringConvertible {
+  /// The versions and the changes by id: `3 → 5: items: insert bob at [1, 2]`.
+  /// - Complexity: O(*k*) in the number of changes.
+  public var description: String { "\(from) → \(to): \(changeset)" }
+}

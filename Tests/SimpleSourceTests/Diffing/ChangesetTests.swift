@@ -181,3 +181,22 @@ struct ChangesetTests {
     #expect(throws: ListViewError.self) { try view.performBatchUpdates(collapsed, data: new.sections) }
   }
 }
+
+@Suite("Readable changes")
+struct ChangeDescriptionTests {
+  @Test("changes, changesets and batches print their ids and positions")
+  func descriptions() throws {
+    let before = try Snapshot(layout("A: alice grace | B: bob"))
+    let after = try Snapshot(layout("A: bob alice | B: carol"))
+    let changeset = Changeset(from: before, to: after)
+    #expect(
+      changeset.itemChanges.description
+        == "delete grace at [0, 1], insert carol at [1, 0], move bob [1, 0] → [0, 0]")
+    #expect(changeset.description == "items: \(changeset.itemChanges)")
+    #expect(ChangeList<String, Int>().description == "no change")
+    let batch = UpdateBatch(from: 3, to: 5, changeset: changeset)
+    #expect(batch.description == "3 → 5: \(changeset)")
+    let sections = Changeset(from: before, to: try Snapshot(layout("A: alice grace | B: bob | S:")))
+    #expect(sections.description == "sections: insert S at 2")
+  }
+}
