@@ -5,7 +5,7 @@ public import Foundation
 
 /// A data source that follows a remote one through ``WireMessage``s from any transport (a WebSocket, a
 /// file, a broker), checks every batch against what it holds, and serves the result to its own
-/// subscribers and views with the contract G1–G11 of every source of this package.
+/// subscribers and views with the contract G1–G13 of every source of this package.
 ///
 /// ```swift
 /// let remote = RemoteDataSource<Section<String, Task>>()

@@ -372,7 +372,9 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
         // those that hold the offered state compose nothing.
         hub.advance(to: to, snapshot: cut.to, since: since, touched: touched)
       case .nothing:
-        break  // mutations that cancel out make no batch (G4); the next starts at the last one's end (G1)
+        // Mutations that cancel out make no batch (G4); the next starts at the last one's end (G1). Who
+        // holds the last one's state holds this version too (G13).
+        hub.quiesce(to: cut.toVersion)
       }
       for waiter in waiters { waiter.resume(returning: true) }
     }

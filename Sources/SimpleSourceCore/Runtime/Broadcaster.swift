@@ -185,6 +185,18 @@ public final class Broadcaster<Section: SectionType>: Sendable {
     return true
   }
 
+  /// Says that the newest offered state is also the state at `version`, a version after it that made no
+  /// batch here (a derived source numbered by its parent, whose batch changed nothing it shows): who holds
+  /// the newest state holds `version` too (G13). Ignored while batches are being offered (only a sole
+  /// publisher, between its publishes, can vouch for it).
+  /// - Complexity: O(*s*) for *s* subscribers.
+  @usableFromInline package func quiesce(to version: Int) {
+    let isIdle = state.withLock { state in
+      !state.sequencer.isDraining && state.sequencer.queue.isEmpty && version > state.sequencer.version
+    }
+    if isIdle { hub.quiesce(to: version) }
+  }
+
   /// Ends every subscription; publishing then throws ``BroadcastError/Code-swift.struct/finished``.
   public func finish() {
     if state.withLock({ $0.sequencer.finish() }) { hub.finish() }

@@ -3,8 +3,8 @@
 /// A source of sectioned data that any number of subscribers can follow.
 ///
 /// ``BasicDataSource`` and ``ObservedDataSource`` conform; conform your own type (a database feed, a
-/// server) to plug it into the view layer. A conformance keeps the contract G1–G10 documented on
-/// ``Subscription`` and ``BasicDataSource``: build it on a ``Broadcaster``, which provides the fan-out,
+/// server) to plug it into the view layer. A conformance keeps the contract G1–G13 (the article *What a data
+/// source promises*; G12 concerns the wire service): build it on a ``Broadcaster``, which provides the fan-out,
 /// backlog composition, pacing and release, and check it with `SimpleSourceTesting`'s
 /// `DataSourceConformance`.
 public protocol DataSourceType<Section>: AnyObject, Sendable {

@@ -39,6 +39,9 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
   @usableFromInline var newest: UpdateBatch<Section>?
   @usableFromInline var newestVersion: Int
   @usableFromInline var newestSnapshot: Snapshot<Section>
+  /// The newest version whose state is ``newestSnapshot``, reached by mutations that cancelled out with no
+  /// subscriber between them (no batch, G4); ≤ ``newestVersion`` when there was none since.
+  @usableFromInline var quietVersion: Int
 
   /// A subscriber holding `snapshot` at `version`, which may be newer than the newest published batch
   /// when the source has mutations still being diffed, or older when it resumes (G11): then
@@ -47,7 +50,8 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
   @inlinable
   init(
     version: Int, snapshot: Snapshot<Section>, newest: UpdateBatch<Section>?, newestVersion: Int,
-    newestSnapshot: Snapshot<Section>, missedTouched: Set<ItemID>? = nil, missedRefreshing: Set<ItemID> = []
+    newestSnapshot: Snapshot<Section>, quietVersion: Int = 0, missedTouched: Set<ItemID>? = nil,
+    missedRefreshing: Set<ItemID> = []
   ) {
     self.version = version
     self.held = .snapshot(snapshot)
@@ -55,6 +59,7 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
     self.newest = newest
     self.newestVersion = newestVersion
     self.newestSnapshot = newestSnapshot
+    self.quietVersion = quietVersion
     if version < newestVersion {
       missed = (version, missedTouched)
       refreshing = missedRefreshing
@@ -68,6 +73,22 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
     case .snapshot(let snapshot): snapshot
     case .batch(let batch): batch.snapshot
     }
+  }
+
+  /// The newest version the consumer holds when it asks for a batch (G13): what it took, and, once that
+  /// is the newest published state, the versions after it whose mutations cancelled out.
+  @inlinable
+  var heldVersion: Int { seen >= newestVersion ? max(seen, quietVersion) : seen }
+
+  /// Mutations after the newest published version cancelled out with no subscriber between them: the
+  /// source is at `version` with the state ``newestSnapshot``. Returns the version the consumer holds
+  /// now if it is waiting (it has taken everything), `nil` when it is not.
+  @inlinable
+  mutating func quiesce(to version: Int) -> Int? {
+    guard version > quietVersion else { return nil }
+    quietVersion = version
+    guard !isEnded, waiter != nil else { return nil }
+    return heldVersion
   }
 
   /// The consumer asks for its next batch. Returns the delivery to hand over now, or `nil` after storing

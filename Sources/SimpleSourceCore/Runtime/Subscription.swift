@@ -13,6 +13,12 @@
 ///   received to the newest state when it asks (G6). A batch is never empty (G4).
 /// - **Actor.** Batches are produced off the main actor (G9); the consumer receives them on whatever
 ///   actor iterates the stream.
+/// - **Progress.** ``heldVersion`` is the newest version the consumer holds, and ``reached(_:)`` waits
+///   for one (G13). The consumer holds a batch's `to` once it asks for the next batch (for a `for await`
+///   loop: once the loop's body for that batch has run), and holds a version whose mutations cancelled
+///   out (no batch carries it, G4) as soon as it has taken every batch before it. So waiting for any
+///   version the source made, with the version a mutation returned, returns once the consumer has dealt
+///   with it, and never hangs while the consumer keeps reading.
 /// - **Ending.** The stream finishes, _exactly_ once, in any of these ways:
 ///   - ``cancel()`` is called (from any task, any number of times);
 ///   - the consuming task is cancelled;
@@ -35,50 +41,74 @@ public struct Subscription<Section: SectionType>: Sendable {
   public let version: Int
   /// The batches after ``snapshot``.
   public let batches: AsyncStream<UpdateBatch<Section>>
+  /// The newest version the consumer holds, for ``reached(_:)``.
+  @usableFromInline let progress: AppliedVersion
   @usableFromInline let onCancel: (@Sendable () -> Void)?
-  /// Installs an observer told the version of every composed batch that cancelled out and was therefore
-  /// not delivered (G4): the consumer has then taken everything through that version. `nil` for
-  /// subscriptions not made by a ``Broadcaster`` or a package source.
+  /// Installs an observer told the versions the consumer holds (G13) each time it asks for a batch,
+  /// including versions no batch carries (G4). `nil` for subscriptions not made by a hub.
   @usableFromInline let observeCancelledOut: (@Sendable (@escaping @Sendable (Int) -> Void) -> Void)?
 
-  /// Tells `observer` the version of every composed batch that cancelled out (G4), for a consumer that
-  /// counts the versions it holds (see ``observeCancelledOut``); nothing for a subscription that cannot say.
+  /// Tells `observer` the versions the consumer holds, including those no batch carries (G4, G13), for a
+  /// follower that counts the versions it holds (see ``observeCancelledOut``).
   package func onCancelledOut(_ observer: @escaping @Sendable (Int) -> Void) {
     observeCancelledOut?(observer)
   }
 
-  /// Creates a subscription from its parts (for custom ``DataSourceType`` conformances).
-  ///
-  /// - Parameters:
-  ///   - snapshot: The source's state when subscribing.
-  ///   - version: The version of `snapshot`.
-  ///   - batches: The batches after `snapshot`.
-  ///   - onCancel: Ends the subscription: it must finish `batches` and release what it holds, and be
-  ///     safe to call more than once and from any task. ``cancel()`` calls it.
+  /// A subscription from parts that keep none of the promises above by themselves: for tests that
+  /// model a wrong source. Its progress stays at `version` until ``cancel()``. Every subscription a user
+  /// gets comes from a ``Broadcaster`` (a user's own source builds on one).
   @inlinable
-  public init(
+  package init(
     snapshot: Snapshot<Section>, version: Int, batches: AsyncStream<UpdateBatch<Section>>,
     onCancel: (@Sendable () -> Void)? = nil
   ) {
+    let progress = AppliedVersion(version)
     self.snapshot = snapshot
     self.version = version
     self.batches = batches
-    self.onCancel = onCancel
+    self.progress = progress
+    self.onCancel = {
+      onCancel?()
+      progress.finish()
+    }
     self.observeCancelledOut = nil
   }
 
   @inlinable
   init(
     snapshot: Snapshot<Section>, version: Int, batches: AsyncStream<UpdateBatch<Section>>,
-    onCancel: @escaping @Sendable () -> Void,
+    progress: AppliedVersion, onCancel: @escaping @Sendable () -> Void,
     observeCancelledOut: @escaping @Sendable (@escaping @Sendable (Int) -> Void) -> Void
   ) {
     self.snapshot = snapshot
     self.version = version
     self.batches = batches
+    self.progress = progress
     self.onCancel = onCancel
     self.observeCancelledOut = observeCancelledOut
   }
+
+  /// The newest version the consumer holds: ``version`` at first, then the `to` of each batch once the
+  /// consumer asks for the one after it, and versions that cancelled out once it has taken what precedes
+  /// them (G13).
+  /// - Complexity: O(1).
+  public var heldVersion: Int { progress.current }
+
+  /// Returns once the consumer holds `version` or a later one (see ``heldVersion``): for the version a
+  /// mutation returned, once the consumer has taken every batch through it, also when that version's
+  /// changes cancelled out and no batch carries it (G13).
+  ///
+  /// ```swift
+  /// let version = try await source.appendItems([order], toSection: "open")
+  /// if await subscription.reached(version) { /* the consumer's loop has handled the order */ }
+  /// ```
+  ///
+  /// - Returns: `true` once `version` is held; `false` when the subscription ends first (``cancel()``,
+  ///   the consumer stopped, the source is gone) or the waiting task is cancelled.
+  /// - Important: Do not wait from the consumer's own loop for a version after the batch it is handling:
+  ///   the consumer holds that batch only once it asks for the next.
+  /// - Complexity: O(1) when `version` is held; otherwise O(*w*) to register, for *w* waiting tasks.
+  public func reached(_ version: Int) async -> Bool { await progress.reached(version) }
 
   /// Ends the subscription: ``batches`` finishes (a waiting `for await` loop ends) and the source
   /// releases the subscriber.
@@ -116,7 +146,10 @@ extension SubscriptionHub {
       start.map { .at(version: $0.version, snapshot: $0.snapshot) } ?? .newest, pacing: pacing)
     if let subscription { return subscription }
     let (version, snapshot) = start ?? newest
-    return Subscription(snapshot: snapshot, version: version, batches: AsyncStream { $0.finish() })
+    // The hub has finished: an ended subscription, whose progress is over too.
+    let ended = Subscription(snapshot: snapshot, version: version, batches: AsyncStream { $0.finish() })
+    ended.cancel()
+    return ended
   }
 
   /// Resumes a subscriber that holds `version` when the history retains it (G11); otherwise registers
@@ -149,6 +182,8 @@ extension SubscriptionHub {
     let gate = pacing.makeGate?()
     let batches = AsyncStream<UpdateBatch<Section>>(
       unfolding: {
+        // Asking for the next batch: the consumer holds what it took (G13).
+        token.mailbox.asked()
         await gate?.wait()
         let batch = await token.mailbox.next()
         if batch != nil { gate?.delivered() }
@@ -157,7 +192,7 @@ extension SubscriptionHub {
       onCancel: { token.hub.cancel(token.mailbox) })
     // The hub and mailbox, not the token: a held Subscription must not keep its stream alive.
     return Subscription(
-      snapshot: snapshot, version: version, batches: batches,
+      snapshot: snapshot, version: version, batches: batches, progress: mailbox.progress,
       onCancel: { [hub = self] in hub.cancel(mailbox) },
       observeCancelledOut: { observer in mailbox.cancelledOutObserver.withLock { $0 = observer } })
   }

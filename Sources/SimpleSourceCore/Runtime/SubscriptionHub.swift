@@ -9,13 +9,40 @@ final class SubscriberMailbox<Section: SectionType>: Sendable {
   >
   @usableFromInline let state: Locked<Machine>
   @usableFromInline let differ: Differ<Section>
-  /// Told the version a composed batch reached when it cancelled out and was not delivered (G4).
+  /// Told the versions the consumer holds (G13) when it asks for a batch, including those no batch
+  /// carries: a composition that cancelled out, mutations that cancelled out with no subscriber between
+  /// them (G4).
   @usableFromInline let cancelledOutObserver = Locked<(@Sendable (Int) -> Void)?>(nil)
+  /// The newest version the consumer holds (G13): what it took once it asks for more, and versions that
+  /// cancelled out once it took what precedes them; finished when the subscription ends.
+  @usableFromInline let progress: AppliedVersion
 
   @inlinable
   init(_ machine: Machine, differ: Differ<Section>) {
+    progress = AppliedVersion(machine.version)
     state = Locked(machine)
     self.differ = differ
+  }
+
+  /// The consumer asks for its next batch: it holds everything it took, up to the newest version known to
+  /// hold the same content (a composition that cancelled out included).
+  @inlinable
+  func asked() {
+    guard let held = state.withLock({ $0.isEnded ? nil : $0.heldVersion }) else { return }
+    hold(held)
+  }
+
+  /// See ``SubscriberStateMachine/quiesce(to:)``.
+  @inlinable
+  func quiesce(to version: Int) {
+    if let held = state.withLock({ $0.quiesce(to: version) }) { hold(held) }
+  }
+
+  /// The consumer holds `version`: its progress and its follower's observer learn it.
+  @inlinable
+  func hold(_ version: Int) {
+    progress.advance(to: version)
+    cancelledOutObserver.withLock { $0 }?(version)
   }
 
   @inlinable
@@ -36,7 +63,10 @@ final class SubscriberMailbox<Section: SectionType>: Sendable {
   }
 
   @inlinable
-  func end() { state.withLock { $0.end() }?.resume(returning: .end) }
+  func end() {
+    state.withLock { $0.end() }?.resume(returning: .end)
+    progress.finish()
+  }
 
   /// The next non-empty batch, or `nil` when the subscription has ended.
   ///
@@ -48,9 +78,14 @@ final class SubscriberMailbox<Section: SectionType>: Sendable {
   func next() async -> UpdateBatch<Section>? {
     while true {
       let delivery = await withUnsafeContinuation { continuation in
-        if let delivery = state.withLock({ $0.next(waiter: continuation) }) {
-          continuation.resume(returning: delivery)
+        // Parking with nothing to take: the consumer holds everything up to now (G13), decided under the
+        // same lock, so that a quiet version arriving meanwhile is not lost.
+        let (delivery, held) = state.withLock { state in
+          let delivery = state.next(waiter: continuation)
+          return (delivery, delivery == nil ? state.heldVersion : nil)
         }
+        if let delivery { continuation.resume(returning: delivery) }
+        if let held { hold(held) }
       }
       switch delivery {
       case .end:
@@ -62,7 +97,8 @@ final class SubscriberMailbox<Section: SectionType>: Sendable {
           from: from, to: to, refreshing: refreshing, touched: touched, differ: differ)
         // An empty composition is not delivered (G4); the subscriber keeps its version (G1).
         if changeset.isEmpty {
-          cancelledOutObserver.withLock { $0 }?(toVersion)
+          // The consumer is still asking: it holds `toVersion` already, and any quiet version after it.
+          asked()
           continue
         }
         state.withLock { $0.delivered(version: toVersion, snapshot: to) }
@@ -102,6 +138,8 @@ final class SubscriptionHub<Section: SectionType>: Sendable {
     @usableFromInline var newestVersion: Int
     @usableFromInline var newestSnapshot: Snapshot<Section>
     @usableFromInline var isFinished = false
+    /// See ``SubscriberStateMachine/quietVersion``.
+    @usableFromInline var quietVersion: Int
     /// The newest offered versions, for subscribers that resume (G11).
     @usableFromInline var history: RetainedHistory<Section>
 
@@ -109,6 +147,7 @@ final class SubscriptionHub<Section: SectionType>: Sendable {
     init(version: Int, snapshot: Snapshot<Section>, history limit: HistoryLimit) {
       newestVersion = version
       newestSnapshot = snapshot
+      quietVersion = version
       history = RetainedHistory(version: version, snapshot: snapshot, limit: limit)
     }
   }
@@ -166,7 +205,7 @@ final class SubscriptionHub<Section: SectionType>: Sendable {
         SubscriberMailbox<Section>.Machine(
           version: version, snapshot: snapshot, newest: registry.newest,
           newestVersion: registry.newestVersion, newestSnapshot: registry.newestSnapshot,
-          missedTouched: touched, missedRefreshing: refreshing),
+          quietVersion: registry.quietVersion, missedTouched: touched, missedRefreshing: refreshing),
         differ: differ)
       registry.mailboxes.append(mailbox)
       return (mailbox, version, snapshot)
@@ -210,6 +249,19 @@ final class SubscriptionHub<Section: SectionType>: Sendable {
     for mailbox in mailboxes {
       mailbox.advance(to: version, snapshot: snapshot, since: since, touched: touched)
     }
+  }
+
+  /// The source reached `version` by mutations after the newest published one that cancelled out, with
+  /// no subscriber between them (G4): its state is the newest published one. Subscribers that hold that
+  /// state hold `version` too (G13).
+  /// - Complexity: O(*s*) for *s* subscribers.
+  @inlinable
+  func quiesce(to version: Int) {
+    let mailboxes = registry.withLock { registry in
+      registry.quietVersion = max(registry.quietVersion, version)
+      return registry.mailboxes
+    }
+    for mailbox in mailboxes { mailbox.quiesce(to: version) }
   }
 
   /// Ends a subscription and releases it; idempotent, and safe before, during or after a wait.

@@ -24,6 +24,35 @@ struct SubscriberStateMachineTests {
     Machine(version: version, snapshot: snapshot, newest: nil, newestVersion: 0, newestSnapshot: v0)
   }
 
+  @Test("G13: the version held is what was taken, and quiet versions once the newest state is taken")
+  func heldVersionAndQuiet() {
+    var machine = machine(at: 0, v0)
+    #expect(machine.heldVersion == 0)
+    var held = machine.quiesce(to: 3)
+    #expect(held == nil, "not waiting: told when it asks")
+    #expect(machine.heldVersion == 3, "it holds the newest state, which is also version 3's")
+    held = machine.quiesce(to: 2)
+    #expect(held == nil && machine.heldVersion == 3, "an older quiet version changes nothing")
+    // The next batch starts where the last published one ended (G1), not at the quiet version.
+    _ = machine.publish(batch(v0, v1, 0, 4), refreshing: [])
+    #expect(machine.heldVersion == 0, "a batch it has not taken: it holds only what it took")
+    held = machine.quiesce(to: 5)
+    #expect(held == nil && machine.heldVersion == 0, "a quiet version after a batch not taken is not held")
+    guard case .batch? = machine.next(waiter: "w") else {
+      Issue.record("expected the shared batch")
+      return
+    }
+    #expect(machine.heldVersion == 5, "the batch taken, then the quiet version after it")
+    let waits = machine.next(waiter: "w")
+    #expect(waits == nil)
+    held = machine.quiesce(to: 6)
+    #expect(held == 6, "waiting with everything taken: held at once")
+    let ended = machine.end()
+    #expect(ended == "w")
+    held = machine.quiesce(to: 7)
+    #expect(held == nil, "ended")
+  }
+
   @Test("a waiting subscriber is resumed with the shared batch")
   func waitingGetsSharedBatch() {
     var machine = machine(at: 0, v0)

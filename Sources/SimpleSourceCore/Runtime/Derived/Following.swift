@@ -29,13 +29,18 @@ extension Broadcaster {
 ///
 /// The loop runs on the follower's actor, so a batch wakes one task there: receiving on another executor
 /// and then hopping to the actor cost a second wake-up, about as much as the parent's own delivery.
-/// The task holds `follower` until it ends: its owner cancels it.
+/// The task holds `follower` until it ends: its owner cancels it. `held`, when given, is told each
+/// version the follower holds between batches, including versions no batch carries (G13).
 @usableFromInline
 func followParent<Section: SectionType, Follower: Actor>(
   _ subscription: Subscription<Section>, applied: AppliedVersion, on follower: Follower,
+  held: (@Sendable (Int) -> Void)? = nil,
   receive: @escaping @Sendable (isolated Follower, UpdateBatch<Section>) -> Void
 ) -> Task<Void, Never> {
-  subscription.observeCancelledOut? { applied.advance(to: $0) }
+  subscription.observeCancelledOut? { version in
+    applied.advance(to: version)
+    held?(version)
+  }
   let batches = subscription.batches
   return Task { await follow(batches, applied: applied, on: follower, receive: receive) }
 }

@@ -80,7 +80,13 @@ public final class ProjectedDataSource<Section: SectionType>: DataSourceType {
     self.errors = errors
     self.parentSubscription = subscription
     self.parent = parent
-    follower = followParent(subscription, applied: engine.appliedParentVersion, on: engine) { $0.receive($1) }
+    // Numbered by the parent: a parent version held with no batch (G4) is held here too (G13).
+    let broadcaster = engine.broadcaster
+    let numberedByParent = versions == .parent
+    let held: @Sendable (Int) -> Void = { if numberedByParent { broadcaster.quiesce(to: $0) } }
+    follower = followParent(subscription, applied: engine.appliedParentVersion, on: engine, held: held) {
+      $0.receive($1)
+    }
   }
 
   deinit {
@@ -260,7 +266,9 @@ actor ProjectionEngine<Section: SectionType> {
     do {
       let (next, change) = try steps.apply(state, batch.changeset, batch.from == parentVersion)
       state = next
-      if let change { publish(change, as: versions == .parent ? batch.to : nil) }
+      let published = change.map { broadcaster.publishNext($0, as: versions == .parent ? batch.to : nil) }
+      // A parent version that changed nothing here is held by whoever holds the newest state (G13).
+      if versions == .parent, published != true { broadcaster.quiesce(to: batch.to) }
     } catch {
       reporter.yield(error)
       state = state.skipping(to: batch.snapshot)
