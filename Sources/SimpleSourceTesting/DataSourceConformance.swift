@@ -3,7 +3,7 @@
 
 public import SimpleSource
 
-/// Checks that a `DataSourceType` keeps the contract (G1–G7, G10) under random concurrent mutations.
+/// Checks that a `DataSourceType` keeps the contract (G1–G7, G10, G13) under random concurrent mutations.
 ///
 /// Each run makes a fresh source and follows it with four subscribers while several tasks mutate it
 /// through your closure:
@@ -14,7 +14,8 @@ public import SimpleSource
 /// - **cancelled**: stops halfway; it must end, and (with ``subscriberCount``) be released (G7);
 /// - **late**: subscribes halfway, while writers run, and must continue exactly from its snapshot (G5).
 ///
-/// After `settled()` (G10) every live subscriber must show the source's snapshot.
+/// After `settled()` (G10) every live subscriber must show the source's snapshot, and the steady one's
+/// subscription must hold the source's version (G13).
 ///
 /// ```swift
 /// @Test func myFeedKeepsTheContract() async {
@@ -85,8 +86,9 @@ public struct DataSourceConformance<Source: DataSourceType>: Sendable {
     var random = SeededGenerator(seed: seed)
     func fail(_ message: String) { report.failures.append("seed \(seed): \(message)") }
 
+    let steadySubscription = await source.subscribe()
     let steady = await BatchRecorder(
-      await source.subscribe(), refreshStyle: Bool.random(using: &random) ? .reload : .reconfigure)
+      steadySubscription, refreshStyle: Bool.random(using: &random) ? .reload : .reconfigure)
     let stalled = await BatchRecorder(await source.subscribe(), paused: true)
     let cancelled = await BatchRecorder(await source.subscribe())
     let writerSeeds = (0..<writers).map { _ in random.next() }
@@ -98,6 +100,7 @@ public struct DataSourceConformance<Source: DataSourceType>: Sendable {
 
     await source.settled()
     let final = await source.snapshot
+    let finalVersion = await source.version
     if !(await Self.finishes(within: timeoutSeconds) { await cancelled.finished() }) {
       fail("G7: a cancelled subscription's stream did not end")
     }
@@ -108,6 +111,14 @@ public struct DataSourceConformance<Source: DataSourceType>: Sendable {
       if !reached || !shows {
         fail("G2/G10: the \(name) subscriber did not reach the source's snapshot after settled()")
       }
+    }
+    // The steady consumer took every batch: it holds the source's version, also when the last
+    // mutations made no batch.
+    if !(await Self.finishes(within: timeoutSeconds) { _ = await steadySubscription.reached(finalVersion) })
+      || steadySubscription.heldVersion < finalVersion
+    {
+      fail(
+        "G13: the steady subscription holds version \(steadySubscription.heldVersion), not \(finalVersion)")
     }
     await stalled.resume()
     let stalledReached = await Self.finishes(within: timeoutSeconds) { await stalled.showing(final) }
