@@ -158,7 +158,7 @@ struct ProgressTests {
     "random writers with undo pairs and self-cancelling transactions, and a consumer that stalls: every version a mutation returned is reached, holding at least its state"
   )
   func randomized() async throws {
-    let settings = RandomTestSettings.current(defaultCases: 20)
+    let settings = RandomTestSettings.current(defaultCases: 20, casesVariable: "SIMPLESOURCE_PROGRESS_RUNS")
     var generator = SeededGenerator(seed: settings.seed(forShard: 131))
     print("progress: \(settings.replay)")
     for run in 0..<settings.cases {
