@@ -31,7 +31,7 @@ extension BasicDataSource {
   ///   - version: The version the write must start from, if it must (a writer that read the state at that
   ///     version, or a follower of a log whose next entry starts there); `nil` prepares against whatever
   ///     the source holds when the write's turn comes.
-  ///   - body: Makes the edits, as in ``transaction(_:)``; runs on the source's actor.
+  ///   - body: Makes the edits, as in ``transaction(_:)->_``; runs on the source's actor.
   /// - Returns: The prepared write: its batch (`nil` when the edits change nothing) and what `body`
   ///   returned.
   /// - Throws: A ``DataSourceError`` from an edit, the source left exactly as it was and free for the

@@ -187,7 +187,7 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   /// - Complexity: O(*n*): the result is validated, compared and diffed as a whole. When it keeps every
   ///   section and item id in place (only contents changed), that is id comparisons and `==` for the
   ///   sections the body edited, and nothing is hashed; otherwise one hash per id. For a few edits of a
-  ///   long list, ``transaction(_:)`` costs O(*k* log *n*).
+  ///   long list, ``transaction(_:)->_`` costs O(*k* log *n*).
   @inlinable
   @discardableResult
   public func update<Result: Sendable>(_ body: @Sendable (inout [Section]) -> Result) throws(Error) -> Result
@@ -297,7 +297,7 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
     }.version
   }
 
-  /// Runs `body`'s edits as one step, like the `transaction(_:)` that returns a version, and returns what `body` returns too.
+  /// Runs `body`'s edits as one step, like ``transaction(_:)->_``, and returns what `body` returns too.
   ///
   /// ```swift
   /// let (version, moved) = try await source.transaction { transaction in
@@ -309,7 +309,7 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   /// the version alone.
   /// - Returns: The new version (the current one when nothing changed) and `body`'s result.
   /// - Throws: What `body` throws; the source is then left exactly as it was (G8).
-  /// - Complexity: As the `transaction(_:)` that returns a version.
+  /// - Complexity: As ``transaction(_:)->_``.
   @inlinable
   @discardableResult
   public func transaction<Result: Sendable, Failure: Swift.Error>(

@@ -22,7 +22,9 @@
 ///   func subscribe(pacing: Pacing) async -> Subscription<Section<String, Quote>> {
 ///     broadcaster.subscribe(pacing: pacing)
 ///   }
-///   func settled() async {}  // publish returns once the batch is offered
+///   // `received` is awaited by whoever calls it, and returns once its batch is offered: nothing is in
+///   // flight after it. A source fed by its own task waits for that task (<doc:BringingYourOwnSource>).
+///   func settled() async {}
 ///
 ///   /// Called by the feed, one value at a time.
 ///   func received(_ quotes: [Quote]) async throws {

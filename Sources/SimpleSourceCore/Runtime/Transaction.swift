@@ -1,7 +1,7 @@
 // A transaction: a sequence of recorded edits that become the next state of a source as one step.
 
 /// Edits of a ``BasicDataSource``'s state that become its next version together, each recorded so the
-/// batch is derived from what they touched (see ``BasicDataSource/transaction(_:)``).
+/// batch is derived from what they touched (see ``BasicDataSource/transaction(_:)->_``).
 ///
 /// The edits are those of ``BasicDataSource``, with the same validation and typed errors; each returns
 /// whether it changed anything. An edit that throws changes nothing, and when the error leaves the body

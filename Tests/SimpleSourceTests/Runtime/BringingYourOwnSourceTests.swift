@@ -1,0 +1,122 @@
+// The source of the article "Bringing your own source", as written there, checked by DataSourceConformance:
+// a source fed by its own task, whose settled() waits for that task.
+
+import SimpleSource
+import SimpleSourceTesting
+import Testing
+
+// MARK: - The article's code
+
+struct Quote: Identifiable, Equatable, Sendable {
+  var id: String
+  var price: Double
+}
+
+/// Prices pushed by a feed and published by the source's own task.
+actor Prices: DataSourceType {
+  typealias Quotes = Section<String, Quote>
+
+  nonisolated let broadcaster: Broadcaster<Quotes>
+  private let feed: AsyncStream<[Quote]>.Continuation
+  private var task: Task<Void, Never>?
+  /// How many values were sent, and how many the task has dealt with (published, or found unchanged).
+  private var sent = 0
+  private var done = 0
+  private var waiters: [(target: Int, waiter: CheckedContinuation<Void, Never>)] = []
+
+  init(_ quotes: [Quote]) async throws {
+    broadcaster = Broadcaster(snapshot: try Snapshot([Quotes(id: "all", items: quotes)]))
+    let (values, feed) = AsyncStream.makeStream(of: [Quote].self)
+    self.feed = feed
+    task = Task { [weak self] in
+      for await quotes in values { await self?.publish(quotes) }
+    }
+  }
+
+  deinit {
+    task?.cancel()
+    feed.finish()
+    broadcaster.finish()
+  }
+
+  nonisolated var snapshot: Snapshot<Quotes> { get async { broadcaster.snapshot } }
+  nonisolated var version: Int { get async { broadcaster.version } }
+
+  nonisolated func subscribe(pacing: Pacing) async -> Subscription<Quotes> {
+    broadcaster.subscribe(pacing: pacing)
+  }
+
+  nonisolated func subscribe(from version: Int, pacing: Pacing) async -> Resumption<Quotes> {
+    broadcaster.subscribe(from: version, pacing: pacing)
+  }
+
+  /// What the feed calls with each new list of quotes: returns at once, the source's task publishes it.
+  func send(_ quotes: [Quote]) {
+    sent += 1
+    feed.yield(quotes)
+  }
+
+  /// Returns once every list sent before the call is published (G10). Not `{}`: the source's own task
+  /// publishes, so a list sent a moment ago may still be on its way.
+  func settled() async {
+    let target = sent
+    if done >= target { return }
+    await withCheckedContinuation { waiters.append((target, $0)) }
+  }
+
+  /// Publishes one list (a list with a repeated id is skipped: bad input never reaches subscribers).
+  private func publish(_ quotes: [Quote]) async {
+    if let next = try? Snapshot([Quotes(id: "all", items: quotes)]) {
+      // The diff runs off this actor (G9); an unchanged list makes no version and no batch (G4).
+      _ = try? await broadcaster.publish(next, as: broadcaster.version + 1)
+    }
+    done += 1
+    let due = waiters.filter { $0.target <= done }
+    waiters.removeAll { $0.target <= done }
+    for entry in due { entry.waiter.resume() }
+  }
+}
+
+// MARK: - Its check
+
+@Suite("Bringing your own source", .timeLimit(.minutes(10)))
+struct BringingYourOwnSourceTests {
+  static let settings = RandomTestSettings.current(
+    defaultCases: 10, casesVariable: "SIMPLESOURCE_CONFORMANCE_RUNS")
+
+  static func randomQuotes(using random: inout SeededGenerator) -> [Quote] {
+    let names = ["aapl", "msft", "goog", "amzn", "nvda", "tsla", "meta", "orcl"]
+    return names.shuffled(using: &random).prefix(Int.random(in: 0...names.count, using: &random)).map {
+      Quote(id: $0, price: Double(Int.random(in: 1...3, using: &random)))
+    }
+  }
+
+  @Test("the article's feed-driven source keeps the contract, its settled() included")
+  func feedDrivenSource() async {
+    var conformance = DataSourceConformance(
+      makeSource: { try await Prices([Quote(id: "aapl", price: 1)]) },
+      subscriberCount: { $0.broadcaster.subscriberCount }
+    ) { prices, random in
+      await prices.send(Self.randomQuotes(using: &random))
+    }
+    conformance.runs = Self.settings.cases
+    let report = await conformance.run(seed: Self.settings.seed(forShard: 7))
+    print("Conformance, a feed-driven source: \(report)")
+    #expect(report.passed, "\(report)")
+    #expect(report.batches > 0)
+  }
+
+  @Test("settled() waits for what was sent; a subscription holds what the task published")
+  func settledWaitsForTheFeed() async throws {
+    let prices = try await Prices([])
+    let subscription = await prices.subscribe()
+    let recorder = await BatchRecorder(subscription)
+    for price in 1...50 { await prices.send([Quote(id: "aapl", price: Double(price))]) }
+    await prices.settled()
+    #expect(await prices.snapshot.item(withID: "aapl")?.price == 50, "settled() returned before the feed")
+    #expect(await subscription.reached(await prices.version))
+    await recorder.showing(await prices.snapshot)
+    #expect(await recorder.violations.isEmpty)
+    await recorder.cancel()
+  }
+}
