@@ -231,3 +231,22 @@ struct DerivedProgressTests {
     #expect(await consumer.value == 1)
   }
 }
+
+@Suite("G13 progress of observable models", .timeLimit(.minutes(10)))
+struct ModelProgressTests {
+  @Test("an observed list holds versions whose mutations cancelled out")
+  @available(iOS 17, macOS 14, tvOS 17, watchOS 10, *)
+  @MainActor
+  func observedList() async throws {
+    let source = try TestSource(sections: layout("A: a b"))
+    let list = await ObservedList(following: source, pacing: .immediate)
+    let undone = try await source.transaction { transaction in
+      try transaction.replaceItem(item("a", 1))
+      try transaction.replaceItem(item("a", 0))
+    }
+    #expect(await list.reached(undone), "no batch carries the transaction's version")
+    try await source.insertThenDelete(item("x"), in: "A")
+    #expect(await list.reached(await source.version))
+    list.stop()
+  }
+}
