@@ -37,7 +37,7 @@ public import Foundation
 public actor RemoteDataSource<Section: SectionType>: DataSourceType
 where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item.ID: Codable {
   /// Where the source stands with its sender.
-  public typealias Phase = RemotePhase
+  package typealias Phase = RemotePhase
 
   @usableFromInline let broadcaster: Broadcaster<Section>
   /// ``WireBatch/update(from:at:)``, made in the inlinable initialiser so that the client's build
@@ -54,11 +54,11 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   /// The sender's version of the state held; `nil` before the first reset.
   public var remoteVersion: Int? { state.remoteVersion }
   /// Where the source stands with its sender.
-  public var phase: Phase { state.phase }
+  package var phase: Phase { state.phase }
   /// The last message refused, if any.
   public var lastError: WireError? { state.lastError }
   /// Batches ignored while awaiting a reset or resume (they were in flight when a refusal happened).
-  public var ignoredBatches: Int { state.ignoredBatches }
+  package var ignoredBatches: Int { state.ignoredBatches }
 
   /// The query it follows (format 2), or `nil` for the whole stream.
   public let query: WireQueryRequest?

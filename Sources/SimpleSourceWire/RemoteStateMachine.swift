@@ -3,7 +3,7 @@
 public import SimpleSourceCore
 
 /// Where a ``RemoteDataSource`` stands with its sender.
-public enum RemotePhase: Hashable, Sendable {
+@usableFromInline package enum RemotePhase: Hashable, Sendable {
   /// No reset or resume accepted yet since the start or since a refusal: batches are ignored.
   case awaitingStart
   /// Following: each batch must start at the version held.
