@@ -42,6 +42,10 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
   /// The newest version whose state is ``newestSnapshot``, reached by mutations that cancelled out with no
   /// subscriber between them (no batch, G4); ≤ ``newestVersion`` when there was none since.
   @usableFromInline var quietVersion: Int
+  /// The newest held version reported to the subscription's progress (G13).
+  @usableFromInline var reportedHeld: Int
+  /// Told each newly held version (a follower's bookkeeping); installed once, after subscribing.
+  @usableFromInline var heldObserver: (@Sendable (Int) -> Void)?
 
   /// A subscriber holding `snapshot` at `version`, which may be newer than the newest published batch
   /// when the source has mutations still being diffed, or older when it resumes (G11): then
@@ -60,6 +64,7 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
     self.newestVersion = newestVersion
     self.newestSnapshot = newestSnapshot
     self.quietVersion = quietVersion
+    self.reportedHeld = version
     if version < newestVersion {
       missed = (version, missedTouched)
       refreshing = missedRefreshing
@@ -80,15 +85,26 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
   @inlinable
   var heldVersion: Int { seen >= newestVersion ? max(seen, quietVersion) : seen }
 
+  /// The version the consumer holds, when it is newer than the last one reported: the caller reports it
+  /// (outside the lock). `nil` when nothing is new or the subscription ended.
+  @inlinable
+  mutating func newlyHeld() -> Int? {
+    guard !isEnded else { return nil }
+    let held = heldVersion
+    guard held > reportedHeld else { return nil }
+    reportedHeld = held
+    return held
+  }
+
   /// Mutations after the newest published version cancelled out with no subscriber between them: the
-  /// source is at `version` with the state ``newestSnapshot``. Returns the version the consumer holds
-  /// now if it is waiting (it has taken everything), `nil` when it is not.
+  /// source is at `version` with the state ``newestSnapshot``. Returns the version the consumer now holds
+  /// if it is waiting (it has taken everything) and has not been reported, `nil` otherwise.
   @inlinable
   mutating func quiesce(to version: Int) -> Int? {
     guard version > quietVersion else { return nil }
     quietVersion = version
-    guard !isEnded, waiter != nil else { return nil }
-    return heldVersion
+    guard waiter != nil else { return nil }
+    return newlyHeld()
   }
 
   /// The consumer asks for its next batch. Returns the delivery to hand over now, or `nil` after storing
@@ -142,7 +158,7 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
   ///
   /// Every subscriber that has not seen `version` composes its way there; one that holds `since` (or a
   /// batch still to come that ends there) usually finds its composition empty, which is not delivered but
-  /// advances its version for followers (``SubscriberMailbox/cancelledOutObserver``). `touched` holds the
+  /// advances the version it holds (G13). `touched` holds the
   /// ids changed from `since` to `version`, when known: a subscriber at `since` then derives the
   /// composition from them.
   @inlinable

@@ -182,9 +182,11 @@ extension SubscriptionHub {
     let gate = pacing.makeGate?()
     let batches = AsyncStream<UpdateBatch<Section>>(
       unfolding: {
-        // Asking for the next batch: the consumer holds what it took (G13).
-        token.mailbox.asked()
-        await gate?.wait()
+        if let gate {
+          // Asking for the next batch: the consumer holds what it took (G13), also while the gate waits.
+          token.mailbox.asked()
+          await gate.wait()
+        }
         let batch = await token.mailbox.next()
         if batch != nil { gate?.delivered() }
         return batch
@@ -194,6 +196,6 @@ extension SubscriptionHub {
     return Subscription(
       snapshot: snapshot, version: version, batches: batches, progress: mailbox.progress,
       onCancel: { [hub = self] in hub.cancel(mailbox) },
-      observeCancelledOut: { observer in mailbox.cancelledOutObserver.withLock { $0 = observer } })
+      observeCancelledOut: { observer in mailbox.observeHeld(observer) })
   }
 }

@@ -9,10 +9,6 @@ final class SubscriberMailbox<Section: SectionType>: Sendable {
   >
   @usableFromInline let state: Locked<Machine>
   @usableFromInline let differ: Differ<Section>
-  /// Told the versions the consumer holds (G13) when it asks for a batch, including those no batch
-  /// carries: a composition that cancelled out, mutations that cancelled out with no subscriber between
-  /// them (G4).
-  @usableFromInline let cancelledOutObserver = Locked<(@Sendable (Int) -> Void)?>(nil)
   /// The newest version the consumer holds (G13): what it took once it asks for more, and versions that
   /// cancelled out once it took what precedes them; finished when the subscription ends.
   @usableFromInline let progress: AppliedVersion
@@ -24,25 +20,38 @@ final class SubscriberMailbox<Section: SectionType>: Sendable {
     self.differ = differ
   }
 
-  /// The consumer asks for its next batch: it holds everything it took, up to the newest version known to
-  /// hold the same content (a composition that cancelled out included).
+  /// The consumer asks for its next batch (before a pacing gate): it holds everything it took, up to the
+  /// newest version known to hold the same content. Without a gate, ``next()`` decides this under its
+  /// own lock.
   @inlinable
   func asked() {
-    guard let held = state.withLock({ $0.isEnded ? nil : $0.heldVersion }) else { return }
-    hold(held)
+    if let (held, observer) = state.withLock({ state in state.newlyHeld().map { ($0, state.heldObserver) } })
+    {
+      report(held, to: observer)
+    }
   }
 
   /// See ``SubscriberStateMachine/quiesce(to:)``.
   @inlinable
   func quiesce(to version: Int) {
-    if let held = state.withLock({ $0.quiesce(to: version) }) { hold(held) }
+    if let (held, observer) = state.withLock({ state in
+      state.quiesce(to: version).map { ($0, state.heldObserver) }
+    }) {
+      report(held, to: observer)
+    }
+  }
+
+  /// Installs the observer told each newly held version (a follower's bookkeeping, G13).
+  @inlinable
+  func observeHeld(_ observer: @escaping @Sendable (Int) -> Void) {
+    state.withLock { $0.heldObserver = observer }
   }
 
   /// The consumer holds `version`: its progress and its follower's observer learn it.
   @inlinable
-  func hold(_ version: Int) {
+  func report(_ version: Int, to observer: (@Sendable (Int) -> Void)?) {
     progress.advance(to: version)
-    cancelledOutObserver.withLock { $0 }?(version)
+    observer?(version)
   }
 
   @inlinable
@@ -78,14 +87,17 @@ final class SubscriberMailbox<Section: SectionType>: Sendable {
   func next() async -> UpdateBatch<Section>? {
     while true {
       let delivery = await withUnsafeContinuation { continuation in
-        // Parking with nothing to take: the consumer holds everything up to now (G13), decided under the
-        // same lock, so that a quiet version arriving meanwhile is not lost.
-        let (delivery, held) = state.withLock { state in
+        // Asking, the consumer holds what it took; parking with nothing to take, everything up to now
+        // (G13). Both decided under the lock of the request, so a quiet version arriving meanwhile is not
+        // lost, and a batch costs no lock of its own for it.
+        let (delivery, held, observer) = state.withLock { state in
+          let asking = state.newlyHeld()
           let delivery = state.next(waiter: continuation)
-          return (delivery, delivery == nil ? state.heldVersion : nil)
+          let held = delivery == nil ? state.newlyHeld() ?? asking : asking
+          return (delivery, held, held == nil ? nil : state.heldObserver)
         }
         if let delivery { continuation.resume(returning: delivery) }
-        if let held { hold(held) }
+        if let held { report(held, to: observer) }
       }
       switch delivery {
       case .end:
@@ -97,8 +109,7 @@ final class SubscriberMailbox<Section: SectionType>: Sendable {
           from: from, to: to, refreshing: refreshing, touched: touched, differ: differ)
         // An empty composition is not delivered (G4); the subscriber keeps its version (G1).
         if changeset.isEmpty {
-          // The consumer is still asking: it holds `toVersion` already, and any quiet version after it.
-          asked()
+          // The consumer is still asking: it holds `toVersion` already, which the next request reports.
           continue
         }
         state.withLock { $0.delivered(version: toVersion, snapshot: to) }
