@@ -45,8 +45,14 @@ public struct DataSourceConformance<Source: DataSourceType>: Sendable {
   public var writers = 3
   /// How many mutations each writer makes per run.
   public var mutationsPerWriter = 30
-  /// How long a subscriber may take to reach a promised state before it is reported.
+  /// How long a subscriber may take to reach a promised state before it is reported. After the first
+  /// wait of a run that times out, the run's later waits are skipped (they would wait for the same
+  /// missing state), so a source that never settles is reported after one time-out, not one per check.
   public var timeoutSeconds = 10.0
+  /// Whether the check ends after the first run that fails (the default): its failures say what is
+  /// wrong, and later runs would repeat them at the cost of their waits. Set it to `false` to count how
+  /// many runs fail.
+  public var stopsAtFirstFailingRun = true
 
   /// Creates a check.
   /// - Parameters:
@@ -77,6 +83,7 @@ public struct DataSourceConformance<Source: DataSourceType>: Sendable {
         report.failures.append("run \(index) (seed \(runSeed)): makeSource threw \(error)")
       }
       report.runs += 1
+      if stopsAtFirstFailingRun && !report.failures.isEmpty { break }
     }
     return report
   }
@@ -85,6 +92,18 @@ public struct DataSourceConformance<Source: DataSourceType>: Sendable {
     let source = try await makeSource()
     var random = SeededGenerator(seed: seed)
     func fail(_ message: String) { report.failures.append("seed \(seed): \(message)") }
+    // Once a wait times out, the run's later waits are skipped: the source has not reached a state it
+    // promised, and every later check would wait for it too.
+    var timedOut = false
+    func within(_ operation: @escaping @Sendable () async -> Void) async -> Bool {
+      if timedOut { return false }
+      let finished = await Self.finishes(within: timeoutSeconds, operation)
+      if !finished {
+        timedOut = true
+        fail("a wait timed out after \(timeoutSeconds) s; the run's later waits are skipped")
+      }
+      return finished
+    }
 
     let steadySubscription = await source.subscribe()
     let steady = await BatchRecorder(
@@ -101,12 +120,12 @@ public struct DataSourceConformance<Source: DataSourceType>: Sendable {
     await source.settled()
     let final = await source.snapshot
     let finalVersion = await source.version
-    if !(await Self.finishes(within: timeoutSeconds) { await cancelled.finished() }) {
+    if !(await within { await cancelled.finished() }) {
       fail("G7: a cancelled subscription's stream did not end")
     }
     for (name, recorder) in [("steady", steady), ("late", late)] {
       // showing(_:) also returns when a stream ends early: what is shown is checked after it.
-      let reached = await Self.finishes(within: timeoutSeconds) { await recorder.showing(final) }
+      let reached = await within { await recorder.showing(final) }
       let shows = await recorder.view.shows(final.sections)
       if !reached || !shows {
         fail("G2/G10: the \(name) subscriber did not reach the source's snapshot after settled()")
@@ -114,14 +133,14 @@ public struct DataSourceConformance<Source: DataSourceType>: Sendable {
     }
     // The steady consumer took every batch: it holds the source's version, also when the last
     // mutations made no batch.
-    if !(await Self.finishes(within: timeoutSeconds) { _ = await steadySubscription.reached(finalVersion) })
+    if !(await within { _ = await steadySubscription.reached(finalVersion) })
       || steadySubscription.heldVersion < finalVersion
     {
       fail(
         "G13: the steady subscription holds version \(steadySubscription.heldVersion), not \(finalVersion)")
     }
     await stalled.resume()
-    let stalledReached = await Self.finishes(within: timeoutSeconds) { await stalled.showing(final) }
+    let stalledReached = await within { await stalled.showing(final) }
     let stalledShows = await stalled.view.shows(final.sections)
     if !stalledReached || !stalledShows {
       fail("G6: the stalled subscriber did not reach the source's snapshot once it read again")

@@ -120,3 +120,36 @@ struct BringingYourOwnSourceTests {
     await recorder.cancel()
   }
 }
+
+/// The mistake the article warns about: `settled() {}` on a source fed by its own task.
+final class HastyPrices: DataSourceType {
+  let prices: Prices
+
+  init(_ prices: Prices) { self.prices = prices }
+
+  var snapshot: Snapshot<Prices.Quotes> { get async { await prices.snapshot } }
+  var version: Int { get async { await prices.version } }
+  func subscribe(pacing: Pacing) async -> Subscription<Prices.Quotes> {
+    await prices.subscribe(pacing: pacing)
+  }
+  func settled() async {}
+}
+
+extension BringingYourOwnSourceTests {
+  @Test("settled() {} on a source fed by its own task is reported, after one time-out, in the first run")
+  func hastySettledIsReported() async {
+    var conformance = DataSourceConformance(
+      makeSource: { HastyPrices(try await Prices([Quote(id: "aapl", price: 1)])) }
+    ) { hasty, random in
+      // Many lists in a row: the feed's task is still publishing when settled() returns.
+      for _ in 0..<20 { await hasty.prices.send(Self.randomQuotes(using: &random)) }
+    }
+    conformance.runs = 50
+    conformance.timeoutSeconds = 1
+    let report = await conformance.run(seed: Self.settings.seed(forShard: 8))
+    print("Conformance, settled() {} on a feed: \(report)")
+    #expect(!report.passed)
+    #expect(report.failures.contains { $0.contains("G2/G10") }, "\(report)")
+    #expect(report.runs < conformance.runs, "the check ends after the first failing run")
+  }
+}
