@@ -11,10 +11,13 @@
 ///   sortedBy: { $0.due < $1.due },
 ///   hidingEmptySections: true)
 /// let firstPage = Projection<Section<String, Task>>(sortedBy: { $0.due < $1.due }, rows: 0..<50)
+/// let soonest = Projection<Section<String, Task>>(
+///   sortedBy: { $0.due < $1.due }, rows: 0..<20, rowsAcrossSections: true)
 /// ```
 ///
 /// With ``rows``, each shown section shows only the items at those positions of its filtered and sorted
-/// items: a page of a live query (SQL's `OFFSET` and `LIMIT`), which a service offers as a query parameter
+/// items, or, with ``rowsAcrossSections``, the list as a whole does ("the first 20 by price"): a page of a
+/// live query (SQL's `OFFSET` and `LIMIT`), which a service offers as a query parameter
 /// (``WireQuery``) and a view moves with ``ProjectedDataSource/moveWindow(to:)``.
 ///
 /// The closures must be pure: the same item gives the same answer as long as it is `==` to itself.
@@ -40,6 +43,15 @@ public struct Projection<Section: SectionType>: Sendable {
   public var rows: Range<Int>? {
     didSet { rows = rows?.clampedAtZero }
   }
+  /// Whether ``rows`` counts over the list as a whole ("the first 20 by price" across every section)
+  /// instead of in each section. The whole list's order is ``areInIncreasingOrder`` across sections
+  /// (items it considers equivalent keep the order of their sections; the parent's order when it is
+  /// `nil`), and each shown section shows those of its items inside the window, in that order; a section
+  /// with none is shown empty (``hidesEmptySections`` is decided before the window).
+  ///
+  /// - Complexity: Each step reads the window again: O(*e* · *s* log *n*) for a window ending at row *e*
+  ///   of *s* shown sections, whatever the change (like SQL's `OFFSET`, a deep window costs its offset).
+  public var rowsAcrossSections: Bool
 
   /// Creates a projection.
   /// - Parameters:
@@ -48,18 +60,22 @@ public struct Projection<Section: SectionType>: Sendable {
   ///   - isSectionIncluded: Whether a section is shown; `nil` shows every section.
   ///   - hidingEmptySections: Whether sections with no shown items are hidden.
   ///   - rows: The positions shown in each section, after filtering and sorting; `nil` shows every item.
+  ///   - rowsAcrossSections: Whether `rows` counts over the whole list instead of in each section (see
+  ///     ``rowsAcrossSections``).
   public init(
     where isIncluded: (@Sendable (Item) throws -> Bool)? = nil,
     sortedBy areInIncreasingOrder: (@Sendable (Item, Item) throws -> Bool)? = nil,
     sectionsWhere isSectionIncluded: (@Sendable (Section) throws -> Bool)? = nil,
     hidingEmptySections: Bool = false,
-    rows: Range<Int>? = nil
+    rows: Range<Int>? = nil,
+    rowsAcrossSections: Bool = false
   ) {
     self.isIncluded = isIncluded
     self.areInIncreasingOrder = areInIncreasingOrder
     self.isSectionIncluded = isSectionIncluded
     self.hidesEmptySections = hidingEmptySections
     self.rows = rows?.clampedAtZero
+    self.rowsAcrossSections = rowsAcrossSections
   }
 
   /// Shows everything, in the parent's order.

@@ -20,11 +20,11 @@ extension ProjectionState {
       guard previous.projection.rows != nil else { return (state, change.isEmpty ? nil : change) }
       return Self.publishing(state, after: previous, refreshing: change.forcedRefreshes)
     }
-    if rows == previous.projection.rows && !Self.reaches(change, rows) {
+    if rows == previous.projection.rows && !projection.rowsAcrossSections && !Self.reaches(change, rows) {
       state.published = previous.published
       return (state, nil)
     }
-    state.published = Self.window(rows, of: shown)
+    state.published = Self.window(rows, of: shown, projection)
     return Self.publishing(state, after: previous, refreshing: change.forcedRefreshes)
   }
 
@@ -34,7 +34,7 @@ extension ProjectionState {
   func movingWindow(to rows: Range<Int>?) -> (Self, Changeset<Section>?) {
     var state = self
     state.projection.rows = rows
-    state.published = state.projection.rows.map { Self.window($0, of: shown) } ?? shown
+    state.published = state.projection.rows.map { Self.window($0, of: shown, state.projection) } ?? shown
     return Self.publishing(state, after: self, refreshing: [])
   }
 
@@ -73,6 +73,67 @@ extension ProjectionState {
     for move in items.moves where before(move.from) || before(move.to) { return true }
     for update in items.updates where rows.contains(update.to.item) { return true }
     return false
+  }
+
+  /// The window `rows` of `shown` as `projection` counts it: in each section, or over the whole list.
+  @inlinable
+  static func window(_ rows: Range<Int>, of shown: Snapshot<Section>, _ projection: Projection<Section>)
+    -> Snapshot<Section>
+  {
+    guard projection.rowsAcrossSections else { return window(rows, of: shown) }
+    return window(acrossSections: rows, of: shown, by: projection.areInIncreasingOrder)
+  }
+
+  /// Rows `rows` of the whole list `shown`, in the order `order` gives across sections (the sections'
+  /// order when `nil`; equivalent items keep the order of their sections): every section, each with its
+  /// items inside the window. A comparison that throws counts as "not before" (the sort that made `shown`
+  /// compared these items already).
+  /// - Complexity: O(*e* · *s* log *n*) for a window ending at row *e* of *s* sections; O(*e* + *s*) when
+  ///   `order` is `nil`, plus O(*w* log *n*) to read the *w* rows.
+  @inlinable
+  static func window(
+    acrossSections rows: Range<Int>, of shown: Snapshot<Section>,
+    by order: (@Sendable (Item, Item) throws -> Bool)?
+  ) -> Snapshot<Section> {
+    let sectionCount = shown.sectionCount
+    var picked = [[Item]](repeating: [], count: sectionCount)
+    if let order {
+      // A merge of the sorted sections: the next row is the first, by `order`, of each section's next item.
+      var cursors = [Int](repeating: 0, count: sectionCount)
+      var row = 0
+      while row < rows.upperBound {
+        var best: (section: Int, item: Item)?
+        for section in 0..<sectionCount where cursors[section] < shown.itemCount(inSection: section) {
+          let item = shown[ItemPosition(section: section, item: cursors[section])]
+          if let current = best, !((try? order(item, current.item)) ?? false) { continue }
+          best = (section, item)
+        }
+        guard let best else { break }
+        if row >= rows.lowerBound { picked[best.section].append(best.item) }
+        cursors[best.section] += 1
+        row += 1
+      }
+    } else {
+      var start = 0
+      for section in 0..<sectionCount {
+        let count = shown.itemCount(inSection: section)
+        let lower = max(rows.lowerBound - start, 0)
+        let upper = min(rows.upperBound - start, count)
+        if lower < upper {
+          picked[section] = (lower..<upper).map { shown[ItemPosition(section: section, item: $0)] }
+        }
+        start += count
+        if start >= rows.upperBound { break }
+      }
+    }
+    var sections: [Section] = []
+    sections.reserveCapacity(sectionCount)
+    for index in 0..<sectionCount {
+      var section = shown.sectionContent(at: index)
+      section.items = picked[index]
+      sections.append(section)
+    }
+    return Snapshot(trusted: sections)
   }
 
   /// Rows `rows` of each section of `shown`: the sections, each with the items at those positions that

@@ -34,7 +34,7 @@ struct ProjectionState<Section: SectionType>: Sendable {
     self.published = shown
     self.hiddenEmpty = hiddenEmpty
     self.isCurrent = true
-    if let rows = projection.rows { published = Self.window(rows, of: shown) }
+    if let rows = projection.rows { published = Self.window(rows, of: shown, projection) }
   }
 
   /// The state with a new rule, and the change of what is shown: a full projection and a full diff.

@@ -162,6 +162,31 @@ struct ProjectionWindowTests {
     #expect(batch.from == 1 && batch.to == 3 && batch.snapshot.sections == layout("A: b c"))
   }
 
+  @Test("a service offers a window across sections: the cheapest rows of the whole list, live")
+  func servedAcrossSections() async throws {
+    let cheapest = WireQuery<TestSection>("cheapest", parameters: ["limit": .integer]) {
+      arguments throws(WireQueryRefusal) in
+      let limit = try arguments.integer("limit")
+      guard (1...100).contains(limit) else { throw WireQueryRefusal("1 to 100 rows") }
+      return Projection(sortedBy: { $0.version < $1.version }, rows: 0..<limit, rowsAcrossSections: true)
+    }
+    let source = try BasicDataSource(sections: [
+      TestSection(id: "A", items: [TestItem("a", version: 5), TestItem("b", version: 1)]),
+      TestSection(id: "B", items: [TestItem("c", version: 3), TestItem("d", version: 9)]),
+    ])
+    let service = WireService(source: source, stream: "s", queries: [cheapest])
+    let (session, client) = await service.connect(
+      subscribe(WireQueryRequest("cheapest", ["limit": .integer(2)])))
+    await session.delivered(to: client)
+    #expect(client.state.withLock { $0.held.description } == "[A: b | B: c]")
+    try await source.updateItem("d") { $0.version = 0 }  // the cheapest now, in B
+    await session.delivered(to: client)
+    let state = client.state.withLock { $0 }
+    #expect(state.held.description == "[A: b | B: d]", "c left the page, d entered it")
+    #expect(state.violations.isEmpty, "\(state.violations)")
+    await session.close()
+  }
+
   @Test("a service offers the window as query parameters: each client receives only its page, live")
   func servedAsAQuery() async throws {
     let page = WireQuery<TestSection>("page", parameters: ["offset": .integer, "limit": .integer]) {
