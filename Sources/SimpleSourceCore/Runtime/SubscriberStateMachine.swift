@@ -244,4 +244,8 @@ enum SubscriptionDelivery<Section: SectionType>: Sendable {
     refreshing: Set<Section.Item.ID>, touched: Set<Section.Item.ID>?)
   /// The subscription ended (cancelled, dropped, or the source finished).
   case end
+  /// Not a batch: the consumer holds a newer version (G13), which arrived while it asked; it reports
+  /// the version and asks again. (Nothing may run after a consumer is parked, so a version is reported
+  /// before parking, never after.)
+  case held(Int)
 }

@@ -86,20 +86,20 @@ final class SubscriberMailbox<Section: SectionType>: Sendable {
   @inlinable
   func next() async -> UpdateBatch<Section>? {
     while true {
+      // Asking, the consumer holds what it took (G13): reported before it may park, since nothing may
+      // run once it is parked (a publisher may resume it at once, on another thread).
+      asked()
       let delivery = await withUnsafeContinuation { continuation in
-        // Asking, the consumer holds what it took; parking with nothing to take, everything up to now
-        // (G13). Both decided under the lock of the request, so a quiet version arriving meanwhile is not
-        // lost, and a batch costs no lock of its own for it.
-        let (delivery, held, observer) = state.withLock { state in
-          let asking = state.newlyHeld()
-          let delivery = state.next(waiter: continuation)
-          let held = delivery == nil ? state.newlyHeld() ?? asking : asking
-          return (delivery, held, held == nil ? nil : state.heldObserver)
+        let delivery = state.withLock { state in
+          // A quiet version that arrived since `asked()` is reported first, then the consumer asks again.
+          state.newlyHeld().map { .held($0) } ?? state.next(waiter: continuation)
         }
         if let delivery { continuation.resume(returning: delivery) }
-        if let held { report(held, to: observer) }
       }
       switch delivery {
+      case .held(let version):
+        report(version, to: state.withLock { $0.heldObserver })
+        continue
       case .end:
         return nil
       case .batch(let batch):
