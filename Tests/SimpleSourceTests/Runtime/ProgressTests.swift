@@ -99,6 +99,7 @@ struct ProgressTests {
   }
 
   @Test("a paced consumer holds cancelled-out versions too")
+  @available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
   func pacedConsumer() async throws {
     let clock = ManualClock()
     let source = try TestSource(sections: layout("A: a"))
