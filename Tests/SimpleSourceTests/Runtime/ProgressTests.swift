@@ -173,7 +173,8 @@ struct ProgressTests {
         for await batch in subscription.batches {
           shown.withLock { $0 = batch.snapshot }
           count += 1
-          if count % stallEvery == 0 { for _ in 0..<stallEvery { await Task.yield() } }
+          // Stalls until the writers' mutations so far are offered: it falls behind, then composes.
+          if count % stallEvery == 0 { await source.settled() }
         }
       }
       let steps = (0..<40).map { _ in Int.random(in: 0..<4, using: &generator) }
