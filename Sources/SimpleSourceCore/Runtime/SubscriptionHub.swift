@@ -20,9 +20,8 @@ final class SubscriberMailbox<Section: SectionType>: Sendable {
     self.differ = differ
   }
 
-  /// The consumer asks for its next batch (before a pacing gate): it holds everything it took, up to the
-  /// newest version known to hold the same content. Without a gate, ``next()`` decides this under its
-  /// own lock.
+  /// The consumer asks for its next batch: it holds everything it took, up to the newest version known
+  /// to hold the same content. Called by ``next()`` before it may park, and before a pacing gate's wait.
   @inlinable
   func asked() {
     if let (held, observer) = state.withLock({ state in state.newlyHeld().map { ($0, state.heldObserver) } })
