@@ -78,20 +78,25 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     /// The sessions whose `sent` is advanced on every batch while they are members.
     var watched: Set<ObjectIdentifier> = []
 
-    /// Sets `sent` to `version` (if higher) and brings the watched members' `sent` to it; forgets the
-    /// watched sessions that are neither members nor waiting.
+    /// Sets `sent` to `version` (if higher) and returns the watched members' `sent` to bring to it (by
+    /// the caller, outside the lock: advancing resumes waiting tasks); forgets the watched sessions
+    /// that are neither members nor waiting.
     /// - Complexity: O(watched).
-    mutating func advanceSent(to version: Int) {
+    mutating func advanceSent(to version: Int, into advances: inout SentAdvances) {
       sent = max(sent, version)
       for id in watched {
         if let member = members.members[id] {
-          member.sent.advance(to: sent)
+          advances.append((member.sent, sent))
         } else if members.waiting[id] == nil {
           watched.remove(id)
         }
       }
     }
   }
+
+  /// Sessions' `sent` versions to advance, and to what: decided under the lock, done after it, since
+  /// advancing one resumes the tasks waiting on it and no continuation is resumed under a lock.
+  typealias SentAdvances = [(sent: AppliedVersion, to: Int)]
 
   private let state: Locked<Shared>
   private let subscription: Subscription<Section>
@@ -128,16 +133,18 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
       let member = Member(
         sink: sink, sent: sent, joins: joins, outcome: continuation, cancelOwn: cancelOwn)
       let founding = own == nil
-      let (offered, changes) = state.withLock { state in
+      let (offered, changes, sentTo) = state.withLock { state in
         let offered: Members.Offered =
           isStopped() ? .finished(.stopped) : state.members.offer(id, at: version, member)
+        var sentTo: Int?
         if offered == .joined || offered == .waiting, isWatched() {
           state.watched.insert(id)
-          if offered == .joined { sent.advance(to: state.sent) }
+          if offered == .joined { sentTo = state.sent }
         }
         // A founder that stopped leaves no one to write to.
-        return (offered, founding && offered != .joined ? state.members.endIfEmpty() : .init())
+        return (offered, founding && offered != .joined ? state.members.endIfEmpty() : .init(), sentTo)
       }
+      if let sentTo { sent.advance(to: sentTo) }
       switch offered {
       case .joined: member.joined()
       case .waiting: break
@@ -155,20 +162,21 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   /// Session `id` is watched: while it is a member (now, or once it joins), its `sent` is kept current.
   /// - Complexity: O(1).
   func watch(_ id: ObjectIdentifier) {
-    state.withLock { state in
+    let advance = state.withLock { state in
       state.watched.insert(id)
-      state.members.members[id]?.sent.advance(to: state.sent)
+      return state.members.members[id].map { ($0.sent, state.sent) }
     }
+    if let (sent, version) = advance { sent.advance(to: version) }
   }
 
   /// Session `id` leaves: it is told ``Outcome/stopped`` (if it was a member or waiting), and nothing is
   /// written to it after this returns.
   func leave(_ id: ObjectIdentifier) {
-    perform(
-      state.withLock { state in
-        state.members.members[id]?.sent.advance(to: state.sent)
-        return state.members.leave(id)
-      })
+    let (advances, changes) = state.withLock { state in
+      let advances: SentAdvances = state.members.members[id].map { [($0.sent, state.sent)] } ?? []
+      return (advances, state.members.leave(id))
+    }
+    perform(changes, advancing: advances)
   }
 
   /// Sends every batch of the subscription to the members, encoded once.
@@ -176,35 +184,40 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     // A composed batch that cancelled out leaves the subscription's version as it was (G1), but members
     // then hold what the source shows at `version`: nothing is left to send them below it.
     subscription.onCancelledOut { [state] version in
-      state.withLock { $0.advanceSent(to: version) }
+      var advances: SentAdvances = []
+      state.withLock { $0.advanceSent(to: version, into: &advances) }
+      for (sent, version) in advances { sent.advance(to: version) }
     }
     Task { [self] in
       for await batch in subscription.batches {
         let frame = WireFrame(bytes: coder.encode(batch))
         let (from, to) = (batch.from, batch.to)
-        let changes = state.withLock { state in
+        let (changes, advances) = state.withLock { state in
           // What a member that fails this batch holds.
           let held = state.sent
           let changes = state.members.deliver(from: from, to: to) { $0.sink(frame) }
+          var advances: SentAdvances = []
           for (member, outcome) in changes.finished {
-            if case .left = outcome { member.sent.advance(to: held) }
+            if case .left = outcome { advances.append((member.sent, held)) }
           }
-          if !changes.ended { state.advanceSent(to: to) }
-          return changes
+          if !changes.ended { state.advanceSent(to: to, into: &advances) }
+          return (changes, advances)
         }
-        perform(changes)
+        perform(changes, advancing: advances)
         if changes.ended { break }
       }
-      perform(
-        state.withLock { state in
-          for member in state.members.members.values { member.sent.advance(to: state.sent) }
-          return state.members.end()
-        })
+      let (advances, changes) = state.withLock { state in
+        let advances: SentAdvances = state.members.members.values.map { ($0.sent, state.sent) }
+        return (advances, state.members.end())
+      }
+      perform(changes, advancing: advances)
     }
   }
 
-  /// Tells sessions what a step did to them, outside the lock.
-  private func perform(_ changes: Members.Changes) {
+  /// Tells sessions what a step did to them, outside the lock: first the versions they were sent, then
+  /// their joins and outcomes (a session told it left already holds what it was sent).
+  private func perform(_ changes: Members.Changes, advancing advances: SentAdvances = []) {
+    for (sent, version) in advances { sent.advance(to: version) }
     for member in changes.joined { member.joined() }
     for (member, outcome) in changes.finished { member.outcome.resume(returning: outcome) }
     if changes.ended { subscription.cancel() }
