@@ -1,0 +1,313 @@
+// Every sequence of one subscriber's events, explored: a source that publishes, cancels out and advances,
+// a consumer that asks, parks, takes and composes, and an end, in every order the locks allow.
+
+@testable import SimpleSourceCore
+import SimpleSourceTesting
+import Testing
+
+/// The states the source moves between, in persistent form, so that catch-ups derived from the missed
+/// batches' ids (the `touched` of a composition) are exercised and not replaced by full diffs.
+private let pool = ["A: a", "A: a b", "A: b a'"].map { Snapshot<TestSection>(tree: snapshot($0).tree) }
+
+@Suite("Subscriber state machine, every sequence")
+struct SubscriberStateMachineExhaustiveTests {
+  typealias Machine = SubscriberStateMachine<TestSection, Int>
+  typealias Delivery = SubscriptionDelivery<TestSection>
+
+  /// One subscriber and the source and consumer around it, in the model. The source's versions and
+  /// their states are known; the consumer holds a list view and the version it applied. Checked at every
+  /// step: each batch handed over starts at the consumer's version (G1), is not empty (G4) and, applied
+  /// by UIKit's rules, shows the source's state at its `to` (G2, G3); each version reported held is one
+  /// whose state the consumer shows, reported in increasing order (G13); a parked consumer is resumed
+  /// once, with its own waiter. Once drained (the consumer asks until it parks), it shows the newest
+  /// state and holds the newest version, whatever happened before.
+  struct World: ExplorableWorld {
+    enum Step: CustomStringConvertible {
+      /// The source cuts its mutations since the last batch to the pool's state `k`: a batch.
+      case publish(Int)
+      /// The source's mutations since the last batch cancel out: a version and no batch, announced to
+      /// subscribers as a quiet version, or (when a subscriber started from a state between) an advance.
+      case cancelOut
+      /// The consumer asks: it reports what it holds (outside the lock).
+      case ask
+      /// The consumer's request under the lock: a quiet version that arrived meanwhile, a delivery, or it
+      /// parks.
+      case request
+      /// The consumer takes what it was handed: applies a batch, composes a catch-up (off the lock, so
+      /// the source may have moved on), or reports a held version.
+      case take
+      /// The subscription is cancelled.
+      case end
+
+      var description: String {
+        switch self {
+        case .publish(let state): "publish \(state)"
+        case .cancelOut: "cancel out"
+        case .ask: "ask"
+        case .request: "request"
+        case .take: "take"
+        case .end: "end"
+        }
+      }
+    }
+
+    /// Where the consumer is.
+    enum Consumer {
+      /// Applying what it took; it asks next.
+      case busy
+      /// It reported what it holds and is about to request.
+      case asking
+      /// Parked with waiter `id`.
+      case parked(Int)
+      /// Handed a delivery it has not taken yet.
+      case handed(Delivery)
+      /// Its stream ended.
+      case ended
+    }
+
+    var machine: Machine
+    /// The state of each version the source made.
+    var states: [Snapshot<TestSection>]
+    /// The last published batch's `to`: the next batch's `from` (G1).
+    var published: Int
+    /// The newest version published or advanced to: what a subscriber that joins later starts from.
+    var offered: Int
+    /// The version the subscriber started at, when it is newer than what the source had offered.
+    var startedAhead: Int?
+    var consumer = Consumer.busy
+    /// Whether the subscription was cancelled.
+    var isCancelled = false
+    /// What the consumer shows, and the version it applied.
+    var view: ReferenceListView<TestSection>
+    var applied: Int
+    /// The newest version reported held.
+    var reported: Int
+    var nextWaiter = 0
+    /// How many versions the source may make in one sequence.
+    let maxVersion: Int
+
+    var newestVersion: Int { states.count - 1 }
+
+    /// A subscriber of a source at version 0, holding its state.
+    static func fresh(maxVersion: Int) -> World {
+      let machine = Machine(
+        version: 0, snapshot: pool[0], newest: nil, newestVersion: 0, newestSnapshot: pool[0])
+      return World(
+        machine: machine, states: [pool[0]], published: 0, offered: 0, view: ReferenceListView(pool[0]),
+        applied: 0, reported: 0, maxVersion: maxVersion)
+    }
+
+    /// A subscriber that joined at version 1, which the source made and has not cut yet: it starts
+    /// ahead of what was published (the source then advances instead of announcing quiet versions).
+    static func ahead(maxVersion: Int) -> World {
+      let machine = Machine(
+        version: 1, snapshot: pool[1], newest: nil, newestVersion: 0, newestSnapshot: pool[0])
+      return World(
+        machine: machine, states: [pool[0], pool[1]], published: 0, offered: 0, startedAhead: 1,
+        view: ReferenceListView(pool[1]), applied: 1, reported: 1, maxVersion: maxVersion + 1)
+    }
+
+    /// A subscriber that resumed from version 0 after two batches (0→1, 1→2): it missed both, and
+    /// knows the ids they touched.
+    static func resumed(maxVersion: Int) -> World {
+      let first = batch(from: 0, pool[0], to: 1, pool[1])
+      let second = batch(from: 1, pool[1], to: 2, pool[2])
+      let machine = Machine(
+        version: 0, snapshot: pool[0], newest: second, newestVersion: 2, newestSnapshot: pool[2],
+        missedTouched: first.touchedIDs.flatMap { ids in second.touchedIDs.map { ids.union($0) } })
+      return World(
+        machine: machine, states: [pool[0], pool[1], pool[2]], published: 2, offered: 2,
+        view: ReferenceListView(pool[0]), applied: 0, reported: 0, maxVersion: maxVersion + 2)
+    }
+
+    static func batch(
+      from: Int, _ source: Snapshot<TestSection>, to: Int, _ target: Snapshot<TestSection>
+    ) -> UpdateBatch<TestSection> {
+      UpdateBatch(from: from, to: to, changeset: Changeset(from: source, to: target))
+    }
+
+    func steps() -> [Step] {
+      var steps: [Step] = []
+      if newestVersion < maxVersion {
+        let publishedState = states[published]
+        steps += pool.indices.filter { !pool[$0].hasSameContent(as: publishedState) }.map {
+          .publish($0)
+        }
+        steps.append(.cancelOut)
+      }
+      switch consumer {
+      case .busy: steps.append(.ask)
+      case .asking: steps.append(.request)
+      case .handed: steps.append(.take)
+      case .parked, .ended: break
+      }
+      if !isCancelled { steps.append(.end) }
+      return steps
+    }
+
+    mutating func perform(_ step: Step) throws {
+      switch step {
+      case .publish(let state):
+        let version = newestVersion + 1
+        let batch = Self.batch(from: published, states[published], to: version, pool[state])
+        states.append(pool[state])
+        (published, offered) = (version, version)
+        try resume(machine.publish(batch, refreshing: []))
+      case .cancelOut:
+        let version = newestVersion + 1
+        states.append(states[published])
+        if let startedAhead, startedAhead > offered {
+          // A subscriber holds a state these mutations went through: every subscriber is brought to
+          // `version`, and the one at the published state composes nothing.
+          offered = version
+          let touched = Set(states[published].sections.flatMap(\.items).map(\.id))
+            .union(states[startedAhead].sections.flatMap(\.items).map(\.id))
+          try resume(
+            machine.advance(to: version, snapshot: states[published], since: published, touched: touched))
+        } else if let held = machine.quiesce(to: version) {
+          guard case .parked = consumer else {
+            throw ExplorationFailure(
+              description: "a quiet version \(held) reported for a consumer not parked")
+          }
+          try report(held)
+        }
+      case .ask:
+        if let held = machine.newlyHeld() { try report(held) }
+        consumer = .asking
+      case .request:
+        let waiter = nextWaiter
+        nextWaiter += 1
+        if let held = machine.newlyHeld() {
+          consumer = .handed(.held(held))
+        } else if let delivery = machine.next(waiter: waiter) {
+          consumer = .handed(delivery)
+        } else {
+          consumer = .parked(waiter)
+        }
+      case .take:
+        guard case .handed(let delivery) = consumer else { return }
+        try take(delivery)
+      case .end:
+        isCancelled = true
+        let waiter = machine.end()
+        switch consumer {
+        case .parked(let parked):
+          guard waiter == parked else {
+            throw ExplorationFailure(
+              description: "ending resumed waiter \(String(describing: waiter)), not \(parked)")
+          }
+          consumer = .ended
+        default:
+          guard waiter == nil else {
+            throw ExplorationFailure(description: "ending resumed waiter \(waiter!) of a consumer not parked")
+          }
+        }
+      }
+    }
+
+    /// A publisher resumed a waiter with a delivery: it must be the parked consumer's.
+    mutating func resume(_ resumed: (Int, Delivery)?) throws {
+      guard let (waiter, delivery) = resumed else { return }
+      guard case .parked(let parked) = consumer, parked == waiter else {
+        throw ExplorationFailure(description: "resumed waiter \(waiter), but the consumer is \(consumer)")
+      }
+      consumer = .handed(delivery)
+    }
+
+    /// The consumer reports that it holds `version`: a newer one, whose state it shows.
+    mutating func report(_ version: Int) throws {
+      guard version > reported else {
+        throw ExplorationFailure(description: "reported \(version) after \(reported)")
+      }
+      guard version <= newestVersion, view.shows(states[version].sections) else {
+        throw ExplorationFailure(
+          description: "reported holding \(version) while showing \(view.itemIDs) at \(applied)")
+      }
+      reported = version
+    }
+
+    mutating func take(_ delivery: Delivery) throws {
+      switch delivery {
+      case .batch(let batch):
+        try apply(from: batch.from, to: batch.to, batch.changeset)
+        consumer = .busy
+      case .compose(let from, let fromVersion, let to, let toVersion, let refreshing, let touched):
+        let differ = Differ<TestSection>()
+        let changeset =
+          touched.flatMap { differ.logged(from, to, $0, refreshing) } ?? differ.diff(from, to, refreshing)
+        if changeset.isEmpty {
+          // Not delivered (G4): the consumer asks again, holding what it held.
+          guard fromVersion == applied, view.shows(to.sections) else {
+            throw ExplorationFailure(
+              description: "an empty composition from \(fromVersion) to a state not shown")
+          }
+          consumer = .busy
+          return
+        }
+        machine.delivered(version: toVersion, snapshot: to)
+        try apply(from: fromVersion, to: toVersion, changeset)
+        consumer = .busy
+      case .held(let version):
+        try report(version)
+        consumer = .busy
+      case .end:
+        consumer = .ended
+      }
+    }
+
+    mutating func apply(from: Int, to: Int, _ changeset: Changeset<TestSection>) throws {
+      guard from == applied, to > from, to <= newestVersion else {
+        throw ExplorationFailure(description: "a batch \(from)→\(to) for a consumer at \(applied)")
+      }
+      guard !changeset.isEmpty else { throw ExplorationFailure(description: "an empty batch \(from)→\(to)") }
+      do { try view.apply(changeset) } catch {
+        throw ExplorationFailure(description: "batch \(from)→\(to) broke UIKit's rules: \(error)")
+      }
+      guard view.shows(states[to].sections) else {
+        throw ExplorationFailure(description: "batch \(from)→\(to) shows \(view.itemIDs)")
+      }
+      applied = to
+    }
+
+    mutating func checkSettled() throws {
+      // The consumer asks until it parks (or its stream ends): it then holds the newest version.
+      var turns = 0
+      while true {
+        turns += 1
+        guard turns < 50 else { throw ExplorationFailure(description: "the consumer never parks") }
+        switch consumer {
+        case .busy: try perform(.ask)
+        case .asking: try perform(.request)
+        case .handed: try perform(.take)
+        case .parked, .ended:
+          if case .ended = consumer { return }
+          guard view.shows(states[newestVersion].sections) else {
+            throw ExplorationFailure(
+              description: "parked showing \(view.itemIDs), not version \(newestVersion)")
+          }
+          guard reported == newestVersion, machine.heldVersion == newestVersion else {
+            throw ExplorationFailure(
+              description:
+                "parked holding \(reported) (machine: \(machine.heldVersion)), not \(newestVersion)")
+          }
+          return
+        }
+      }
+    }
+  }
+
+  @Test(
+    "every sequence of publish, cancel out, ask, request, take and end keeps G1-G4 and G13",
+    arguments: ["fresh", "ahead", "resumed"])
+  func everySequence(start: String) throws {
+    let world: World =
+      switch start {
+      case "ahead": .ahead(maxVersion: 4)
+      case "resumed": .resumed(maxVersion: 4)
+      default: .fresh(maxVersion: 4)
+      }
+    try checkEverySequence(
+      "Subscriber state machine (\(start))", from: world, depthVariable: "SIMPLESOURCE_SUBSCRIBER_DEPTH",
+      defaultDepth: 6)
+  }
+}
