@@ -6,9 +6,9 @@ public import SimpleSourceCore
 public enum WireValue: Hashable, Sendable, CustomStringConvertible {
   /// A JSON string.
   case string(String)
-  /// A JSON number with no fraction or exponent that fits in `Int`.
+  /// A JSON number whose value is whole and fits in `Int`, however it is written (`20`, `20.0`, `2e1`).
   case integer(Int)
-  /// Any other JSON number.
+  /// Any other JSON number: one with a fraction, or whole and outside `Int`'s range.
   case number(Double)
   /// `true` or `false`.
   case bool(Bool)
@@ -54,6 +54,10 @@ public enum WireValue: Hashable, Sendable, CustomStringConvertible {
 
 extension WireValue: Codable {
   /// Reads a string, an integer (a number that is whole and fits), another number, or a boolean.
+  ///
+  /// The kind follows the value, not how it is written: a number read as a `Double` that is whole and
+  /// fits in `Int` (`1.0000000000000000001e18` is `1e18` once read) is an integer, so a decoded value
+  /// encodes and decodes again to the same value and the same bytes.
   public init(from decoder: any Decoder) throws {
     let container = try decoder.singleValueContainer()
     if let value = try? container.decode(Bool.self) {
@@ -61,7 +65,7 @@ extension WireValue: Codable {
     } else if let value = try? container.decode(Int.self) {
       self = .integer(value)
     } else if let value = try? container.decode(Double.self) {
-      self = .number(value)
+      self = Int(exactly: value).map(WireValue.integer) ?? .number(value)
     } else if let value = try? container.decode(String.self) {
       self = .string(value)
     } else {

@@ -86,4 +86,28 @@ struct WireFixtureTests {
       #expect(try batch.update(from: snapshot(old), at: from).snapshot == snapshot(new), "\(name)")
     }
   }
+
+  @Test(
+    "a query parameter's kind follows its value: a whole number that fits in Int is an integer however it is written, and re-encodes byte for byte",
+    arguments: [
+      ("1.0000000000000000000000001e18", WireValue.integer(1_000_000_000_000_000_000)),
+      ("9.999999999999999999999e17", .integer(1_000_000_000_000_000_000)),
+      ("4611686018427387904.5", .integer(4_611_686_018_427_387_904)),
+      ("-9223372036854775808.5", .integer(.min)),
+      ("2e1", .integer(20)), ("20.0", .integer(20)), ("0.5", .number(0.5)), ("1e19", .number(1e19)),
+    ])
+  func parameterKinds(literal: String, value: WireValue) throws {
+    let coder = WireCoder()
+    let text =
+      #"{"format":"simplesource","formatVersion":2,"from":0,"query":{"name":"q","parameters":{"x":"#
+      + literal + #"}},"stream":"s","type":"subscribe"}"#
+    let decoded = try coder.decode(Data(text.utf8), as: TestSection.self)
+    guard case .subscribe(_, _, let query?) = decoded else {
+      Issue.record("expected a subscribe with a query, got \(decoded)")
+      return
+    }
+    #expect(query.parameters["x"] == value)
+    let encoded = coder.encode(decoded)
+    #expect(coder.encode(try coder.decode(encoded, as: TestSection.self)) == encoded)
+  }
 }
