@@ -18,10 +18,10 @@ public struct WireBatch<Section: SectionType>: Sendable {
   /// The version the batch leads to.
   public var to: Int
   /// The stages, in order.
-  public var stages: [WireStage<Section>]
+  @usableFromInline package var stages: [WireStage<Section>]
 
   /// Creates a batch from its parts.
-  @inlinable public init(from: Int, to: Int, stages: [WireStage<Section>]) {
+  @inlinable package init(from: Int, to: Int, stages: [WireStage<Section>]) {
     self.from = from
     self.to = to
     self.stages = stages
@@ -89,16 +89,17 @@ public struct WireBatch<Section: SectionType>: Sendable {
 /// Deletes, move sources and updates are positions before the stage; inserts and move destinations are
 /// positions after it (UIKit's rules R1–R3). An inserted section carries its items; a refreshed section
 /// carries its own content with no items.
-public struct WireStage<Section: SectionType>: Sendable {
+@usableFromInline
+package struct WireStage<Section: SectionType>: Sendable {
   /// What the stage does.
-  public var kind: ChangeStage<Section>.Kind
+  @usableFromInline package var kind: ChangeStage<Section>.Kind
   /// The section changes.
-  public var sections: WireChanges<Section.ID, Section, Int>
+  @usableFromInline package var sections: WireChanges<Section.ID, Section, Int>
   /// The item changes.
-  public var items: WireChanges<Section.Item.ID, Section.Item, ItemPosition>
+  @usableFromInline package var items: WireChanges<Section.Item.ID, Section.Item, ItemPosition>
 
   /// Creates a stage from its parts.
-  @inlinable public init(
+  @inlinable package init(
     kind: ChangeStage<Section>.Kind, sections: WireChanges<Section.ID, Section, Int>,
     items: WireChanges<Section.Item.ID, Section.Item, ItemPosition>
   ) {
@@ -109,7 +110,7 @@ public struct WireStage<Section: SectionType>: Sendable {
 
   /// The wire form of `stage`, its contents read from the stage's state.
   /// - Complexity: O(*k* log *n*) for *k* changes, plus the size of inserted sections.
-  @inlinable public init(_ stage: ChangeStage<Section>) {
+  @inlinable package init(_ stage: ChangeStage<Section>) {
     let state = stage.state
     let sectionChanges = stage.sectionChanges
     let itemChanges = stage.itemChanges
@@ -145,18 +146,20 @@ public struct WireStage<Section: SectionType>: Sendable {
 }
 
 /// The changes of one kind of element (sections or items) in a ``WireStage``.
-public struct WireChanges<ID: Hashable & Sendable, Value: Sendable, Position: Hashable & Sendable>: Sendable {
+@usableFromInline
+package struct WireChanges<ID: Hashable & Sendable, Value: Sendable, Position: Hashable & Sendable>: Sendable
+{
   /// Elements removed, by id and position before the stage.
-  public var deletes: [WireRemoval<ID, Position>]
+  @usableFromInline package var deletes: [WireRemoval<ID, Position>]
   /// Elements added, with their content, at their position after the stage.
-  public var inserts: [WirePlacement<Value, Position>]
+  @usableFromInline package var inserts: [WirePlacement<Value, Position>]
   /// Elements moved, by id, from their position before the stage to their position after it.
-  public var moves: [WireMove<ID, Position>]
+  @usableFromInline package var moves: [WireMove<ID, Position>]
   /// Elements refreshed, with their new content, at their position (the same before and after).
-  public var updates: [WirePlacement<Value, Position>]
+  @usableFromInline package var updates: [WirePlacement<Value, Position>]
 
   /// Creates a list of changes.
-  @inlinable public init(
+  @inlinable package init(
     deletes: [WireRemoval<ID, Position>] = [], inserts: [WirePlacement<Value, Position>] = [],
     moves: [WireMove<ID, Position>] = [], updates: [WirePlacement<Value, Position>] = []
   ) {
@@ -167,36 +170,38 @@ public struct WireChanges<ID: Hashable & Sendable, Value: Sendable, Position: Ha
   }
 
   /// Whether there is no change.
-  @inlinable public var isEmpty: Bool {
+  @inlinable package var isEmpty: Bool {
     deletes.isEmpty && inserts.isEmpty && moves.isEmpty && updates.isEmpty
   }
 }
 
 /// An element removed: its id and its position before the stage.
-public struct WireRemoval<ID: Hashable & Sendable, Position: Hashable & Sendable>: Hashable, Sendable {
+@usableFromInline
+package struct WireRemoval<ID: Hashable & Sendable, Position: Hashable & Sendable>: Hashable, Sendable {
   /// The id, checked against what the receiver holds at ``at``.
-  public var id: ID
+  @usableFromInline package var id: ID
   /// The position before the stage.
-  public var at: Position
+  @usableFromInline package var at: Position
 
   /// Creates a removal.
-  @inlinable public init(id: ID, at: Position) {
+  @inlinable package init(id: ID, at: Position) {
     self.id = id
     self.at = at
   }
 }
 
 /// An element moved: its id, its position before the stage and its position after it.
-public struct WireMove<ID: Hashable & Sendable, Position: Hashable & Sendable>: Hashable, Sendable {
+@usableFromInline
+package struct WireMove<ID: Hashable & Sendable, Position: Hashable & Sendable>: Hashable, Sendable {
   /// The id, checked against what the receiver holds at ``from``.
-  public var id: ID
+  @usableFromInline package var id: ID
   /// The position before the stage.
-  public var from: Position
+  @usableFromInline package var from: Position
   /// The position after the stage.
-  public var to: Position
+  @usableFromInline package var to: Position
 
   /// Creates a move.
-  @inlinable public init(id: ID, from: Position, to: Position) {
+  @inlinable package init(id: ID, from: Position, to: Position) {
     self.id = id
     self.from = from
     self.to = to
@@ -204,14 +209,15 @@ public struct WireMove<ID: Hashable & Sendable, Position: Hashable & Sendable>: 
 }
 
 /// An element inserted or refreshed: its content and its position after the stage.
-public struct WirePlacement<Value: Sendable, Position: Hashable & Sendable>: Sendable {
+@usableFromInline
+package struct WirePlacement<Value: Sendable, Position: Hashable & Sendable>: Sendable {
   /// The position after the stage (for a refresh, the same as before it).
-  public var at: Position
+  @usableFromInline package var at: Position
   /// The content: an item, or a section (with its items when inserted, without when refreshed).
-  public var value: Value
+  @usableFromInline package var value: Value
 
   /// Creates a placement.
-  @inlinable public init(at: Position, value: Value) {
+  @inlinable package init(at: Position, value: Value) {
     self.at = at
     self.value = value
   }

@@ -59,7 +59,8 @@ package final class WireMessageFormat: Sendable {
 
 /// A position as it is written on the wire: a section index as a number, an item position as
 /// `[section, item]`.
-public protocol WireCoordinate: Hashable, Sendable {
+@usableFromInline
+package protocol WireCoordinate: Hashable, Sendable {
   /// Writes the position.
   func encode(wire encoder: any Encoder) throws
   /// Reads a position; a negative index is read as written and refused when applied.
@@ -68,25 +69,27 @@ public protocol WireCoordinate: Hashable, Sendable {
 
 extension Int: WireCoordinate {
   /// Writes the index as a number.
-  public func encode(wire encoder: any Encoder) throws {
+  @usableFromInline package func encode(wire encoder: any Encoder) throws {
     var container = encoder.singleValueContainer()
     try container.encode(self)
   }
 
   /// Reads a number.
-  public init(wire decoder: any Decoder) throws { self = try decoder.singleValueContainer().decode(Int.self) }
+  @usableFromInline package init(wire decoder: any Decoder) throws {
+    self = try decoder.singleValueContainer().decode(Int.self)
+  }
 }
 
 extension ItemPosition: WireCoordinate {
   /// Writes `[section, item]`.
-  public func encode(wire encoder: any Encoder) throws {
+  @usableFromInline package func encode(wire encoder: any Encoder) throws {
     var container = encoder.unkeyedContainer()
     try container.encode(section)
     try container.encode(item)
   }
 
   /// Reads `[section, item]`: exactly two numbers.
-  public init(wire decoder: any Decoder) throws {
+  @usableFromInline package init(wire decoder: any Decoder) throws {
     var container = try decoder.unkeyedContainer()
     let section = try container.decode(Int.self)
     let item = try container.decode(Int.self)
@@ -104,14 +107,14 @@ private enum PositionKey: String, CodingKey {
 
 extension WireRemoval: Codable where ID: Codable, Position: WireCoordinate {
   /// `{"at": position, "id": id}`.
-  public func encode(to encoder: any Encoder) throws {
+  @usableFromInline package func encode(to encoder: any Encoder) throws {
     var container = encoder.container(keyedBy: PositionKey.self)
     try at.encode(wire: container.superEncoder(forKey: .at))
     try container.encode(id, forKey: .id)
   }
 
   /// Reads `{"at": position, "id": id}`.
-  public init(from decoder: any Decoder) throws {
+  @usableFromInline package init(from decoder: any Decoder) throws {
     let container = try decoder.container(keyedBy: PositionKey.self)
     self.init(
       id: try container.decode(ID.self, forKey: .id),
@@ -121,7 +124,7 @@ extension WireRemoval: Codable where ID: Codable, Position: WireCoordinate {
 
 extension WireMove: Codable where ID: Codable, Position: WireCoordinate {
   /// `{"from": position, "id": id, "to": position}`.
-  public func encode(to encoder: any Encoder) throws {
+  @usableFromInline package func encode(to encoder: any Encoder) throws {
     var container = encoder.container(keyedBy: PositionKey.self)
     try from.encode(wire: container.superEncoder(forKey: .from))
     try container.encode(id, forKey: .id)
@@ -129,7 +132,7 @@ extension WireMove: Codable where ID: Codable, Position: WireCoordinate {
   }
 
   /// Reads `{"from": position, "id": id, "to": position}`.
-  public init(from decoder: any Decoder) throws {
+  @usableFromInline package init(from decoder: any Decoder) throws {
     let container = try decoder.container(keyedBy: PositionKey.self)
     self.init(
       id: try container.decode(ID.self, forKey: .id),
@@ -140,14 +143,14 @@ extension WireMove: Codable where ID: Codable, Position: WireCoordinate {
 
 extension WirePlacement: Codable where Value: Codable, Position: WireCoordinate {
   /// `{"at": position, "value": content}`.
-  public func encode(to encoder: any Encoder) throws {
+  @usableFromInline package func encode(to encoder: any Encoder) throws {
     var container = encoder.container(keyedBy: PositionKey.self)
     try at.encode(wire: container.superEncoder(forKey: .at))
     try container.encode(value, forKey: .value)
   }
 
   /// Reads `{"at": position, "value": content}`.
-  public init(from decoder: any Decoder) throws {
+  @usableFromInline package init(from decoder: any Decoder) throws {
     let container = try decoder.container(keyedBy: PositionKey.self)
     self.init(
       at: try Position(wire: container.superDecoder(forKey: .at)),
@@ -161,7 +164,7 @@ extension WireChanges: Codable where ID: Codable, Value: Codable, Position: Wire
   }
 
   /// `{"deletes": […], "inserts": […], "moves": […], "updates": […]}`, each left out when empty.
-  public func encode(to encoder: any Encoder) throws {
+  @usableFromInline package func encode(to encoder: any Encoder) throws {
     var container = encoder.container(keyedBy: Key.self)
     if !deletes.isEmpty { try container.encode(deletes, forKey: .deletes) }
     if !inserts.isEmpty { try container.encode(inserts, forKey: .inserts) }
@@ -170,7 +173,7 @@ extension WireChanges: Codable where ID: Codable, Value: Codable, Position: Wire
   }
 
   /// Reads the four lists, each empty when absent.
-  public init(from decoder: any Decoder) throws {
+  @usableFromInline package init(from decoder: any Decoder) throws {
     let container = try decoder.container(keyedBy: Key.self)
     self.init(
       deletes: try container.decodeIfPresent([WireRemoval<ID, Position>].self, forKey: .deletes) ?? [],
@@ -182,7 +185,7 @@ extension WireChanges: Codable where ID: Codable, Value: Codable, Position: Wire
 
 extension ChangeStage.Kind {
   /// The kind's name on the wire, such as `"structure"`.
-  public var wireName: String {
+  package var wireName: String {
     switch self {
     case .refresh: "refresh"
     case .structure: "structure"
@@ -193,7 +196,7 @@ extension ChangeStage.Kind {
   }
 
   /// The kind named `wireName`, or `nil`.
-  public init?(wireName: String) {
+  @usableFromInline package init?(wireName: String) {
     let all: [Self] = [.refresh, .structure, .deletes, .sectionInsertsAndMoves, .itemInsertsAndMoves]
     guard let kind = all.first(where: { $0.wireName == wireName }) else { return nil }
     self = kind
@@ -207,7 +210,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   }
 
   /// `{"items": {…}, "kind": name, "sections": {…}}`, the change lists left out when empty.
-  public func encode(to encoder: any Encoder) throws {
+  @usableFromInline package func encode(to encoder: any Encoder) throws {
     var container = encoder.container(keyedBy: Key.self)
     if !items.isEmpty { try container.encode(items, forKey: .items) }
     try container.encode(kind.wireName, forKey: .kind)
@@ -215,7 +218,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   }
 
   /// Reads a stage; an unknown kind is a `DecodingError`.
-  public init(from decoder: any Decoder) throws {
+  @usableFromInline package init(from decoder: any Decoder) throws {
     let container = try decoder.container(keyedBy: Key.self)
     let name = try container.decode(String.self, forKey: .kind)
     guard let kind = ChangeStage<Section>.Kind(wireName: name) else {
