@@ -1,6 +1,6 @@
 // What the user does, resolved to the typed closures of ListInteractions for the item the view shows.
 
-public import SimpleSourceCore
+package import SimpleSourceCore
 
 extension ListViewDataSource {
   /// The item at `position` and the closure at `key` for it, or `nil` when the position is not shown
@@ -23,44 +23,44 @@ extension ListViewDataSource {
   /// - Returns: What to do with the selection; `nil` when no closure ran (the view keeps the selection).
   /// - Complexity: O(1) plus the closure.
   @discardableResult
-  public func didSelectItem(at position: ItemPosition) -> SelectionBehavior? {
+  package func didSelectItem(at position: ItemPosition) -> SelectionBehavior? {
     guard let (item, didSelect) = closure(\.didSelect, at: position) else { return nil }
     return didSelect(item, position)
   }
 
   /// The item at `position` is about to appear: runs its ``ItemInteractions/willDisplay``.
-  public func willDisplayItem(at position: ItemPosition) {
+  package func willDisplayItem(at position: ItemPosition) {
     guard let (item, willDisplay) = closure(\.willDisplay, at: position) else { return }
     willDisplay(item, position)
   }
 
   /// The height of the item at `position`, or `nil` for the view's own (UIKit: automatic).
-  public func heightOfItem(at position: ItemPosition) -> Double? {
+  package func heightOfItem(at position: ItemPosition) -> Double? {
     closure(\.height, at: position).map { $1($0, position) }
   }
 
   /// The estimated height of the item at `position`, or `nil` for the view's own.
-  public func estimatedHeightOfItem(at position: ItemPosition) -> Double? {
+  package func estimatedHeightOfItem(at position: ItemPosition) -> Double? {
     closure(\.estimatedHeight, at: position).map { $1($0, position) }
   }
 
   /// The height of a section's header, or `nil` for the view's own.
-  public func heightOfHeader(inSection index: Int) -> Double? { section(index, interactions.headerHeight) }
+  package func heightOfHeader(inSection index: Int) -> Double? { section(index, interactions.headerHeight) }
   /// The height of a section's footer, or `nil` for the view's own.
-  public func heightOfFooter(inSection index: Int) -> Double? { section(index, interactions.footerHeight) }
+  package func heightOfFooter(inSection index: Int) -> Double? { section(index, interactions.footerHeight) }
   /// The estimated height of a section's header, or `nil` for the view's own.
-  public func estimatedHeightOfHeader(inSection index: Int) -> Double? {
+  package func estimatedHeightOfHeader(inSection index: Int) -> Double? {
     section(index, interactions.estimatedHeaderHeight)
   }
   /// The estimated height of a section's footer, or `nil` for the view's own.
-  public func estimatedHeightOfFooter(inSection index: Int) -> Double? {
+  package func estimatedHeightOfFooter(inSection index: Int) -> Double? {
     section(index, interactions.estimatedFooterHeight)
   }
 
   /// Whether the item at `position` can be edited: its ``ItemInteractions/canEdit``; without one, whether
   /// it has a ``ItemInteractions/commitEdit`` or the user may move it (UIKit shows no reorder control on a
   /// row that cannot be edited).
-  public func canEditItem(at position: ItemPosition) -> Bool {
+  package func canEditItem(at position: ItemPosition) -> Bool {
     guard isShown(position) else { return false }
     if let (item, canEdit) = closure(\.canEdit, at: position) { return canEdit(item, position) }
     return closure(\.commitEdit, at: position) != nil || canMoveItem(at: position)
@@ -69,7 +69,7 @@ extension ListViewDataSource {
   /// The edit the item at `position` offers: its ``ItemInteractions/editingAction``; without one,
   /// ``EditingAction/delete`` if it has a ``ItemInteractions/commitEdit``, else none (so enabling
   /// reordering does not make rows deletable).
-  public func editingAction(at position: ItemPosition) -> EditingAction? {
+  package func editingAction(at position: ItemPosition) -> EditingAction? {
     if let (item, editingAction) = closure(\.editingAction, at: position) {
       return editingAction(item, position)
     }
@@ -80,7 +80,7 @@ extension ListViewDataSource {
   /// task. Its error reaches ``ListInteractions/interactionFailed``; the row is left as it was.
   /// - Returns: The task, to await in tests; `nil` when no closure runs.
   @discardableResult
-  public func commitEdit(_ action: EditingAction, at position: ItemPosition) -> Task<Void, Never>? {
+  package func commitEdit(_ action: EditingAction, at position: ItemPosition) -> Task<Void, Never>? {
     guard let (item, commit) = closure(\.commitEdit, at: position) else { return nil }
     return Task { [weak self] in
       do {
@@ -92,7 +92,7 @@ extension ListViewDataSource {
   }
 
   /// The actions a swipe from `edge` reveals on the item at `position`, or `nil` for none.
-  public func swipeActions(_ edge: SwipeEdge, at position: ItemPosition) -> SwipeActions<Item>? {
+  package func swipeActions(_ edge: SwipeEdge, at position: ItemPosition) -> SwipeActions<Item>? {
     let key = edge == .leading ? \ItemInteractions<Item>.leadingSwipeActions : \.trailingSwipeActions
     guard let (item, actions) = closure(key, at: position) else { return nil }
     return actions(item, position)
@@ -102,7 +102,7 @@ extension ListViewDataSource {
   /// - Returns: A task that ends with whether the action was done (UIKit's completion); an error reaches
   ///   ``ListInteractions/interactionFailed`` and ends it with `false`.
   @discardableResult
-  public func perform(_ action: SwipeAction<Item>, on item: Item, at position: ItemPosition) -> Task<
+  package func perform(_ action: SwipeAction<Item>, on item: Item, at position: ItemPosition) -> Task<
     Bool, Never
   > {
     Task { [weak self] in
@@ -116,7 +116,7 @@ extension ListViewDataSource {
   }
 
   /// The user tapped the accessory button of the item at `position`.
-  public func accessoryTapped(at position: ItemPosition) {
+  package func accessoryTapped(at position: ItemPosition) {
     guard let (item, tapped) = closure(\.accessoryTapped, at: position) else { return }
     tapped(item, position)
   }

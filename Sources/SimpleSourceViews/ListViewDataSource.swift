@@ -1,7 +1,7 @@
 // The main-actor data source of one view: follows a DataSourceType, keeps its own copy, applies batches.
 
 public import SimpleSourceCore
-public import Foundation
+package import Foundation
 
 /// Drives one ``ListView`` from any ``DataSourceType``: it keeps its own main-actor copy of the sections,
 /// answers the view's synchronous questions from it (through a ``ViewFactory`` for cells, headers and
@@ -153,10 +153,10 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
 
   /// The number of sections.
   /// - Complexity: O(1).
-  public var numberOfSections: Int { shown.sectionCount }
+  package var numberOfSections: Int { shown.sectionCount }
   /// The number of items in a section.
   /// - Complexity: O(1).
-  public func numberOfItems(inSection section: Int) -> Int { shown.itemCount(inSection: section) }
+  package func numberOfItems(inSection section: Int) -> Int { shown.itemCount(inSection: section) }
   /// The item at a position.
   /// - Complexity: O(log *n*) at most (see ``Snapshot/subscript(_:)``).
   public func item(at position: ItemPosition) -> Item { shown[position] }
@@ -165,7 +165,7 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
   public func section(at index: Int) -> Section { shown.section(at: index) }
 
   /// The configured cell for the item at `position`, made by the ``factory``.
-  public func cell(at position: ItemPosition, in view: View) -> View.Cell {
+  package func cell(at position: ItemPosition, in view: View) -> View.Cell {
     factory.cell(for: item(at: position), at: position, in: view) { [weak self] itemID, action in
       self?.cellDidSend(action, itemID: itemID)
     }
@@ -187,17 +187,17 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
   }
 
   /// The text header of a section, if the factory gives one.
-  public func headerTitle(inSection index: Int) -> String? {
+  package func headerTitle(inSection index: Int) -> String? {
     factory.headerTitle(for: section(at: index), at: index)
   }
   /// The text footer of a section, if the factory gives one.
-  public func footerTitle(inSection index: Int) -> String? {
+  package func footerTitle(inSection index: Int) -> String? {
     factory.footerTitle(for: section(at: index), at: index)
   }
 
   /// The configured supplementary view of `kind` at `position` (`[section, 0]` for headers and footers),
   /// or `nil` if the factory has none of that kind.
-  public func supplementaryView(ofKind kind: SupplementaryKind, at position: ItemPosition, in view: View)
+  package func supplementaryView(ofKind kind: SupplementaryKind, at position: ItemPosition, in view: View)
     -> View.SupplementaryView?
   {
     factory.supplementaryView(ofKind: kind, for: section(at: position.section), at: position, in: view)
@@ -208,7 +208,7 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
   /// factory registers no view of `kind`.
   ///
   /// A one-index path `[s]` is answered as section `s`, at item 0. Never traps on a malformed path.
-  public func supplementaryView(ofKind kind: SupplementaryKind, at indexPath: IndexPath, in view: View)
+  package func supplementaryView(ofKind kind: SupplementaryKind, at indexPath: IndexPath, in view: View)
     -> View.SupplementaryView?
   {
     let oneIndex = indexPath.count == 1 ? ItemPosition(section: indexPath[0], item: 0) : nil
@@ -239,7 +239,7 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
   // MARK: - Reordering
 
   /// Whether the user may move the item at `position`: reordering is enabled and ``canMoveItem`` allows it.
-  public func canMoveItem(at position: ItemPosition) -> Bool {
+  package func canMoveItem(at position: ItemPosition) -> Bool {
     // A pattern, not `!= nil`: comparing an optional parameterized existential calls a generic function
     // over it, which needs runtime support that iOS 15 lacks (.ci/availability-lint).
     guard case .some = reorderingDelegate else { return false }
@@ -251,10 +251,10 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
   /// ``endInteractiveMove()``.
   ///
   /// Calls nest; each must be balanced by one ``endInteractiveMove()``.
-  public func beginInteractiveMove() { state.beginInteractiveMove() }
+  package func beginInteractiveMove() { state.beginInteractiveMove() }
 
   /// Ends a hold begun with ``beginInteractiveMove()``; the batches held back are applied.
-  public func endInteractiveMove() {
+  package func endInteractiveMove() {
     for waiter in state.endInteractiveMove() { waiter.resume() }
   }
 
@@ -271,7 +271,7 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
   ///
   /// - Precondition: Reordering is enabled (``reorderingDelegate`` is set) and the positions are valid,
   ///   as UIKit guarantees for the moves it reports.
-  public func moveItem(at source: ItemPosition, to destination: ItemPosition) {
+  package func moveItem(at source: ItemPosition, to destination: ItemPosition) {
     guard let reorderingDelegate else {
       preconditionFailure("SimpleSource: moveItem(at:to:) needs a reorderingDelegate")
     }
