@@ -215,7 +215,7 @@ struct ProjectionSteps<Section: SectionType>: Sendable {
     }
     replace = { (state, projection) throws(ProjectionError) in
       let (next, change) = try state.replacingProjection(with: projection)
-      return next.windowing(change, after: state)
+      return next.windowing(change, after: state, sameOrder: false)
     }
     moveWindow = { state, rows in state.movingWindow(to: rows) }
   }

@@ -49,8 +49,10 @@ public struct Projection<Section: SectionType>: Sendable {
   /// `nil`), and each shown section shows those of its items inside the window, in that order; a section
   /// with none is shown empty (``hidesEmptySections`` is decided before the window).
   ///
-  /// - Complexity: Each step reads the window again: O(*e* · *s* log *n*) for a window ending at row *e*
-  ///   of *s* shown sections, whatever the change (like SQL's `OFFSET`, a deep window costs its offset).
+  /// - Complexity: With ``areInIncreasingOrder``, a parent batch whose every changed item sorts after
+  ///   the window's last row (before and after the change) costs O(*s* + *k* log *n*) and publishes
+  ///   nothing. Any other step reads the window again: O(*e* · *s* log *n*) for a window ending at row *e*
+  ///   of *s* shown sections (like SQL's `OFFSET`, a deep window costs its offset).
   public var rowsAcrossSections: Bool
 
   /// Creates a projection.

@@ -8,12 +8,18 @@ extension ProjectionState {
   ///
   /// With no window, ``published`` is ``shown`` and the change is `change`. With one, a change that lands
   /// after the window in every section (an edit, insert, delete or move at positions past its end) leaves
-  /// the window as it was; otherwise the window is read again and compared with the previous one.
-  /// - Complexity: O(*k*) for the *k* changes of `change` when it is elsewhere; otherwise
-  ///   O(*s* · *w* log *n*) to read a window of *w* rows in each of *s* shown sections, and a diff of the
-  ///   two windows, O(*s* · *w*).
+  /// the window as it was; so does, for a sorted window over the whole list, a change whose every item
+  /// sorts after the window's last row, before and after it. Otherwise the window is read again and
+  /// compared with the previous one. `sameOrder` says that `previous` sorted as this state does (not so
+  /// when the projection was replaced).
+  /// - Complexity: O(*k*) for the *k* changes of `change` when it is elsewhere (O(*s* + *k* log *n*) for
+  ///   a sorted window over the whole list of *s* sections); otherwise O(*s* · *w* log *n*) to read a
+  ///   window of *w* rows in each of *s* shown sections (O(*e* · *s* log *n*) over the whole list, for a
+  ///   window ending at row *e*), and a diff of the two windows, O(*s* · *w*).
   @inlinable
-  func windowing(_ change: Changeset<Section>, after previous: Self) -> (Self, Changeset<Section>?) {
+  func windowing(_ change: Changeset<Section>, after previous: Self, sameOrder: Bool = true)
+    -> (Self, Changeset<Section>?)
+  {
     var state = self
     guard let rows = projection.rows else {
       state.published = shown
@@ -21,6 +27,14 @@ extension ProjectionState {
       return Self.publishing(state, after: previous, refreshing: change.forcedRefreshes)
     }
     if rows == previous.projection.rows && !projection.rowsAcrossSections && !Self.reaches(change, rows) {
+      state.published = previous.published
+      return (state, nil)
+    }
+    if sameOrder, rows == previous.projection.rows, projection.rowsAcrossSections,
+      previous.projection.rowsAcrossSections, let order = projection.areInIncreasingOrder,
+      !Self.reaches(
+        change, acrossSections: rows, from: previous.shown, to: shown, window: previous.published, by: order)
+    {
       state.published = previous.published
       return (state, nil)
     }
@@ -72,6 +86,42 @@ extension ProjectionState {
     for insert in items.inserts where before(insert.to) { return true }
     for move in items.moves where before(move.from) || before(move.to) { return true }
     for update in items.updates where rows.contains(update.to.item) { return true }
+    return false
+  }
+
+  /// Whether `change` of what is shown (from `before` to `after`) may change `window`, rows `rows` of the
+  /// whole list in the order `order`: it changes sections, the window is not full, or an item it
+  /// deletes, inserts, moves or edits does not sort strictly after the window's last row, before or
+  /// after the change. (An item equivalent to the last row may sort before it, by its section: it
+  /// reaches.) A comparison that throws counts as "not after".
+  /// - Complexity: O(*s*) to find the window's last row among its *s* sections' last rows, and
+  ///   O(*k* log *n*) to read and compare the items of *k* changes.
+  @inlinable
+  static func reaches(
+    _ change: Changeset<Section>, acrossSections rows: Range<Int>, from before: Snapshot<Section>,
+    to after: Snapshot<Section>, window: Snapshot<Section>, by order: (Item, Item) throws -> Bool
+  ) -> Bool {
+    let sections = change.sectionChanges
+    guard sections.deletes.isEmpty && sections.inserts.isEmpty && sections.moves.isEmpty,
+      sections.updates.isEmpty, !rows.isEmpty, window.itemCount == rows.count
+    else { return true }
+    // Each section of the window holds its rows in order: the last row is the greatest of their last.
+    var last: Item?
+    for index in 0..<window.sectionCount {
+      let count = window.itemCount(inSection: index)
+      guard count > 0 else { continue }
+      let item = window[ItemPosition(section: index, item: count - 1)]
+      if let current = last, !((try? order(current, item)) ?? false) { continue }
+      last = item
+    }
+    guard let last else { return true }
+    func outside(_ item: Item) -> Bool { (try? order(last, item)) ?? false }
+    let items = change.itemChanges
+    for delete in items.deletes where !outside(before[delete.from]) { return true }
+    for insert in items.inserts where !outside(after[insert.to]) { return true }
+    for moved in [items.moves, items.updates] {
+      for change in moved where !outside(before[change.from]) || !outside(after[change.to]) { return true }
+    }
     return false
   }
 
