@@ -69,3 +69,17 @@ struct SwipingView: View {
     }
   }
 }
+
+struct OwnRowsView: View {
+  let list: ObservedList<Chores>
+  let chores: BasicDataSource<Chores>
+  var body: some View {
+    // --- the article's own rows
+    List {
+      ForEach(list.sections[0].rows) { row in Text(row.item.title) }
+        .onMove { list.move(fromOffsets: $0, toOffset: $1, inSection: 0, using: chores) }
+        .onDelete { list.delete(atOffsets: $0, inSection: 0) { try await chores.deleteItems($0) } }
+    }
+    // --- end
+  }
+}

@@ -22,22 +22,47 @@ struct PendingEdit<Section: SectionType> {
 
 @available(iOS 17, macOS 14, tvOS 17, watchOS 10, *)
 extension ObservedList {
-  /// Moves the rows at `offsets` of the section at `sectionIndex` to `destination` (SwiftUI's `onMove`):
-  /// the model shows it at once (``ObservedSection/rows`` assigned once), then hands it to `delegate`
-  /// (a `BasicDataSource` is one), the reorder path ``ListViewDataSource`` uses, one
-  /// ``InteractiveMove`` per row moved. Until the model holds the version the delegate answered, every
-  /// batch is shown with the move on top, so the rows never jump back; the source's own batch for the
-  /// move then changes nothing shown (no second update).
+  /// Moves the rows at `offsets` of the section at `sectionIndex` to `destination` (SwiftUI's `onMove`;
+  /// call it inside the callback, not from a `Task`): the offsets are resolved to rows *now*, against
+  /// what the user sees, and the model shows the move before this returns (``ObservedSection/rows``
+  /// assigned once). The returned task then hands it to `delegate` (a `BasicDataSource` is one), the
+  /// reorder path ``ListViewDataSource`` uses, one ``InteractiveMove`` per row moved, kept by the ids of
+  /// the rows around it: a batch that lands between the gesture and the commit (a row inserted or
+  /// deleted above, the dragged row moved by another writer) cannot make the source move another row.
+  /// Until the model holds the version the delegate answered, every batch is shown with the move on
+  /// top, so the rows never jump back; the source's own batch for the move then changes nothing shown
+  /// (no second update).
   ///
-  /// - Throws: ``DataSourceError`` when `sectionIndex`, `offsets` or `destination` is out of range
-  ///   (nothing changes); the delegate's error when it refuses: the move is rolled back, and the model
-  ///   shows the source's state, one update.
+  /// ```swift
+  /// .onMove { list.move(fromOffsets: $0, toOffset: $1, inSection: index, using: tasks) }
+  /// ```
+  ///
+  /// - Returns: The commit; its value throws ``DataSourceError`` when `sectionIndex`, `offsets` or
+  ///   `destination` was out of range (nothing changed), or the delegate's error when it refused: the
+  ///   move is rolled back, and the model shows the source's state, one update.
   /// - Complexity: O(*s*) for a section of *s* rows, plus the delegate's work; while the move is on its
   ///   way, each batch rebuilds the list: O(*n*).
+  @discardableResult
   public func move(
     fromOffsets offsets: IndexSet, toOffset destination: Int, inSection sectionIndex: Int,
     using delegate: some ReorderingDelegate<Section>
-  ) async throws {
+  ) -> Task<Void, any Error> {
+    let commit: @MainActor () async throws -> Void
+    do {
+      commit = try startMove(
+        fromOffsets: offsets, toOffset: destination, inSection: sectionIndex, using: delegate)
+    } catch {
+      return Task { throw error }
+    }
+    return Task { try await commit() }
+  }
+
+  /// The synchronous half of ``move(fromOffsets:toOffset:inSection:using:)``: resolves, shows and
+  /// registers the move; returns what sends it.
+  private func startMove(
+    fromOffsets offsets: IndexSet, toOffset destination: Int, inSection sectionIndex: Int,
+    using delegate: some ReorderingDelegate<Section>
+  ) throws -> @MainActor () async throws -> Void {
     let rows = try checkedRows(offsets, inSection: sectionIndex)
     guard (0...rows.count).contains(destination) else {
       throw DataSourceError<Section.ID, Item.ID>.itemOutOfRange(
@@ -75,34 +100,43 @@ extension ObservedList {
       }
       arrangement = without
     }
-    guard !moves.isEmpty else { return }
+    guard !moves.isEmpty else { return {} }
     sections[sectionIndex].rows = arrangement
-    try await send(moves.map { .move($0) }) { [moves] in
+    return register(moves.map { .move($0) }) { [moves] in
       var version = 0
       for move in moves { version = try await delegate.reorder(move) }
       return version
     }
   }
 
-  /// Deletes the rows at `offsets` of the section at `sectionIndex` (SwiftUI's `onDelete`): the model
-  /// shows it at once, then `commit` deletes them from the source and returns a version that holds it
+  /// Deletes the rows at `offsets` of the section at `sectionIndex` (SwiftUI's `onDelete`; call it
+  /// inside the callback, not from a `Task`): the offsets are resolved to ids *now*, and the rows leave
+  /// the model before this returns, as SwiftUI requires of `onDelete`. The returned task then has
+  /// `commit` delete those ids from the source and return a version that holds it
   /// (`{ try await tasks.deleteItems($0) }` for a `BasicDataSource`). Reconciled as
-  /// ``move(fromOffsets:toOffset:inSection:using:)``: the source's batch for it changes nothing shown,
-  /// and a refusal rolls it back.
+  /// ``move(fromOffsets:toOffset:inSection:using:)``: a batch that lands meanwhile cannot make it
+  /// delete another row, the source's batch for it changes nothing shown, and a refusal rolls it back.
   ///
-  /// - Throws: ``DataSourceError`` when `sectionIndex` or `offsets` is out of range (nothing changes);
-  ///   `commit`'s error: the rows come back.
+  /// - Returns: The commit; its value throws ``DataSourceError`` when `sectionIndex` or `offsets` was
+  ///   out of range (nothing changed), or `commit`'s error: the rows come back.
   /// - Complexity: O(*s*), plus `commit`'s work; while the delete is on its way, each batch rebuilds the
   ///   list: O(*n*).
+  @discardableResult
   public func delete(
     atOffsets offsets: IndexSet, inSection sectionIndex: Int,
     using commit: @escaping @Sendable ([Item.ID]) async throws -> Int
-  ) async throws {
-    let rows = try checkedRows(offsets, inSection: sectionIndex)
+  ) -> Task<Void, any Error> {
+    let rows: [ObservedRow<Item>]
+    do {
+      rows = try checkedRows(offsets, inSection: sectionIndex)
+    } catch {
+      return Task { throw error }
+    }
     let ids = offsets.map { rows[$0].id }
-    guard !ids.isEmpty else { return }
+    guard !ids.isEmpty else { return Task {} }
     sections[sectionIndex].rows = rows.indices.filter { !offsets.contains($0) }.map { rows[$0] }
-    try await send([.delete(Set(ids))]) { try await commit(ids) }
+    let send = register([.delete(Set(ids))]) { try await commit(ids) }
+    return Task { try await send() }
   }
 
   // MARK: - Reconciling
@@ -130,27 +164,29 @@ extension ObservedList {
     }
   }
 
-  /// Keeps `edits` shown until the source holds them: runs `operation`, which answers the version that
-  /// does; rolls them back when it throws.
-  private func send(
-    _ edits: [PendingEdit<Section>.Kind], _ operation: @Sendable () async throws -> Int
-  ) async throws {
+  /// Keeps `edits` shown, from now until the source holds them; returns what sends them: it runs
+  /// `operation`, which answers the version that holds them, and rolls them back when it throws.
+  private func register(
+    _ edits: [PendingEdit<Section>.Kind], _ operation: @escaping @Sendable () async throws -> Int
+  ) -> @MainActor () async throws -> Void {
     let number = (pending.map(\.operation).max() ?? 0) + 1
     pending += edits.map { PendingEdit(kind: $0, operation: number, heldFrom: nil) }
-    let version: Int
-    do {
-      version = try await operation()
-    } catch {
-      pending.removeAll { $0.operation == number }
-      showPending()
-      throw error
+    return { [self] in
+      let version: Int
+      do {
+        version = try await operation()
+      } catch {
+        pending.removeAll { $0.operation == number }
+        showPending()
+        throw error
+      }
+      for index in pending.indices where pending[index].operation == number {
+        pending[index].heldFrom = version
+      }
+      // The model shows the edits already; once it holds their version they are dropped, here when the
+      // source's batch came first, otherwise with that batch.
+      if version <= self.version { showPending() }
     }
-    for index in pending.indices where pending[index].operation == number {
-      pending[index].heldFrom = version
-    }
-    // The model shows the edits already; once it holds their version they are dropped, here when the
-    // source's batch came first, otherwise with that batch.
-    if version <= self.version { showPending() }
   }
 
   /// Drops the edits the model's version holds, then shows the newest state with the others on top:

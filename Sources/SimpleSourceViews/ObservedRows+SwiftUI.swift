@@ -82,27 +82,26 @@
 
     private func index() -> Int? { list.sections.firstIndex { $0 === section } }
 
+    // Both resolve SwiftUI's offsets inside its callback, against the rows it shows (a batch queued for
+    // the model must not change which row they name), and show the edit before returning; only the
+    // commit waits.
     private func move(_ offsets: IndexSet, _ destination: Int, _ delegate: any ReorderingDelegate<Section>) {
       guard let index = index() else { return }
-      Task {
-        do {
-          try await list.move(fromOffsets: offsets, toOffset: destination, inSection: index, using: delegate)
-        } catch {
-          refused(error)
-        }
-      }
+      let commit = list.move(fromOffsets: offsets, toOffset: destination, inSection: index, using: delegate)
+      report(commit)
     }
 
     private func delete(
       _ offsets: IndexSet, _ commit: @escaping @Sendable ([Section.Item.ID]) async throws -> Int
     ) {
       guard let index = index() else { return }
+      report(list.delete(atOffsets: offsets, inSection: index, using: commit))
+    }
+
+    /// Hands a refused commit's error to `refused`.
+    private func report(_ commit: Task<Void, any Error>) {
       Task {
-        do {
-          try await list.delete(atOffsets: offsets, inSection: index, using: commit)
-        } catch {
-          refused(error)
-        }
+        do { try await commit.value } catch { refused(error) }
       }
     }
   }

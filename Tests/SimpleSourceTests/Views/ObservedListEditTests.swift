@@ -81,7 +81,7 @@ struct ObservedListEditTests {
     let source = try BasicDataSource(sections: layout("A: a b c d | B: e"))
     let list = await ObservedList(following: source, pacing: .immediate)
     let delegate = HeldEdits(source)
-    let moving = Task { try await list.move(fromOffsets: [0], toOffset: 3, inSection: 0, using: delegate) }
+    let moving = list.move(fromOffsets: [0], toOffset: 3, inSection: 0, using: delegate)
     await delegate.arrived()
     #expect(Self.shownIDs(list) == [["b", "c", "a", "d"], ["e"]], "shown at once")
 
@@ -100,7 +100,7 @@ struct ObservedListEditTests {
   func moveSeveral() async throws {
     let source = try BasicDataSource(sections: layout("A: a b c d e"))
     let list = await ObservedList(following: source, pacing: .immediate)
-    try await list.move(fromOffsets: [0, 2], toOffset: 4, inSection: 0, using: source)
+    try await list.move(fromOffsets: [0, 2], toOffset: 4, inSection: 0, using: source).value
     #expect(Self.shownIDs(list) == [["b", "d", "a", "c", "e"]])
     await Self.expectFollows(list, source)
     #expect((await source.snapshot).sections == layout("A: b d a c e"))
@@ -123,7 +123,7 @@ struct ObservedListEditTests {
       var expected = names.indices.filter { !offsets.contains($0) }.map { names[$0] }
       expected.insert(
         contentsOf: offsets.map { names[$0] }, at: destination - offsets.count(in: 0..<destination))
-      try await list.move(fromOffsets: offsets, toOffset: destination, inSection: 0, using: source)
+      try await list.move(fromOffsets: offsets, toOffset: destination, inSection: 0, using: source).value
       let place = "run \(run): \(Array(offsets)) to \(destination); \(settings.replay)"
       #expect(Self.shownIDs(list) == [expected], "\(place)")
       await source.settled()
@@ -140,7 +140,7 @@ struct ObservedListEditTests {
     let source = try BasicDataSource(sections: layout("A: a b c"))
     let list = await ObservedList(following: source, pacing: .immediate)
     let delegate = HeldEdits(source)
-    let moving = Task { try await list.move(fromOffsets: [2], toOffset: 0, inSection: 0, using: delegate) }
+    let moving = list.move(fromOffsets: [2], toOffset: 0, inSection: 0, using: delegate)
     await delegate.arrived()
     #expect(Self.shownIDs(list) == [["c", "a", "b"]])
     let invalidations = Invalidations()
@@ -149,7 +149,7 @@ struct ObservedListEditTests {
     await #expect(throws: TestSource.Error.self) { try await moving.value }
     #expect(Self.shownIDs(list) == [["a", "b", "c"]] && invalidations.counts == ["rows A": 1], "rolled back")
 
-    let deleting = Task { try await list.delete(atOffsets: [0, 1], inSection: 0, using: delegate.delete) }
+    let deleting = list.delete(atOffsets: [0, 1], inSection: 0, using: delegate.delete)
     await delegate.arrived()
     #expect(Self.shownIDs(list) == [["c"]], "deleted at once")
     await delegate.release(allowing: false)
@@ -165,7 +165,7 @@ struct ObservedListEditTests {
     let source = try BasicDataSource(sections: layout("A: a b c | B: d"))
     let list = await ObservedList(following: source, pacing: .immediate)
     let delegate = HeldEdits(source)
-    let deleting = Task { try await list.delete(atOffsets: [1], inSection: 0, using: delegate.delete) }
+    let deleting = list.delete(atOffsets: [1], inSection: 0, using: delegate.delete)
     await delegate.arrived()
     #expect(Self.shownIDs(list) == [["a", "c"], ["d"]])
     let echo = try await Self.echo(of: deleting, releasing: delegate, in: list)
@@ -179,20 +179,86 @@ struct ObservedListEditTests {
     let source = try BasicDataSource(sections: layout("A: a b"))
     let list = await ObservedList(following: source, pacing: .immediate)
     await #expect(throws: TestSource.Error(code: .sectionIndexOutOfRange, sectionIndices: [3])) {
-      try await list.move(fromOffsets: [0], toOffset: 1, inSection: 3, using: source)
+      try await list.move(fromOffsets: [0], toOffset: 1, inSection: 3, using: source).value
     }
     await #expect(
       throws: TestSource.Error(code: .itemIndexOutOfRange, positions: [ItemPosition(section: 0, item: 5)])
     ) {
-      try await list.delete(atOffsets: [5], inSection: 0) { try await source.deleteItems($0) }
+      try await list.delete(atOffsets: [5], inSection: 0) { try await source.deleteItems($0) }.value
     }
     await #expect(
       throws: TestSource.Error(code: .itemIndexOutOfRange, positions: [ItemPosition(section: 0, item: 9)])
     ) {
-      try await list.move(fromOffsets: [0], toOffset: 9, inSection: 0, using: source)
+      try await list.move(fromOffsets: [0], toOffset: 9, inSection: 0, using: source).value
     }
     #expect(Self.shownIDs(list) == [["a", "b"]])
     #expect(await source.version == 0)
     list.stop()
+  }
+
+  /// What another writer does while the user's edit is on its way.
+  enum OtherWrite: String, CaseIterable, Sendable {
+    case insertAbove, deleteAbove, moveDragged
+
+    func apply(to source: BasicDataSource<TestSection>) async throws -> Int {
+      switch self {
+      case .insertAbove: try await source.insertItems([TestItem("x")], before: "a")
+      case .deleteAbove: try await source.deleteItems(["c"])
+      case .moveDragged: try await source.moveItem("d", after: "e")
+      }
+    }
+
+    func apply(to ids: inout [String]) {
+      switch self {
+      case .insertAbove: ids.insert("x", at: 0)
+      case .deleteAbove: ids.removeAll { $0 == "c" }
+      case .moveDragged:
+        ids.removeAll { $0 == "d" }
+        ids.append("d")
+      }
+    }
+  }
+
+  @Test(
+    "an edit made in the list acts on the row the user touched, whatever batch lands before or after its commit",
+    arguments: [false, true], OtherWrite.allCases)
+  @available(iOS 17, macOS 14, tvOS 17, watchOS 10, *)
+  func gestureResolvesAtOnce(deleting: Bool, other: OtherWrite) async throws {
+    // After the user's delete, another writer's move of the deleted row is refused: nothing to check.
+    for otherFirst in [true, false] where otherFirst || !(deleting && other == .moveDragged) {
+      let source = try BasicDataSource(sections: layout("A: a b c d e"))
+      let list = await ObservedList(following: source, pacing: .immediate)
+      let delegate = HeldEdits(source)
+      // The gesture, as SwiftUI calls it: offsets of what is shown, resolved and shown before returning.
+      let commit =
+        deleting
+        ? list.delete(atOffsets: [3], inSection: 0, using: delegate.delete)
+        : list.move(fromOffsets: [3], toOffset: 1, inSection: 0, using: delegate)
+      #expect(Self.shownIDs(list) == [deleting ? ["a", "b", "c", "e"] : ["a", "d", "b", "c", "e"]])
+      var expected = ["a", "b", "c", "d", "e"]
+      func user(_ ids: inout [String]) {
+        ids.removeAll { $0 == "d" }
+        // The move lands between the rows the user dropped it between: after a, before b.
+        if !deleting, let before = ids.firstIndex(of: "b") { ids.insert("d", at: before) }
+      }
+      await delegate.arrived()
+      if otherFirst {
+        #expect(await list.reached(try await other.apply(to: source)))
+        other.apply(to: &expected)
+        await delegate.release(allowing: true)
+        try await commit.value
+        user(&expected)
+      } else {
+        await delegate.release(allowing: true)
+        try await commit.value
+        user(&expected)
+        #expect(await list.reached(try await other.apply(to: source)))
+        other.apply(to: &expected)
+      }
+      let context = "\(deleting ? "delete" : "move") d, \(other) \(otherFirst ? "first" : "after")"
+      #expect((await source.snapshot).sections[0].items.map(\.id) == expected, "\(context)")
+      await Self.expectFollows(list, source)
+      list.stop()
+    }
   }
 }
