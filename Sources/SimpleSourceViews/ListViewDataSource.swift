@@ -24,7 +24,7 @@ package import Foundation
 /// - Diffs never run on the main actor (G9); this object only applies them.
 /// - With a ``reorderingDelegate``, a move the user makes is shown at once, is never moved again by the
 ///   batch that echoes it, and writes from other tasks made meanwhile arrive after it (see
-///   ``moveItem(at:to:)``).
+///   *Driving list views*).
 @MainActor
 public final class ListViewDataSource<Section: SectionType, View: ListView> {
   /// The item type.
