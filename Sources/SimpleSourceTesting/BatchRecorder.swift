@@ -6,7 +6,7 @@ public import SimpleSource
 ///
 /// - **G1**: its `from` is the previous batch's `to` (the subscription's version for the first);
 /// - **G4**: it is not empty;
-/// - **G2, G3**: its stages, applied to a ``ReferenceListView`` showing the previous state, pass UIKit's
+/// - **G2, G3**: its stages, applied to a `ReferenceListView` showing the previous state, pass UIKit's
 ///   rules without warnings and show the batch's snapshot exactly.
 ///
 /// Violations are collected in ``violations``. Await ``showing(_:)`` instead of sleeping.

@@ -2,7 +2,7 @@
 
 public import SimpleSource
 
-/// A `ListView` backed by a ``ReferenceListView``: every batch a view data source performs is checked
+/// A `ListView` backed by a `ReferenceListView`: every batch a view data source performs is checked
 /// against UIKit's rules, and cells, headers and footers are dequeued and configured through the view
 /// data source as UIKit does it.
 ///

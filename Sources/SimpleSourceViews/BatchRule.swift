@@ -1,6 +1,6 @@
 // The ids of UIKit's batch-update rules, and the errors and warnings citing them.
 
-public import SimpleSource
+public import SimpleSourceCore
 
 /// One of the rules UIKit applies to a batch update, such as `R19`: each constant below says what it requires.
 public struct BatchRule: Hashable, Sendable, CustomStringConvertible {

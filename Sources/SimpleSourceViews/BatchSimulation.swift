@@ -1,6 +1,6 @@
 // One batch update simulated step by step in UIKit's validation order (the order UIKit checks its rules in).
 
-import SimpleSource
+import SimpleSourceCore
 
 /// An index path as UIKit sorts update items: a section operation sorts after every item of its section,
 /// as UIKit's `(section, NSNotFound)` does. The flag is explicit so that an item index of `Int.max` in a

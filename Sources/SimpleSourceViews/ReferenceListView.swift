@@ -1,6 +1,6 @@
 // A headless list view that applies batch updates with UIKit's exact semantics and reports violations.
 
-public import SimpleSource
+public import SimpleSourceCore
 
 /// A headless list view that applies batch updates the way `UITableView` and `UICollectionView` do, and
 /// throws a ``ListViewError`` naming the rule (``BatchRule``) where UIKit would raise an

@@ -3,6 +3,7 @@
 
 @testable import SimpleSourceCore
 import SimpleSourceTesting
+import SimpleSourceViews
 import Testing
 
 /// The states the source moves between, in persistent form, so that catch-ups derived from the missed
