@@ -297,7 +297,8 @@ func latency(iterations: Int) async -> RuntimeResult {
 let runtimeCaseNames =
   [
     "throughput", "fanout-1", "fanout-10", "fanout-100", "fanout-1000", "stalled", "latency", "view-apply",
-    "view-rebased", "projection-one-edit-100k", "projection-one-edit-1m", "projection-refilter-100k",
+    "view-rebased", "view-apply-verified", "projection-one-edit-100k", "projection-one-edit-1m",
+    "projection-refilter-100k",
     "composite-one-edit", "outline-one-edit-100k", "queries-1000-clients", "observed-one-edit-1m",
     "observed-invalidations", "observed-window-1m",
   ] + editCaseNames
@@ -311,6 +312,7 @@ func runRuntimeCase(named name: String, iterations: Int) async -> [RuntimeResult
   case "latency": [await latency(iterations: iterations)]
   case "view-apply": [await viewBatch(iterations: iterations, rebased: false)]
   case "view-rebased": [await viewBatch(iterations: iterations, rebased: true)]
+  case "view-apply-verified": [await viewBatchVerified(iterations: iterations)]
   case "projection-one-edit-100k": [await projectionOneEdit(iterations: iterations)]
   case "projection-one-edit-1m": [await projectionOneEditMillion(iterations: iterations)]
   case "projection-refilter-100k": [await projectionRefilter(iterations: iterations)]

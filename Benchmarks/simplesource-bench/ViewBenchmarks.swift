@@ -43,15 +43,20 @@ func timeBareSubscriber(_ old: [BenchSection], _ new: [BenchSection]) async -> D
 /// a move of the user's is on its way, so the batch is rebased onto it (one more diff, off main).
 @available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
 @MainActor
-func timeViewDataSource(_ old: [BenchSection], _ new: [BenchSection], rebased: Bool) async -> Double {
+func timeViewDataSource(
+  _ old: [BenchSection], _ new: [BenchSection], rebased: Bool, verified: Bool = false
+) async -> Double {
   guard let source = try? BasicDataSource(sections: old) else { fatalError("invalid data") }
   let view = SilentListView()
   let factory = ViewFactory<BenchSection, SilentListView> { item, _ in item.version == 0 ? "plain" : "changed"
   }
   factory.registerCell(method: (), reuseIdentifier: "plain", in: view) { (_: SilentListView.Cell, _, _) in }
   factory.registerCell(method: (), reuseIdentifier: "changed", in: view) { (_: SilentListView.Cell, _, _) in }
+  let update = ViewUpdate<BenchSection>.animated(largeBatchThreshold: nil)
   let viewDataSource = ListViewDataSource(
-    view: view, factory: factory, update: .animated(largeBatchThreshold: nil))
+    view: view, factory: factory,
+    update: verified
+      ? update.verifyingBatches { fatalError("a benchmark batch broke a rule: \($0)") } : update)
   let delegate = HeldDelegate()
   viewDataSource.reorderingDelegate = delegate
   await viewDataSource.follow(source)
@@ -87,4 +92,23 @@ func viewBatch(iterations: Int, rebased: Bool) async -> RuntimeResult {
     name: rebased ? "view-rebased" : "view-apply", ms: median(ours), floorMS: median(floors),
     note: rebased
       ? "floor: the same view with no move on its way" : "floor: a bare subscriber swapping stage data")
+}
+
+/// `view-apply-verified`: the view data source of `view-apply` with every batch verified against UIKit's
+/// rules (`ViewUpdate.verifyingBatches`), against the same one unverified, interleaved in the same run.
+@available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
+@MainActor
+func viewBatchVerified(iterations: Int) async -> RuntimeResult {
+  let (old, new) = viewData()
+  var verified: [Double] = []
+  var unverified: [Double] = []
+  for _ in 0..<iterations {
+    unverified.append(await timeViewDataSource(old, new, rebased: false))
+    verified.append(await timeViewDataSource(old, new, rebased: false, verified: true))
+  }
+  let (ms, unverifiedMS) = (median(verified), median(unverified))
+  return RuntimeResult(
+    name: "view-apply-verified", ms: ms, floorMS: .nan,
+    extra: ["vs_unverified": ms / unverifiedMS, "unverified_ms": unverifiedMS],
+    note: String(format: "unverified %.2f ms; verified/unverified %.2fx", unverifiedMS, ms / unverifiedMS))
 }

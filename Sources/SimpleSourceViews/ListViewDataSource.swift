@@ -69,6 +69,8 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
   private var showingWaiters = ParkedWaiters<Snapshot<Section>, CheckedContinuation<Bool, Never>>()
   /// The source's state as of ``version``, as the subscription delivered it.
   private var sourceSnapshot = Snapshot<Section>()
+  /// The type of the source followed, which ``InvalidBatch`` names.
+  private var sourceName = ""
   /// Every decision its tasks share: subscriptions, the gate, the user's moves, waiters.
   private var state = State()
 
@@ -126,6 +128,7 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
   public func follow(_ source: some DataSourceType<Section>, pacing: Pacing = .immediate) async {
     following?.cancel()
     let current = state.beginFollowing()
+    sourceName = String(describing: type(of: source))
     let subscription = await source.subscribe(pacing: pacing)
     // A later follow() or stop() while this one subscribed wins.
     guard let waiters = state.subscribed(epoch: current, version: subscription.version) else { return }
@@ -461,8 +464,13 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
     _ batch: UpdateBatch<Section>, in view: View, refreshing style: RefreshStyle,
     animations: ChangeAnimations?, with perform: ViewUpdate<Section>.Context.StagePerformer? = nil
   ) {
+    if let report = update.verification, let invalid = verify(batch, in: view, refreshing: style) {
+      report(invalid)
+      reload(batch, in: view)
+      return
+    }
     for stage in batch.changeset.stages {
-      let update = calls(for: stage, refreshing: style, in: view)
+      let update = calls(for: stage, refreshing: style, in: view, before: shown)
       let swap: @MainActor () -> Void = { self.shown = stage.state }
       if let perform {
         let swapped = SwapCheck()
@@ -481,16 +489,41 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
     }
   }
 
-  /// The stage's calls, with reconfigures that would change a cell's reuse identifier turned into
-  /// reloads: UIKit can only reconfigure a cell into the same class (R5).
-  private func calls(for stage: ChangeStage<Section>, refreshing style: RefreshStyle, in view: View)
-    -> StageCalls
+  /// The first stage of `batch` that breaks UIKit's rules, applied to what the view shows, with the
+  /// calls ``performStages(_:in:refreshing:animations:with:)`` would make; `nil` when every stage passes.
+  /// - Complexity: O(*n*) to copy what is shown into the rules model, plus the stages' calls.
+  private func verify(_ batch: UpdateBatch<Section>, in view: View, refreshing style: RefreshStyle)
+    -> InvalidBatch<Section>?
   {
+    var reference = ReferenceListView(shown.sections)
+    var before = shown
+    for (index, stage) in batch.changeset.stages.enumerated() {
+      let update = calls(for: stage, refreshing: style, in: view, before: before)
+      do {
+        try reference.performBatchUpdates(
+          update, data: stage.state.sections, requestedRefreshes: batch.changeset.forcedRefreshes)
+      } catch {
+        return InvalidBatch(error: error, batch: batch, stage: index, source: sourceName)
+      }
+      before = stage.state
+    }
+    return nil
+  }
+
+  /// The stage's calls on the state `before` it, with reconfigures that would change a cell's reuse
+  /// identifier turned into reloads: UIKit can only reconfigure a cell into the same class (R5).
+  private func calls(
+    for stage: ChangeStage<Section>, refreshing style: RefreshStyle, in view: View, before: Snapshot<Section>
+  ) -> StageCalls {
     var update = stage.calls(refreshing: style)
     guard !update.reconfigureItems.isEmpty else { return update }
     var reconfigured: [ItemPosition] = []
     for position in update.reconfigureItems {
-      let old = item(at: position)
+      guard before.contains(position) else {
+        update.reloadItems.append(position)
+        continue
+      }
+      let old = before[position]
       let data = stage.state
       if data.contains(position), case let new = data[position], new.id == old.id,
         factory.reuseIdentifier(for: old, in: view) == factory.reuseIdentifier(for: new, in: view)
