@@ -216,3 +216,10 @@ extension View {
     _StandInView()
   }
 }
+
+/// SwiftUI's transaction (the context of one state change: its animation), which every file that
+/// imports SwiftUI and SimpleSource sees next to SimpleSource's `Transaction`.
+public struct Transaction {
+  public init() {}
+  public var disablesAnimations: Bool = false
+}

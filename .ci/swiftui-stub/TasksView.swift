@@ -17,6 +17,7 @@ struct Chore: Identifiable, Hashable, Sendable {
 // --- the article's view
 typealias Chores = SimpleSource.Section<String, Chore>   // SwiftUI has a Section too
 
+@available(iOS 17, macOS 14, tvOS 17, watchOS 10, *)
 struct ChoresView: View {
   let list: ObservedList<Chores>   // await ObservedList(following: chores)
   let chores: BasicDataSource<Chores>
@@ -36,7 +37,9 @@ struct ChoresView: View {
         }
       }
     }
-    .toolbar { EditButton() }
+    #if os(iOS) || os(visionOS)
+      .toolbar { EditButton() }   // EditButton exists on iOS and visionOS only
+    #endif
   }
 }
 // --- end
@@ -83,3 +86,13 @@ struct OwnRowsView: View {
     // --- end
   }
 }
+
+// --- the article's transaction in a SwiftUI file
+func markAllDone(_ chores: BasicDataSource<Chores>) async throws {
+  try await chores.transaction { (transaction: inout SimpleSource.Transaction<Chores>) in
+    for chore in transaction.snapshot.sections.flatMap(\.items) where !chore.isDone {
+      try transaction.updateItem(chore.id) { $0.isDone = true }
+    }
+  }
+}
+// --- end

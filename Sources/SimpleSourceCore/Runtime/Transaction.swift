@@ -17,6 +17,9 @@
 /// }
 /// ```
 ///
+/// SwiftUI has a `Transaction` too: in a file that imports SwiftUI, name this one
+/// `SimpleSource.Transaction` (or `SimpleSourceCore.Transaction`).
+///
 /// - Complexity: Each item edit is O(log *n*) (amortised for inserts), each section edit O(*s* + log *n*)
 ///   plus O(log *n*) per item of an inserted or deleted section. A transaction of *k* item edits costs
 ///   O(*k* log *n*) to make and to publish, however large the source.
