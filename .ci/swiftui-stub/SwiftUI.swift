@@ -215,6 +215,14 @@ extension View {
   nonisolated public func toolbar<Content: View>(@ViewBuilder content: () -> Content) -> some View {
     _StandInView()
   }
+
+  nonisolated public func tint(_ tint: Color?) -> some View { _StandInView() }
+}
+
+/// A color (only what the skin uses).
+public struct Color: Hashable, Sendable {
+  let name: String
+  public static let red = Color(name: "red")
 }
 
 /// SwiftUI's transaction (the context of one state change: its animation), which every file that

@@ -13,7 +13,8 @@
   /// the leading and trailing swipe actions of `interactions` become SwiftUI's `swipeActions` (not on tvOS,
   /// which has none), resolved by ``ObservedList/swipeActions(_:forRow:in:reuseIdentifier:)`` and run by
   /// ``ObservedList/perform(_:onRow:in:)``. A row with swipe actions of its own replaces SwiftUI's swipe to
-  /// delete: give it a destructive action instead.
+  /// delete: give it a destructive action instead (drawn red, without SwiftUI's destructive role, which
+  /// would remove the row before the handler answers).
   ///
   /// ```swift
   /// List {
@@ -155,7 +156,10 @@
           content.swipeActions(edge: edge, allowsFullSwipe: actions.performsFirstActionWithFullSwipe) {
             ForEach(actions.actions.indices, id: \.self) { index in
               let action = actions.actions[index]
-              Button(role: action.style == .destructive ? .destructive : nil) {
+              // No `.destructive` role: SwiftUI removes the row as soon as such a button is tapped,
+              // whatever the handler, which may refuse, answers. The row leaves when the source's batch
+              // removes it; a destructive action is drawn red.
+              Button {
                 perform(action)
               } label: {
                 if let image = action.systemImageName {
@@ -164,6 +168,7 @@
                   Text(action.title ?? "")
                 }
               }
+              .tint(action.style == .destructive ? .red : nil)
             }
           }
         } else {
