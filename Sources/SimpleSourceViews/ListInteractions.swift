@@ -1,5 +1,6 @@
 // Typed closures for what the user does with a list: select, display, heights, editing, swipes, accessory taps.
 
+public import Observation
 public import SimpleSourceCore
 
 /// What happens to a row's selection after its selection closure ran.
@@ -144,24 +145,24 @@ public final class ListInteractions<Section: SectionType> {
   public typealias Item = Section.Item
 
   /// The closures for each reuse identifier.
-  public var items: [String: ItemInteractions<Item>] = [:] { didSet { onChange?() } }
+  public var items: [String: ItemInteractions<Item>] = [:] { didSet { changed() } }
   /// The closures for every item that its reuse identifier's closures leave unhandled.
-  public var all = ItemInteractions<Item>() { didSet { onChange?() } }
+  public var all = ItemInteractions<Item>() { didSet { changed() } }
   /// A section header's height.
   public var headerHeight: (@MainActor (_ section: Section, _ index: Int) -> Double)? {
-    didSet { onChange?() }
+    didSet { changed() }
   }
   /// A section footer's height.
   public var footerHeight: (@MainActor (_ section: Section, _ index: Int) -> Double)? {
-    didSet { onChange?() }
+    didSet { changed() }
   }
   /// A section header's estimated height.
   public var estimatedHeaderHeight: (@MainActor (_ section: Section, _ index: Int) -> Double)? {
-    didSet { onChange?() }
+    didSet { changed() }
   }
   /// A section footer's estimated height.
   public var estimatedFooterHeight: (@MainActor (_ section: Section, _ index: Int) -> Double)? {
-    didSet { onChange?() }
+    didSet { changed() }
   }
   /// Receives the errors of ``ItemInteractions/commitEdit`` and of swipe actions, with the item they were
   /// about.
@@ -171,8 +172,36 @@ public final class ListInteractions<Section: SectionType> {
   /// methods its delegate and data source answer, since UIKit caches that when they are assigned.
   package var onChange: (@MainActor () -> Void)?
 
+  /// Observation of the closures, where Observation exists (iOS 17, macOS 14): a SwiftUI row that asked
+  /// for its swipe actions asks again when any closure changes.
+  private let observation: (any Sendable)? =
+    if #available(iOS 17, macOS 14, tvOS 17, watchOS 10, *) { InteractionsObservation() } else { nil }
+  /// Counts the changes of the closures: what observers of them track.
+  private(set) var revision = 0
+
   /// No closures.
   public init() {}
+
+  /// A closure was set or removed: observers are told, and the UIKit skin's hook runs.
+  private func changed() {
+    if #available(iOS 17, macOS 14, tvOS 17, watchOS 10, *),
+      let observation = observation as? InteractionsObservation
+    {
+      observation.registrar.withMutation(of: self, keyPath: \.revision) { revision += 1 }
+    } else {
+      revision += 1
+    }
+    onChange?()
+  }
+
+  /// A closure is read: an observer is told when any changes.
+  private func accessed() {
+    if #available(iOS 17, macOS 14, tvOS 17, watchOS 10, *),
+      let observation = observation as? InteractionsObservation
+    {
+      observation.registrar.access(self, keyPath: \.revision)
+    }
+  }
 
   /// Sets the closures for the items of `reuseIdentifier`.
   /// - Complexity: O(1).
@@ -187,7 +216,8 @@ public final class ListInteractions<Section: SectionType> {
   public func closure<Closure>(
     _ key: KeyPath<ItemInteractions<Item>, Closure?>, reuseIdentifier: String
   ) -> Closure? {
-    items[reuseIdentifier]?[keyPath: key] ?? all[keyPath: key]
+    accessed()
+    return items[reuseIdentifier]?[keyPath: key] ?? all[keyPath: key]
   }
 
   /// Whether any closure handles `interaction`, for any item or section. The UIKit skin answers the
@@ -278,4 +308,16 @@ extension ListInteractions {
         interactions.contains(where: handles) ? name : nil
       })
   }
+}
+
+/// ``ListInteractions`` is observable where Observation exists: reading a closure through
+/// ``ListInteractions/closure(_:reuseIdentifier:)`` tracks every closure, so a SwiftUI row that asked for
+/// its swipe actions asks again when they change.
+@available(iOS 17, macOS 14, tvOS 17, watchOS 10, *)
+extension ListInteractions: Observable {}
+
+/// The registrar behind ``ListInteractions``' observation.
+@available(iOS 17, macOS 14, tvOS 17, watchOS 10, *)
+final class InteractionsObservation: Sendable {
+  let registrar = ObservationRegistrar()
 }

@@ -40,6 +40,27 @@ struct ObservedListInteractionTests {
     var values: [String] = []
   }
 
+  @Test("a row that asked for its actions is invalidated when the interactions' closures change")
+  @available(iOS 17, macOS 14, tvOS 17, watchOS 10, *)
+  func interactionsAreObserved() async throws {
+    let source = try BasicDataSource(sections: layout("A: a b"))
+    let list = await ObservedList(following: source, pacing: .immediate)
+    let interactions = ListInteractions<TestSection>()
+    let invalidations = Invalidations()
+    invalidations.track("row a") { _ = list.swipeActions(.leading, forRow: "a", in: interactions) }
+    #expect(invalidations.counts == [:])
+    interactions.all.leadingSwipeActions = { _, _ in
+      SwipeActions([SwipeAction(title: "Pin") { _, _ in true }])
+    }
+    #expect(invalidations.counts == ["row a": 1], "a closure set after the row drew reaches it")
+    #expect(list.swipeActions(.leading, forRow: "a", in: interactions)?.actions.first?.title == "Pin")
+    invalidations.reset()
+    invalidations.track("row b") { _ = list.swipeActions(.trailing, forRow: "b", in: interactions) }
+    interactions.forItems(withReuseIdentifier: "pinned") { $0.trailingSwipeActions = { _, _ in nil } }
+    #expect(invalidations.counts == ["row b": 1], "and one set for a kind")
+    list.stop()
+  }
+
   @Test(
     "the actions come from the row's kind or from all, asked with the row's item and the source's position")
   @available(iOS 17, macOS 14, tvOS 17, watchOS 10, *)
