@@ -39,6 +39,7 @@
 
     /// Answers the delegate methods no interaction closure handles (layout delegate methods, every
     /// `UIScrollViewDelegate` method, …); held weakly.
+    /// - Complexity: O(1) to set; the collection then asks again which methods its delegate answers.
     public var fallbackDelegate: (any UICollectionViewDelegate)? {
       get { fallbackDelegateObject as? any UICollectionViewDelegate }
       set {
@@ -47,6 +48,7 @@
     }
 
     /// Answers the data source methods this class does not implement (index titles, …); held weakly.
+    /// - Complexity: O(1) to set; the collection then asks again which methods its data source answers.
     public var fallbackDataSource: (any UICollectionViewDataSource)? {
       get { fallbackDataSourceObject as? any UICollectionViewDataSource }
       set {
@@ -79,6 +81,7 @@
     // MARK: - Interactive movement that holds batches back
 
     /// Begins moving the item at `indexPath`, and holds batches back until the movement ends.
+    /// - Complexity: O(1), plus UIKit's own work.
     @discardableResult
     public func beginInteractiveMovementForItem(at indexPath: IndexPath, in collectionView: UICollectionView)
       -> Bool
@@ -90,12 +93,14 @@
     }
 
     /// Drops the item; UIKit reports the move, then the held batches are applied.
+    /// - Complexity: O(1) plus the batches held back meanwhile, and UIKit's own work.
     public func endInteractiveMovement(in collectionView: UICollectionView) {
       collectionView.endInteractiveMovement()
       endHold()
     }
 
     /// Cancels the movement; the held batches are applied.
+    /// - Complexity: O(1) plus the batches held back meanwhile, and UIKit's own work.
     public func cancelInteractiveMovement(in collectionView: UICollectionView) {
       collectionView.cancelInteractiveMovement()
       endHold()
@@ -110,18 +115,22 @@
     // MARK: - UICollectionViewDataSource
 
     /// The number of sections shown; the first question attaches the collection view without reloading it.
+    /// - Complexity: O(1).
     public func numberOfSections(in collectionView: UICollectionView) -> Int {
       viewDataSource.attach(collectionView, reloading: false)
       return viewDataSource.numberOfSections
     }
 
     /// The number of items in `section` of the shown snapshot.
+    /// - Complexity: O(1).
     public func collectionView(_ collectionView: UICollectionView, numberOfItemsInSection section: Int) -> Int
     {
       viewDataSource.numberOfItems(inSection: section)
     }
 
     /// The cell for the item at `indexPath`, made by the factory's registration for its reuse identifier.
+    /// - Complexity: O(log *n*) to read the item from the shown snapshot, plus the cell's configuration
+    ///   closure.
     public func collectionView(_ collectionView: UICollectionView, cellForItemAt indexPath: IndexPath)
       -> UICollectionViewCell
     {
@@ -129,6 +138,7 @@
     }
 
     /// The header, footer or other supplementary view the factory registered for `kind`.
+    /// - Complexity: O(1) plus the view's configuration closure.
     public func collectionView(
       _ collectionView: UICollectionView, viewForSupplementaryElementOfKind kind: String,
       at indexPath: IndexPath
@@ -145,12 +155,15 @@
     }
 
     /// Whether the user may drag the item, from `canMoveItem` (no reordering delegate: `false`).
+    /// - Complexity: O(log *n*) plus the `canMoveItem` closure.
     public func collectionView(_ collectionView: UICollectionView, canMoveItemAt indexPath: IndexPath) -> Bool
     {
       viewDataSource.canMoveItem(at: ItemPosition(indexPath))
     }
 
     /// Applies the user's move at once and sends it to the reordering delegate.
+    /// - Complexity: O(*s*) for the *s* items of the sections the move touches (the move is recorded by ids),
+    ///   plus the delegate's work, off the main actor.
     public func collectionView(
       _ collectionView: UICollectionView, moveItemAt sourceIndexPath: IndexPath,
       to destinationIndexPath: IndexPath

@@ -8,6 +8,8 @@
 
   /// The base of the built-in table cells: a `UITableViewCell` that is a ``ListCell`` of ``CellContent``,
   /// made with its class's ``style``. Subclass it for a cell of your own that fits the same protocol.
+  ///
+  /// Every method of the built-in table cells is O(1), plus UIKit's own layout.
   @MainActor
   open class TableCellBasic: UITableViewCell, ListCell {
     /// Kept by the factory.

@@ -37,6 +37,7 @@
   {
     /// Answers the delegate methods no interaction closure handles (and every `UIScrollViewDelegate`
     /// method); held weakly.
+    /// - Complexity: O(1) to set; the table then asks again which methods its delegate answers.
     public var fallbackDelegate: (any UITableViewDelegate)? {
       get { fallbackDelegateObject as? any UITableViewDelegate }
       set {
@@ -46,6 +47,7 @@
 
     /// Answers the data source methods this class does not implement (section index titles, …); held
     /// weakly.
+    /// - Complexity: O(1) to set; the table then asks again which methods its data source answers.
     public var fallbackDataSource: (any UITableViewDataSource)? {
       get { fallbackDataSourceObject as? any UITableViewDataSource }
       set {
@@ -75,6 +77,7 @@
     }
 
     /// A custom header for your delegate's `tableView(_:viewForHeaderInSection:)`.
+    /// - Complexity: O(1) plus the header's configuration closure.
     public func headerView(inSection section: Int, of tableView: UITableView) -> UITableViewHeaderFooterView?
     {
       viewDataSource.supplementaryView(
@@ -82,6 +85,7 @@
     }
 
     /// A custom footer for your delegate's `tableView(_:viewForFooterInSection:)`.
+    /// - Complexity: O(1) plus the footer's configuration closure.
     public func footerView(inSection section: Int, of tableView: UITableView) -> UITableViewHeaderFooterView?
     {
       viewDataSource.supplementaryView(
@@ -91,37 +95,46 @@
     // MARK: - UITableViewDataSource
 
     /// The number of sections shown; the first question attaches the table view without reloading it.
+    /// - Complexity: O(1).
     public func numberOfSections(in tableView: UITableView) -> Int {
       viewDataSource.attach(tableView, reloading: false)
       return viewDataSource.numberOfSections
     }
 
     /// The number of rows in `section` of the shown snapshot.
+    /// - Complexity: O(1).
     public func tableView(_ tableView: UITableView, numberOfRowsInSection section: Int) -> Int {
       viewDataSource.numberOfItems(inSection: section)
     }
 
     /// The cell for the item at `indexPath`, made by the factory's registration for its reuse identifier.
+    /// - Complexity: O(log *n*) to read the item from the shown snapshot, plus the cell's configuration
+    ///   closure.
     public func tableView(_ tableView: UITableView, cellForRowAt indexPath: IndexPath) -> UITableViewCell {
       viewDataSource.cell(at: ItemPosition(indexPath), in: tableView)
     }
 
     /// The factory's header title for `section`.
+    /// - Complexity: O(1) plus the title closure.
     public func tableView(_ tableView: UITableView, titleForHeaderInSection section: Int) -> String? {
       viewDataSource.headerTitle(inSection: section)
     }
 
     /// The factory's footer title for `section`.
+    /// - Complexity: O(1) plus the title closure.
     public func tableView(_ tableView: UITableView, titleForFooterInSection section: Int) -> String? {
       viewDataSource.footerTitle(inSection: section)
     }
 
     /// Whether the user may drag the row, from `canMoveItem` (no reordering delegate: `false`).
+    /// - Complexity: O(log *n*) plus the `canMoveItem` closure.
     public func tableView(_ tableView: UITableView, canMoveRowAt indexPath: IndexPath) -> Bool {
       viewDataSource.canMoveItem(at: ItemPosition(indexPath))
     }
 
     /// Applies the user's move at once and sends it to the reordering delegate.
+    /// - Complexity: O(*s*) for the *s* items of the sections the move touches (the move is recorded by ids),
+    ///   plus the delegate's work, off the main actor.
     public func tableView(
       _ tableView: UITableView, moveRowAt sourceIndexPath: IndexPath, to destinationIndexPath: IndexPath
     ) {

@@ -24,11 +24,13 @@
     public typealias ReuseMethod = CollectionViewReuseMethod
 
     /// Whether the collection view is in a window.
+    /// - Complexity: O(1).
     public var isOnScreen: Bool { window != nil }
 
     /// Performs one stage: swaps the data first thing inside the update block (S5), makes UIKit's calls,
     /// then configures the visible headers and footers of ``StageCalls/reconfigureSections`` again in
     /// place. Animations come from the layout; `animated: false` turns them off.
+    /// - Complexity: O(*k*) for the stage's *k* calls, plus UIKit's own work.
     public func performBatchUpdates(
       _ update: StageCalls, animated: Bool, updateData: @escaping @MainActor () -> Void
     ) {
@@ -56,6 +58,7 @@
     }
 
     /// Registers a cell class or nib; storyboard prototypes need nothing.
+    /// - Complexity: O(1).
     public func registerCell(
       _ method: CollectionViewReuseMethod, cellClass: AnyClass, reuseIdentifier: String
     ) {
@@ -67,6 +70,7 @@
     }
 
     /// Dequeues a cell for `reuseIdentifier`.
+    /// - Complexity: O(1), plus UIKit's dequeue.
     public func dequeueCell(
       _ method: CollectionViewReuseMethod, reuseIdentifier: String, at position: ItemPosition
     )
@@ -76,6 +80,7 @@
     }
 
     /// Registers a supplementary view class or nib for `kind`.
+    /// - Complexity: O(1).
     public func registerSupplementaryView(
       _ method: CollectionViewReuseMethod, viewClass: AnyClass, kind: SupplementaryKind,
       reuseIdentifier: String
@@ -90,6 +95,7 @@
     }
 
     /// Dequeues a supplementary view of `kind`.
+    /// - Complexity: O(1), plus UIKit's dequeue.
     public func dequeueSupplementaryView(
       _ method: CollectionViewReuseMethod, kind: SupplementaryKind, reuseIdentifier: String,
       at position: ItemPosition
@@ -100,6 +106,7 @@
 
     /// Each stage as one batch, animated by the layout; changed items reconfigured in place (reloaded when
     /// their cell class changes). Falls back to `reloadData()` off screen and above `largeBatchThreshold`.
+    /// - Complexity: O(1).
     public func defaultViewUpdate<Section: SectionType>(largeBatchThreshold: Int? = 500) -> ViewUpdate<
       Section
     > {
@@ -107,6 +114,7 @@
     }
 
     /// Every batch with `reloadData()`.
+    /// - Complexity: O(1).
     public func unanimatedViewUpdate<Section: SectionType>() -> ViewUpdate<Section> { .unanimated }
   }
 

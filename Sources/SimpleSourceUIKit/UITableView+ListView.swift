@@ -54,9 +54,11 @@
     public typealias ReuseMethod = TableViewReuseMethod
 
     /// Whether the table is in a window.
+    /// - Complexity: O(1).
     public var isOnScreen: Bool { window != nil }
 
     /// Performs one stage with `.automatic` row animations, or none.
+    /// - Complexity: O(*k*) for the stage's *k* calls, plus UIKit's own work.
     public func performBatchUpdates(
       _ update: StageCalls, animated: Bool, updateData: @escaping @MainActor () -> Void
     ) {
@@ -72,6 +74,7 @@
     /// Performs one stage with `rowAnimation`: swaps the data first thing inside the update block (S5),
     /// makes UIKit's calls, then configures the visible headers and footers of
     /// ``StageCalls/reconfigureSections`` again in place.
+    /// - Complexity: O(*k*) for the stage's *k* calls, plus UIKit's own work.
     public func performBatchUpdates(
       _ update: StageCalls, rowAnimation: UITableView.RowAnimation,
       updateData: @escaping @MainActor () -> Void
@@ -80,6 +83,7 @@
     }
 
     /// Performs one stage with the row animation `animations` gives each kind of change.
+    /// - Complexity: O(*k*) for the stage's *k* calls, plus UIKit's own work.
     public func performBatchUpdates(
       _ update: StageCalls, animations: ChangeAnimations, updateData: @escaping @MainActor () -> Void
     ) {
@@ -111,6 +115,7 @@
     }
 
     /// Registers a cell class, a nib, or a class of a built-in style; storyboard prototypes need nothing.
+    /// - Complexity: O(1).
     public func registerCell(_ method: TableViewReuseMethod, cellClass: AnyClass, reuseIdentifier: String) {
       switch method {
       case .class: register(cellClass, forCellReuseIdentifier: reuseIdentifier)
@@ -123,6 +128,7 @@
 
     /// Dequeues a cell for `reuseIdentifier` at `position`: always with its index path, so that
     /// `reconfigureRows(at:)` gets back the cell it shows there.
+    /// - Complexity: O(1), plus UIKit's dequeue.
     public func dequeueCell(
       _ method: TableViewReuseMethod, reuseIdentifier: String, at position: ItemPosition
     )
@@ -132,6 +138,7 @@
     }
 
     /// Registers a header or footer class or nib. A table has no other kinds of supplementary view.
+    /// - Complexity: O(1).
     public func registerSupplementaryView(
       _ method: TableViewReuseMethod, viewClass: AnyClass, kind: SupplementaryKind, reuseIdentifier: String
     ) {
@@ -144,6 +151,7 @@
     }
 
     /// Dequeues a header or footer view.
+    /// - Complexity: O(1), plus UIKit's dequeue.
     public func dequeueSupplementaryView(
       _ method: TableViewReuseMethod, kind: SupplementaryKind, reuseIdentifier: String,
       at position: ItemPosition
@@ -156,6 +164,7 @@
 
     /// Each stage animated with `animation`; changed rows reconfigured in place (reloaded when their cell
     /// class changes). Falls back to `reloadData()` off screen and above `largeBatchThreshold` changes.
+    /// - Complexity: O(1).
     public func defaultViewUpdate<Section: SectionType>(
       _ animation: UITableView.RowAnimation = .automatic, largeBatchThreshold: Int? = 500
     ) -> ViewUpdate<Section> {
@@ -168,6 +177,7 @@
     }
 
     /// Every batch with `reloadData()`.
+    /// - Complexity: O(1).
     public func unanimatedViewUpdate<Section: SectionType>() -> ViewUpdate<Section> { .unanimated }
   }
 

@@ -49,6 +49,8 @@
     ///   - viewFactory: Makes the cells, headers and footers (`TableViewFactory`, `CollectionViewFactory`).
     ///   - viewUpdate: How batches reach the view: `view.defaultViewUpdate()`, `view.unanimatedViewUpdate()`
     ///     or your own ``ViewUpdate/custom(largeBatchThreshold:_:)``.
+    /// - Complexity: O(1); following `dataSource` starts in a task (its first snapshot is shown with
+    ///   `reloadData()`, O(*n*) for UIKit's questions about visible rows only).
     public init(
       dataSource: some DataSourceType<Section>, viewFactory: ViewFactory<Section, View>,
       viewUpdate: ViewUpdate<Section> = .animated()
@@ -188,6 +190,7 @@
     }
 
     /// Whether this object answers `aSelector`: its own methods, the closures' methods, and the fallbacks'.
+    /// - Complexity: O(*r*) in the number of reuse identifiers with closures.
     open override func responds(to aSelector: Selector!) -> Bool {
       super.responds(to: aSelector) || route(aSelector) != nil
     }
@@ -195,6 +198,7 @@
     /// Where a method this object does not implement goes: the closures' responder or a fallback. A method
     /// that UIKit was told is answered keeps being answered: when its closure is gone, the responder gives
     /// UIKit's default.
+    /// - Complexity: O(*r*) in the number of reuse identifiers with closures.
     open override func forwardingTarget(for aSelector: Selector!) -> Any? {
       switch route(aSelector) {
       case .responder: interactionResponder
