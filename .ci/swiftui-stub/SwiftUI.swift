@@ -1,11 +1,13 @@
 // A type-checking stand-in for the parts of SwiftUI the skin and the README use (Linux has no SwiftUI); see
 // .ci/swiftui-typecheck. Signatures follow Apple's documentation of the iOS 18 SDK and later: `View` and
 // `ViewModifier` are main-actor protocols whose `body` is a `ViewBuilder`, the views' initialisers and
-// modifiers are `nonisolated`, a button's action is `@MainActor`. It proves the skin is well-typed Swift 6
-// against those signatures, not that SwiftUI agrees; it checks no availability but tvOS's missing swipe
-// actions, and nothing at run time. Nothing here does anything.
+// modifiers are `nonisolated`, a button's action is `@MainActor`, `onMove`/`onDelete` return dynamic
+// content (also after a modifier), Observation is not re-exported, and SwiftUI's own `Transaction` and
+// `Section` are here to clash with SimpleSource's. It proves the skin is well-typed Swift 6 against those
+// signatures, not that SwiftUI agrees; it checks no availability but tvOS's missing swipe actions, and
+// nothing at run time (when SwiftUI re-evaluates a body, what a destructive role does). Nothing here does
+// anything.
 @_exported public import Foundation
-@_exported public import Observation
 
 @MainActor @preconcurrency
 public protocol View {
@@ -200,6 +202,11 @@ public struct ModifiedContent<Content, Modifier> {
 
 extension ModifiedContent: View where Content: View, Modifier: ViewModifier {
   public var body: Never { fatalError() }
+}
+
+/// A modified `ForEach` (or any dynamic content) is still dynamic content: `onMove` after a modifier.
+extension ModifiedContent: DynamicViewContent where Content: DynamicViewContent, Modifier: ViewModifier {
+  public var data: Content.Data { content.data }
 }
 
 extension View {
