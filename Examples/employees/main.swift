@@ -201,7 +201,7 @@ func run() async throws {
   }
 
   await workers.value
-  await tableViewDataSource.reorderingSettled()
+  await tableViewDataSource.settled()
   await dataSource.settled()
   let final = await dataSource.snapshot
   await tableViewDataSource.showing(final)

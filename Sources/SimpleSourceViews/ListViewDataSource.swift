@@ -305,7 +305,7 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
   ///
   /// - Returns: `true` then; `false` when the waiting task was cancelled first.
   @discardableResult
-  public func reorderingSettled() async -> Bool {
+  public func settled() async -> Bool {
     await withTaskCancellationHandler {
       while state.hasUnlandedMoves {
         if Task.isCancelled { return false }

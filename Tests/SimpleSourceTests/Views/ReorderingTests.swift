@@ -121,7 +121,7 @@ struct ReorderingTests {
   }
 
   func settle(_ source: TestSource, _ views: (Host, HostDataSource)...) async -> Snapshot<TestSection> {
-    for (_, dataSource) in views { await dataSource.reorderingSettled() }
+    for (_, dataSource) in views { await dataSource.settled() }
     await source.settled()
     let final = await source.snapshot
     for (host, dataSource) in views {
@@ -217,7 +217,7 @@ struct ReorderingTests {
     await mover.1.follow(new)
     mover.1.endInteractiveMove()
     try await new.moveItem("z", before: "x")
-    await mover.1.reorderingSettled()
+    await mover.1.settled()
     await new.settled()
     let final = await new.snapshot
     await mover.1.showing(final)

@@ -125,7 +125,7 @@ struct ViewStateMachineTests {
   /// a writer's batch arrives; the user moves an item, begins or ends a drag; the delegate applies a move
   /// (in a new version, in the current one, or rejects it) and returns; a reconciliation's diff finishes;
   /// a parked task resumes; `follow` begins and its subscription returns; `stop()`; a task awaits
-  /// `reorderingSettled()`. After every step the machine's invariants hold, at most one task applies, stale
+  /// `settled()`. After every step the machine's invariants hold, at most one task applies, stale
   /// work never applies, and every parked task is known to the machine. At the end of each sequence the
   /// drags end and every task runs to its end: nothing stays parked, and a view still following shows the
   /// source's newest version with no move pending.
@@ -162,7 +162,7 @@ private enum Phase: Hashable {
   case returning(serial: Int, version: Int)
   /// `follow` is subscribing.
   case subscribing
-  /// Awaiting `reorderingSettled()`.
+  /// Awaiting `settled()`.
   case settling
   case done
 }
