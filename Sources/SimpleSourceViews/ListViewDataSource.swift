@@ -464,13 +464,18 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
     _ batch: UpdateBatch<Section>, in view: View, refreshing style: RefreshStyle,
     animations: ChangeAnimations?, with perform: ViewUpdate<Section>.Context.StagePerformer? = nil
   ) {
-    if let report = update.verification, let invalid = verify(batch, in: view, refreshing: style) {
-      report(invalid)
-      reload(batch, in: view)
-      return
+    var verified: [StageCalls]?
+    if let report = update.verification {
+      switch verify(batch, in: view, refreshing: style) {
+      case .success(let calls): verified = calls
+      case .failure(let invalid):
+        report(invalid)
+        reload(batch, in: view)
+        return
+      }
     }
-    for stage in batch.changeset.stages {
-      let update = calls(for: stage, refreshing: style, in: view, before: shown)
+    for (index, stage) in batch.changeset.stages.enumerated() {
+      let update = verified?[index] ?? calls(for: stage, refreshing: style, in: view, before: shown)
       let swap: @MainActor () -> Void = { self.shown = stage.state }
       if let perform {
         let swapped = SwapCheck()
@@ -489,25 +494,28 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
     }
   }
 
-  /// The first stage of `batch` that breaks UIKit's rules, applied to what the view shows, with the
-  /// calls ``performStages(_:in:refreshing:animations:with:)`` would make; `nil` when every stage passes.
+  /// The calls ``performStages(_:in:refreshing:animations:with:)`` makes for each stage of `batch`, once
+  /// each has passed UIKit's rules applied to what the view shows; the first stage that breaks one, as an
+  /// ``InvalidBatch``, otherwise.
   /// - Complexity: O(*n*) to copy what is shown into the rules model, plus the stages' calls.
   private func verify(_ batch: UpdateBatch<Section>, in view: View, refreshing style: RefreshStyle)
-    -> InvalidBatch<Section>?
+    -> Result<[StageCalls], InvalidBatch<Section>>
   {
     var reference = ReferenceListView(shown.sections)
     var before = shown
+    var verified: [StageCalls] = []
     for (index, stage) in batch.changeset.stages.enumerated() {
       let update = calls(for: stage, refreshing: style, in: view, before: before)
       do {
         try reference.performBatchUpdates(
           update, data: stage.state.sections, requestedRefreshes: batch.changeset.forcedRefreshes)
       } catch {
-        return InvalidBatch(error: error, batch: batch, stage: index, source: sourceName)
+        return .failure(InvalidBatch(error: error, batch: batch, stage: index, source: sourceName))
       }
+      verified.append(update)
       before = stage.state
     }
-    return nil
+    return .success(verified)
   }
 
   /// The stage's calls on the state `before` it, with reconfigures that would change a cell's reuse
