@@ -5,8 +5,8 @@
 // content (also after a modifier), Observation is not re-exported, and SwiftUI's own `Transaction` and
 // `Section` are here to clash with SimpleSource's. It proves the skin is well-typed Swift 6 against those
 // signatures, not that SwiftUI agrees; it checks no availability but tvOS's missing swipe actions, and
-// nothing at run time (when SwiftUI re-evaluates a body, what a destructive role does). Nothing here does
-// anything.
+// nothing at run time (when SwiftUI re-evaluates a body, whether it honours `equatable()`, what a
+// destructive role does). Nothing here does anything.
 @_exported public import Foundation
 
 @MainActor @preconcurrency
@@ -224,6 +224,20 @@ extension View {
   }
 
   nonisolated public func tint(_ tint: Color?) -> some View { _StandInView() }
+}
+
+/// A view SwiftUI compares with its own `==` before asking for its body again.
+public struct EquatableView<Content: View & Equatable> {
+  public var content: Content
+  nonisolated public init(content: Content) { self.content = content }
+}
+
+extension EquatableView: View {
+  public var body: Never { fatalError() }
+}
+
+extension View where Self: Equatable {
+  nonisolated public func equatable() -> EquatableView<Self> { EquatableView(content: self) }
 }
 
 /// A color (only what the skin uses).

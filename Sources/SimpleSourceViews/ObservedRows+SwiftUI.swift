@@ -38,6 +38,9 @@
     let interactions: ListInteractions<Section>?
     let reuseIdentifier: (Section.Item) -> String
     let row: (Section.Item) -> Row
+    /// Made anew with every value, so rows compare unequal (and draw again) only when the closures may
+    /// have changed.
+    let closures = RowClosuresIdentity()
 
     /// The rows of `section` of `list`.
     /// - Parameters:
@@ -68,11 +71,17 @@
     }
 
     /// The rows, with `onMove` and `onDelete` when a delegate and a deleting closure were given.
+    ///
+    /// Each row view is compared by ``ObservedRowIdentity`` (`equatable()`): when rows are inserted,
+    /// deleted or moved, only the new rows' `body` runs; a row's `body` runs again when its item changes.
     public var body: some View {
       ForEach(section.rows) { observed in
         ObservedRowView(
-          list: list, row: observed, interactions: interactions, reuseIdentifier: reuseIdentifier,
-          content: row)
+          identity: ObservedRowIdentity(
+            list: list, row: observed, interactions: interactions, closures: closures),
+          reuseIdentifier: reuseIdentifier, content: row
+        )
+        .equatable()
       }
       .onMove(
         perform: reordering.map { delegate in { offsets, destination in move(offsets, destination, delegate) }
@@ -108,15 +117,20 @@
   }
 
   /// One row: its own view, so that reading ``ObservedRow/item`` here makes only this row redraw (its swipe
-  /// actions are asked with that item, and observe nothing else).
+  /// actions are asked with that item, and observe nothing else). Compared by its identity alone: the
+  /// closures it stores are those of the identity's ``RowClosuresIdentity``.
   @available(iOS 17, macOS 14, tvOS 17, watchOS 10, *)
   @MainActor
-  struct ObservedRowView<Section: SectionType, Content: View>: View {
-    let list: ObservedList<Section>
-    let row: ObservedRow<Section.Item>
-    let interactions: ListInteractions<Section>?
+  struct ObservedRowView<Section: SectionType, Content: View>: View, Equatable {
+    let identity: ObservedRowIdentity<Section>
     let reuseIdentifier: (Section.Item) -> String
     let content: (Section.Item) -> Content
+
+    private var list: ObservedList<Section> { identity.list }
+    private var row: ObservedRow<Section.Item> { identity.row }
+    private var interactions: ListInteractions<Section>? { identity.interactions }
+
+    nonisolated static func == (lhs: Self, rhs: Self) -> Bool { lhs.identity == rhs.identity }
 
     var body: some View {
       let item = row.item
