@@ -129,29 +129,25 @@ struct ObservedRowsRenderTests {
     let (source, list) = try await Self.thousandRows()
     let compared = RowsDrawing(list, section: 0, comparison: .identity)
     let uncompared = RowsDrawing(list, section: 0, comparison: .storedClosures)
-    compared.resetCount()
-    uncompared.resetCount()
-    #expect(await list.reached(try await source.insertItems([TestItem("new")], before: "r10")))
-    compared.frame()
-    uncompared.frame()
-    #expect(compared.rowBodies == 1)
-    #expect(uncompared.rowBodies == Self.count + 1)
-
+    /// Makes one write, draws the frame its batch invalidated, and returns the row bodies each model ran.
+    func bodies(_ write: () async throws -> Int) async throws -> (compared: Int, uncompared: Int) {
+      compared.resetCount()
+      uncompared.resetCount()
+      #expect(await list.reached(try await write()))
+      compared.frame()
+      uncompared.frame()
+      return (compared.rowBodies, uncompared.rowBodies)
+    }
+    let insert = try await bodies { try await source.insertItems([TestItem("new")], before: "r10") }
+    #expect(insert.compared == 1)
+    #expect(insert.uncompared == Self.count + 1)
     // A delete and a move: no body at all, compared; every remaining row's, not.
-    compared.resetCount()
-    uncompared.resetCount()
-    #expect(await list.reached(try await source.deleteItems(["r3"])))
-    compared.frame()
-    uncompared.frame()
-    #expect(compared.rowBodies == 0)
-    #expect(uncompared.rowBodies == Self.count)
-    compared.resetCount()
-    uncompared.resetCount()
-    #expect(await list.reached(try await source.moveItem("r7", before: "r900")))
-    compared.frame()
-    uncompared.frame()
-    #expect(compared.rowBodies == 0)
-    #expect(uncompared.rowBodies == Self.count)
+    let delete = try await bodies { try await source.deleteItems(["r3"]) }
+    #expect(delete.compared == 0)
+    #expect(delete.uncompared == Self.count)
+    let move = try await bodies { try await source.moveItem("r7", before: "r900") }
+    #expect(move.compared == 0)
+    #expect(move.uncompared == Self.count)
     list.stop()
   }
 
