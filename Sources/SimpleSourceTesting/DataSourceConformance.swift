@@ -14,8 +14,8 @@ public import SimpleSource
 /// - **cancelled**: stops halfway; it must end, and (with ``subscriberCount``) be released (G7);
 /// - **late**: subscribes halfway, while writers run, and must continue exactly from its snapshot (G5).
 ///
-/// After `settled()` (G10) every live subscriber must show the source's snapshot, and the steady one's
-/// subscription must hold the source's version (G13).
+/// After `settled()` (G10) every live subscriber must show the source's snapshot, the steady one's
+/// subscription must hold the source's version (G13), and the source's version must not move again.
 ///
 /// ```swift
 /// @Test func myFeedKeepsTheContract() async {
@@ -27,16 +27,32 @@ public import SimpleSource
 /// }
 /// ```
 ///
+/// A source that changes because something else changes (a feed, a database, a parent source) is checked
+/// through that driver: make both, and mutate the driver. The source itself needs no method for tests.
+///
+/// ```swift
+/// let conformance = DataSourceConformance(
+///   makeSource: {
+///     let database = FakeDatabase()
+///     return (source: try await Inbox(following: database), driver: database)
+///   },
+///   drive: { database, random in try await database.insert(.random(using: &random)) })
+/// ```
+///
 /// A source that never reaches a state it promised would make a test hang; instead each wait is bounded
 /// by ``timeoutSeconds`` and reported as a failure (a guard against hangs, not a way of waiting).
 public struct DataSourceConformance<Source: DataSourceType>: Sendable {
   /// The section type.
   public typealias Section = Source.Section
 
-  /// Makes a fresh source for one run.
-  public var makeSource: @Sendable () async throws -> Source
-  /// Makes one random mutation; it may throw or change nothing (that is checked too: G4, G8).
-  public var mutate: @Sendable (Source, inout SeededGenerator) async throws -> Void
+  /// One run's source, and what makes one random mutation of it (through its driver, if it has one).
+  struct Run: Sendable {
+    let source: Source
+    let mutate: @Sendable (inout SeededGenerator) async throws -> Void
+  }
+
+  /// Makes a fresh source, and its driver, for one run.
+  let makeRun: @Sendable () async throws -> Run
   /// The number of the source's live subscriptions, when it can tell (checks release, G7).
   public var subscriberCount: (@Sendable (Source) async -> Int)?
   /// How many runs, each with a fresh source.
@@ -54,19 +70,42 @@ public struct DataSourceConformance<Source: DataSourceType>: Sendable {
   /// many runs fail.
   public var stopsAtFirstFailingRun = true
 
-  /// Creates a check.
+  /// Creates a check of a source mutated directly.
   /// - Parameters:
   ///   - makeSource: Makes a fresh source for one run.
   ///   - subscriberCount: The number of the source's live subscriptions, if it can tell.
-  ///   - mutate: Makes one random mutation of the source, drawing from the generator.
+  ///   - mutate: Makes one random mutation of the source, drawing from the generator; it may throw or
+  ///     change nothing (that is checked too: G4, G8).
   public init(
     makeSource: @escaping @Sendable () async throws -> Source,
     subscriberCount: (@Sendable (Source) async -> Int)? = nil,
     mutate: @escaping @Sendable (Source, inout SeededGenerator) async throws -> Void
   ) {
-    self.makeSource = makeSource
+    self.init(
+      makeSource: {
+        let source = try await makeSource()
+        return (source, source)
+      },
+      subscriberCount: subscriberCount, drive: mutate)
+  }
+
+  /// Creates a check of a source that follows a driver: a feed, a database, a parent source, which the
+  /// writers mutate. The run keeps the driver until it ends.
+  /// - Parameters:
+  ///   - makeSource: Makes a fresh source and its driver for one run.
+  ///   - subscriberCount: The number of the source's live subscriptions, if it can tell.
+  ///   - drive: Makes one random mutation of the driver, drawing from the generator; it may throw or
+  ///     change nothing. The source's `settled()` must cover what the driver was told before it (G10).
+  public init<Driver: Sendable>(
+    makeSource: @escaping @Sendable () async throws -> (source: Source, driver: Driver),
+    subscriberCount: (@Sendable (Source) async -> Int)? = nil,
+    drive: @escaping @Sendable (Driver, inout SeededGenerator) async throws -> Void
+  ) {
+    makeRun = {
+      let (source, driver) = try await makeSource()
+      return Run(source: source) { random in try await drive(driver, &random) }
+    }
     self.subscriberCount = subscriberCount
-    self.mutate = mutate
   }
 
   /// Runs the check.
@@ -80,7 +119,7 @@ public struct DataSourceConformance<Source: DataSourceType>: Sendable {
       do {
         try await runOnce(seed: runSeed, into: &report)
       } catch {
-        report.failures.append("run \(index) (seed \(runSeed)): makeSource threw \(error)")
+        report.failures.append("run \(index) (seed \(runSeed)): making the source threw \(error)")
       }
       report.runs += 1
       if stopsAtFirstFailingRun && !report.failures.isEmpty { break }
@@ -89,7 +128,8 @@ public struct DataSourceConformance<Source: DataSourceType>: Sendable {
   }
 
   private func runOnce(seed: UInt64, into report: inout ConformanceReport) async throws {
-    let source = try await makeSource()
+    let run = try await makeRun()
+    let source = run.source
     var random = SeededGenerator(seed: seed)
     func fail(_ message: String) { report.failures.append("seed \(seed): \(message)") }
     // Once a wait times out, the run's later waits are skipped: the source has not reached a state it
@@ -112,10 +152,10 @@ public struct DataSourceConformance<Source: DataSourceType>: Sendable {
     let cancelled = await BatchRecorder(await source.subscribe())
     let writerSeeds = (0..<writers).map { _ in random.next() }
 
-    await write(source, seeds: writerSeeds, half: 0)
+    await write(run, seeds: writerSeeds, half: 0)
     await cancelled.cancel()
     let late = await BatchRecorder(await source.subscribe())
-    await write(source, seeds: writerSeeds, half: 1)
+    await write(run, seeds: writerSeeds, half: 1)
 
     await source.settled()
     let final = await source.snapshot
@@ -149,6 +189,13 @@ public struct DataSourceConformance<Source: DataSourceType>: Sendable {
     if stalledBatches > 1 {
       fail("G6: the stalled subscriber got \(stalledBatches) batches, not one composed batch")
     }
+    // Nothing was mutated since settled(): a version made since was still on its way when it returned.
+    let versionNow = await source.version
+    if versionNow != finalVersion {
+      fail(
+        "G10: the source's version moved from \(finalVersion) to \(versionNow) after settled() returned, "
+          + "with no mutation since: settled() returned before what was asked of the source was offered")
+    }
     if let subscriberCount {
       let count = await subscriberCount(source)
       if count != 3 { fail("G7: \(count) live subscriptions where 3 remain (one was cancelled)") }
@@ -163,14 +210,14 @@ public struct DataSourceConformance<Source: DataSourceType>: Sendable {
   }
 
   /// Half of every writer's mutations, all writers at once.
-  private func write(_ source: Source, seeds: [UInt64], half: Int) async {
+  private func write(_ run: Run, seeds: [UInt64], half: Int) async {
     let count = half == 0 ? mutationsPerWriter / 2 : mutationsPerWriter - mutationsPerWriter / 2
-    let mutate = self.mutate
+    let mutate = run.mutate
     await withTaskGroup(of: Void.self) { group in
       for seed in seeds {
         group.addTask {
           var random = SeededGenerator(seed: seed &+ UInt64(half))
-          for _ in 0..<count { try? await mutate(source, &random) }
+          for _ in 0..<count { try? await mutate(&random) }
         }
       }
     }

@@ -382,21 +382,17 @@ final class QueryFollower: Sendable {
   func caughtUp() async { await session.settled() }
 }
 
-let followers = Locked<[ObjectIdentifier: QueryFollower]>([:])
-
 extension WireServiceTests {
   @Test("a query subscription followed by a RemoteDataSource keeps the contract (conformance suite)")
   func conformance() async {
     var conformance = DataSourceConformance(
       makeSource: {
         let follower = try await QueryFollower()
-        followers.withLock { $0[ObjectIdentifier(follower.remote)] = follower }
         await follower.caughtUp()
-        return follower.remote
+        return (source: follower.remote, driver: follower)
       },
       subscriberCount: { $0.subscriberCount }
-    ) { remote, random in
-      let follower = try #require(followers.withLock { $0[ObjectIdentifier(remote)] })
+    ) { follower, random in
       let edit = RandomEdit(using: &random)
       try await follower.upstream.update { edit.apply(to: &$0) }
       await follower.caughtUp()
@@ -406,6 +402,5 @@ extension WireServiceTests {
     print("Conformance, a query followed by RemoteDataSource: \(report)")
     #expect(report.passed, "\(report)")
     #expect(report.batches > 0)
-    followers.withLock { $0 = [:] }
   }
 }

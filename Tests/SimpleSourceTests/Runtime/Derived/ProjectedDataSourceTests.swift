@@ -78,20 +78,22 @@ struct ProjectedDataSourceTests {
   func conformance() async {
     var conformance = DataSourceConformance(
       makeSource: {
-        try await ProjectedDataSource(
-          try BasicDataSource(sections: layout("A: a b | B: c | C: d")),
+        let parent = try BasicDataSource(sections: layout("A: a b | B: c | C: d"))
+        let projected = try await ProjectedDataSource(
+          parent,
           projection: Projection(
             where: { RandomProjection.weight($0.id) % 3 != 0 }, sortedBy: { $0.id > $1.id },
             hidingEmptySections: true))
+        // Driven through its parent, and through its own projection.
+        return (source: projected, driver: (parent: parent, projected: projected))
       },
       subscriberCount: { $0.subscriberCount }
-    ) { source, random in
+    ) { driver, random in
       let edit = RandomEdit(using: &random)
       if edit.kind == 8 {
-        try await source.setProjection(RandomProjection(using: &random).projection)
+        try await driver.projected.setProjection(RandomProjection(using: &random).projection)
       } else {
-        let parent = try #require(source.parent as? BasicDataSource<TestSection>)
-        try await parent.update { edit.apply(to: &$0) }
+        try await driver.parent.update { edit.apply(to: &$0) }
       }
     }
     conformance.runs = ConformanceTests.settings.cases
