@@ -2,7 +2,8 @@
 # Memory per WebSocket connection: a live-board server on loopback (pinned to CPU 0 with taskset), and a
 # client on CPU 1 that opens and closes 20,000 WebSockets one after another (handshake, subscribe, reset,
 # close; memory/connection_cycles.py). Fails unless the server's resident memory after them, once its
-# per-connection timers have fired, is within 1 MB of its level after a warm-up.
+# per-connection timers have fired, is within 1 MB of its level after a warm-up; over it, a second round of
+# as many connections must grow it by less than 1 MB (a leak grows every round, an allocator's step once).
 #   bash Examples/live-board/memory-check.sh [--debug] [--cycles N] [--json]
 set -euo pipefail
 cd "$(dirname "$0")"

@@ -7,7 +7,9 @@ The client only reads bytes until it sees what it waits for; it decodes nothing.
   python3 connection_cycles.py --port P --pid PID [--warmup CYCLES] [--cycles 20000] [--pause 35]
           [--limit-kb 1024] [--json]
 
-Exits 1 when the memory after the measured cycles is more than --limit-kb above its level after warm-up.
+Exits 1 when the memory after the measured cycles is more than --limit-kb above its level after warm-up,
+and a second round of as many cycles, run only then, grows it by more than --limit-kb again (a leak grows
+every round; a one-off step of the allocator does not).
 """
 import argparse, json, os, socket, struct, sys, time
 
@@ -77,30 +79,43 @@ def main():
     # of connections) then never outnumber the warm-up's, so the allocator's high-water mark is the
     # warm-up's and any growth is what connections left behind.
     interval = 1 / (0.9 * warm_rate)
-    began = time.monotonic()
-    for index in range(arguments.cycles):
-        cycle(arguments.port)
-        ahead = began + (index + 1) * interval - time.monotonic()
-        if ahead > 0:
-            time.sleep(ahead)
-    seconds = time.monotonic() - began
-    peak = rss_kb(arguments.pid)
-    time.sleep(arguments.pause)
-    after = rss_kb(arguments.pid)
+
+    def measured_round():
+        began = time.monotonic()
+        for index in range(arguments.cycles):
+            cycle(arguments.port)
+            ahead = began + (index + 1) * interval - time.monotonic()
+            if ahead > 0:
+                time.sleep(ahead)
+        seconds = time.monotonic() - began
+        peak = rss_kb(arguments.pid)
+        time.sleep(arguments.pause)
+        return seconds, peak, rss_kb(arguments.pid)
+
+    seconds, peak, after = measured_round()
     result = {
         "cycles": arguments.cycles, "cycles_per_second": round(arguments.cycles / seconds),
         "rss_start_kb": start, "rss_after_warmup_kb": warm, "rss_at_end_of_cycles_kb": peak,
         "rss_after_kb": after, "growth_kb": after - warm,
         "growth_bytes_per_connection": round((after - warm) * 1024 / arguments.cycles, 1),
     }
+    growth = after - warm
+    if growth > arguments.limit_kb:
+        # Over the limit: a second round tells a leak from a one-off step of the allocator (a new arena,
+        # pages it keeps). What connections leave behind grows again by as much; a step does not recur.
+        _, _, again = measured_round()
+        result["second_round_growth_kb"] = again - after
+        growth = min(growth, again - after)
     if arguments.json:
         print(json.dumps(result))
     else:
         for key, value in result.items():
             print(f"{key}: {value}")
-    ok = after - warm <= arguments.limit_kb
+    ok = growth <= arguments.limit_kb
+    rounds = "" if "second_round_growth_kb" not in result else f", {result['second_round_growth_kb']:+d} KB in a second round"
     print(f"connection cycles: {'1 passed, 0 failed' if ok else '0 passed, 1 failed'}"
-          f" (resident memory {after - warm:+d} KB after {arguments.cycles} connections; limit {arguments.limit_kb} KB)")
+          f" (resident memory {after - warm:+d} KB after {arguments.cycles} connections{rounds};"
+          f" limit {arguments.limit_kb} KB)")
     sys.exit(0 if ok else 1)
 
 
