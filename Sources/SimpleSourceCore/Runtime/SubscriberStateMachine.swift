@@ -7,11 +7,18 @@
 /// (``SubscriberMailbox``) performs it after releasing its lock. `Waiter` is the suspended consumer
 /// (a continuation in production, anything in tests).
 ///
+/// A consumer may park with a *sink* (see ``SubscriptionSink``): while it is parked, each shared batch that
+/// starts at the version it holds is written to the sink under the lock, at publish, and the consumer
+/// holds it at once without waking; the first batch the sink refuses (or one the consumer must compose)
+/// wakes the consumer instead, which hands it over by itself and parks with its sink again. A socket
+/// writer is thus a subscriber like any other, costing a call per batch rather than a task.
+///
 /// Memory is bounded (G6): the newest published batch and the subscriber's last state; never a queue.
 @usableFromInline
 struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable {
   @usableFromInline typealias ItemID = Section.Item.ID
   @usableFromInline typealias Delivery = SubscriptionDelivery<Section>
+  @usableFromInline typealias Sink = SubscriptionSink<Section>
 
   /// What the subscriber holds of its state: its initial snapshot, or the last shared batch (one
   /// reference to retain, where a snapshot is several).
@@ -34,6 +41,8 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
   /// catch-up batch is derived from the touched ids instead of a full diff.
   @usableFromInline var missed: (from: Int, touched: Set<ItemID>?)?
   @usableFromInline var waiter: Waiter?
+  /// The parked consumer's sink: set only while ``waiter`` is.
+  @usableFromInline var sink: Sink?
   @usableFromInline var isEnded = false
   /// The newest published batch, and the newest version and snapshot of the source.
   @usableFromInline var newest: UpdateBatch<Section>?
@@ -108,15 +117,45 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
   }
 
   /// The consumer asks for its next batch. Returns the delivery to hand over now, or `nil` after storing
-  /// `waiter` to be resumed by a later ``publish(_:refreshing:)`` or ``end()``.
+  /// `waiter` to be resumed by a later ``publish(_:refreshing:)`` or ``end()``. With a `sink`, shared
+  /// batches are written to it while the consumer stays parked (see ``sink(for:)``).
   @inlinable
-  mutating func next(waiter: Waiter) -> Delivery? {
+  mutating func next(waiter: Waiter, sink: Sink? = nil) -> Delivery? {
     if isEnded { return .end }
     precondition(self.waiter == nil, "SimpleSource: a subscription's stream has one consumer at a time")
     let delivery = pending()
-    if delivery == nil { self.waiter = waiter }
+    if delivery == nil { (self.waiter, self.sink) = (waiter, sink) }
     return delivery
   }
+
+  /// The sink to write `batch` to, before it is published to this subscriber: the consumer is parked with
+  /// one, holds the batch's `from` and has not seen its `to`. The caller writes it under the same lock,
+  /// then reports with ``sank(_:)`` (it took the batch) or ``sinkRefused()`` before ``publish(_:refreshing:)``.
+  @inlinable
+  func sink(for batch: UpdateBatch<Section>) -> Sink? {
+    guard let sink, waiter != nil, !isEnded, batch.from == version, seen < batch.to else { return nil }
+    return sink
+  }
+
+  /// The sink took `batch`, which is now the newest: the consumer holds it (G13) and stays parked.
+  /// Returns the version to report held (outside the lock).
+  @inlinable
+  mutating func sank(_ batch: UpdateBatch<Section>) -> Int? {
+    newest = batch
+    newestVersion = batch.to
+    newestSnapshot = batch.snapshot
+    version = batch.to
+    held = .batch(batch)
+    seen = batch.to
+    refreshing = []
+    missed = nil
+    return newlyHeld()
+  }
+
+  /// The sink refused the batch (its connection is full or closed): it is detached, and the batch is
+  /// published as to any parked consumer, which wakes and hands it over by itself.
+  @inlinable
+  mutating func sinkRefused() { sink = nil }
 
   /// The consumer delivered a batch it composed; it now holds `snapshot` at `version`.
   @inlinable
@@ -148,7 +187,7 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
     // batch clears them, since that batch refreshes them itself.
     if !refreshing.isEmpty { self.refreshing.formUnion(refreshing) }
     guard let waiter, let delivery = pending() else { return nil }
-    self.waiter = nil
+    (self.waiter, sink) = (nil, nil)
     return (waiter, delivery)
   }
 
@@ -175,7 +214,7 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
       missed = Self.missed(start, adding: touched, itemCount: snapshot.itemCount)
     }
     guard let waiter, let delivery = pending() else { return nil }
-    self.waiter = nil
+    (self.waiter, sink) = (nil, nil)
     return (waiter, delivery)
   }
 
@@ -203,6 +242,7 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
     newestSnapshot = empty
     refreshing = []
     missed = nil
+    sink = nil
     defer { waiter = nil }
     return waiter
   }
@@ -229,6 +269,13 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
       refreshing: refreshing, touched: missed.flatMap { $0.from == version ? $0.touched : nil })
   }
 }
+
+/// Writes a shared batch to a consumer without waiting, from the publisher's task and under the
+/// subscriber's lock: it must not wait, and must not call back into the subscription or its source.
+/// Returns `false` when it cannot take the batch now (a full connection): the consumer then wakes and
+/// hands it over by itself.
+@usableFromInline
+typealias SubscriptionSink<Section: SectionType> = @Sendable (UpdateBatch<Section>) -> Bool
 
 /// What a consumer gets when it asks for its next batch.
 @usableFromInline

@@ -48,10 +48,36 @@ public struct Subscription<Section: SectionType>: Sendable {
   /// including versions no batch carries (G4). `nil` for subscriptions not made by a hub.
   @usableFromInline let observeCancelledOut: (@Sendable (@escaping @Sendable (Int) -> Void) -> Void)?
 
+  /// Takes the next batch with a sink, instead of from ``batches``; `nil` for a paced subscription or one
+  /// not made by a hub.
+  @usableFromInline let nextSinking:
+    (@Sendable (@escaping SubscriptionSink<Section>, (@Sendable () -> Void)?) async -> UpdateBatch<Section>?)?
+
   /// Tells `observer` the versions the consumer holds, including those no batch carries (G4, G13), for a
   /// follower that counts the versions it holds (see ``observeCancelledOut``).
   package func onCancelledOut(_ observer: @escaping @Sendable (Int) -> Void) {
     observeCancelledOut?(observer)
+  }
+
+  /// Whether ``next(sinkingInto:parked:)`` writes to a sink (a subscription of a hub, not paced).
+  package var takesSinks: Bool { nextSinking != nil }
+
+  /// The consumer's next batch, taken while it is parked with `sink`: each shared batch that follows what
+  /// the consumer holds is written to the sink by the publisher, without waking the consumer, and held
+  /// at once (G13, told to ``onCancelledOut(_:)``'s observer); this returns only a batch the consumer
+  /// hands over by itself (one the sink refused, or a catch-up composed for it), or `nil` when the
+  /// subscription ends. `parked` is called each time the consumer parks with the sink.
+  ///
+  /// Used instead of ``batches``, never beside it; the caller ends the subscription with ``cancel()``
+  /// (cancelling the waiting task does not). Without ``takesSinks``, it reads ``batches``.
+  /// - Complexity: per batch the sink takes, O(1) besides the sink, on the publisher's task.
+  package func next(
+    sinkingInto sink: @escaping @Sendable (UpdateBatch<Section>) -> Bool,
+    parked: (@Sendable () -> Void)? = nil
+  ) async -> UpdateBatch<Section>? {
+    if let nextSinking { return await nextSinking(sink, parked) }
+    var iterator = batches.makeAsyncIterator()
+    return await iterator.next()
   }
 
   /// A subscription from parts that keep none of the promises above by themselves: for tests that
@@ -72,13 +98,17 @@ public struct Subscription<Section: SectionType>: Sendable {
       progress.finish()
     }
     self.observeCancelledOut = nil
+    self.nextSinking = nil
   }
 
   @inlinable
   init(
     snapshot: Snapshot<Section>, version: Int, batches: AsyncStream<UpdateBatch<Section>>,
     progress: AppliedVersion, onCancel: @escaping @Sendable () -> Void,
-    observeCancelledOut: @escaping @Sendable (@escaping @Sendable (Int) -> Void) -> Void
+    observeCancelledOut: @escaping @Sendable (@escaping @Sendable (Int) -> Void) -> Void,
+    nextSinking: (
+      @Sendable (@escaping SubscriptionSink<Section>, (@Sendable () -> Void)?) async -> UpdateBatch<Section>?
+    )?
   ) {
     self.snapshot = snapshot
     self.version = version
@@ -86,6 +116,7 @@ public struct Subscription<Section: SectionType>: Sendable {
     self.progress = progress
     self.onCancel = onCancel
     self.observeCancelledOut = observeCancelledOut
+    self.nextSinking = nextSinking
   }
 
   /// The newest version the consumer holds: ``version`` at first, then the `to` of each batch once the
@@ -192,10 +223,20 @@ extension SubscriptionHub {
         return batch
       },
       onCancel: { token.hub.cancel(token.mailbox) })
+    var nextSinking:
+      (
+        @Sendable (@escaping SubscriptionSink<Section>, (@Sendable () -> Void)?) async -> UpdateBatch<
+          Section
+        >?
+      )?
+    if gate == nil {
+      nextSinking = { sink, parked in await mailbox.next(sink: sink, parkedWithSink: parked) }
+    }
     // The hub and mailbox, not the token: a held Subscription must not keep its stream alive.
     return Subscription(
       snapshot: snapshot, version: version, batches: batches, progress: mailbox.progress,
       onCancel: { [hub = self] in hub.cancel(mailbox) },
-      observeCancelledOut: { observer in mailbox.observeHeld(observer) })
+      observeCancelledOut: { observer in mailbox.observeHeld(observer) },
+      nextSinking: nextSinking)
   }
 }

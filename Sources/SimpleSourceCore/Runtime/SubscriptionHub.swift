@@ -53,11 +53,32 @@ final class SubscriberMailbox<Section: SectionType>: Sendable {
     observer?(version)
   }
 
+  /// Offers a published batch: written to the parked consumer's sink when it has one and holds the
+  /// batch's `from` (see ``SubscriberStateMachine/sink(for:)``), otherwise handed to the consumer if it
+  /// waits.
   @inlinable
   func publish(_ batch: UpdateBatch<Section>, refreshing: Set<Section.Item.ID>) {
-    if let (waiter, delivery) = state.withLock({ $0.publish(batch, refreshing: refreshing) }) {
-      waiter.resume(returning: delivery)
+    let step = state.withLock { state -> Published in
+      if let sink = state.sink(for: batch) {
+        // Written under the lock: a subscription cancelled after this returns is written to no more.
+        if sink(batch) { return .sank(state.sank(batch).map { ($0, state.heldObserver) }) }
+        state.sinkRefused()
+      }
+      return .handed(state.publish(batch, refreshing: refreshing))
     }
+    switch step {
+    case .sank(let report?): self.report(report.held, to: report.observer)
+    case .handed(let (waiter, delivery)?): waiter.resume(returning: delivery)
+    case .sank(nil), .handed(nil): break
+    }
+  }
+
+  /// What a publish did to the subscriber, performed after the lock: a held version to report, or a
+  /// waiter to resume.
+  @usableFromInline
+  enum Published {
+    case sank((held: Int, observer: (@Sendable (Int) -> Void)?)?)
+    case handed((UnsafeContinuation<SubscriptionDelivery<Section>, Never>, SubscriptionDelivery<Section>)?)
   }
 
   /// See ``SubscriberStateMachine/advance(to:snapshot:since:touched:)``.
@@ -82,8 +103,14 @@ final class SubscriberMailbox<Section: SectionType>: Sendable {
   /// consuming task is cancelled, which resumes this wait with `.end`. The state machine hands each
   /// waiter out of its state exactly once, so an unsafe continuation is sound here and spares an
   /// allocation per delivery.
+  ///
+  /// With a `sink`, the consumer parks with it: shared batches are written to the sink meanwhile, and
+  /// this returns only a batch the sink refused or one composed for the consumer, which it hands over by
+  /// itself. `parkedWithSink` is called each time it parks so (tests await it).
   @inlinable
-  func next() async -> UpdateBatch<Section>? {
+  func next(
+    sink: SubscriptionSink<Section>? = nil, parkedWithSink: (@Sendable () -> Void)? = nil
+  ) async -> UpdateBatch<Section>? {
     while true {
       // Asking, the consumer holds what it took (G13): reported before it may park, since nothing may
       // run once it is parked (a publisher may resume it at once, on another thread).
@@ -91,9 +118,14 @@ final class SubscriberMailbox<Section: SectionType>: Sendable {
       let delivery = await withUnsafeContinuation { continuation in
         let delivery = state.withLock { state in
           // A quiet version that arrived since `asked()` is reported first, then the consumer asks again.
-          state.newlyHeld().map { .held($0) } ?? state.next(waiter: continuation)
+          state.newlyHeld().map { .held($0) } ?? state.next(waiter: continuation, sink: sink)
         }
-        if let delivery { continuation.resume(returning: delivery) }
+        if let delivery {
+          continuation.resume(returning: delivery)
+        } else if sink != nil {
+          // Parked; the callback touches nothing of the consumer's.
+          parkedWithSink?()
+        }
       }
       switch delivery {
       case .held(let version):

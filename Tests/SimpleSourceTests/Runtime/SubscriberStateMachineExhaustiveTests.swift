@@ -1,5 +1,6 @@
 // Every sequence of one subscriber's events, explored: a source that publishes, cancels out and advances,
-// a consumer that asks, parks, takes and composes, and an end, in every order the locks allow.
+// a consumer that asks, parks (with a sink or without), takes and composes, a sink that takes or refuses,
+// and an end, in every order the locks allow.
 
 @testable import SimpleSourceCore
 import SimpleSourceTesting
@@ -20,20 +21,22 @@ struct SubscriberStateMachineExhaustiveTests {
   /// step: each batch handed over starts at the consumer's version (G1), is not empty (G4) and, applied
   /// by UIKit's rules, shows the source's state at its `to` (G2, G3); each version reported held is one
   /// whose state the consumer shows, reported in increasing order (G13); a parked consumer is resumed
-  /// once, with its own waiter. Once drained (the consumer asks until it parks), it shows the newest
-  /// state and holds the newest version, whatever happened before.
+  /// once, with its own waiter. A batch is written to a sink only while the consumer is parked with one,
+  /// and is checked like a batch handed over. Once drained (the consumer asks until it parks), it shows the
+  /// newest state and holds the newest version, whatever happened before.
   struct World: ExplorableWorld {
     enum Step: CustomStringConvertible {
-      /// The source cuts its mutations since the last batch to the pool's state `k`: a batch.
-      case publish(Int)
+      /// The source cuts its mutations since the last batch to the pool's state `k`: a batch, which a
+      /// sink the consumer parked with takes or refuses (`accepted`).
+      case publish(Int, accepted: Bool)
       /// The source's mutations since the last batch cancel out: a version and no batch, announced to
       /// subscribers as a quiet version, or (when a subscriber started from a state between) an advance.
       case cancelOut
       /// The consumer asks: it reports what it holds (outside the lock).
       case ask
       /// The consumer's request under the lock: a quiet version that arrived meanwhile, a delivery, or it
-      /// parks.
-      case request
+      /// parks, with a sink or without.
+      case request(sinking: Bool)
       /// The consumer takes what it was handed: applies a batch, composes a catch-up (off the lock, so
       /// the source may have moved on), or reports a held version.
       case take
@@ -42,10 +45,10 @@ struct SubscriberStateMachineExhaustiveTests {
 
       var description: String {
         switch self {
-        case .publish(let state): "publish \(state)"
+        case .publish(let state, let accepted): "publish \(state)\(accepted ? "" : " (sink refuses)")"
         case .cancelOut: "cancel out"
         case .ask: "ask"
-        case .request: "request"
+        case .request(let sinking): sinking ? "request with a sink" : "request"
         case .take: "take"
         case .end: "end"
         }
@@ -58,8 +61,8 @@ struct SubscriberStateMachineExhaustiveTests {
       case busy
       /// It reported what it holds and is about to request.
       case asking
-      /// Parked with waiter `id`.
-      case parked(Int)
+      /// Parked with waiter `id`, with a sink or without.
+      case parked(Int, sinking: Bool)
       /// Handed a delivery it has not taken yet.
       case handed(Delivery)
       /// Its stream ended.
@@ -131,14 +134,15 @@ struct SubscriberStateMachineExhaustiveTests {
       var steps: [Step] = []
       if newestVersion < maxVersion {
         let publishedState = states[published]
-        steps += pool.indices.filter { !pool[$0].hasSameContent(as: publishedState) }.map {
-          .publish($0)
+        let refusals = if case .parked(_, sinking: true) = consumer { [true, false] } else { [true] }
+        for state in pool.indices where !pool[state].hasSameContent(as: publishedState) {
+          steps += refusals.map { .publish(state, accepted: $0) }
         }
         steps.append(.cancelOut)
       }
       switch consumer {
       case .busy: steps.append(.ask)
-      case .asking: steps.append(.request)
+      case .asking: steps += [.request(sinking: false), .request(sinking: true)]
       case .handed: steps.append(.take)
       case .parked, .ended: break
       }
@@ -148,11 +152,26 @@ struct SubscriberStateMachineExhaustiveTests {
 
     mutating func perform(_ step: Step) throws {
       switch step {
-      case .publish(let state):
+      case .publish(let state, let accepted):
         let version = newestVersion + 1
         let batch = Self.batch(from: published, states[published], to: version, pool[state])
         states.append(pool[state])
         (published, offered) = (version, version)
+        // As the mailbox does, under one lock: the sink first, then the publish if it did not take it.
+        if machine.sink(for: batch) != nil {
+          guard case .parked(_, sinking: true) = consumer else {
+            throw ExplorationFailure(description: "a batch written to the sink of a consumer \(consumer)")
+          }
+          if accepted {
+            try apply(from: batch.from, to: batch.to, batch.changeset)
+            if let held = machine.sank(batch) { try report(held) }
+            guard machine.sink(for: batch) == nil else {
+              throw ExplorationFailure(description: "the sink is offered \(batch.from)→\(batch.to) twice")
+            }
+            return
+          }
+          machine.sinkRefused()
+        }
         try resume(machine.publish(batch, refreshing: []))
       case .cancelOut:
         let version = newestVersion + 1
@@ -175,15 +194,15 @@ struct SubscriberStateMachineExhaustiveTests {
       case .ask:
         if let held = machine.newlyHeld() { try report(held) }
         consumer = .asking
-      case .request:
+      case .request(let sinking):
         let waiter = nextWaiter
         nextWaiter += 1
         if let held = machine.newlyHeld() {
           consumer = .handed(.held(held))
-        } else if let delivery = machine.next(waiter: waiter) {
+        } else if let delivery = machine.next(waiter: waiter, sink: sinking ? Self.sink : nil) {
           consumer = .handed(delivery)
         } else {
-          consumer = .parked(waiter)
+          consumer = .parked(waiter, sinking: sinking)
         }
       case .take:
         guard case .handed(let delivery) = consumer else { return }
@@ -192,7 +211,7 @@ struct SubscriberStateMachineExhaustiveTests {
         isCancelled = true
         let waiter = machine.end()
         switch consumer {
-        case .parked(let parked):
+        case .parked(let parked, _):
           guard waiter == parked else {
             throw ExplorationFailure(
               description: "ending resumed waiter \(String(describing: waiter)), not \(parked)")
@@ -206,10 +225,13 @@ struct SubscriberStateMachineExhaustiveTests {
       }
     }
 
+    /// A sink as the machine holds it; the model decides whether it takes a batch (the step's `accepted`).
+    static let sink: SubscriptionSink<TestSection> = { _ in true }
+
     /// A publisher resumed a waiter with a delivery: it must be the parked consumer's.
     mutating func resume(_ resumed: (Int, Delivery)?) throws {
       guard let (waiter, delivery) = resumed else { return }
-      guard case .parked(let parked) = consumer, parked == waiter else {
+      guard case .parked(let parked, _) = consumer, parked == waiter else {
         throw ExplorationFailure(description: "resumed waiter \(waiter), but the consumer is \(consumer)")
       }
       consumer = .handed(delivery)
@@ -278,7 +300,7 @@ struct SubscriberStateMachineExhaustiveTests {
         guard turns < 50 else { throw ExplorationFailure(description: "the consumer never parks") }
         switch consumer {
         case .busy: try perform(.ask)
-        case .asking: try perform(.request)
+        case .asking: try perform(.request(sinking: false))
         case .handed: try perform(.take)
         case .parked, .ended:
           if case .ended = consumer { return }
@@ -298,7 +320,7 @@ struct SubscriberStateMachineExhaustiveTests {
   }
 
   @Test(
-    "every sequence of publish, cancel out, ask, request, take and end keeps G1-G4 and G13",
+    "every sequence of publish, cancel out, ask, request (with a sink or not), take, sink refusal and end keeps G1-G4 and G13",
     arguments: ["fresh", "ahead", "resumed"])
   func everySequence(start: String) throws {
     let world: World =
