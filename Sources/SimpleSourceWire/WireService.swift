@@ -32,8 +32,7 @@ public struct NoScope: Hashable, Sendable {
 /// - **Shared work.** Sessions with the same (query, parameters, scope) share one ``ProjectedDataSource``
 ///   of the source and one encoded message per batch: an edit costs each distinct view O(*k* log *n*) and
 ///   each further client a copy of bytes, or with a ``WireSink`` one call of its sink from the view's
-///   broadcast (no task or subscription per client). A reset is encoded once per (view, version, format)
-///   too. The last session to leave a view keeps it idle for resumes; the `keepingIdleViews` most recently
+///   publisher (no task woken per client). A reset is encoded once per (view, version, format) too. The last session to leave a view keeps it idle for resumes; the `keepingIdleViews` most recently
 ///   used idle views are kept, and older ones are dropped.
 /// - **Streams.** The whole source, with no scope, is `stream`; each view's stream is `stream` followed by
 ///   `.v` and a stable hash of its query, parameters and scope, the same
@@ -68,8 +67,8 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   /// How many reset messages were encoded: once per (view, version, format), however many clients
   /// connect then.
   package nonisolated let resetsEncoded = Locked(0)
-  /// The newest reset of the whole source, for clients that follow it with no view.
-  nonisolated let wholeSourceResets: ResetBytes
+  /// The newest reset and batch of the whole source, encoded, for clients that follow it with no view.
+  nonisolated let wholeSourceEncodings: SharedEncodings
   /// Makes clients' edits; `nil` when clients may not write.
   nonisolated let writer: WireWriter<Section, Scope>?
   /// The answers to the newest edits, by the scope that made them and their id, and those keys oldest first.
@@ -81,8 +80,6 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   var views: SharedViews<ViewKey, SharedView>
   /// The number of the last view made.
   var viewsMade = 0
-  /// The broadcasts of views (and of the whole source) per format; an ended one is replaced when asked.
-  var broadcasts: [BroadcastKey: WireBroadcast<Section>] = [:]
 
   /// Serves `source` to clients whose scope restricts the rows they see.
   /// - Parameters:
@@ -110,7 +107,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   ) {
     self.history = history
     writer = edits
-    wholeSourceResets = ResetBytes(counting: resetsEncoded)
+    wholeSourceEncodings = SharedEncodings(counting: resetsEncoded)
     self.source = source
     self.stream = stream
     var byName: [String: WireQuery<Section>] = [:]
@@ -127,14 +124,15 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   /// - Parameters:
   ///   - scope: What the client may see.
   ///   - pacing: How often the client receives batches.
-  ///   - sink: Writes a message without waiting, when the transport can (see ``WireSink``): the session
-  ///     then joins its view's broadcast once it holds the version the broadcast sent, and every batch
-  ///     is encoded once and handed to each member's sink by one task, instead of a task per client
-  ///     sending it. A sink that returns `false` (a full connection) drops the session back to `send`,
-  ///     which waits, from the version it holds; it joins again once it has caught up. The transport
-  ///     queues both in one order: a message given to either before another reaches the client first (an
-  ///     edit's answer follows its batch, a batch follows the reset). Paced sessions
-  ///     never use it. `nil`: every message goes through `send`.
+  ///   - sink: Writes a message without waiting, when the transport can (see ``WireSink``): between
+  ///     batches the session's sending task parks with it, and the view's publisher hands each batch,
+  ///     encoded once per view and format, to the sink of every session that holds the version before
+  ///     it, instead of waking a task per client to send it. A sink that returns `false` (a full
+  ///     connection) wakes the session's task, which sends that batch through `send` (which waits), and
+  ///     any catch-up after it, then parks with its sink again. The transport queues both in one order: a
+  ///     message given to either before another reaches the client first (an edit's answer follows its
+  ///     batch, a batch follows the reset). Paced sessions never use it. `nil`: every message goes
+  ///     through `send`.
   ///   - send: Sends one message's bytes (JSON text) to the client; throwing ends the subscription.
   public nonisolated func session(
     scope: Scope, pacing: Pacing = .immediate, sink: WireSink? = nil,
@@ -156,19 +154,20 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     var scope: Scope
   }
 
-  /// A view of the source: its stream, the projection once it has started, and its newest reset's bytes.
+  /// A view of the source: its stream, the projection once it has started, and its newest reset and
+  /// batch, encoded.
   final class SharedView: Sendable {
     let stream: String
     let start: Task<Result<ProjectedDataSource<Section>, ProjectionError>, Never>
-    let resets: ResetBytes
+    let encodings: SharedEncodings
 
     init(
       stream: String, start: Task<Result<ProjectedDataSource<Section>, ProjectionError>, Never>,
-      resets: ResetBytes
+      encodings: SharedEncodings
     ) {
       self.stream = stream
       self.start = start
-      self.resets = resets
+      self.encodings = encodings
     }
   }
 
@@ -180,38 +179,11 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     let source: ProjectedDataSource<Section>
   }
 
-  /// Which broadcast a session joins: its view (`nil`: the whole source) and its format.
-  struct BroadcastKey: Hashable {
-    var view: ViewKey?
-    var number: Int
-    var format: Int
-
-    init(view: (key: ViewKey, number: Int)?, format: Int) {
-      self.view = view?.key
-      number = view?.number ?? 0
-      self.format = format
-    }
-  }
-
-  /// The live broadcast of `key`, or (when there is none) a new one that takes `subscription`, which
-  /// holds `version`: `founded` says which.
-  /// - Complexity: O(1), or O(broadcasts) when one is made (ended ones are dropped then).
-  func broadcast(_ key: BroadcastKey, taking subscription: Subscription<Section>, at version: Int)
-    -> (broadcast: WireBroadcast<Section>, founded: Bool)
-  {
-    if let live = broadcasts[key], !live.isEnded { return (live, false) }
-    let made = WireBroadcast(
-      subscription: subscription, version: version, coder: WireCoder(formatVersion: key.format))
-    broadcasts = broadcasts.filter { !$0.value.isEnded }
-    broadcasts[key] = made
-    return (made, true)
-  }
-
-  /// A subscribe's feed, the view it uses (if any), and where its reset's bytes are shared.
+  /// A subscribe's feed, the view it uses (if any), and where its encodings are shared.
   struct Opened: Sendable {
     let feed: WireFeed<Section>
     let lease: Lease?
-    let resets: ResetBytes
+    let encodings: SharedEncodings
   }
 
   /// The feed for a client's subscribe, and the view it uses, if any.
@@ -224,7 +196,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   ) async throws(WireError) -> Opened {
     guard query != nil || rows != nil else {
       let feed = await source.wireFeed(stream: stream, request: (requested, from), pacing: pacing)
-      return Opened(feed: feed, lease: nil, resets: wholeSourceResets)
+      return Opened(feed: feed, lease: nil, encodings: wholeSourceEncodings)
     }
     var projection = Projection<Section>.all
     if let query {
@@ -253,7 +225,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
       }
       let view = SharedView(
         stream: Self.viewStream(of: stream, query: query, scope: scope), start: start,
-        resets: ResetBytes(counting: resetsEncoded))
+        encodings: SharedEncodings(counting: resetsEncoded))
       entry = .init(view: view, number: viewsMade)
       views.add(key, entry)
     }
@@ -262,8 +234,8 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
       let feed = await projected.wireFeed(
         stream: entry.view.stream, request: (requested, from), pacing: pacing)
       return Opened(
-        feed: feed, lease: Lease(key: key, number: entry.number, source: projected), resets: entry.view.resets
-      )
+        feed: feed, lease: Lease(key: key, number: entry.number, source: projected),
+        encodings: entry.view.encodings)
     case .failure:
       _ = views.release(key, number: entry.number, keep: false)
       // The projection's error may name a row: the client learns only which query failed.
@@ -349,27 +321,5 @@ extension WireService where Scope == NoScope {
     pacing: Pacing = .immediate, sink: WireSink? = nil, send: @escaping @Sendable (Data) async throws -> Void
   ) -> WireSession<Section, NoScope> {
     session(scope: NoScope(), pacing: pacing, sink: sink, send: send)
-  }
-}
-
-/// The bytes of a stream's newest reset, per format: encoded once, then shared by every client that
-/// connects while that version is the newest.
-final class ResetBytes: Sendable {
-  private let newest = Locked<[Int: (version: Int, bytes: Data)]>([:])
-  private let encodings: Locked<Int>
-
-  /// Counts each encoding in `encodings`.
-  init(counting encodings: Locked<Int>) { self.encodings = encodings }
-
-  /// The bytes of the reset at `version` in `format`, made with `encode` unless they are held.
-  /// - Complexity: O(1) when held; `encode` otherwise. Two clients that connect at once may both encode.
-  func bytes(version: Int, format: Int, encode: () -> Data) -> Data {
-    if let held = newest.withLock({ $0[format] }), held.version == version { return held.bytes }
-    let bytes = encode()
-    encodings.withLock { $0 += 1 }
-    newest.withLock { newest in
-      if (newest[format]?.version ?? .min) <= version { newest[format] = (version, bytes) }
-    }
-    return bytes
   }
 }

@@ -25,9 +25,9 @@ public import SimpleSourceCore
 /// be called from ``receive(_:)-(Data)`` for an error at the same time: each call is one whole message.
 /// A `send` that throws ends the subscription (the client went away); the session still answers later
 /// messages. With a sink (``WireService/session(scope:pacing:sink:send:)``), batches reach the client
-/// through it while the session is a member of its view's broadcast, and through `send` otherwise
-/// (answers and errors always go through `send`); after ``close()`` (or a second subscribe) returns,
-/// nothing of the old subscription is written to either.
+/// through it while the connection takes them, and through `send` otherwise (answers and errors always go
+/// through `send`); after ``close()`` (or a second subscribe) returns, nothing of the old subscription is
+/// written to either.
 public actor WireSession<Section: SectionType, Scope: Hashable & Sendable>
 where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item.ID: Codable {
   /// The service the session belongs to.
@@ -36,7 +36,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   public private(set) var scope: Scope
   let pacing: Pacing
   let send: @Sendable (Data) async throws -> Void
-  /// Writes a broadcast's frames without waiting; `nil` when every message goes through `send`.
+  /// Writes batches' frames without waiting; `nil` when every message goes through `send`.
   let sink: WireSink?
   /// The largest message it reads.
   let reader = WireCoder(maxMessageBytes: 1 << 20)
@@ -157,8 +157,9 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     return (current.lease?.source ?? service.source, stream)
   }
 
-  /// How many times the current subscription joined its view's broadcast; `nil` when not subscribed.
-  package var broadcastJoins: AppliedVersion? { current?.control.joins }
+  /// How many times the current subscription's sending task parked with the session's sink; `nil` when
+  /// not subscribed.
+  package var sinkParks: AppliedVersion? { current?.control.sinkParks }
   /// The versions sent to the client (tests read it).
   package var sentVersions: AppliedVersion? { current?.sent }
 
@@ -179,7 +180,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     let scope = scope
     let opened = try await service.open(
       stream: stream, from: from, query: query, scope: scope, pacing: pacing)
-    let (feed, lease, resets) = (opened.feed, opened.lease, opened.resets)
+    let (feed, lease, encodings) = (opened.feed, opened.lease, opened.encodings)
     // The new view is acquired before the old one is released, so that a view both use is kept.
     await stop()
     if isClosed {
@@ -194,10 +195,8 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     let sent = AppliedVersion(-1)
     let control = SendingControl<Section>()
     let sender = SessionSender(
-      send: send, sink: pacing.isImmediate ? sink : nil, coder: coder, sent: sent, control: control,
-      service: service, broadcast: .init(view: lease.map { ($0.key, $0.number) }, format: formatVersion),
-      source: lease?.source ?? service.source, pacing: pacing)
-    let sending = Task { await sender.run(feed, resets: resets) }
+      send: send, sink: pacing.isImmediate ? sink : nil, coder: coder, sent: sent, control: control)
+    let sending = Task { await sender.run(feed, encodings: encodings) }
     current = (feed, sending, control, lease, sent)
   }
 
@@ -229,8 +228,6 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     guard let current, let (source, _) = following else { return }
     await service.source.settled()
     await source.settled()
-    // A broadcast keeps a member's sent version current only for a session something waits on.
-    current.control.watch()
     _ = await current.sent.reached(min(version, await source.version))
   }
 
@@ -239,7 +236,6 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     guard let (_, sending, control, lease, _) = current else { return }
     current = nil
     subscribedScope = nil
-    // The control, not the feed: the feed's subscription may be a broadcast's now.
     control.stop()
     await sending.value
     if let lease { await service.release(lease) }

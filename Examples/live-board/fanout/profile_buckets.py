@@ -15,7 +15,7 @@ import subprocess
 
 BUCKETS = [
     ("writes (event loops: NIO and the kernel)", "LoopQueueC5drain"),
-    ("broadcast's loop over members", "BroadcastMembersV7deliver"),
+    ("publishing to subscribers and their sinks", "SubscriberMailbox"),
     ("PostgresNIO", "PostgresNIO"),
     ("JSON encoding", "JSONEncoder"),
     ("JSON decoding", "JSONDecoder"),

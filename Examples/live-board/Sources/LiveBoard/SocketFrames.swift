@@ -1,6 +1,6 @@
 // Writing wire messages to WebSockets as pre-framed bytes, below the WebSocket encoder: a batch is framed
 // once and the same buffer is queued for every client on an event loop, which writes and flushes them all
-// in one task. This is the transport side of `WireService`'s broadcast (`WireSink`).
+// in one task. This is the transport side of `WireService`'s sessions with a sink (`WireSink`).
 
 import Foundation
 import Hummingbird
@@ -133,7 +133,7 @@ final class RawFrames: ChannelDuplexHandler, RemovableChannelHandler {
   }
 }
 
-/// One WebSocket connection's writer: a `WireSink` that queues a broadcast's frame without waiting, and a
+/// One WebSocket connection's writer: a `WireSink` that queues a view's frame without waiting, and a
 /// `send` that queues a message and waits until the socket took it. Both go through the event loop's
 /// queue, so they reach the client in the order they were called.
 final class SocketWriter: Sendable {

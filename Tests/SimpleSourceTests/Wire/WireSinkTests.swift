@@ -1,5 +1,6 @@
-// Sessions with a sink: one broadcast per view and format writes every batch, encoded once, to every
-// member; a full connection falls back to its own sending and joins again; clients see every version once.
+// Sessions with a sink: the view's publisher writes every batch, encoded once per view and format, to the
+// sink of every session parked with one; a full connection wakes its session's task, which sends by itself
+// and parks with its sink again; clients see every version once.
 
 import Foundation
 import SimpleSourceTesting
@@ -8,8 +9,8 @@ import Testing
 @testable import SimpleSourceCore
 @testable import SimpleSourceWire
 
-@Suite("Broadcasting to sessions", .timeLimit(.minutes(10)))
-struct WireBroadcastTests {
+@Suite("Sessions with a sink", .timeLimit(.minutes(10)))
+struct WireSinkTests {
   static let settings = RandomTestSettings.current(defaultCases: 20, casesVariable: "SIMPLESOURCE_WIRE_CASES")
 
   /// A client whose session has a sink: what `send` and the sink deliver go to one ``WireClient`` in the
@@ -19,6 +20,8 @@ struct WireBroadcastTests {
     let sends = Locked(0)
     let frames = Locked(0)
     let refusals = Locked(0)
+    /// Every frame taken, with its batch's `to` (held, so that identities are not reused).
+    let taken = Locked<[(to: Int, frame: WireFrame)]>([])
     let full: Locked<@Sendable () -> Bool>
 
     init(allows: @escaping @Sendable (TestItem) -> Bool = { _ in true }) {
@@ -38,6 +41,7 @@ struct WireBroadcastTests {
       }
       frames.withLock { $0 += 1 }
       client.receive(frame.bytes)
+      taken.withLock { $0.append((client.state.withLock(\.version), frame)) }
       return true
     }
 
@@ -52,27 +56,29 @@ struct WireBroadcastTests {
     try BasicDataSource(sections: layout("A: a1 b1 a2 | B: b2 a3"))
   }
 
-  /// Awaits every session's first join.
-  static func joined<Scope>(_ sessions: [WireSession<TestSection, Scope>]) async {
+  /// Awaits every session's sending task parking with its sink.
+  static func parked<Scope>(_ sessions: [WireSession<TestSection, Scope>]) async {
     for session in sessions {
-      let joins = await session.broadcastJoins
-      #expect(await joins?.reached(1) == true)
+      let parks = await session.sinkParks
+      #expect(await parks?.reached(1) == true)
     }
   }
 
-  /// Sessions of `clients` following the whole of `source` (one service), once each has joined the broadcast.
+  /// Sessions of `clients` following the whole of `source` (one service), once each is parked with its sink.
   static func joinedWholeSource(of source: BasicDataSource<TestSection>, _ clients: [SinkClient]) async
     -> [WireSession<TestSection, NoScope>]
   {
     let service = WireService(source: source, stream: "s")
     let sessions = clients.map { $0.session(of: service, scope: NoScope()) }
     for session in sessions { await session.receive(subscribe(nil)) }
-    await joined(sessions)
+    await parked(sessions)
     return sessions
   }
 
-  @Test("members of one view get every batch from one subscription, and nothing through send")
-  func oneSubscriptionPerView() async throws {
+  @Test(
+    "sessions of one view get every batch through their sinks, one frame per batch and format, nothing through send"
+  )
+  func oneFramePerBatch() async throws {
     let source = try Self.source()
     let service = WireService(source: source, stream: "s", queries: WireServiceTests.queries)
     let query = WireQueryRequest("prefix", ["prefix": .string("a")])
@@ -83,7 +89,7 @@ struct WireBroadcastTests {
       await session.receive(subscribe(index < 6 ? query : nil))
       clients.append((client, session))
     }
-    await Self.joined(clients.map(\.1))
+    await Self.parked(clients.map(\.1))
     for step in 0..<20 {
       try await source.appendItems([TestItem("a\(10 + step)")], toSection: "B")
       if step % 3 == 0 { try await source.replaceItem(TestItem("b1", version: step)) }
@@ -100,41 +106,48 @@ struct WireBroadcastTests {
     )
     #expect(query0.sections == WireServiceTests.expected((await source.snapshot).sections, query))
     #expect(whole == (await source.snapshot))
-    // One subscription per view: the broadcast's. The view is the query's projection; the source has
-    // the projection's and the whole-source broadcast's.
+    // Encoded once per view: the clients of a view took the same frame object for each batch.
+    for (viewClients, _) in [(clients[0..<6], "query"), (clients[6..<8], "whole source")] {
+      let byBatch = viewClients.map { entry in
+        Dictionary(entry.0.taken.withLock { $0 }.map { ($0.to, ObjectIdentifier($0.frame)) }) { first, _ in
+          first
+        }
+      }
+      for batch in byBatch[0] {
+        #expect(byBatch.allSatisfy { $0[batch.key] == nil || $0[batch.key] == batch.value })
+      }
+      #expect(byBatch.allSatisfy { $0.count == byBatch[0].count })
+    }
+    // A subscription per session, held by its parked task: the view has the query's six, the source the
+    // projection's and the two whole-source sessions'.
     let view = try #require(await clients[0].1.following?.source)
-    #expect((view as? ProjectedDataSource<TestSection>)?.subscriberCount == 1)
-    #expect(source.subscriberCount == 2)
+    #expect((view as? ProjectedDataSource<TestSection>)?.subscriberCount == 6)
+    #expect(source.subscriberCount == 3)
     for (_, session) in clients { await session.close() }
   }
 
-  @Test("a member's sent version is kept current on every batch once something waits on it, and only then")
-  func watchedMembers() async throws {
+  @Test("a session's sent version follows every batch its sink takes, before the write that made it returns")
+  func sentWithoutWaking() async throws {
     let source = try Self.source()
-    let (watched, unwatched) = (SinkClient(), SinkClient())
-    let sessions = await Self.joinedWholeSource(of: source, [watched, unwatched])
-    let joinedAt = try #require(await sessions[1].sentVersions).current
-    for step in 0..<5 { try await source.appendItems([TestItem("a\(20 + step)")], toSection: "A") }
-    await sessions[0].settled()
-    let sent = try #require(await sessions[0].sentVersions)
-    #expect(sent.current == (await source.version))
-    // Watched from now on: later batches move its version without another wait.
-    for step in 0..<5 { try await source.appendItems([TestItem("b\(20 + step)")], toSection: "B") }
-    #expect(await sent.reached(await source.version))
-    // Nothing waited on the other: its version was not touched per batch (the cost this avoids), and a
-    // wait brings it to what it holds.
-    let other = try #require(await sessions[1].sentVersions)
-    #expect(other.current == joinedAt)
-    await sessions[1].settled()
-    #expect(other.current == (await source.version))
-    for (client, session) in zip([watched, unwatched], sessions) {
-      await session.delivered(to: client.client)
+    let clients = [SinkClient(), SinkClient()]
+    let sessions = await Self.joinedWholeSource(of: source, clients)
+    let sent = [try #require(await sessions[0].sentVersions), try #require(await sessions[1].sentVersions)]
+    for step in 0..<5 {
+      let version = try await source.appendItems([TestItem("a\(20 + step)")], toSection: "A")
+      await source.settled()
+      // The publisher wrote the batch to both sinks and reported it held: no task had to run.
+      #expect(sent.allSatisfy { $0.current == version })
+    }
+    for (client, session) in zip(clients, sessions) {
+      #expect(client.sends.withLock { $0 } == 1, "only the reset goes through send")
       #expect(client.client.state.withLock(\.held) == (await source.snapshot))
       await session.close()
     }
   }
 
-  @Test("a full connection falls back to send from the version it holds, then joins again")
+  @Test(
+    "a full connection wakes its session, which sends from the version it holds, then parks with its sink again"
+  )
   func fullConnection() async throws {
     let source = try Self.source()
     let (steady, slow) = (SinkClient(), SinkClient())
@@ -147,9 +160,9 @@ struct WireBroadcastTests {
     #expect(slow.refusals.withLock { $0 } > 0)
     #expect(slow.sends.withLock { $0 } > 1, "batches went through send while the sink refused")
     slow.full.withLock { $0 = { false } }
-    // Each refusal made it leave once; it joins again after sending a batch by itself.
-    let joins = try #require(await sessions[1].broadcastJoins)
-    #expect(await joins.reached(1 + slow.refusals.withLock { $0 }))
+    // Each refusal woke its task once; it parks with its sink again after sending by itself.
+    let parks = try #require(await sessions[1].sinkParks)
+    #expect(await parks.reached(1 + slow.refusals.withLock { $0 }))
     let (frames, sends) = (slow.frames.withLock { $0 }, slow.sends.withLock { $0 })
     try await source.appendItems([TestItem("after")], toSection: "B")
     await sessions[1].delivered(to: slow.client)
@@ -162,7 +175,7 @@ struct WireBroadcastTests {
     for session in sessions { await session.close() }
   }
 
-  @Test("a session that subscribes again or closes leaves its broadcast: nothing of the old stream follows")
+  @Test("a session that subscribes again or closes is written to no more: nothing of the old stream follows")
   func leaving() async throws {
     let source = try Self.source()
     let service = WireService(source: source, stream: "s", queries: WireServiceTests.queries)
@@ -171,7 +184,7 @@ struct WireBroadcastTests {
       first.session(of: service, scope: NoScope()), second.session(of: service, scope: NoScope()),
     ]
     for session in sessions { await session.receive(subscribe(nil)) }
-    await Self.joined(sessions)
+    await Self.parked(sessions)
     let query = WireQueryRequest("newest", ["min": .integer(1)])
     await sessions[0].receive(subscribe(query))
     try await source.replaceItem(TestItem("a2", version: 3))
@@ -187,45 +200,9 @@ struct WireBroadcastTests {
     let closed = second.client.state.withLock { $0 }
     #expect(closed.violations.isEmpty && closed.version == closedAt, "a closed session was written to")
     await sessions[0].close()
-    // Every broadcast ended with its last member; the source keeps only the idle view, for resumes.
-    let (broadcasts, idle) = (await service.broadcasts.values, await service.idleViewCount)
-    #expect(broadcasts.count == 2 && broadcasts.allSatisfy(\.isEnded))
+    // Every session's subscription ended with it; the source keeps only the idle view, for resumes.
+    let idle = await service.idleViewCount
     #expect(source.subscriberCount == 1 && idle == 1)
-  }
-
-  @Test(
-    "a broadcast emptied before its founder offers has ended: the founder goes on from its version, its subscription taken"
-  )
-  func founderAfterTheEnd() async throws {
-    let source = try Self.source()
-    let service = WireService(source: source, stream: "s")
-    let subscription = await source.subscribe()
-    let key = WireService<TestSection, NoScope>.BroadcastKey(view: nil, format: 2)
-    let (broadcast, founded) = await service.broadcast(key, taking: subscription, at: subscription.version)
-    #expect(founded)
-    // Another session joins the broadcast before its founder, and leaves: no one is left, it ends.
-    let other = SendingControl<TestSection>()
-    let own = await source.subscribe()
-    let joined = Task {
-      await broadcast.follow(
-        other.id, at: own.version, own: own, sent: AppliedVersion(0), joins: other.joins,
-        sink: { _ in true }, isStopped: { false }, isWatched: { false })
-    }
-    #expect(await other.joins.reached(1))
-    broadcast.leave(other.id)
-    #expect(await joined.value == .stopped)
-    #expect(broadcast.isEnded)
-    let founder = SendingControl<TestSection>()
-    let outcome = await broadcast.follow(
-      founder.id, at: subscription.version, own: nil, sent: AppliedVersion(0), joins: founder.joins,
-      sink: { _ in true }, isStopped: { false }, isWatched: { false })
-    #expect(outcome == .left(at: subscription.version))
-    var batches = subscription.batches.makeAsyncIterator()
-    #expect(await batches.next() == nil, "the broadcast's end cancelled the subscription it took")
-    // The service makes a new one for the next session.
-    let next = await source.subscribe()
-    #expect(await service.broadcast(key, taking: next, at: next.version).founded)
-    next.cancel()
   }
 
   @Test("random writes, sinks that refuse at random, scope changes and resubscribes: every client exact")
@@ -300,7 +277,7 @@ struct WireBroadcastTests {
     }
     #expect(refusalsSeen > 0 && framesSeen > 0)
     print(
-      "Broadcasting: \(max(1, settings.cases / 4)) runs of 6 clients; \(framesSeen) frames, \(refusalsSeen) refused; \(settings.replay)"
+      "Sinks: \(max(1, settings.cases / 4)) runs of 6 clients; \(framesSeen) frames, \(refusalsSeen) refused; \(settings.replay)"
     )
   }
 }

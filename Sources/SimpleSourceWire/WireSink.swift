@@ -1,0 +1,61 @@
+// How a transport takes a view's batches without a task per client: a synchronous sink, and the frame
+// it is handed, encoded once for every client of the view.
+
+public import Foundation
+import SimpleSourceCore
+
+/// One message's bytes as a session hands them to its ``WireSink``: the same object for every client of
+/// a view that takes a batch in one format, so a transport can recognise it (by identity) and make its
+/// own form of the bytes (a framed buffer) once for all the clients it writes to.
+public final class WireFrame: Sendable {
+  /// The message's JSON bytes.
+  public let bytes: Data
+
+  /// A frame of `bytes`: a service makes one per batch, view and format; a transport's tests make their own.
+  public init(bytes: Data) { self.bytes = bytes }
+}
+
+/// Writes one message to a client without waiting: it queues the frame on the client's connection and
+/// returns `true`, or returns `false` when the connection cannot take it now (its buffer is full, or it
+/// closed). See ``WireService/session(scope:pacing:sink:send:)``.
+///
+/// It is called by the task that publishes the view's batches, while the session's subscription holds
+/// its lock: it must not wait, and must not call the session or the service.
+public typealias WireSink = @Sendable (WireFrame) -> Bool
+
+/// What a view's sessions share of their encodings, per format: the newest reset's bytes, and the newest
+/// batch's frame. Each is encoded once, then shared by every client that connects at that version, or
+/// that the view's publisher writes that batch to.
+final class SharedEncodings: Sendable {
+  private let resets = Locked<[Int: (version: Int, bytes: Data)]>([:])
+  private let frames = Locked<[Int: (from: Int, to: Int, frame: WireFrame)]>([:])
+  private let encodings: Locked<Int>
+
+  /// Counts each reset's encoding in `encodings`.
+  init(counting encodings: Locked<Int>) { self.encodings = encodings }
+
+  /// The bytes of the reset at `version` in `format`, made with `encode` unless they are held.
+  /// - Complexity: O(1) when held; `encode` otherwise. Two clients that connect at once may both encode.
+  func reset(version: Int, format: Int, encode: () -> Data) -> Data {
+    if let held = resets.withLock({ $0[format] }), held.version == version { return held.bytes }
+    let bytes = encode()
+    encodings.withLock { $0 += 1 }
+    resets.withLock { resets in
+      if (resets[format]?.version ?? .min) <= version { resets[format] = (version, bytes) }
+    }
+    return bytes
+  }
+
+  /// The frame of the view's batch from `from` to `to` in `format`, made with `encode` unless it is held.
+  /// A view's batches are told apart by their versions: each version of a view has one state. The
+  /// publisher asks for one batch's frame for all of its sessions in turn, so holding the newest suffices.
+  /// - Complexity: O(1) when held; `encode` otherwise.
+  func frame(from: Int, to: Int, format: Int, encode: () -> Data) -> WireFrame {
+    if let held = frames.withLock({ $0[format] }), held.from == from, held.to == to { return held.frame }
+    let frame = WireFrame(bytes: encode())
+    frames.withLock { frames in
+      if (frames[format]?.to ?? .min) <= to { frames[format] = (from, to, frame) }
+    }
+    return frame
+  }
+}
