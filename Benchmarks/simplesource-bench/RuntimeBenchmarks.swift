@@ -1,6 +1,7 @@
 // Runtime benchmarks: throughput, fan-out, a stalled subscriber's memory, latency; each against a floor.
 
 import Foundation
+import Synchronization
 import SimpleSource
 
 struct RuntimeResult {
@@ -180,6 +181,103 @@ func fanout(_ count: Int, iterations: Int) async -> RuntimeResult {
   return RuntimeResult(name: "fanout-\(count)", ms: median(ours), floorMS: median(floors))
 }
 
+/// One batch to `count` subscribers parked with a synchronous sink (the wire service's transport: the
+/// publisher writes to each sink, no task wakes), against one subscriber whose task hands the same batch
+/// to the same `count` sinks in a loop (a broadcast of its own, which the package no longer keeps). Each
+/// sink counts the batches it took; the round ends when every sink took it.
+@available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
+func fanoutSinks(_ count: Int, iterations: Int) async -> RuntimeResult {
+  final class Arrivals: Sendable {
+    let taken = Atomic<Int>(0)
+    let round: Locked<(target: Int, waiter: CheckedContinuation<Void, Never>?)> = Locked((.max, nil))
+    func take() {
+      let now = taken.add(1, ordering: .acquiringAndReleasing).newValue
+      guard now == round.withLock(\.target) else { return }
+      round.withLock { round in
+        defer { round.waiter = nil }
+        return round.waiter
+      }?.resume()
+    }
+    /// Returns once `target` batches were taken in all.
+    func reached(_ target: Int) async {
+      await withCheckedContinuation { continuation in
+        let done = round.withLock { round in
+          round.target = target
+          if taken.load(ordering: .acquiring) >= target { return true }
+          round.waiter = continuation
+          return false
+        }
+        if done { continuation.resume() }
+      }
+    }
+  }
+  func source() -> BasicDataSource<BenchSection> {
+    guard let source = try? BasicDataSource(sections: [BenchSection(id: 0, items: [Item(id: 0)])]) else {
+      fatalError("invalid data")
+    }
+    return source
+  }
+  var ours: [Double] = []
+  var floors: [Double] = []
+
+  // Floor: one subscriber's task loops over the sinks.
+  do {
+    let source = source()
+    let arrivals = Arrivals()
+    let sinks: [@Sendable (UpdateBatch<BenchSection>) -> Bool] = (0..<count).map { _ in
+      { _ in
+        arrivals.take()
+        return true
+      }
+    }
+    let batches = await source.subscribe().batches
+    let loop = Task {
+      for await batch in batches { for sink in sinks { _ = sink(batch) } }
+    }
+    for round in 0..<(iterations + 1) {
+      let start = ContinuousClock.now
+      _ = try? await source.replaceItem(Item(id: 0, version: round + 1))
+      await arrivals.reached(count * (round + 1))
+      if round > 0 { floors.append(elapsedMS(since: start)) }
+    }
+    loop.cancel()
+    await loop.value
+  }
+
+  // Ours: every subscriber parked with its sink.
+  do {
+    let source = source()
+    let arrivals = Arrivals()
+    var subscriptions: [Subscription<BenchSection>] = []
+    var consumers: [Task<Void, Never>] = []
+    let parked = Arrivals()
+    for _ in 0..<count {
+      let subscription = await source.subscribe()
+      subscriptions.append(subscription)
+      consumers.append(
+        Task {
+          while await subscription.next(
+            sinkingInto: { _ in
+              arrivals.take()
+              return true
+            },
+            parked: { parked.take() }) != nil
+          {}
+        })
+    }
+    await parked.reached(count)
+    for round in 0..<(iterations + 1) {
+      let start = ContinuousClock.now
+      _ = try? await source.replaceItem(Item(id: 0, version: round + 1))
+      await arrivals.reached(count * (round + 1))
+      if round > 0 { ours.append(elapsedMS(since: start)) }
+    }
+    for subscription in subscriptions { subscription.cancel() }
+    for consumer in consumers { await consumer.value }
+  }
+  return RuntimeResult(name: "fanout-sinks-\(count)", ms: median(ours), floorMS: median(floors))
+}
+
 // MARK: - Stalled subscriber
 
 func residentBytes() -> Double {
@@ -296,7 +394,8 @@ func latency(iterations: Int) async -> RuntimeResult {
 
 let runtimeCaseNames =
   [
-    "throughput", "fanout-1", "fanout-10", "fanout-100", "fanout-1000", "stalled", "latency", "view-apply",
+    "throughput", "fanout-1", "fanout-10", "fanout-100", "fanout-1000", "fanout-sinks-1000", "stalled",
+    "latency", "view-apply",
     "view-rebased", "view-apply-verified", "projection-one-edit-100k", "projection-one-edit-1m",
     "projection-refilter-100k",
     "composite-one-edit", "outline-one-edit-100k", "queries-1000-clients", "observed-one-edit-1m",
@@ -328,6 +427,7 @@ func runRuntimeCase(named name: String, iterations: Int) async -> [RuntimeResult
     } else {
       []
     }
+  case "fanout-sinks-1000": [await fanoutSinks(1000, iterations: max(20, iterations * 4))]
   case "queries-1000-clients": [await queriesThousandClients(iterations: iterations)]
   case "update-one-edit-1m", "set-sections-one-edit-1m":
     await wholeListOneEdit(first: name, iterations: iterations)

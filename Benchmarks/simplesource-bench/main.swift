@@ -346,6 +346,9 @@ func printRuntimeTable(_ results: [RuntimeResult]) {
     "fanout-N: one batch to N waiting subscribers, floor: N AsyncStream yields; latency: mutation to delivery,"
   )
   print("floor: an actor method yielding into a stream (medians)")
+  print(
+    "fanout-sinks-N: one batch to N subscribers parked with a sink, floor: one subscriber's task calling the N sinks"
+  )
 }
 
 func json(_ results: [DiffResult], _ runtime: [RuntimeResult]) -> String {
