@@ -11,7 +11,10 @@
 ///   waiting task is cancelled; nothing waits for ever once the consumer finishes.
 /// - Versions only grow: advancing to a lower version changes nothing.
 /// - Safe from any task; a waiter is resumed outside the lock, exactly once.
-@usableFromInline package final class AppliedVersion: Sendable {
+///
+/// A copy is the same tracker (it holds the lock's storage, one object): a struct, so that advancing it
+/// reaches that object directly, as a publisher does for each of its subscribers.
+@usableFromInline package struct AppliedVersion: Sendable {
   @usableFromInline typealias Machine = AppliedVersionStateMachine<CheckedContinuation<Bool, Never>>
   private let state: Locked<Machine>
 

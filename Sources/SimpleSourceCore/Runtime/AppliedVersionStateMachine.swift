@@ -44,6 +44,8 @@ struct AppliedVersionStateMachine<Waiter: Sendable>: Sendable {
   mutating func advance(to newVersion: Int) -> [Waiter] {
     guard newVersion > version else { return [] }
     version = newVersion
+    // Nobody waits (a follower's usual state): no pass over the waiters.
+    guard !pending.isEmpty else { return [] }
     var reached: [Waiter] = []
     pending.removeAll { waiting in
       guard waiting.version <= newVersion else { return false }

@@ -91,12 +91,12 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
 
   /// The newest version the consumer holds when it asks for a batch (G13): what it took, and, once that
   /// is the newest published state, the versions after it whose mutations cancelled out.
-  @inlinable
+  @inlinable @inline(__always)
   var heldVersion: Int { seen >= newestVersion ? max(seen, quietVersion) : seen }
 
   /// The version the consumer holds, when it is newer than the last one reported: the caller reports it
   /// (outside the lock). `nil` when nothing is new or the subscription ended.
-  @inlinable
+  @inlinable @inline(__always)
   mutating func newlyHeld() -> Int? {
     guard !isEnded else { return nil }
     let held = heldVersion
@@ -131,7 +131,7 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
   /// The sink to write `batch` to, before it is published to this subscriber: the consumer is parked with
   /// one, holds the batch's `from` and has not seen its `to`. The caller writes it under the same lock,
   /// then reports with ``sank(_:)`` (it took the batch) or ``sinkRefused()`` before ``publish(_:refreshing:)``.
-  @inlinable
+  @inlinable @inline(__always)
   func sink(for batch: UpdateBatch<Section>) -> Sink? {
     guard let sink, waiter != nil, !isEnded, batch.from == version, seen < batch.to else { return nil }
     return sink
@@ -139,7 +139,7 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
 
   /// The sink took `batch`, which is now the newest: the consumer holds it (G13) and stays parked.
   /// Returns the version to report held (outside the lock).
-  @inlinable
+  @inlinable @inline(__always)
   mutating func sank(_ batch: UpdateBatch<Section>) -> Int? {
     newest = batch
     newestVersion = batch.to
@@ -154,7 +154,7 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
 
   /// The sink refused the batch (its connection is full or closed): it is detached, and the batch is
   /// published as to any parked consumer, which wakes and hands it over by itself.
-  @inlinable
+  @inlinable @inline(__always)
   mutating func sinkRefused() { sink = nil }
 
   /// The consumer delivered a batch it composed; it now holds `snapshot` at `version`.

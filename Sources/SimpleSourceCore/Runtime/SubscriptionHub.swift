@@ -4,9 +4,8 @@
 /// each other, and a publish touches each subscriber once.
 @usableFromInline
 final class SubscriberMailbox<Section: SectionType>: Sendable {
-  @usableFromInline typealias Machine = SubscriberStateMachine<
-    Section, UnsafeContinuation<SubscriptionDelivery<Section>, Never>
-  >
+  @usableFromInline typealias Machine = SubscriberStateMachine<Section, Waiter>
+  @usableFromInline typealias Waiter = UnsafeContinuation<SubscriptionDelivery<Section>, Never>
   @usableFromInline let state: Locked<Machine>
   @usableFromInline let differ: Differ<Section>
   /// The newest version the consumer holds (G13): what it took once it asks for more, and versions that
@@ -56,29 +55,34 @@ final class SubscriberMailbox<Section: SectionType>: Sendable {
   /// Offers a published batch: written to the parked consumer's sink when it has one and holds the
   /// batch's `from` (see ``SubscriberStateMachine/sink(for:)``), otherwise handed to the consumer if it
   /// waits.
-  @inlinable
+  ///
+  /// Inlined into the hub's loop over its subscribers, as are the state machine's steps it takes: that
+  /// loop runs unspecialized (a source is generic over its section), and inlined, it looks up the types'
+  /// metadata once per subscriber rather than once per call (0.44 to 0.20 ms for 1,000 sinks, in the
+  /// benchmark's `fanout-sinks-1000`). What the sink's taking reports is kept apart from what a waiting
+  /// consumer is handed, so a batch the sink takes moves no generic value.
+  /// - Complexity: O(1) besides the sink; O(*k*) for a batch of *k* ids the subscriber missed.
+  @inlinable @inline(__always)
   func publish(_ batch: UpdateBatch<Section>, refreshing: Set<Section.Item.ID>) {
-    let step = state.withLock { state -> Published in
+    var held: Int?
+    var observer: (@Sendable (Int) -> Void)?
+    let handed = state.withLock { state -> (Waiter, Machine.Delivery)? in
       if let sink = state.sink(for: batch) {
         // Written under the lock: a subscription cancelled after this returns is written to no more.
-        if sink(batch) { return .sank(state.sank(batch).map { ($0, state.heldObserver) }) }
+        if sink(batch) {
+          held = state.sank(batch)
+          observer = state.heldObserver
+          return nil
+        }
         state.sinkRefused()
       }
-      return .handed(state.publish(batch, refreshing: refreshing))
+      return state.publish(batch, refreshing: refreshing)
     }
-    switch step {
-    case .sank(let report?): self.report(report.held, to: report.observer)
-    case .handed(let (waiter, delivery)?): waiter.resume(returning: delivery)
-    case .sank(nil), .handed(nil): break
+    if let held {
+      report(held, to: observer)
+    } else if let (waiter, delivery) = handed {
+      waiter.resume(returning: delivery)
     }
-  }
-
-  /// What a publish did to the subscriber, performed after the lock: a held version to report, or a
-  /// waiter to resume.
-  @usableFromInline
-  enum Published {
-    case sank((held: Int, observer: (@Sendable (Int) -> Void)?)?)
-    case handed((UnsafeContinuation<SubscriptionDelivery<Section>, Never>, SubscriptionDelivery<Section>)?)
   }
 
   /// See ``SubscriberStateMachine/advance(to:snapshot:since:touched:)``.

@@ -31,8 +31,9 @@
   @inlinable
   package init(_ state: State) { storage = LockedStorage.make(state) }
 
-  /// Runs `body` with the state while holding the lock.
-  @inlinable
+  /// Runs `body` with the state while holding the lock. Always inlined: in unspecialized generic code
+  /// (a source's per-subscriber loop) a call would look up the state's type metadata each time.
+  @inlinable @inline(__always)
   package func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
     try storage.withLock(body)
   }
@@ -59,7 +60,7 @@
     }
   }
 
-  @inlinable
+  @inlinable @inline(__always)
   func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
     try withUnsafeMutablePointers { state, mutex in
       pthread_mutex_lock(mutex)
