@@ -41,21 +41,21 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   /// `nil` when every batch goes through `send` (no sink, or paced).
   let sink: WireSink?
   let coder: WireCoder
-  let sent: AppliedVersion
+  /// Reaches the subscription's version once its first message is sent; finishes when the subscription
+  /// ends. After it, the subscription's own progress says what the client was sent (G13).
+  let started: AppliedVersion
   let control: SendingControl<Section>
 
   /// Sends `feed`'s start (a reset shared per view, version and format), then every batch. With a sink,
   /// the task parks with it between batches: the view's publisher writes each batch to it, encoded once
   /// for all the view's sessions in this format (``SharedEncodings``), and the task wakes only for a batch
   /// the sink refused (a full connection: sent through `send`, which waits) or a catch-up composed for
-  /// it. `sent` holds every version the client was sent, or holds with no batch (G13); it finishes when
-  /// the subscription ends.
+  /// it. The subscription's progress is what the client was sent: a batch the sink took (the publisher
+  /// reports it), one sent through `send` (once the task asks for the next), and versions no batch
+  /// carries (G13), with no bookkeeping of the session's own per batch.
   func run(_ feed: WireFeed<Section>, encodings: SharedEncodings) async {
-    defer { sent.finish() }
+    defer { started.finish() }
     let subscription = feed.subscription
-    // The versions the client holds: those whose composed batch cancelled out, and with a sink, the
-    // batches the sink took (the publisher reports them).
-    subscription.onCancelledOut { [sent] in sent.advance(to: $0) }
     guard control.hold(subscription) else { return }
     do {
       switch feed.start {
@@ -67,7 +67,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
       default:
         return
       }
-      sent.advance(to: subscription.version)
+      started.advance(to: subscription.version)
       var writeFrame: (@Sendable (UpdateBatch<Section>) -> Bool)?
       if let sink {
         let format = coder.formatVersion
@@ -86,8 +86,8 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
           next = await batches.next()
         }
         guard let batch = next else { return }
+        // Held once the task asks for the next batch, right after.
         try await send(coder.encode(batch))
-        sent.advance(to: batch.to)
       }
     } catch {
       // `send` threw: the client went away.

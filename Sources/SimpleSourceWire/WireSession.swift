@@ -46,7 +46,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   var current:
     (
       feed: WireFeed<Section>, sending: Task<Void, Never>, control: SendingControl<Section>,
-      lease: WireService<Section, Scope>.Lease?, sent: AppliedVersion
+      lease: WireService<Section, Scope>.Lease?, started: AppliedVersion
     )?
   /// The last subscribe, replayed when the scope changes.
   var request: (stream: String?, from: Int?, query: WireQueryRequest?)?
@@ -160,8 +160,12 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   /// How many times the current subscription's sending task parked with the session's sink; `nil` when
   /// not subscribed.
   package var sinkParks: AppliedVersion? { current?.control.sinkParks }
-  /// The versions sent to the client (tests read it).
-  package var sentVersions: AppliedVersion? { current?.sent }
+  /// The newest version sent to the client, or held with nothing to send (G13); `nil` when not subscribed
+  /// or before the subscription's first message is sent (tests read it).
+  package var sentVersion: Int? {
+    guard let current, current.started.current >= 0 else { return nil }
+    return current.feed.subscription.heldVersion
+  }
 
   // MARK: - Internals
 
@@ -192,12 +196,12 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     subscribedScope = scope
     let coder = WireCoder(maxMessageBytes: reader.maxMessageBytes, formatVersion: formatVersion)
     // Nothing is sent until the reset or resume is: -1 is before every version.
-    let sent = AppliedVersion(-1)
+    let started = AppliedVersion(-1)
     let control = SendingControl<Section>()
     let sender = SessionSender(
-      send: send, sink: pacing.isImmediate ? sink : nil, coder: coder, sent: sent, control: control)
+      send: send, sink: pacing.isImmediate ? sink : nil, coder: coder, started: started, control: control)
     let sending = Task { await sender.run(feed, encodings: encodings) }
-    current = (feed, sending, control, lease, sent)
+    current = (feed, sending, control, lease, started)
   }
 
   /// Returns once every batch of the writes to the service's source made before the call has been sent
@@ -228,7 +232,11 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     guard let current, let (source, _) = following else { return }
     await service.source.settled()
     await source.settled()
-    _ = await current.sent.reached(min(version, await source.version))
+    // The subscription's first message, then what its consumer (the sending task) holds: a batch once it
+    // was sent (through the sink or `send`), and versions that no batch carries (G13).
+    let subscription = current.feed.subscription
+    guard await current.started.reached(subscription.version) else { return }
+    _ = await subscription.reached(min(version, await source.version))
   }
 
   /// Stops the subscription being sent, waits until its last message is sent, and releases its view.
