@@ -5,7 +5,7 @@ bucketed by the frames on their stack, as microseconds per delivered message.
     sleep 32; perf record -C 0 -g -o /tmp/fanout.perf -- sleep 10  # the middle of the writes
     python3 fanout/profile_buckets.py /tmp/fanout.perf --seconds 10 --messages-per-second 20000
 
-A sample goes to the first bucket whose marker is on its stack (the event loops' writes, the broadcast's
+A sample goes to the first bucket one of whose markers is on its stack (the event loops' writes, the broadcast's
 loop over members, PostgresNIO, ...), under its thread's name. Idle samples (`swapper`) are not counted.
 """
 
@@ -15,7 +15,7 @@ import subprocess
 
 BUCKETS = [
     ("writes (event loops: NIO and the kernel)", "LoopQueueC5drain"),
-    ("publishing to subscribers and their sinks", "SubscriberMailbox"),
+    ("publishing to subscribers and their sinks", ("SubscriptionHub", "SubscriberMailbox")),
     ("PostgresNIO", "PostgresNIO"),
     ("JSON encoding", "JSONEncoder"),
     ("JSON decoding", "JSONDecoder"),
@@ -24,6 +24,11 @@ BUCKETS = [
     ("waiting for events", "epoll_wait"),
     ("event loop, other", "SelectableEventLoop"),
 ]
+
+
+def as_tuple(markers):
+    """A bucket's markers: one string, or several (any of them on the stack)."""
+    return markers if isinstance(markers, tuple) else (markers,)
 
 
 def main():
@@ -43,7 +48,7 @@ def main():
         thread = lines[0].split()[0]
         if thread == "swapper":
             continue
-        bucket = next((name for name, marker in BUCKETS if marker in block), "other")
+        bucket = next((name for name, markers in BUCKETS if any(m in block for m in as_tuple(markers))), "other")
         counts[(thread, bucket)] += 1
     if samples == 0:
         raise SystemExit("no samples")
