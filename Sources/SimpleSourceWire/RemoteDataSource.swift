@@ -274,9 +274,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   ) {
     let current = broadcaster.snapshot
     let differ = broadcaster.differ
-    let changeset =
-      touched.flatMap { differ.logged(current, shown, $0, refreshing) }
-      ?? differ.diff(current, shown, refreshing)
+    let changeset = differ.changes(from: current, to: shown, touched: touched, refreshing: refreshing)
     offer(changeset, remote: version ?? 0)
   }
 

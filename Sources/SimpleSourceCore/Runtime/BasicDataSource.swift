@@ -388,9 +388,6 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
     from: Snapshot<Section>, to target: Snapshot<Section>, touching: Set<Item.ID>?, refreshing: Set<Item.ID>,
     differ: Differ<Section>
   ) async -> Changeset<Section> {
-    if let touching, let changeset = differ.logged(from, target, touching, refreshing) {
-      return changeset
-    }
-    return differ.diff(from, target, refreshing)
+    differ.changes(from: from, to: target, touched: touching, refreshing: refreshing)
   }
 }

@@ -30,6 +30,19 @@ package struct Differ<Section: SectionType>: Sendable {
         Section
       >?
 
+  /// The changes from `from` to `to`: derived from the ids `touched` when they are known and the sections
+  /// kept their ids and order, the full diff otherwise. Every place that publishes a change decides so.
+  /// - Complexity: O(*s* + *k* log *n*) from *k* touched ids over snapshots in their persistent form
+  ///   (``Changeset/init(from:to:logged:refreshing:)``); O(*n*) for the full diff.
+  @inlinable
+  package func changes(
+    from: Snapshot<Section>, to: Snapshot<Section>, touched: Set<Section.Item.ID>?,
+    refreshing: Set<Section.Item.ID>
+  ) -> Changeset<Section> {
+    if let touched, let changeset = logged(from, to, touched, refreshing) { return changeset }
+    return diff(from, to, refreshing)
+  }
+
   @inlinable
   package init() {
     index = { Snapshot(trusted: $0) }

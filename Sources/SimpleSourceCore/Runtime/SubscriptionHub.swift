@@ -161,12 +161,9 @@ final class SubscriberMailbox<Section: SectionType>: Sendable {
     from: Snapshot<Section>, to: Snapshot<Section>, refreshing: Set<Section.Item.ID>,
     touched: Set<Section.Item.ID>?, differ: Differ<Section>
   ) async -> Changeset<Section> {
-    if let touched, from.hasPersistentForm, to.hasPersistentForm,
-      let changeset = differ.logged(from, to, touched, refreshing)
-    {
-      return changeset
-    }
-    return differ.diff(from, to, refreshing)
+    // A snapshot without its persistent form would be indexed again for the ids: the full diff costs as much.
+    let persistent = from.hasPersistentForm && to.hasPersistentForm
+    return differ.changes(from: from, to: to, touched: persistent ? touched : nil, refreshing: refreshing)
   }
 }
 
