@@ -32,42 +32,42 @@
   }
 
   /// A button filling the cell (``CellKind/button``); tapping it sends ``CellAction/tapped``.
-  public final class CollectionCellButton: CollectionCellBasic {
+  final class CollectionCellButton: CollectionCellBasic {
     /// The button.
-    public let button = UIButton(type: .system)
+    let button = UIButton(type: .system)
 
-    public override func configure() {
+    override func configure() {
       contentView.addSubview(button)
       button.addAction(UIAction { [weak self] _ in self?.send(.tapped) }, for: .touchUpInside)
     }
 
-    public override func layoutSubviews() {
+    override func layoutSubviews() {
       super.layoutSubviews()
       button.frame = contentView.bounds
     }
 
-    public override func update(with model: CellContent) { button.setTitle(model.title, for: .normal) }
+    override func update(with model: CellContent) { button.setTitle(model.title, for: .normal) }
   }
 
   /// A spinning activity indicator (``CellKind/spinner``).
-  public final class CollectionCellSpinner: CollectionCellBasic {
+  final class CollectionCellSpinner: CollectionCellBasic {
     /// The indicator.
-    public let spinner = UIActivityIndicatorView(style: .medium)
+    let spinner = UIActivityIndicatorView(style: .medium)
 
-    public override func configure() { contentView.addSubview(spinner) }
+    override func configure() { contentView.addSubview(spinner) }
 
-    public override func layoutSubviews() {
+    override func layoutSubviews() {
       super.layoutSubviews()
       spinner.center = CGPoint(x: contentView.bounds.midX, y: contentView.bounds.midY)
     }
 
-    public override func update(with model: CellContent) { spinner.startAnimating() }
+    override func update(with model: CellContent) { spinner.startAnimating() }
   }
 
   extension ViewFactory where View == UICollectionView {
     /// The built-in collection cell class of `kind`, or `nil` for kinds collections have no cell for
-    /// (``CellKind/isAvailableInCollections``).
-    public static func builtInCellClass(for kind: CellKind) -> CollectionCellBasic.Type? {
+    /// (every kind but basic, button and spinner).
+    package static func builtInCellClass(for kind: CellKind) -> CollectionCellBasic.Type? {
       switch kind {
       case .basic: CollectionCellBasic.self
       case .button: CollectionCellButton.self

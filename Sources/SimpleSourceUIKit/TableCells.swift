@@ -51,66 +51,66 @@
   }
 
   /// A title and a subtitle below it (``CellKind/subtitle``).
-  public final class TableCellSubtitle: TableCellBasic {
-    public override class var style: UITableViewCell.CellStyle { .subtitle }
+  final class TableCellSubtitle: TableCellBasic {
+    override class var style: UITableViewCell.CellStyle { .subtitle }
   }
 
   /// A detail label before the title (``CellKind/leftDetail``).
-  public final class TableCellLeftDetail: TableCellBasic {
-    public override class var style: UITableViewCell.CellStyle { .value2 }
+  final class TableCellLeftDetail: TableCellBasic {
+    override class var style: UITableViewCell.CellStyle { .value2 }
   }
 
   /// A detail label at the trailing edge (``CellKind/rightDetail``).
-  public final class TableCellRightDetail: TableCellBasic {
-    public override class var style: UITableViewCell.CellStyle { .value1 }
+  final class TableCellRightDetail: TableCellBasic {
+    override class var style: UITableViewCell.CellStyle { .value1 }
   }
 
   /// A title and a switch (``CellKind/toggle``); flipping it sends ``CellAction/toggled(_:)``.
-  public class TableCellToggle: TableCellBasic {
+  class TableCellToggle: TableCellBasic {
     /// The switch.
-    public let toggle = UISwitch()
+    let toggle = UISwitch()
 
-    public override func configure() {
+    override func configure() {
       accessoryView = toggle
       toggle.addAction(UIAction { [weak self] _ in self?.switched() }, for: .valueChanged)
     }
 
     private func switched() { send(.toggled(toggle.isOn)) }
 
-    public override func reset() {
+    override func reset() {
       super.reset()
       toggle.isOn = false
     }
 
-    public override func update(with model: CellContent) {
+    override func update(with model: CellContent) {
       super.update(with: model)
       toggle.isOn = model.isOn ?? false
     }
   }
 
   /// A switch with a subtitle (``CellKind/toggleWithSubtitle``).
-  public final class TableCellToggleWithSubtitle: TableCellToggle {
-    public override class var style: UITableViewCell.CellStyle { .subtitle }
+  final class TableCellToggleWithSubtitle: TableCellToggle {
+    override class var style: UITableViewCell.CellStyle { .subtitle }
   }
 
   /// A title and a slider (``CellKind/slider``); moving it sends ``CellAction/slid(_:)``.
-  public class TableCellSlider: TableCellBasic {
+  class TableCellSlider: TableCellBasic {
     /// The slider.
-    public let slider = UISlider()
+    let slider = UISlider()
 
-    public override func configure() {
+    override func configure() {
       contentView.addSubview(slider)
       slider.addAction(UIAction { [weak self] _ in self?.slid() }, for: .valueChanged)
     }
 
     private func slid() { send(.slid(Double(slider.value))) }
 
-    public override func layoutSubviews() {
+    override func layoutSubviews() {
       super.layoutSubviews()
       place(slider, fraction: 0.6)
     }
 
-    public override func update(with model: CellContent) {
+    override func update(with model: CellContent) {
       super.update(with: model)
       slider.minimumValue = Float(model.minimum ?? 0)
       slider.maximumValue = Float(model.maximum ?? 1)
@@ -119,10 +119,10 @@
   }
 
   /// A slider with its range's ends as labels (``CellKind/sliderWithLabels``).
-  public final class TableCellSliderWithLabels: TableCellSlider {
-    public override class var style: UITableViewCell.CellStyle { .subtitle }
+  final class TableCellSliderWithLabels: TableCellSlider {
+    override class var style: UITableViewCell.CellStyle { .subtitle }
 
-    public override func update(with model: CellContent) {
+    override func update(with model: CellContent) {
       super.update(with: model)
       let minimum = model.minimum ?? 0
       let maximum = model.maximum ?? 1
@@ -131,28 +131,28 @@
   }
 
   /// A title and a text field (``CellKind/textField``); editing sends ``CellAction/textChanged(_:)``.
-  public final class TableCellTextField: TableCellBasic {
+  final class TableCellTextField: TableCellBasic {
     /// The field.
-    public let textField = UITextField()
+    let textField = UITextField()
 
-    public override func configure() {
+    override func configure() {
       contentView.addSubview(textField)
       textField.addAction(UIAction { [weak self] _ in self?.edited() }, for: .editingChanged)
     }
 
     private func edited() { send(.textChanged(textField.text ?? "")) }
 
-    public override func layoutSubviews() {
+    override func layoutSubviews() {
       super.layoutSubviews()
       place(textField, fraction: 0.6)
     }
 
-    public override func reset() {
+    override func reset() {
       super.reset()
       textField.text = nil
     }
 
-    public override func update(with model: CellContent) {
+    override func update(with model: CellContent) {
       super.update(with: model)
       if textField.text != model.text { textField.text = model.text }
       textField.placeholder = model.placeholder
@@ -160,68 +160,68 @@
   }
 
   /// A text view filling the cell (``CellKind/textView``); editing sends ``CellAction/textChanged(_:)``.
-  public final class TableCellTextView: TableCellBasic, UITextViewDelegate {
+  final class TableCellTextView: TableCellBasic, UITextViewDelegate {
     /// The text view.
-    public let textView = UITextView()
+    let textView = UITextView()
 
-    public override func configure() {
+    override func configure() {
       contentView.addSubview(textView)
       textView.delegate = self
     }
 
     /// Sends the new text.
-    public func textViewDidChange(_ textView: UITextView) { send(.textChanged(textView.text ?? "")) }
+    func textViewDidChange(_ textView: UITextView) { send(.textChanged(textView.text ?? "")) }
 
-    public override func layoutSubviews() {
+    override func layoutSubviews() {
       super.layoutSubviews()
       place(textView, fraction: 1)
     }
 
-    public override func reset() {
+    override func reset() {
       super.reset()
       textView.text = nil
     }
 
-    public override func update(with model: CellContent) {
+    override func update(with model: CellContent) {
       if textView.text != model.text { textView.text = model.text }
     }
   }
 
   /// A button filling the cell (``CellKind/button``); tapping it sends ``CellAction/tapped``.
-  public final class TableCellButton: TableCellBasic {
+  final class TableCellButton: TableCellBasic {
     /// The button.
-    public let button = UIButton(type: .system)
+    let button = UIButton(type: .system)
 
-    public override func configure() {
+    override func configure() {
       contentView.addSubview(button)
       button.addAction(UIAction { [weak self] _ in self?.send(.tapped) }, for: .touchUpInside)
     }
 
-    public override func layoutSubviews() {
+    override func layoutSubviews() {
       super.layoutSubviews()
       place(button, fraction: 1)
     }
 
-    public override func update(with model: CellContent) {
+    override func update(with model: CellContent) {
       button.setTitle(model.title, for: .normal)
     }
   }
 
   /// A spinning activity indicator, for a row that is loading (``CellKind/spinner``).
-  public final class TableCellSpinner: TableCellBasic {
+  final class TableCellSpinner: TableCellBasic {
     /// The indicator.
-    public let spinner = UIActivityIndicatorView(style: .medium)
+    let spinner = UIActivityIndicatorView(style: .medium)
 
-    public override func configure() {
+    override func configure() {
       contentView.addSubview(spinner)
     }
 
-    public override func layoutSubviews() {
+    override func layoutSubviews() {
       super.layoutSubviews()
       spinner.center = CGPoint(x: contentView.bounds.midX, y: contentView.bounds.midY)
     }
 
-    public override func update(with model: CellContent) {
+    override func update(with model: CellContent) {
       super.update(with: model)
       spinner.startAnimating()
     }
@@ -229,7 +229,7 @@
 
   extension ViewFactory where View == UITableView {
     /// The built-in cell class of `kind`.
-    public static func builtInCellClass(for kind: CellKind) -> TableCellBasic.Type {
+    package static func builtInCellClass(for kind: CellKind) -> TableCellBasic.Type {
       switch kind {
       case .basic: TableCellBasic.self
       case .subtitle: TableCellSubtitle.self

@@ -78,7 +78,7 @@
 
     /// A custom header for your delegate's `tableView(_:viewForHeaderInSection:)`.
     /// - Complexity: O(1) plus the header's configuration closure.
-    public func headerView(inSection section: Int, of tableView: UITableView) -> UITableViewHeaderFooterView?
+    package func headerView(inSection section: Int, of tableView: UITableView) -> UITableViewHeaderFooterView?
     {
       viewDataSource.supplementaryView(
         ofKind: .header, at: ItemPosition(section: section, item: 0), in: tableView)
@@ -86,7 +86,7 @@
 
     /// A custom footer for your delegate's `tableView(_:viewForFooterInSection:)`.
     /// - Complexity: O(1) plus the footer's configuration closure.
-    public func footerView(inSection section: Int, of tableView: UITableView) -> UITableViewHeaderFooterView?
+    package func footerView(inSection section: Int, of tableView: UITableView) -> UITableViewHeaderFooterView?
     {
       viewDataSource.supplementaryView(
         ofKind: .footer, at: ItemPosition(section: section, item: 0), in: tableView)

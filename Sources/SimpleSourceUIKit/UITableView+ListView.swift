@@ -208,7 +208,7 @@
 
   extension ListAnimation {
     /// The table view's row animation.
-    public var rowAnimation: UITableView.RowAnimation {
+    package var rowAnimation: UITableView.RowAnimation {
       switch self {
       case .automatic: .automatic
       case .fade: .fade
