@@ -36,7 +36,7 @@
 ///
 /// What is promised:
 /// - **Order.** Batches reach every subscriber in the order they were accepted; a batch whose `from` is
-///   not the newest accepted version is refused with ``BroadcastError/Code-swift.struct/staleBatch``, so
+///   not the newest accepted version is refused with ``BroadcastError/Code-swift.enum/staleBatch``, so
 ///   concurrent publishers cannot interleave wrongly.
 /// - **Off the caller's actor.** Diffs run on the global concurrent executor (G9).
 /// - **Offered on return.** When `publish` returns, the batch has been offered to every subscriber,
@@ -134,7 +134,7 @@ public final class Broadcaster<Section: SectionType>: Sendable {
   }
 
   /// The versions retained for subscribers that resume, oldest first; the newest offered is the last.
-  public var retainedVersions: [Int] { hub.retainedVersions }
+  package var retainedVersions: [Int] { hub.retainedVersions }
 
   /// Publishes a batch computed elsewhere (from a mutation log, or decoded from a server).
   ///
@@ -167,7 +167,7 @@ public final class Broadcaster<Section: SectionType>: Sendable {
   ///
   /// - Returns: Whether a batch was published.
   /// - Throws: ``BroadcastError`` when `version` is not after the newest accepted one, another task
-  ///   published meanwhile (``BroadcastError/Code-swift.struct/staleBatch``), or the broadcaster has
+  ///   published meanwhile (``BroadcastError/Code-swift.enum/staleBatch``), or the broadcaster has
   ///   finished.
   /// - Complexity: O(*n*) for the diff, off the caller's actor; then O(*s*).
   @inlinable
@@ -199,7 +199,7 @@ public final class Broadcaster<Section: SectionType>: Sendable {
     if isIdle { hub.quiesce(to: version) }
   }
 
-  /// Ends every subscription; publishing then throws ``BroadcastError/Code-swift.struct/finished``.
+  /// Ends every subscription; publishing then throws ``BroadcastError/Code-swift.enum/finished``.
   public func finish() {
     if state.withLock({ $0.sequencer.finish() }) { hub.finish() }
   }

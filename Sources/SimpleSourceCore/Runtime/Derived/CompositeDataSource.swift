@@ -2,25 +2,21 @@
 
 /// Why a composite refused a child or one of its states.
 public struct CompositionError: Error, Hashable, Sendable, CustomStringConvertible {
-  /// What went wrong. New codes may be added.
-  public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
-    /// A stable, readable name of the code, such as `"duplicateSectionID"`.
-    public let rawValue: String
-    /// Creates a code.
-    public init(rawValue: String) { self.rawValue = rawValue }
+  /// What went wrong.
+  public enum Code: String, Hashable, Sendable, CustomStringConvertible {
     /// The raw value.
     public var description: String { rawValue }
 
     /// A section id of the child is also a section id of another child.
-    public static let duplicateSectionID = Code(rawValue: "duplicateSectionID")
+    case duplicateSectionID
     /// An item id of the child is also an item id of another child.
-    public static let duplicateItemID = Code(rawValue: "duplicateItemID")
+    case duplicateItemID
     /// The child is already in the composite.
-    public static let childAlreadyAdded = Code(rawValue: "childAlreadyAdded")
+    case childAlreadyAdded
     /// The child is not in the composite.
-    public static let unknownChild = Code(rawValue: "unknownChild")
+    case unknownChild
     /// The insertion index is outside `0...children.count`.
-    public static let indexOutOfRange = Code(rawValue: "indexOutOfRange")
+    case indexOutOfRange
   }
 
   /// What went wrong.
@@ -31,7 +27,7 @@ public struct CompositionError: Error, Hashable, Sendable, CustomStringConvertib
   public var id: String?
 
   /// Creates an error.
-  public init(_ code: Code, child: Int? = nil, id: String? = nil) {
+  @usableFromInline package init(_ code: Code, child: Int? = nil, id: String? = nil) {
     self.code = code
     self.child = child
     self.id = id
@@ -162,7 +158,7 @@ public final class CompositeDataSource<Section: SectionType>: DataSourceType {
   }
 
   /// Removes `child`; its sections disappear as one batch.
-  /// - Throws: ``CompositionError/Code-swift.struct/unknownChild`` when it is not a child.
+  /// - Throws: ``CompositionError/Code-swift.enum/unknownChild`` when it is not a child.
   /// - Complexity: O(*n*): one full diff.
   public func remove(_ child: some DataSourceType<Section>) async throws(CompositionError) {
     try await engine.remove(child)

@@ -21,7 +21,7 @@ public struct OutlineRow<Node: OutlineNode>: Identifiable, Equatable, Sendable {
   public var isExpanded: Bool
 
   /// Creates a row.
-  public init(node: Node, depth: Int, isExpanded: Bool) {
+  @usableFromInline package init(node: Node, depth: Int, isExpanded: Bool) {
     self.node = node
     self.depth = depth
     self.isExpanded = isExpanded
@@ -30,7 +30,7 @@ public struct OutlineRow<Node: OutlineNode>: Identifiable, Equatable, Sendable {
   /// The node's id.
   public var id: Node.ID { node.id }
   /// Whether the node has children (a disclosure indicator).
-  public var hasChildren: Bool { !node.children.isEmpty }
+  package var hasChildren: Bool { !node.children.isEmpty }
 }
 
 /// A section of an outline: the parent's section, and its rows.
@@ -41,7 +41,7 @@ public struct OutlineSection<Base: SectionType>: SectionType where Base.Item: Ou
   public var items: [OutlineRow<Base.Item>]
 
   /// Creates a section.
-  public init(base: Base, items: [OutlineRow<Base.Item>]) {
+  @usableFromInline package init(base: Base, items: [OutlineRow<Base.Item>]) {
     self.base = base
     self.items = items
   }
@@ -55,21 +55,17 @@ public struct OutlineSection<Base: SectionType>: SectionType where Base.Item: Ou
 
 /// Why an outline could not be shown or changed; what is shown stays.
 public struct OutlineError: Error, Hashable, Sendable, CustomStringConvertible {
-  /// What went wrong. New codes may be added.
-  public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
-    /// A stable, readable name of the code, such as `"cycle"`.
-    public let rawValue: String
-    /// Creates a code.
-    public init(rawValue: String) { self.rawValue = rawValue }
+  /// What went wrong.
+  public enum Code: String, Hashable, Sendable, CustomStringConvertible {
     /// The raw value.
     public var description: String { rawValue }
 
     /// A node has a descendant with its own id.
-    public static let cycle = Code(rawValue: "cycle")
+    case cycle
     /// Two nodes in different places share an id.
-    public static let duplicateID = Code(rawValue: "duplicateID")
+    case duplicateID
     /// The id to expand or collapse is not in the outline.
-    public static let unknownItem = Code(rawValue: "unknownItem")
+    case unknownItem
   }
 
   /// What went wrong.
@@ -80,7 +76,7 @@ public struct OutlineError: Error, Hashable, Sendable, CustomStringConvertible {
   public var path: [String]
 
   /// Creates an error.
-  public init(_ code: Code, id: String, path: [String] = []) {
+  @usableFromInline package init(_ code: Code, id: String, path: [String] = []) {
     self.code = code
     self.id = id
     self.path = path
@@ -106,9 +102,9 @@ public struct OutlineError: Error, Hashable, Sendable, CustomStringConvertible {
 /// list of an expanded node shows as moves, inserts and deletes of its rows.
 ///
 /// - **Bad input.** Expanding or collapsing an id that is not in the tree throws
-///   ``OutlineError/Code-swift.struct/unknownItem``. A parent state where a node is its own descendant
-///   (``OutlineError/Code-swift.struct/cycle``) or two nodes share an id
-///   (``OutlineError/Code-swift.struct/duplicateID``) is not shown: the error goes to ``errors``, and the
+///   ``OutlineError/Code-swift.enum/unknownItem``. A parent state where a node is its own descendant
+///   (``OutlineError/Code-swift.enum/cycle``) or two nodes share an id
+///   (``OutlineError/Code-swift.enum/duplicateID``) is not shown: the error goes to ``errors``, and the
 ///   outline shows the parent's next state that is a tree.
 /// - **Cost follows the change.** The rows shown are a persistent list, edited by descent, and the batch
 ///   is derived from the touched rows. An edited top-level node is walked against its old value: rows of
@@ -174,7 +170,7 @@ public final class OutlineDataSource<Base: SectionType>: DataSourceType where Ba
   public var expanded: Set<Node.ID> { get async { await engine.expanded } }
 
   /// Expands `ids`: their children appear below them, as one batch.
-  /// - Throws: ``OutlineError/Code-swift.struct/unknownItem`` for an id that is not in the tree; nothing
+  /// - Throws: ``OutlineError/Code-swift.enum/unknownItem`` for an id that is not in the tree; nothing
   ///   changes then.
   /// - Complexity: O((*e* + *r*) log *n*) for *e* ids and *r* rows shown.
   @inlinable
@@ -183,7 +179,7 @@ public final class OutlineDataSource<Base: SectionType>: DataSourceType where Ba
   }
 
   /// Collapses `ids`: their descendants disappear, as one batch.
-  /// - Throws: ``OutlineError/Code-swift.struct/unknownItem`` for an id that is not in the tree; nothing
+  /// - Throws: ``OutlineError/Code-swift.enum/unknownItem`` for an id that is not in the tree; nothing
   ///   changes then.
   /// - Complexity: O((*e* + *r*) log *n*) for *e* ids and *r* rows hidden.
   @inlinable
@@ -571,8 +567,8 @@ struct OutlineState<Base: SectionType>: Sendable where Base.Item: OutlineNode {
   }
 
   /// Adds the ids of `node`'s subtree (below `ancestors`) to `known`; throws for one that is there
-  /// already: a ``OutlineError/Code-swift.struct/cycle`` when it is one of its own ancestors, a
-  /// ``OutlineError/Code-swift.struct/duplicateID`` otherwise.
+  /// already: a ``OutlineError/Code-swift.enum/cycle`` when it is one of its own ancestors, a
+  /// ``OutlineError/Code-swift.enum/duplicateID`` otherwise.
   @inlinable static func register(
     _ node: Node, in known: inout PersistentDictionary<Node.ID, Void>, below ancestors: [Node.ID] = []
   ) throws(OutlineError) {

@@ -103,7 +103,7 @@ public final class ProjectedDataSource<Section: SectionType>: DataSourceType {
   /// when nothing shown changes).
   ///
   /// - Throws: ``ProjectionError`` when a closure fails, or
-  ///   ``ProjectionError/Code-swift.struct/projectionFixed`` when versions are the parent's; the previous
+  ///   ``ProjectionError/Code-swift.enum/projectionFixed`` when versions are the parent's; the previous
   ///   projection stays, and nothing is published.
   /// - Complexity: O(*n*) predicate calls (O(*n* log *n*) comparisons when sorting) and a full diff, on
   ///   the projected source's actor.
@@ -115,7 +115,7 @@ public final class ProjectedDataSource<Section: SectionType>: DataSourceType {
   /// and publishes the difference as one batch (none when nothing shown changes): a list's page, or the
   /// window a scrolled view needs.
   ///
-  /// - Throws: ``ProjectionError/Code-swift.struct/projectionFixed`` when versions are the parent's; the
+  /// - Throws: ``ProjectionError/Code-swift.enum/projectionFixed`` when versions are the parent's; the
   ///   window stays, and nothing is published.
   /// - Complexity: O(*s* · *w* log *n*) to read a window of *w* rows in each of *s* shown sections, and a
   ///   diff of the two windows: no predicate or comparison is asked. O(*n*) to or from `nil`.

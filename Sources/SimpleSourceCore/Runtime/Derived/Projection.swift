@@ -92,33 +92,29 @@ public enum ProjectedVersions: Hashable, Sendable {
   /// state with the parent's version at the start, so versions have gaps where the parent changed nothing
   /// shown. A client that wrote to the parent and was answered with version *v* holds its write once it
   /// holds *v* or later, if the write changed what it is shown. The projection is then fixed:
-  /// ``ProjectedDataSource/setProjection(_:)`` throws ``ProjectionError/Code-swift.struct/projectionFixed``.
+  /// ``ProjectedDataSource/setProjection(_:)`` throws ``ProjectionError/Code-swift.enum/projectionFixed``.
   case parent
 }
 
 /// Why a projection could not be computed; what was shown before stays.
 public struct ProjectionError: Error, Hashable, Sendable, CustomStringConvertible {
-  /// What went wrong. New codes may be added.
-  public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
-    /// A stable, readable name of the code, such as `"predicateThrew"`.
-    public let rawValue: String
-    /// Creates a code.
-    public init(rawValue: String) { self.rawValue = rawValue }
+  /// What went wrong.
+  public enum Code: String, Hashable, Sendable, CustomStringConvertible {
     /// The raw value.
     public var description: String { rawValue }
 
     /// ``Projection/isIncluded`` threw for the item.
-    public static let predicateThrew = Code(rawValue: "predicateThrew")
+    case predicateThrew
     /// ``Projection/isSectionIncluded`` threw for the section.
-    public static let sectionPredicateThrew = Code(rawValue: "sectionPredicateThrew")
+    case sectionPredicateThrew
     /// ``Projection/areInIncreasingOrder`` threw comparing the item with another.
-    public static let orderThrew = Code(rawValue: "orderThrew")
+    case orderThrew
     /// ``Projection/areInIncreasingOrder`` is not a strict weak ordering: it said an item comes before
     /// itself, or contradicted itself about the item and its neighbour.
-    public static let invalidOrdering = Code(rawValue: "invalidOrdering")
+    case invalidOrdering
     /// ``ProjectedDataSource/setProjection(_:)`` on a source whose versions are its parent's
     /// (``ProjectedVersions/parent``): its projection is fixed.
-    public static let projectionFixed = Code(rawValue: "projectionFixed")
+    case projectionFixed
   }
 
   /// What went wrong.
@@ -131,7 +127,9 @@ public struct ProjectionError: Error, Hashable, Sendable, CustomStringConvertibl
   public var underlying: String?
 
   /// Creates an error.
-  public init(_ code: Code, section: String? = nil, item: String? = nil, underlying: String? = nil) {
+  @usableFromInline package init(
+    _ code: Code, section: String? = nil, item: String? = nil, underlying: String? = nil
+  ) {
     self.code = code
     self.section = section
     self.item = item
