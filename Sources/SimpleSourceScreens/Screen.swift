@@ -20,7 +20,7 @@ public enum CellKind: String, Codable, Sendable, Hashable, CaseIterable {
   }
 
   /// Whether a collection view has a built-in cell of this kind.
-  public var isAvailableInCollections: Bool { [.basic, .button, .spinner].contains(self) }
+  package var isAvailableInCollections: Bool { [.basic, .button, .spinner].contains(self) }
 }
 
 /// What a built-in cell shows; each kind reads the fields it needs and ignores the others.
@@ -186,7 +186,7 @@ public struct ScreenError: Error, Sendable, Hashable, CustomStringConvertible {
   public let reason: Reason
 
   /// Creates an error.
-  public init(path: String, reason: Reason) {
+  package init(path: String, reason: Reason) {
     self.path = path
     self.reason = reason
   }

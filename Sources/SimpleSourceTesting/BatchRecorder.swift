@@ -21,7 +21,7 @@ public actor BatchRecorder<Section: SectionType> {
   /// Every broken promise, described.
   public private(set) var violations: [String] = []
   /// Whether the stream has finished.
-  public private(set) var isFinished = false
+  package private(set) var isFinished = false
 
   private let refreshStyle: RefreshStyle
   private var isPaused = false

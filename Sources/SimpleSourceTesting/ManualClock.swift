@@ -99,7 +99,7 @@ public final class ManualClock: Clock, Sendable {
   }
 
   /// The number of tasks sleeping on this clock.
-  public var sleeperCount: Int { state.withLock { $0.sleepers.count } }
+  package var sleeperCount: Int { state.withLock { $0.sleepers.count } }
 
   /// Returns once at least `count` tasks are sleeping on this clock.
   public func sleepers(atLeast count: Int) async {

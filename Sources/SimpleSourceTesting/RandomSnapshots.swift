@@ -1,6 +1,6 @@
 // Seeded random snapshot pairs for property tests of diffs, views and data sources.
 
-public import SimpleSource
+import SimpleSource
 
 /// A small, fast, seedable random number generator (SplitMix64), so a failing case can be replayed.
 public struct SeededGenerator: RandomNumberGenerator, Sendable {
@@ -25,21 +25,22 @@ public struct SeededGenerator: RandomNumberGenerator, Sendable {
 /// section deletes, inserts and moves; item deletes, inserts, moves within and across sections, items
 /// leaving deleted sections and entering inserted ones; content changes of items and section headers;
 /// empty sections.
-public struct RandomSnapshotPairs: Sendable {
+package struct RandomSnapshotPairs: Sendable {
   /// The largest number of sections in either layout.
-  public var maxSections: Int
+  package var maxSections: Int
   /// The largest number of items in the old layout.
-  public var maxItems: Int
+  package var maxItems: Int
 
   /// Creates a generator of pairs.
-  public init(maxSections: Int = 30, maxItems: Int = 300) {
+  package init(maxSections: Int = 30, maxItems: Int = 300) {
     self.maxSections = maxSections
     self.maxItems = maxItems
   }
 
   /// A random pair `(old, new)` of valid layouts.
-  public func next(using random: inout some RandomNumberGenerator) -> (old: [TestSection], new: [TestSection])
-  {
+  package func next(using random: inout some RandomNumberGenerator) -> (
+    old: [TestSection], new: [TestSection]
+  ) {
     var nextID = 0
     func newID() -> String {
       defer { nextID += 1 }

@@ -23,10 +23,10 @@ public struct RandomTestSettings: Sendable {
   /// How many cases to try.
   public let cases: Int
   /// The environment variable that sets ``cases``.
-  public let casesVariable: String
+  package let casesVariable: String
 
   /// The seed shared by every randomised test of one process, so that one printed seed replays them all.
-  public static let runSeed: UInt64 =
+  package static let runSeed: UInt64 =
     ProcessInfo.processInfo.environment["SIMPLESOURCE_SEED"].flatMap(UInt64.init)
     ?? UInt64.random(in: 1..<UInt64.max)
 

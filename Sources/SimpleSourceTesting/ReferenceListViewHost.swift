@@ -98,7 +98,7 @@ public final class ReferenceListViewHost<Section: SectionType>: ListView {
   }
 
   /// The number of cell objects alive: on screen plus waiting for reuse.
-  public var cellObjectCount: Int { cellObjects.count + reusePool.values.reduce(0) { $0 + $1.count } }
+  package var cellObjectCount: Int { cellObjects.count + reusePool.values.reduce(0) { $0 + $1.count } }
 
   // MARK: - ListView
 

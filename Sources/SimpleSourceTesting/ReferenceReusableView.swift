@@ -16,7 +16,7 @@ open class ReferenceReusableView {
   /// The identifier it was dequeued with.
   public internal(set) var reuseIdentifier = ""
   /// How many times the host has handed it out (new, reused or reconfigured).
-  public internal(set) var dequeueCount = 0
+  package internal(set) var dequeueCount = 0
   /// Where it waits for reuse: cells and each kind of supplementary view have pools of their own.
   var reusePoolKey = ""
 

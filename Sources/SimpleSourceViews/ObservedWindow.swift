@@ -107,7 +107,7 @@ public final class ObservedWindow<Section: SectionType> {
   }
 
   /// The number of rows held as objects: the window and its margin, within the section.
-  public var heldRowCount: Int { held.count }
+  package var heldRowCount: Int { held.count }
 
   // MARK: - Applying
 

@@ -32,7 +32,7 @@ public struct ReferenceListView<Section: SectionType>: Sendable {
     /// The cell's identity: the same number while UIKit keeps the same cell (moves, reconfigures).
     public let serial: Int
     /// The id of the item the cell shows.
-    public let itemID: Item.ID
+    package let itemID: Item.ID
     /// The item content the cell was last configured with.
     public internal(set) var item: Item
   }
@@ -69,7 +69,7 @@ public struct ReferenceListView<Section: SectionType>: Sendable {
   }
 
   /// The section ids on screen.
-  public var sectionIDs: [Section.ID] { sections.map(\.id) }
+  package var sectionIDs: [Section.ID] { sections.map(\.id) }
   /// The item ids on screen, per section.
   public var itemIDs: [[Item.ID]] { sections.map { $0.cells.map(\.itemID) } }
 
@@ -144,7 +144,7 @@ public struct ReferenceListView<Section: SectionType>: Sendable {
   /// Moves a cell as the user's drag does (interactive reordering): the view moves it itself, before its
   /// data source hears of the move. `destination` is the cell's position after the move.
   /// - Throws: ``ListViewError`` citing R16 when a position is out of range; the view is unchanged.
-  public mutating func moveCellInteractively(from source: ItemPosition, to destination: ItemPosition)
+  package mutating func moveCellInteractively(from source: ItemPosition, to destination: ItemPosition)
     throws(ListViewError)
   {
     guard sections.indices.contains(source.section),

@@ -191,7 +191,7 @@ public final class ViewFactory<Section: SectionType, View: ListView> {
   // MARK: - Dequeuing
 
   /// The reuse identifier of the cell that shows `item`.
-  public func reuseIdentifier(for item: Item, in view: View) -> String {
+  package func reuseIdentifier(for item: Item, in view: View) -> String {
     reuseIdentifierForItem(item, view)
   }
 
@@ -203,7 +203,7 @@ public final class ViewFactory<Section: SectionType, View: ListView> {
   ///   - view: The view to dequeue from.
   ///   - actions: Where the actions of a ``ListCell`` go (``ListViewDataSource`` passes its own).
   /// - Precondition: The identifier the factory's closure returns for `item` is registered.
-  public func cell(
+  package func cell(
     for item: Item, at position: ItemPosition, in view: View, actions: CellActionSink<Item.ID>? = nil
   ) -> View.Cell {
     let reuseIdentifier = reuseIdentifierForItem(item, view)
@@ -218,11 +218,13 @@ public final class ViewFactory<Section: SectionType, View: ListView> {
   }
 
   /// Whether a supplementary view of `kind` is registered.
-  public func hasSupplementaryView(ofKind kind: SupplementaryKind) -> Bool { supplementaryViews[kind] != nil }
+  package func hasSupplementaryView(ofKind kind: SupplementaryKind) -> Bool {
+    supplementaryViews[kind] != nil
+  }
 
   /// Dequeues and configures the supplementary view of `kind` for `section`, or returns `nil` when none is
   /// registered for that kind.
-  public func supplementaryView(
+  package func supplementaryView(
     ofKind kind: SupplementaryKind, for section: Section, at position: ItemPosition, in view: View
   ) -> View.SupplementaryView? {
     guard let registration = supplementaryViews[kind] else { return nil }
@@ -235,7 +237,7 @@ public final class ViewFactory<Section: SectionType, View: ListView> {
   /// Configures an existing supplementary view of `kind` again for `section`, as a reconfigure does for
   /// cells: the UIKit skin calls it for the visible headers and footers of a section whose content changed
   /// (``StageCalls/reconfigureSections``). Does nothing when no view of `kind` is registered.
-  public func configureSupplementaryView(
+  package func configureSupplementaryView(
     _ supplementary: View.SupplementaryView, ofKind kind: SupplementaryKind, for section: Section,
     at position: ItemPosition
   ) {
@@ -243,8 +245,8 @@ public final class ViewFactory<Section: SectionType, View: ListView> {
   }
 
   /// The text header of `section` at `index`, if ``registerHeaderText(_:)`` gave one.
-  public func headerTitle(for section: Section, at index: Int) -> String? { headerText?(section, index) }
+  package func headerTitle(for section: Section, at index: Int) -> String? { headerText?(section, index) }
 
   /// The text footer of `section` at `index`, if ``registerFooterText(_:)`` gave one.
-  public func footerTitle(for section: Section, at index: Int) -> String? { footerText?(section, index) }
+  package func footerTitle(for section: Section, at index: Int) -> String? { footerText?(section, index) }
 }

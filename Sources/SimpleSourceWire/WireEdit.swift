@@ -51,7 +51,7 @@ public enum WireOperation<Section: SectionType>: Sendable {
 
   /// The ids of the items it edits, moves or inserts, and of its anchor item: what a server checks
   /// against a client's scope.
-  public var itemIDs: [Item.ID] {
+  package var itemIDs: [Item.ID] {
     func anchor(_ place: Place) -> [Item.ID] {
       switch place {
       case .before(let id), .after(let id): [id]
@@ -93,7 +93,7 @@ public struct WireEdit<Section: SectionType>: Sendable {
 
   /// The ids its operations name (``WireOperation/itemIDs``): the items whose place or content it may
   /// change, and its anchors.
-  public var itemIDs: Set<Section.Item.ID> { Set(operations.lazy.flatMap(\.itemIDs)) }
+  package var itemIDs: Set<Section.Item.ID> { Set(operations.lazy.flatMap(\.itemIDs)) }
 
   /// Makes every operation in `transaction`, in order.
   /// - Throws: The first operation's ``DataSourceError``; the caller drops the transaction.

@@ -35,7 +35,7 @@ public enum WireMessage<Section: SectionType>: Sendable {
 
 extension WireMessage {
   /// The format name every message carries in its `format` field.
-  public static var formatName: String { "simplesource" }
+  package static var formatName: String { "simplesource" }
   /// The newest format number, which messages carry in their `formatVersion` field by default.
   public static var formatVersion: Int { 2 }
   /// The format numbers a receiver reads; it refuses any other.

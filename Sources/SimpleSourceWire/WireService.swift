@@ -142,9 +142,9 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   }
 
   /// The number of views sessions use now.
-  public var liveViewCount: Int { views.live.count }
+  package var liveViewCount: Int { views.live.count }
   /// The number of views kept idle for resumes.
-  public var idleViewCount: Int { views.idle.count }
+  package var idleViewCount: Int { views.idle.count }
 
   // MARK: - Views
 

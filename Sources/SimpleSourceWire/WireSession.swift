@@ -144,7 +144,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   }
 
   /// Whether the client is subscribed (and its last subscribe was accepted).
-  public var isSubscribed: Bool { current != nil }
+  package var isSubscribed: Bool { current != nil }
 
   /// The source the client follows (the whole source, or its view), and the stream it is sent as.
   var following: (source: any DataSourceType<Section>, stream: String)? {

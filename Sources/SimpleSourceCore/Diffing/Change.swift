@@ -14,7 +14,7 @@ public struct Change<ID: Hashable & Sendable, Position: Hashable & Sendable>: Ha
 
   /// Creates a change.
   @inlinable
-  public init(id: ID, from: Position, to: Position) {
+  package init(id: ID, from: Position, to: Position) {
     self.id = id
     self.from = from
     self.to = to
@@ -42,7 +42,7 @@ public struct ChangeList<ID: Hashable & Sendable, Position: Hashable & Sendable 
 
     /// Creates a removal.
     @inlinable
-    public init(id: ID, from: Position) {
+    package init(id: ID, from: Position) {
       self.id = id
       self.from = from
     }
@@ -60,7 +60,7 @@ public struct ChangeList<ID: Hashable & Sendable, Position: Hashable & Sendable 
 
     /// Creates an insertion.
     @inlinable
-    public init(id: ID, to: Position) {
+    package init(id: ID, to: Position) {
       self.id = id
       self.to = to
     }
@@ -80,7 +80,7 @@ public struct ChangeList<ID: Hashable & Sendable, Position: Hashable & Sendable 
 
   /// Creates a list.
   @inlinable
-  public init(
+  package init(
     deletes: [Removal] = [], inserts: [Insertion] = [],
     moves: [Change<ID, Position>] = [], updates: [Change<ID, Position>] = []
   ) {
@@ -96,7 +96,7 @@ public struct ChangeList<ID: Hashable & Sendable, Position: Hashable & Sendable 
 
   /// Whether there are deletes, inserts or moves (anything that changes the shape).
   @inlinable
-  public var hasStructuralChanges: Bool { !deletes.isEmpty || !inserts.isEmpty || !moves.isEmpty }
+  package var hasStructuralChanges: Bool { !deletes.isEmpty || !inserts.isEmpty || !moves.isEmpty }
 
   /// The ids of the deletes, inserts and moves: the elements whose place changes.
   /// - Complexity: O(deletes + inserts + moves).
@@ -115,9 +115,9 @@ public struct ChangeList<ID: Hashable & Sendable, Position: Hashable & Sendable 
 }
 
 /// A move or refresh of a section, addressed by id and section index.
-public typealias SectionChange<ID: Hashable & Sendable> = Change<ID, Int>
+@usableFromInline package typealias SectionChange<ID: Hashable & Sendable> = Change<ID, Int>
 /// A move or refresh of an item, addressed by id and ``ItemPosition``.
-public typealias ItemChange<ID: Hashable & Sendable> = Change<ID, ItemPosition>
+@usableFromInline package typealias ItemChange<ID: Hashable & Sendable> = Change<ID, ItemPosition>
 
 extension ChangeList {
   /// The ids of every element the list changes: deleted, inserted, moved or refreshed.

@@ -43,7 +43,7 @@ public struct StageCalls: Hashable, Sendable, CustomStringConvertible {
   public var moveItems: [Move<ItemPosition>]
 
   /// Creates a batch; every list defaults to empty.
-  public init(
+  package init(
     deleteSections: [Int] = [], insertSections: [Int] = [], reloadSections: [Int] = [],
     moveSections: [Move<Int>] = [], reconfigureSections: [Int] = [], deleteItems: [ItemPosition] = [],
     insertItems: [ItemPosition] = [],

@@ -45,7 +45,7 @@ public struct DataSourceError<SectionID: Hashable & Sendable, ItemID: Hashable &
   public var positions: [ItemPosition]
 
   /// Creates an error.
-  public init(
+  @usableFromInline package init(
     code: Code,
     sectionID: SectionID? = nil,
     itemID: ItemID? = nil,
@@ -121,7 +121,7 @@ public struct DataSourceErrorCode: Hashable, Sendable, CustomStringConvertible {
   public let rawValue: String
 
   /// Creates a code from its name.
-  public init(rawValue: String) { self.rawValue = rawValue }
+  @usableFromInline package init(rawValue: String) { self.rawValue = rawValue }
 
   /// Two sections share one id; ``DataSourceError/sectionIndices`` holds both indices.
   public static let duplicateSectionID = DataSourceErrorCode(rawValue: "duplicateSectionID")

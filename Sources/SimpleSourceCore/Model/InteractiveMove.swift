@@ -31,7 +31,7 @@ public struct InteractiveMove<Section: SectionType>: Sendable, Hashable {
   ///
   /// - Throws: ``DataSourceErrorCode/sectionIndexOutOfRange`` or
   ///   ``DataSourceErrorCode/itemIndexOutOfRange`` naming the bad index.
-  public init(
+  package init(
     in sections: [Section], from source: ItemPosition, to destination: ItemPosition
   ) throws(DataSourceError<Section.ID, Item.ID>) {
     guard sections.indices.contains(source.section) else { throw .sectionOutOfRange(source.section) }

@@ -131,7 +131,7 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   }
 
   /// The versions retained for subscribers that resume, oldest first: the `to` of each retained batch.
-  public nonisolated var retainedVersions: [Int] { hub.retainedVersions }
+  package nonisolated var retainedVersions: [Int] { hub.retainedVersions }
 
   /// Returns once every mutation made before the call has been diffed and offered to every subscriber.
   ///

@@ -54,7 +54,7 @@ public enum Resumption<Section: SectionType>: Sendable {
 
   /// Whether the subscriber keeps what it holds.
   @inlinable
-  public var isResumed: Bool {
+  package var isResumed: Bool {
     if case .resumed = self { true } else { false }
   }
 }
