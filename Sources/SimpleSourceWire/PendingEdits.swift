@@ -19,7 +19,7 @@ package import SimpleSourceCore
 ///   (answered already, on an earlier connection) changes nothing.
 /// - **Waiting.** A waiter whose task is cancelled leaves; its edit stays pending. The newest
 ///   ``rememberedAnswers`` answers are kept, for a caller that asks after the answer came.
-package struct PendingEdits<Edit, Answer, Waiter> {
+@usableFromInline package struct PendingEdits<Edit, Answer, Waiter> {
   /// The pending edits, oldest first.
   package private(set) var entries: [(id: String, edit: Edit)] = []
   /// Whether a connection is open: every pending edit has been handed to it.

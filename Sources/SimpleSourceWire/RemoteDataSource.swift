@@ -47,7 +47,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   /// The state held, at ``remoteVersion``.
   @usableFromInline var held: Snapshot<Section>
   /// The stream and version held, whether it follows, and who waits (see ``RemoteStateMachine``).
-  var state = RemoteStateMachine<CheckedContinuation<Bool, Never>>()
+  @usableFromInline var state: RemoteStateMachine<CheckedContinuation<Bool, Never>>
 
   /// The stream followed, as the sender names it; `nil` before the first reset.
   public var stream: String? { state.stream }
@@ -66,33 +66,135 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   /// clients' by it.
   public nonisolated let clientID: String
   /// The edits made and not answered yet, and who waits for their answers.
-  var pending = PendingEdits<
-    WireEdit<Section>, Result<Int, WireError>, CheckedContinuation<Result<Int, WireError>, Never>
-  >()
+  @usableFromInline var pending: Pending
   /// Where messages to the sender go while a connection is open, and which connection it is.
   var connection: (number: Int, sink: @Sendable (WireMessage<Section>) -> Void)?
   /// The number of the last connection, and of the last edit made.
   var connections = 0
-  var editsMade = 0
+  @usableFromInline var editsMade: Int
 
   /// The number of edits made and not answered yet.
   public var pendingEditCount: Int { pending.entries.count }
 
-  /// Creates a source that holds nothing until the sender's first reset.
+  /// Where it keeps what it holds and its pending edits, if anywhere (see <doc:WorkingOffline>).
+  @usableFromInline let store: (any ReplicaStore<Section>)?
+  /// The last error of the source's store: met when the source started (it then started from nothing)
+  /// or when it journalled a message (it goes on in memory).
+  public var storeError: ReplicaStoreError? { keptStoreError }
+  @usableFromInline var keptStoreError: ReplicaStoreError?
+
+  /// Creates a source that holds nothing until the sender's first reset, or, with a `store`, what the
+  /// store kept: the stream, version and state held and the edits not answered, shown at once.
+  ///
+  /// With a store, ``subscribeRequest`` resumes from the version kept (the sender resets when it no
+  /// longer retains it), every pending edit is sent again with its id at the next connection, and each
+  /// message received or made is journalled: a batch costs what it changed (O(*k*)), a reset or a journal
+  /// larger than the state compacts it (O(*n*)).
+  ///
   /// - Parameters:
   ///   - history: How many versions are retained for its own subscribers that resume.
   ///   - query: The query of the sender to follow, named in every ``subscribeRequest``; `nil` follows
   ///     the whole stream.
-  ///   - clientID: The prefix of its edit ids; a new one by default.
+  ///   - clientID: The prefix of its edit ids; a new one by default. A store keeps the first one used
+  ///     with it, which wins over this one.
+  ///   - store: Where to keep the replica. A store that cannot be read (``ReplicaStoreError``), or that
+  ///     holds another query, is cleared: the source starts from nothing and ``storeError`` says why.
+  /// - Complexity: O(size of the store) to load it, once.
   @inlinable
   public init(
-    history: HistoryLimit = .default, query: WireQueryRequest? = nil, clientID: String = UUID().uuidString
+    history: HistoryLimit = .default, query: WireQueryRequest? = nil, clientID: String = UUID().uuidString,
+    store: (any ReplicaStore<Section>)? = nil
   ) {
+    let restored = Self.restore(store, query: query, clientID: clientID)
     self.query = query
-    self.clientID = clientID
-    broadcaster = Broadcaster(snapshot: Snapshot(), history: history)
-    held = Snapshot()
+    self.store = store
+    self.clientID = restored.kept.clientID
+    keptStoreError = restored.error
+    state = restored.state
+    pending = restored.pending
+    editsMade = restored.kept.editsMade
+    broadcaster = Broadcaster(snapshot: restored.shown, version: restored.kept.version ?? 0, history: history)
+    held = restored.kept.snapshot
     apply = { (batch, held, version) throws(WireError) in try batch.update(from: held, at: version) }
+  }
+
+  /// What `store` kept, replayed; a fresh replica (and the store cleared for it) when there is no store,
+  /// it is empty, or it cannot be read or holds another query.
+  @usableFromInline
+  static func restore(_ store: (any ReplicaStore<Section>)?, query: WireQueryRequest?, clientID: String)
+    -> Restored
+  {
+    let (kept, error) = load(store, query: query, clientID: clientID)
+    var restored = Restored(kept: kept, error: error, shown: rebase(kept.snapshot, kept.pendingEdits))
+    (restored.state.stream, restored.state.remoteVersion) = (kept.stream, kept.version)
+    for edit in kept.pendingEdits { _ = restored.pending.make(edit.id, edit) }
+    return restored
+  }
+
+  /// What a source starts from: what its store kept, and its state machines set from it.
+  @usableFromInline
+  struct Restored {
+    @usableFromInline var kept: ReplicaState<Section>
+    @usableFromInline var error: ReplicaStoreError?
+    @usableFromInline var shown: Snapshot<Section>
+    @usableFromInline var state = RemoteStateMachine<CheckedContinuation<Bool, Never>>()
+    @usableFromInline var pending = Pending()
+  }
+
+  @usableFromInline
+  typealias Pending = PendingEdits<
+    WireEdit<Section>, Result<Int, WireError>, CheckedContinuation<Result<Int, WireError>, Never>
+  >
+
+  private static func load(_ store: (any ReplicaStore<Section>)?, query: WireQueryRequest?, clientID: String)
+    -> (ReplicaState<Section>, ReplicaStoreError?)
+  {
+    let fresh = ReplicaState<Section>(clientID: clientID, query: query)
+    guard let store else { return (fresh, nil) }
+    do throws(ReplicaStoreError) {
+      let (base, journal) = try store.load()
+      guard var kept = base else {
+        // Kept at once, so that the client id (and so its edit ids) survives a restart.
+        try store.compact(fresh)
+        return (fresh, nil)
+      }
+      guard kept.query == query else {
+        throw ReplicaStoreError(
+          .foreign,
+          "the store follows \(kept.query.map { "\($0)" } ?? "the whole stream"), not \(query.map { "\($0)" } ?? "the whole stream")"
+        )
+      }
+      for message in journal { try kept.replay(message) }
+      return (kept, nil)
+    } catch {
+      try? store.compact(fresh)
+      return (fresh, error)
+    }
+  }
+
+  /// What the source keeps in its store: the state held and the edits pending.
+  var replicaState: ReplicaState<Section> {
+    var kept = ReplicaState<Section>(clientID: clientID, query: query)
+    (kept.editsMade, kept.stream, kept.version) = (editsMade, stream, remoteVersion)
+    (kept.snapshot, kept.pendingEdits) = (held, pending.edits)
+    return kept
+  }
+
+  /// Journals `message` in the store, compacting it when the journal outgrew the state; a failure is
+  /// kept in ``storeError`` and the source goes on in memory.
+  private func journal(_ message: WireMessage<Section>) {
+    guard let store else { return }
+    do {
+      if try store.append(message) { try store.compact(replicaState) }
+    } catch {
+      keptStoreError = error
+    }
+  }
+
+  /// Replaces what the store keeps by the state held and the edits pending.
+  private func keepWhole() {
+    guard let store else { return }
+    do { try store.compact(replicaState) } catch { keptStoreError = error }
   }
 
   deinit {
@@ -137,6 +239,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     case .reset(let stream, let version, let snapshot):
       held = snapshot
       let ready = state.reset(stream: stream, version: version)
+      keepWhole()
       show(rebased(), touching: nil, remote: version)
       for waiter in ready { waiter.resume(returning: true) }
     case .resumed(let stream, let version):
@@ -147,6 +250,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
       do { update = try apply(batch, held, version) } catch { throw state.refused(error) }
       held = update.snapshot
       let ready = state.applied(to: batch.to)
+      journal(message)
       if pending.isEmpty {
         offer(update.changeset, remote: batch.to)
       } else {
@@ -205,6 +309,8 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
       throw WireError(.invalidEdit, "\(error)")
     }
     editsMade += 1
+    // Journalled before it is sent: an edit the sender may have made is never forgotten by a restart.
+    journal(.edit(edit))
     if pending.make(edit.id, edit) { connection?.sink(.edit(edit)) }
     show(shown, touching: edit.itemIDs, remote: nil)
     return edit.id
@@ -240,6 +346,10 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   private func answer(_ id: String, with result: Result<Int, WireError>) {
     let (edit, waiters) = pending.answer(id, result)
     guard let edit else { return }
+    switch result {
+    case .success(let version): journal(.confirmed(edit: id, version: version))
+    case .failure(let error): journal(.refused(edit: id, error: error))
+    }
     show(rebased(), touching: edit.itemIDs.union(pendingItemIDs), remote: nil)
     for waiter in waiters { waiter.resume(returning: result) }
   }
@@ -252,9 +362,13 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   /// The state held with every pending edit applied on top, in order; an edit that no longer applies (the
   /// sender's state deleted its anchor) is left out until the sender answers it.
   /// - Complexity: O(*p* log *n*) for *p* ids the pending edits name.
-  private func rebased() -> Snapshot<Section> {
+  private func rebased() -> Snapshot<Section> { Self.rebase(held, pending.edits) }
+
+  /// `held` with every edit of `edits` that applies made on top, in order.
+  @usableFromInline
+  static func rebase(_ held: Snapshot<Section>, _ edits: [WireEdit<Section>]) -> Snapshot<Section> {
     var shown = held
-    for edit in pending.edits {
+    for edit in edits {
       if let next = try? shown.applying({
         (transaction) throws(DataSourceError<Section.ID, Section.Item.ID>) in
         try edit.apply(to: &transaction)

@@ -1,0 +1,121 @@
+// What a remote source keeps to start again after a restart, and the protocol of the stores that keep it.
+
+public import SimpleSourceCore
+
+/// Everything a ``RemoteDataSource`` needs to start where it stopped: the stream, query and version it
+/// holds, the state at that version, and the edits it made that the sender has not answered.
+public struct ReplicaState<Section: SectionType>: Sendable
+where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item.ID: Codable {
+  /// The prefix of the replica's edit ids; kept, so that an edit sent again after a restart has the id the
+  /// sender may have answered already.
+  public var clientID: String
+  /// The number of edits the replica has made: the next edit id follows it.
+  public var editsMade: Int
+  /// The query followed, `nil` for the whole stream.
+  public var query: WireQueryRequest?
+  /// The stream held, `nil` before the first reset.
+  public var stream: String?
+  /// The sender's version of ``snapshot``, `nil` before the first reset.
+  public var version: Int?
+  /// The state held at ``version``, without the pending edits.
+  public var snapshot: Snapshot<Section>
+  /// The edits made and not answered, oldest first.
+  public var pendingEdits: [WireEdit<Section>]
+
+  /// A replica that holds nothing yet.
+  public init(clientID: String, query: WireQueryRequest?) {
+    self.clientID = clientID
+    self.query = query
+    editsMade = 0
+    snapshot = Snapshot()
+    pendingEdits = []
+  }
+
+  /// Takes one journalled message into the state: a reset replaces it, a batch advances it, an edit
+  /// becomes pending, an answer ends a pending edit. Other messages change nothing.
+  /// - Throws: ``ReplicaStoreError/Reason/damaged`` when a batch does not follow the version held or
+  ///   does not apply: the journal is not what this replica wrote.
+  /// - Complexity: O(*k* log *n*) for a batch of *k* changes; O(*n*) for a reset; O(*p*) for an answer
+  ///   among *p* pending edits.
+  public mutating func replay(_ message: WireMessage<Section>) throws(ReplicaStoreError) {
+    switch message {
+    case .reset(let stream, let version, let snapshot):
+      (self.stream, self.version, self.snapshot) = (stream, version, snapshot)
+    case .batch(let batch):
+      guard let version, batch.from == version else {
+        throw ReplicaStoreError(
+          .damaged,
+          "a journalled batch \(batch.from)→\(batch.to) at version \(version.map(String.init) ?? "none")")
+      }
+      do {
+        snapshot = try batch.applied(to: snapshot).snapshot
+      } catch {
+        throw ReplicaStoreError(.damaged, "a journalled batch does not apply: \(error)")
+      }
+      self.version = batch.to
+    case .edit(let edit):
+      pendingEdits.append(edit)
+      editsMade += 1
+    case .confirmed(let id, _), .refused(let id, _):
+      pendingEdits.removeAll { $0.id == id }
+    case .subscribe, .resumed, .error:
+      break
+    }
+  }
+}
+
+/// Where a ``RemoteDataSource`` keeps its ``ReplicaState``: a base state and a journal of the messages it
+/// received and made since, so that each batch costs what it changed.
+///
+/// ``FileReplicaStore`` keeps it in two files; an app can keep it in its own database instead (a table
+/// for the base state, one for the journal), as long as ``append(_:)`` is durable when it returns (as far
+/// as the store promises) and ``compact(_:)`` replaces both at once.
+public protocol ReplicaStore<Section>: Sendable {
+  /// The section type of the replica.
+  associatedtype Section: SectionType
+  where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item.ID: Codable
+
+  /// What the store keeps: the base state (`nil` when it keeps nothing) and the messages journalled
+  /// after it, in order.
+  /// - Throws: ``ReplicaStoreError`` when what it keeps cannot be read.
+  func load() throws(ReplicaStoreError) -> (state: ReplicaState<Section>?, journal: [WireMessage<Section>])
+
+  /// Journals a message the replica received (a batch, an answer) or made (an edit).
+  /// - Returns: `true` when the journal outgrew what a compaction would write, so that loading would
+  ///   be cheaper after ``compact(_:)``.
+  func append(_ message: WireMessage<Section>) throws(ReplicaStoreError) -> Bool
+
+  /// Replaces everything kept by `state`, all at once: after a crash at any moment, ``load()`` reads
+  /// either what was kept before or `state`.
+  func compact(_ state: ReplicaState<Section>) throws(ReplicaStoreError)
+}
+
+/// Why a replica's store could not be read or written. A ``RemoteDataSource`` that meets one when it
+/// starts starts from nothing and clears the store (a reset over the wire follows); one met while it
+/// runs is kept in ``RemoteDataSource/storeError`` and the source goes on in memory.
+public struct ReplicaStoreError: Error, Hashable, Sendable, CustomStringConvertible {
+  /// What was wrong.
+  public enum Reason: String, Hashable, Sendable {
+    /// A file's records fail their checksums, or a record does not decode or apply.
+    case damaged
+    /// The store was written by a newer format than this build reads.
+    case newerFormat
+    /// The store holds another replica: another query, or another section type.
+    case foreign
+    /// The file system refused a read or a write.
+    case io
+  }
+
+  /// What was wrong.
+  public var reason: Reason
+  /// What the store met, readable.
+  public var detail: String
+
+  package init(_ reason: Reason, _ detail: String) {
+    self.reason = reason
+    self.detail = detail
+  }
+
+  /// The reason and the detail.
+  public var description: String { "\(reason.rawValue): \(detail)" }
+}
