@@ -30,7 +30,7 @@ extension RemoteDataSource where Section == TestSection {
 /// queues the test delivers by hand, and another writer.
 final class EditingWorld: Sendable {
   enum Step: Int, CaseIterable, CustomStringConvertible {
-    case clientEdit, otherWriter, deliverUp, deliverDown, reconnect
+    case clientEdit, otherWriter, deliverUp, deliverDown, reconnect, restart
     var description: String {
       switch self {
       case .clientEdit: "edit"
@@ -38,21 +38,30 @@ final class EditingWorld: Sendable {
       case .deliverUp: "up"
       case .deliverDown: "down"
       case .reconnect: "reconnect"
+      case .restart: "restart"
       }
     }
   }
 
   final class Client: Sendable {
-    let remote: RemoteDataSource<TestSection>
-    let recorder: BatchRecorder<TestSection>
+    /// The source and the view following it; both replaced when the client restarts from its store.
+    let current: Locked<(remote: RemoteDataSource<TestSection>, recorder: BatchRecorder<TestSection>)>
+    var remote: RemoteDataSource<TestSection> { current.withLock { $0.remote } }
+    var recorder: BatchRecorder<TestSection> { current.withLock { $0.recorder } }
+    /// The folder of the client's replica store.
+    let folder: URL
     let up = Locked<[WireMessage<TestSection>]>([])
     let down = Locked<[Data]>([])
     let session: Locked<WireSession<TestSection, NoScope>?> = Locked(nil)
     let submitted = Locked<[String]>([])
 
-    init(remote: RemoteDataSource<TestSection>, recorder: BatchRecorder<TestSection>) {
-      self.remote = remote
-      self.recorder = recorder
+    init(remote: RemoteDataSource<TestSection>, recorder: BatchRecorder<TestSection>, folder: URL) {
+      current = Locked((remote, recorder))
+      self.folder = folder
+    }
+
+    static func store(in folder: URL) -> FileReplicaStore<TestSection> {
+      FileReplicaStore(directory: folder, sync: .compactions)
     }
   }
 
@@ -60,27 +69,56 @@ final class EditingWorld: Sendable {
   let service: WireService<TestSection, NoScope>
   let clients: [Client]
   let counter = Locked(0)
+  /// Each edit id the server made, in order: an edit sent again (after a reconnect or a restart) is
+  /// answered without being made twice.
+  let made: Locked<[String]>
+  /// Each edit id the server refused.
+  let refused: Locked<Set<String>>
+  /// Every edit id any client submitted, across restarts: each must end made or refused by the server.
+  let everSubmitted = Locked<Set<String>>([])
   /// How the edits ended, over every world of a test: confirmed, refused.
   static let outcomes = Locked((confirmed: 0, refused: 0))
 
   private init(
-    source: BasicDataSource<TestSection>, service: WireService<TestSection, NoScope>, clients: [Client]
+    source: BasicDataSource<TestSection>, service: WireService<TestSection, NoScope>, clients: [Client],
+    made: Locked<[String]>, refused: Locked<Set<String>>
   ) {
     self.source = source
     self.service = service
     self.clients = clients
+    self.made = made
+    self.refused = refused
+  }
+
+  deinit {
+    for client in clients { try? FileManager.default.removeItem(at: client.folder) }
   }
 
   static func make(clients count: Int) async throws -> EditingWorld {
     let source = try BasicDataSource(sections: layout("A: a b c | B: d"))
-    let service = WireService(source: source, stream: "s", edits: .transactions(on: source))
+    let made = Locked<[String]>([])
+    let transactions = WireWriter<TestSection, NoScope>.transactions(on: source)
+    let refused = Locked<Set<String>>([])
+    let writer = WireWriter<TestSection, NoScope> { (edit, scope, visible) throws(WireError) in
+      do throws(WireError) {
+        let version = try await transactions.write(edit, scope, visible)
+        made.withLock { $0.append(edit.id) }
+        return version
+      } catch {
+        refused.withLock { _ = $0.insert(edit.id) }
+        throw error
+      }
+    }
+    let service = WireService(source: source, stream: "s", edits: writer)
     var clients: [Client] = []
     for index in 0..<count {
-      let remote = RemoteDataSource<TestSection>(clientID: "c\(index)")
+      let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+        "replica-\(UUID().uuidString)")
+      let remote = RemoteDataSource<TestSection>(clientID: "c\(index)", store: Client.store(in: folder))
       let recorder = await BatchRecorder(await remote.subscribe(), refreshStyle: .reconfigure)
-      clients.append(Client(remote: remote, recorder: recorder))
+      clients.append(Client(remote: remote, recorder: recorder, folder: folder))
     }
-    let world = EditingWorld(source: source, service: service, clients: clients)
+    let world = EditingWorld(source: source, service: service, clients: clients, made: made, refused: refused)
     for client in clients { await world.connect(client) }
     return world
   }
@@ -117,7 +155,10 @@ final class EditingWorld: Sendable {
         ]
       default: operations = [.insert([TestItem("n\(number)")], .end(of: "A"))]
       }
-      if let id = try? await client.remote.submit(operations) { client.submitted.withLock { $0.append(id) } }
+      if let id = try? await client.remote.submit(operations) {
+        client.submitted.withLock { $0.append(id) }
+        everSubmitted.withLock { _ = $0.insert(id) }
+      }
     case .otherWriter:
       let items = (await source.snapshot).sections.flatMap(\.items)
       let number = next()
@@ -151,6 +192,21 @@ final class EditingWorld: Sendable {
       if let session = client.session.withLock({ $0 }) { await session.close() }
       client.up.withLock { $0 = [] }
       client.down.withLock { $0 = [] }
+      await connect(client)
+    case .restart:
+      // The client's process ends without a word: its connection drops with what was in flight, and a new
+      // source starts from the store (another client id offered: the store's wins).
+      if let session = client.session.withLock({ $0 }) { await session.close() }
+      client.up.withLock { $0 = [] }
+      client.down.withLock { $0 = [] }
+      let remote = RemoteDataSource<TestSection>(
+        clientID: "new-\(next())", store: Client.store(in: client.folder))
+      if let error = await remote.storeError { throw ExplorationFailure(description: "restarting: \(error)") }
+      let recorder = await BatchRecorder(await remote.subscribe(), refreshStyle: .reconfigure)
+      client.current.withLock { $0 = (remote, recorder) }
+      // Edits answered before the end were answered; the pending ones are sent again and must be.
+      let pending = await remote.pending.entries.map(\.id)
+      client.submitted.withLock { $0 = pending }
       await connect(client)
     }
     let violations = await client.remote.pendingViolations()
@@ -201,6 +257,14 @@ final class EditingWorld: Sendable {
       let violations = await client.recorder.violations
       if !violations.isEmpty { throw ExplorationFailure(description: "client \(index): \(violations)") }
     }
+    let made = made.withLock { $0 }
+    guard Set(made).count == made.count else {
+      throw ExplorationFailure(description: "an edit was made twice: \(made)")
+    }
+    let lost = everSubmitted.withLock { $0 }.subtracting(made).subtracting(refused.withLock { $0 })
+    guard lost.isEmpty else {
+      throw ExplorationFailure(description: "edits neither made nor refused by the server: \(lost.sorted())")
+    }
     for client in clients {
       if let session = client.session.withLock({ $0 }) { await session.close() }
     }
@@ -211,16 +275,40 @@ final class EditingWorld: Sendable {
 struct OptimisticEditTests {
   static let settings = RandomTestSettings.current(defaultCases: 60, casesVariable: "SIMPLESOURCE_EDIT_RUNS")
 
+  /// The depth of the explorations: `SIMPLESOURCE_EDIT_DEPTH`, 5 by default (6 in CI).
+  static let depth = ProcessInfo.processInfo.environment["SIMPLESOURCE_EDIT_DEPTH"].flatMap(Int.init) ?? 5
+
   /// Every sequence of a client's edits, another writer's edits (some deleting what a pending edit names,
   /// so the server refuses it), deliveries of the client's messages to the server and of the server's, one
-  /// message at a time, and reconnections (dropping what was in flight both ways), to the depth
-  /// `SIMPLESOURCE_EDIT_DEPTH` gives (5 by default, 6 in CI). At every step the client shows the server's
-  /// state it holds with its pending edits on top; after settling it shows the server's state, nothing is
-  /// pending, every edit was answered, and its view received only valid batches.
+  /// message at a time, and reconnections (dropping what was in flight both ways), to ``depth``. At every
+  /// step the client shows the server's state it holds with its pending edits on top; after settling it
+  /// shows the server's state, nothing is pending, every edit was answered, and its view received only
+  /// valid batches.
   @Test("every ordering of edits, other writers, answers and reconnects converges")
   func everyOrdering() async throws {
-    let depth = ProcessInfo.processInfo.environment["SIMPLESOURCE_EDIT_DEPTH"].flatMap(Int.init) ?? 5
-    let steps = EditingWorld.Step.allCases
+    let sequences = try await explore(
+      [.clientEdit, .otherWriter, .deliverUp, .deliverDown, .reconnect], depth: Self.depth)
+    let outcomes = EditingWorld.outcomes.withLock { $0 }
+    print(
+      "Optimistic edits: \(sequences) orderings of \(Self.depth) events converged (edits so far: \(outcomes))"
+    )
+    #expect(outcomes.confirmed > 0 && outcomes.refused > 0, "both answers happen")
+  }
+
+  /// Every sequence of edits, deliveries both ways and restarts of the client from its replica store (its
+  /// process ends with messages in flight both ways), one deeper than ``depth``: after settling, the
+  /// client shows the server's state with nothing pending, every edit it made before or after a restart
+  /// was made by the server or refused, none was made twice, and every pending edit was answered.
+  @Test("every ordering of edits, answers and restarts from the store converges, each edit made once")
+  func everyOrderingWithRestarts() async throws {
+    let sequences = try await explore(
+      [.clientEdit, .deliverUp, .deliverDown, .restart], depth: Self.depth + 1)
+    print("Optimistic edits: \(sequences) orderings of \(Self.depth + 1) events with restarts converged")
+  }
+
+  /// Runs every sequence of `steps` of length `depth` on a new world with one client, then settles and
+  /// checks it; returns the number of sequences.
+  func explore(_ steps: [EditingWorld.Step], depth: Int) async throws -> Int {
     var sequences = 0
     var sequence = [Int](repeating: 0, count: depth)
     repeat {
@@ -231,7 +319,7 @@ struct OptimisticEditTests {
         try await world.settleAndCheck()
       } catch {
         Issue.record("after \(trace): \(error)")
-        return
+        return sequences
       }
       sequences += 1
       var position = depth - 1
@@ -243,9 +331,7 @@ struct OptimisticEditTests {
       }
       if position < 0 { break }
     } while true
-    let outcomes = EditingWorld.outcomes.withLock { $0 }
-    print("Optimistic edits: \(sequences) orderings of \(depth) events converged (edits so far: \(outcomes))")
-    #expect(outcomes.confirmed > 0 && outcomes.refused > 0, "both answers happen")
+    return sequences
   }
 
   @Test("random runs with two clients: both converge on the server, every batch valid")
