@@ -400,7 +400,7 @@ let runtimeCaseNames =
     "projection-refilter-100k",
     "composite-one-edit", "outline-one-edit-100k", "queries-1000-clients", "observed-one-edit-1m",
     "observed-invalidations", "observed-window-1m",
-  ] + editCaseNames
+  ] + editCaseNames + replicaCaseNames
 
 /// The case `name`, first, and any case measured in the same rounds with it.
 @available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
@@ -429,6 +429,8 @@ func runRuntimeCase(named name: String, iterations: Int) async -> [RuntimeResult
     }
   case "fanout-sinks-1000": [await fanoutSinks(1000, iterations: max(20, iterations * 4))]
   case "queries-1000-clients": [await queriesThousandClients(iterations: iterations)]
+  case "replica-journal-one-edit": [await replicaJournalOneEdit(iterations: iterations)]
+  case "replica-restart-100k": [await replicaRestart(iterations: iterations)]
   case "update-one-edit-1m", "set-sections-one-edit-1m":
     await wholeListOneEdit(first: name, iterations: iterations)
   case _ where editCaseNames.contains(name): [await runEditCase(named: name, iterations: iterations)]
