@@ -45,6 +45,8 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   public let directory: URL
   /// When appends are flushed.
   public let sync: Sync
+  /// The journal's size below which an append never asks for a compaction.
+  public let compactingAfter: Int
 
   /// The format number this build writes and the newest it reads.
   package static var format: Int { 1 }
@@ -64,9 +66,14 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   let coder = WireCoder(maxMessageBytes: Int.max)
 
   /// A store in `directory`, created when missing.
-  public init(directory: URL, sync: Sync = .everyRecord) {
+  /// - Parameters:
+  ///   - sync: When appends are flushed to the disk.
+  ///   - compactingAfter: The journal's size in bytes below which an append never asks for a compaction;
+  ///     above it, an append asks once the journal is larger than the state.
+  public init(directory: URL, sync: Sync = .everyRecord, compactingAfter: Int = 1 << 16) {
     self.directory = directory
     self.sync = sync
+    self.compactingAfter = compactingAfter
   }
 
   var statePath: String { directory.appendingPathComponent("state").path }
@@ -231,8 +238,8 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   // MARK: - Writing
 
   /// Appends `message` to the journal, after cutting a torn tail, and flushes it with ``Sync/everyRecord``.
-  /// - Returns: `true` once the journal is larger than the state (and than 64 KiB): a compaction would
-  ///   make loading cheaper.
+  /// - Returns: `true` once the journal is larger than the state and than ``compactingAfter``: a
+  ///   compaction would make loading cheaper.
   /// - Complexity: O(size of the message).
   public func append(_ message: WireMessage<Section>) throws(ReplicaStoreError) -> Bool {
     var files = try known()
@@ -257,7 +264,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     length += frame.count
     (files.journalLength, files.tornTail) = (length, false)
     self.files.withLock { $0 = files }
-    return length > max(files.stateBytes, 1 << 16)
+    return length > max(files.stateBytes, compactingAfter)
   }
 
   /// Writes `state` as the new base, then an empty journal; see the type's discussion for what a crash

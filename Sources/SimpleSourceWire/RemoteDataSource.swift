@@ -309,9 +309,11 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
       throw WireError(.invalidEdit, "\(error)")
     }
     editsMade += 1
-    // Journalled before it is sent: an edit the sender may have made is never forgotten by a restart.
+    let sendsNow = pending.make(edit.id, edit)
+    // Journalled once pending (a compaction it triggers keeps it) and before it is sent: an edit the
+    // sender may have made is never forgotten by a restart.
     journal(.edit(edit))
-    if pending.make(edit.id, edit) { connection?.sink(.edit(edit)) }
+    if sendsNow { connection?.sink(.edit(edit)) }
     show(shown, touching: edit.itemIDs, remote: nil)
     return edit.id
   }

@@ -61,7 +61,8 @@ final class EditingWorld: Sendable {
     }
 
     static func store(in folder: URL) -> FileReplicaStore<TestSection> {
-      FileReplicaStore(directory: folder, sync: .compactions)
+      // Compacted whenever the journal outgrows the state: most steps compact.
+      FileReplicaStore(directory: folder, sync: .compactions, compactingAfter: 0)
     }
   }
 
