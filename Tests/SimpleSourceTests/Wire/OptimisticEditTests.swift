@@ -272,7 +272,7 @@ final class EditingWorld: Sendable {
   }
 }
 
-@Suite("Optimistic edits", .timeLimit(.minutes(10)))
+@Suite("Optimistic edits", .timeLimit(.minutes(20)))
 struct OptimisticEditTests {
   static let settings = RandomTestSettings.current(defaultCases: 60, casesVariable: "SIMPLESOURCE_EDIT_RUNS")
 
