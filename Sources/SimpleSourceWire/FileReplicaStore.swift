@@ -27,6 +27,9 @@ public import SimpleSourceCore
 /// message appended survives a power loss. With ``Sync/compactions`` it survives the process crashing,
 /// not always the machine: a power loss may lose the newest appends, never the order or the checks.
 ///
+/// A store belongs to one replica at a time: give each ``RemoteDataSource`` a folder of its own (the source
+/// calls the store from its actor, one call at a time).
+///
 /// A damaged file (a record in the middle that fails its checksum), a newer format, or a file of another
 /// section type is a ``ReplicaStoreError``; ``RemoteDataSource`` then starts from nothing and compacts an
 /// empty state over it.
