@@ -265,16 +265,27 @@ final class SubscriptionHub<Section: SectionType>: Sendable {
     registry.withLock { ($0.newestVersion, $0.newestSnapshot) }
   }
 
+  /// Offers `batch` to every subscriber: ``record(_:refreshing:)``, then each subscriber's
+  /// ``SubscriberMailbox/publish(_:refreshing:)``, outside the registry's lock.
+  /// - Complexity: O(*s*) for *s* subscribers, each O(1) besides its sink.
   @inlinable
   func publish(_ batch: UpdateBatch<Section>, refreshing: Set<Section.Item.ID>) {
-    let mailboxes = registry.withLock { registry in
+    for mailbox in record(batch, refreshing: refreshing) { mailbox.publish(batch, refreshing: refreshing) }
+  }
+
+  /// The first half of a publish: under the registry's lock, `batch` becomes the newest state (a
+  /// subscriber registered from now on starts from it) and enters the history; returns the subscribers
+  /// registered before, to offer it to. Registrations and cancellations may come between the two halves.
+  @inlinable
+  func record(_ batch: UpdateBatch<Section>, refreshing: Set<Section.Item.ID>) -> [SubscriberMailbox<Section>]
+  {
+    registry.withLock { registry in
       registry.newest = batch
       registry.newestVersion = batch.to
       registry.newestSnapshot = batch.snapshot
       registry.history.record(batch, refreshing: refreshing)
       return registry.mailboxes
     }
-    for mailbox in mailboxes { mailbox.publish(batch, refreshing: refreshing) }
   }
 
   /// Brings every subscriber to `version` when the mutations since the published version `since`
