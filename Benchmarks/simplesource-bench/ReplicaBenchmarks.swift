@@ -37,6 +37,7 @@ private func oneEditBatches(size: Int, count: Int) async -> (
 }
 
 /// The median time of receiving one journalled batch, for a replica of `size` items in a file store.
+@available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
 private func journalOneEdit(size: Int, iterations: Int) async -> Double {
   let (start, batches) = await oneEditBatches(size: size, count: iterations)
   let folder = replicaFolder()

@@ -77,7 +77,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   public var pendingEditCount: Int { pending.entries.count }
 
   /// Where it keeps what it holds and its pending edits, if anywhere (see <doc:WorkingOffline>).
-  @usableFromInline let store: (any ReplicaStore<Section>)?
+  @usableFromInline let replicaStore: (any ReplicaStore<Section>)?
   /// The last error of the source's store: met when the source started (it then started from nothing)
   /// or when it journalled a message (it goes on in memory).
   public var storeError: ReplicaStoreError? { keptStoreError }
@@ -107,7 +107,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   ) {
     let restored = Self.restore(store, query: query, clientID: clientID)
     self.query = query
-    self.store = store
+    replicaStore = store
     self.clientID = restored.kept.clientID
     keptStoreError = restored.error
     state = restored.state
@@ -183,7 +183,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   /// Journals `message` in the store, compacting it when the journal outgrew the state; a failure is
   /// kept in ``storeError`` and the source goes on in memory.
   private func journal(_ message: WireMessage<Section>) {
-    guard let store else { return }
+    guard let store = replicaStore else { return }
     do {
       if try store.append(message) { try store.compact(replicaState) }
     } catch {
@@ -193,7 +193,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
 
   /// Replaces what the store keeps by the state held and the edits pending.
   private func keepWhole() {
-    guard let store else { return }
+    guard let store = replicaStore else { return }
     do { try store.compact(replicaState) } catch { keptStoreError = error }
   }
 
