@@ -298,7 +298,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   /// - Complexity: O((*k* + *p*) log *n*) to show it, for *k* ids it names and *p* ids of other pending
   ///   edits; while edits are pending, each batch from the sender costs that much more to rebase.
   public func submit(_ operations: [WireOperation<Section>]) throws(WireError) -> String {
-    let edit = WireEdit(id: "\(clientID)-\(editsMade + 1)", operations: operations)
+    let edit = WireEdit(id: "\(clientID)-\(editsMade + 1)", operations: operations, base: state.remoteVersion)
     let shown: Snapshot<Section>
     do {
       shown = try broadcaster.snapshot.applying {

@@ -84,11 +84,43 @@ public struct WireEdit<Section: SectionType>: Sendable {
   public var id: String
   /// The operations, made in order as one transaction.
   public var operations: [WireOperation<Section>]
+  /// The sender's version the client held when it made the edit (`nil`: it held none, or wrote a format
+  /// without it). The server made nothing of it before that version, so a server that keeps answers from
+  /// a version on knows, for an edit made at or after it, that an id it has no answer for was never made.
+  public var base: Int?
 
   /// Creates an edit.
-  public init(id: String, operations: [WireOperation<Section>]) {
+  /// - Parameter base: The sender's version the client held; see ``base``.
+  public init(id: String, operations: [WireOperation<Section>], base: Int? = nil) {
     self.id = id
     self.operations = operations
+    self.base = base
+  }
+
+  /// What a server that records its answers with its writes (in the same storage transaction) does with
+  /// this edit: answer it with the version recorded under its id, make it, or refuse it as too old.
+  ///
+  /// A server that keeps the answers of every edit it made at version `horizon` or later, and none older,
+  /// can tell an edit it never made from one whose answer it forgot by its ``base``: an edit is made at a
+  /// version no older than its base, so one made at `horizon` or later with no recorded answer was never
+  /// made. One made before `horizon` may have been, and is refused with
+  /// ``WireError/Code-swift.struct/editExpired`` rather than made twice. An edit without a base is made
+  /// when nothing is recorded (a client of an older format).
+  /// - Parameters:
+  ///   - recorded: The version recorded under this edit's id (and the client's scope), if any.
+  ///   - horizon: The oldest version whose edits' answers the server keeps.
+  /// - Returns: The version to answer with, or `nil`: make the edit, and record its answer with it.
+  /// - Throws: ``WireError`` with ``WireError/Code-swift.struct/editExpired``.
+  /// - Complexity: O(1).
+  public func recall(recorded: Int?, answersKeptFrom horizon: Int) throws(WireError) -> Int? {
+    if let recorded { return recorded }
+    if let base, base < horizon {
+      throw WireError(
+        .editExpired,
+        "edit \(id) was made at version \(base); answers are kept from version \(horizon), so whether it was made cannot be told"
+      )
+    }
+    return nil
   }
 
   /// The ids its operations name (``WireOperation/itemIDs``): the items whose place or content it may

@@ -52,6 +52,10 @@ public struct WireError: Error, Hashable, Sendable, CustomStringConvertible {
     /// No answer came: the task waiting for an edit's answer was cancelled, or its source went away. The
     /// edit may still be made; it stays pending while its source lives.
     public static let unanswered = Code(rawValue: "unanswered")
+    /// The server has no answer for the edit's id and keeps answers only of edits made at newer versions
+    /// than the edit's base: it may have made the edit and forgotten the answer, so it does not make it
+    /// again. The edit is not shown any more; the client's state says whether it was made (format 2).
+    public static let editExpired = Code(rawValue: "editExpired")
   }
 
   /// What was wrong.

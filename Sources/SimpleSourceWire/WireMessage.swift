@@ -235,8 +235,8 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
 extension WireMessage: Codable
 where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item.ID: Codable {
   private enum Key: String, CodingKey {
-    case code, detail, edit, format, formatVersion, from, id, operations, query, sections, stages, stream, to
-    case type, version
+    case base, code, detail, edit, format, formatVersion, from, id, operations, query, sections
+    case stages, stream, to, type, version
   }
 
   /// The message's name in its `type` field.
@@ -293,6 +293,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     case .edit(let edit):
       try container.encode(edit.id, forKey: .id)
       try container.encode(edit.operations, forKey: .operations)
+      try container.encodeIfPresent(edit.base, forKey: .base)
     case .confirmed(let edit, let version):
       try container.encode(edit, forKey: .edit)
       try container.encode(version, forKey: .version)
@@ -357,7 +358,8 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
       self = .edit(
         WireEdit(
           id: try container.decode(String.self, forKey: .id),
-          operations: try container.decode([WireOperation<Section>].self, forKey: .operations)))
+          operations: try container.decode([WireOperation<Section>].self, forKey: .operations),
+          base: try container.decodeIfPresent(Int.self, forKey: .base)))
     case "confirmed" where number >= 2:
       self = .confirmed(
         edit: try container.decode(String.self, forKey: .edit),
