@@ -84,16 +84,24 @@ public actor Board {
   let database: DatabaseQueue
   /// The live board, one section per column.
   public let source: BasicDataSource<Column>
-  /// The name of this run's stream of versions: new at every start, so no client resumes onto another run.
+  /// The name of the stream of versions: made when the file was created, with the newest version stored
+  /// beside the cards, so versions go on across restarts (a client at the stored version resumes; an
+  /// older one resets, as the history starts empty).
   public nonisolated let stream: String
   /// How many versions clients can resume from, in the board and in each view of it.
   public nonisolated let history: HistoryLimit
+  /// How many versions' edits keep their answers (table `edit_answer`, written with each edit).
+  public nonisolated let answerRetention: Int
   var isWriting = false
   var writers: [CheckedContinuation<Void, Never>] = []
 
   /// Opens (or creates) the board stored at `path`; `nil` keeps it in memory.
-  /// - Parameter history: How many versions clients can resume from.
-  public init(path: String?, history: HistoryLimit = .default) throws {
+  /// - Parameters:
+  ///   - history: How many versions clients can resume from.
+  ///   - answerRetention: How many versions' edits keep their answers: a WebSocket edit sent again after
+  ///     a restart gets its first answer when it was made at one of the newest `answerRetention` versions.
+  public init(path: String?, history: HistoryLimit = .default, answerRetention: Int = 10_000) throws {
+    precondition(answerRetention > 0, "live-board: answers are kept for at least one version")
     // WAL, so that readers of the file never block a write, and a busy timeout, so that a write that meets
     // another process's lock waits for it; one that still cannot write answers 503 (``BoardError/busy``).
     var configuration = Configuration()
@@ -117,11 +125,29 @@ public actor Board {
       if try !db.columns(in: "card").contains(where: { $0.name == "owner" }) {
         try db.execute(sql: "ALTER TABLE card ADD COLUMN owner TEXT")
       }
+      // The stream and its newest version; the answers to clients' edits, made with them.
+      try db.execute(
+        sql: """
+          CREATE TABLE IF NOT EXISTS board_meta (stream TEXT NOT NULL, version INTEGER NOT NULL);
+          CREATE TABLE IF NOT EXISTS edit_answer (
+            scope TEXT NOT NULL, id TEXT NOT NULL, version INTEGER NOT NULL, PRIMARY KEY (scope, id)
+          );
+          CREATE INDEX IF NOT EXISTS edit_answer_version ON edit_answer(version);
+          """)
+      if try Int.fetchOne(db, sql: "SELECT count(*) FROM board_meta") == 0 {
+        try db.execute(
+          sql: "INSERT INTO board_meta (stream, version) VALUES (?, 0)",
+          arguments: ["board-" + UUID().uuidString.prefix(8).lowercased()])
+      }
     }
-    let columns = try database.read { db in try Self.readColumns(db) }
-    source = try BasicDataSource(sections: columns, history: history)
+    let (columns, stream, version) = try database.read { db in
+      let meta = try Row.fetchOne(db, sql: "SELECT stream, version FROM board_meta")
+      return (try Self.readColumns(db), meta?["stream"] as String? ?? "", meta?["version"] as Int? ?? 0)
+    }
+    source = try BasicDataSource(sections: columns, version: version, history: history)
     self.history = history
-    stream = "board-" + UUID().uuidString.prefix(8).lowercased()
+    self.stream = stream
+    self.answerRetention = answerRetention
   }
 
   /// The cards of the database, by column. A row whose id Swift takes for equal to an earlier row's (ids
@@ -183,16 +209,19 @@ public actor Board {
   /// sees shared cards only); a private card is seen by its owner alone.
   /// - Returns: The card and the version the write made.
   public func create(
-    id: String?, title: String, column: String, before: String?, user: String? = nil, isPrivate: Bool = false
+    id: String?, title: String, column: String, before: String?, user: String? = nil, isPrivate: Bool = false,
+    answering ticket: EditTicket? = nil
   ) async throws(BoardError) -> (Card, Int) {
     try await exclusive { () async throws(BoardError) in
       try await self.createNow(
-        id: id, title: title, column: column, before: before, user: user, isPrivate: isPrivate)
+        id: id, title: title, column: column, before: before, user: user, isPrivate: isPrivate,
+        answering: ticket)
     }
   }
 
   func createNow(
-    id: String?, title: String, column: String, before: String?, user: String?, isPrivate: Bool
+    id: String?, title: String, column: String, before: String?, user: String?, isPrivate: Bool,
+    answering ticket: EditTicket?
   ) async throws(BoardError) -> (Card, Int) {
     guard !isPrivate || user != nil else { throw .invalid("a private card needs a user (?user=)") }
     let card = Card(
@@ -203,7 +232,8 @@ public actor Board {
       throw BoardError(status: 409, code: "duplicateID", detail: "card \(card.id) exists")
     }
     let index = try insertionIndex(in: column, before: before, moving: nil, user: user)
-    let version = try await commit { (transaction: inout Transaction<Column>) throws(Failure) in
+    let version = try await commit(answering: ticket) {
+      (transaction: inout Transaction<Column>) throws(Failure) in
       if let before {
         _ = try transaction.insertItems([card], before: before)
       } else {
@@ -222,11 +252,12 @@ public actor Board {
 
   /// Changes a card's title, whether it is private (to `user`, who then owns it), or both; `nil` keeps
   /// that part. A card `user` may not see is unknown to them.
-  public func edit(_ id: String, title: String?, isPrivate: Bool? = nil, user: String? = nil)
-    async throws(BoardError) -> (Card, Int)
-  {
+  public func edit(
+    _ id: String, title: String?, isPrivate: Bool? = nil, user: String? = nil,
+    answering ticket: EditTicket? = nil
+  ) async throws(BoardError) -> (Card, Int) {
     try await exclusive { () async throws(BoardError) in
-      try await self.editNow(id, title: title, isPrivate: isPrivate, user: user)
+      try await self.editNow(id, title: title, isPrivate: isPrivate, user: user, answering: ticket)
     }
   }
 
@@ -236,9 +267,9 @@ public actor Board {
     try await edit(id, title: title, user: user)
   }
 
-  func editNow(_ id: String, title: String?, isPrivate: Bool?, user: String?) async throws(BoardError) -> (
-    Card, Int
-  ) {
+  func editNow(_ id: String, title: String?, isPrivate: Bool?, user: String?, answering ticket: EditTicket?)
+    async throws(BoardError) -> (Card, Int)
+  {
     guard title != nil || isPrivate != nil else { throw .invalid("an edit names a title, private, or both") }
     guard isPrivate != true || user != nil else { throw .invalid("a private card needs a user (?user=)") }
     guard let old = try card(id, visibleTo: user) else { throw .unknownCard(id) }
@@ -246,7 +277,8 @@ public actor Board {
     if let title { card.title = try Self.checked(title) }
     if let isPrivate { card.owner = isPrivate ? user : nil }
     let edited = card
-    let version = try await commit { (transaction: inout Transaction<Column>) throws(Failure) in
+    let version = try await commit(answering: ticket) {
+      (transaction: inout Transaction<Column>) throws(Failure) in
       _ = try transaction.replaceItem(edited)
     } storing: { db in
       try db.execute(
@@ -257,16 +289,16 @@ public actor Board {
 
   /// Moves a card to the end of `column`, or before the card `before`; both cards must be ones `user`
   /// may see.
-  public func move(_ id: String, to column: String, before: String?, user: String? = nil)
-    async throws(BoardError) -> Int
-  {
+  public func move(
+    _ id: String, to column: String, before: String?, user: String? = nil, answering ticket: EditTicket? = nil
+  ) async throws(BoardError) -> Int {
     try await exclusive { () async throws(BoardError) in
-      try await self.moveNow(id, to: column, before: before, user: user)
+      try await self.moveNow(id, to: column, before: before, user: user, answering: ticket)
     }
   }
 
-  func moveNow(_ id: String, to column: String, before: String?, user: String?) async throws(BoardError)
-    -> Int
+  func moveNow(_ id: String, to column: String, before: String?, user: String?, answering ticket: EditTicket?)
+    async throws(BoardError) -> Int
   {
     guard try card(id, visibleTo: user) != nil, let (from, oldIndex) = try position(of: id) else {
       throw .unknownCard(id)
@@ -274,7 +306,7 @@ public actor Board {
     try Self.checkColumn(column)
     if before == id { throw .invalid("a card cannot move before itself") }
     let index = try insertionIndex(in: column, before: before, moving: id, user: user)
-    return try await commit { (transaction: inout Transaction<Column>) throws(Failure) in
+    return try await commit(answering: ticket) { (transaction: inout Transaction<Column>) throws(Failure) in
       if let before {
         _ = try transaction.moveItem(id, before: before)
       } else {
@@ -293,15 +325,29 @@ public actor Board {
   }
 
   /// Deletes a card `user` may see.
-  public func delete(_ id: String, user: String? = nil) async throws(BoardError) -> Int {
-    try await exclusive { () async throws(BoardError) in try await self.deleteNow(id, user: user) }
+  public func delete(_ id: String, user: String? = nil, answering ticket: EditTicket? = nil)
+    async throws(BoardError) -> Int
+  {
+    try await exclusive { () async throws(BoardError) in
+      try await self.deleteNow(id, user: user, answering: ticket)
+    }
   }
 
-  func deleteNow(_ id: String, user: String?) async throws(BoardError) -> Int {
+  /// The version recorded as the answer to `ticket`'s edit; see ``BoardStore/recall(_:)``.
+  public func recall(_ ticket: EditTicket) async throws(BoardError) -> Int? {
+    let recorded = try read { db in
+      try Int.fetchOne(
+        db, sql: "SELECT version FROM edit_answer WHERE scope = ? AND id = ?",
+        arguments: [ticket.scope, ticket.edit.id])
+    }
+    return try decide(ticket, recorded: recorded, newest: await source.version)
+  }
+
+  func deleteNow(_ id: String, user: String?, answering ticket: EditTicket?) async throws(BoardError) -> Int {
     guard try card(id, visibleTo: user) != nil, let (column, index) = try position(of: id) else {
       throw .unknownCard(id)
     }
-    return try await commit { (transaction: inout Transaction<Column>) throws(Failure) in
+    return try await commit(answering: ticket) { (transaction: inout Transaction<Column>) throws(Failure) in
       _ = try transaction.deleteItems([id])
     } storing: { db in
       try db.execute(sql: "DELETE FROM card WHERE id = ?", arguments: [id])
@@ -429,10 +475,15 @@ public actor Board {
   /// when the two disagree (the file was written behind this process's back). Then the refusal is logged,
   /// the source is brought back to the database's state (one batch: never a trap), and the write is
   /// prepared again; refused again, it answers 500 and nothing is written.
+  ///
+  /// The same transaction stores the new version, and with a `ticket`, the edit's answer (a second answer
+  /// for one (user, id) fails the transaction: nothing is made) and drops answers older than
+  /// ``answerRetention`` versions.
   /// - Returns: The version the write made.
   func commit(
+    answering ticket: EditTicket?,
     _ edits: @Sendable (inout Transaction<Column>) throws(Failure) -> Void,
-    storing rows: @Sendable (GRDB.Database) throws -> Void
+    storing rows: @escaping @Sendable (GRDB.Database) throws -> Void
   ) async throws(BoardError) -> Int {
     let prepared: PreparedWrite<Column, Void>
     do {
@@ -446,8 +497,18 @@ public actor Board {
         throw BoardError(status: 500, code: "database", detail: "the board could not be written")
       }
     }
+    let (version, retention) = (prepared.version, answerRetention)
     do {
-      try write(rows)
+      try write { db in
+        try rows(db)
+        try db.execute(sql: "UPDATE board_meta SET version = ?", arguments: [version])
+        if let ticket {
+          try db.execute(
+            sql: "INSERT INTO edit_answer (scope, id, version) VALUES (?, ?, ?)",
+            arguments: [ticket.scope, ticket.edit.id, version])
+          try db.execute(sql: "DELETE FROM edit_answer WHERE version <= ?", arguments: [version - retention])
+        }
+      }
     } catch {
       await prepared.abandon()
       throw error
@@ -462,6 +523,8 @@ public actor Board {
     do {
       let columns = try read { db in try Self.readColumns(db) }
       try await source.setSections(columns)
+      let version = await source.version
+      try write { db in try db.execute(sql: "UPDATE board_meta SET version = ?", arguments: [version]) }
     } catch {
       Self.log(
         "live-board: the database's rows cannot be shown as they are (\(error)); the source keeps its state")

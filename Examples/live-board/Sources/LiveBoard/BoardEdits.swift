@@ -7,8 +7,16 @@ import SimpleSource
 /// ``BoardStore`` calls as the HTTP API (so the same checks, statuses and storage), and answered with the
 /// version it made. A `replace` changes a card's title and keeps its owner. A refusal is `invalidEdit` naming
 /// the board's code (`unknownCard`, `duplicateID`, `invalid`, …), `editNotMade` when the database failed or
-/// was busy (nothing was made), or `unanswered` when the database did not confirm the write in time (it may
-/// have been made: the batches that follow tell).
+/// was busy (nothing was made), `unanswered` when the database did not confirm the write in time (it may
+/// have been made: the batches that follow tell, and a resend gets its answer), or `editExpired`.
+///
+/// **Exactly once.** Each edit's answer is recorded in the database in the write's own transaction, under
+/// (user, edit id): an edit sent again (after the client restarted, or to another instance) is answered
+/// from there and not made again, on SQLite and on PostgreSQL alike. A write that fails is looked up again
+/// before its refusal is sent: a copy of the same edit that another instance made meanwhile (its answer
+/// row makes this one's transaction fail) is answered with its version. Answers are kept for the newest
+/// ``BoardStore/answerRetention`` versions; an edit with no answer whose client held an older version is
+/// refused with `editExpired`, never made twice.
 func boardWriter(_ board: some BoardStore) -> WireWriter<Column, String?> {
   WireWriter { (edit, user, _) throws(WireError) in
     guard edit.operations.count == 1, let operation = edit.operations.first else {
@@ -17,33 +25,52 @@ func boardWriter(_ board: some BoardStore) -> WireWriter<Column, String?> {
     for card in operation.writtenItems where card.owner != nil && card.owner != user {
       throw WireError(.invalidEdit, "a private card belongs to the user who writes it")
     }
+    let ticket = EditTicket(user: user, edit: edit)
     do throws(BoardError) {
-      switch operation {
-      case .insert(let cards, let place):
-        guard cards.count == 1, let card = cards.first else {
-          throw BoardError.invalid("an edit inserts one card")
-        }
-        let (column, before) = try await target(place, on: board, for: user)
-        let (_, version) = try await board.create(
-          id: card.id, title: card.title, column: column, before: before, user: user,
-          isPrivate: card.owner != nil)
-        return version
-      case .replace(let card):
-        // A replace changes the title: the owner (whether the card is private) is not the client's to
-        // change by omission, so it is kept as it is; `PATCH {"private": …}` changes it explicitly.
-        return try await board.edit(card.id, title: card.title, isPrivate: nil, user: user).1
-      case .delete(let ids):
-        guard ids.count == 1, let id = ids.first else { throw BoardError.invalid("an edit deletes one card") }
-        return try await board.delete(id, user: user)
-      case .move(let id, let place):
-        let (column, before) = try await target(place, on: board, for: user)
-        return try await board.move(id, to: column, before: before, user: user)
+      if let recorded = try await board.recall(ticket) { return recorded }
+      do throws(BoardError) {
+        return try await make(operation, on: board, for: user, answering: ticket)
+      } catch {
+        if case .some(.some(let recorded)) = try? await board.recall(ticket) { return recorded }
+        throw error
       }
     } catch {
       let code: WireError.Code =
-        error.code == "unknownOutcome" ? .unanswered : error.status >= 500 ? .editNotMade : .invalidEdit
+        switch error.code {
+        case "unknownOutcome": .unanswered
+        case "editExpired": .editExpired
+        default: error.status >= 500 ? .editNotMade : .invalidEdit
+        }
       throw WireError(code, "\(error.code): \(error.detail)")
     }
+  }
+}
+
+/// Makes one operation of a client's edit through the store, recording its answer.
+private func make(
+  _ operation: WireOperation<Column>, on board: some BoardStore, for user: String?,
+  answering ticket: EditTicket
+) async throws(BoardError) -> Int {
+  switch operation {
+  case .insert(let cards, let place):
+    guard cards.count == 1, let card = cards.first else {
+      throw BoardError.invalid("an edit inserts one card")
+    }
+    let (column, before) = try await target(place, on: board, for: user)
+    let (_, version) = try await board.create(
+      id: card.id, title: card.title, column: column, before: before, user: user,
+      isPrivate: card.owner != nil, answering: ticket)
+    return version
+  case .replace(let card):
+    // A replace changes the title: the owner (whether the card is private) is not the client's to
+    // change by omission, so it is kept as it is; `PATCH {"private": …}` changes it explicitly.
+    return try await board.edit(card.id, title: card.title, isPrivate: nil, user: user, answering: ticket).1
+  case .delete(let ids):
+    guard ids.count == 1, let id = ids.first else { throw BoardError.invalid("an edit deletes one card") }
+    return try await board.delete(id, user: user, answering: ticket)
+  case .move(let id, let place):
+    let (column, before) = try await target(place, on: board, for: user)
+    return try await board.move(id, to: column, before: before, user: user, answering: ticket)
   }
 }
 

@@ -37,6 +37,10 @@ public struct PostgresSettings: Sendable {
   /// milliseconds (`idle_in_transaction_session_timeout`): a client that stops mid-transaction never holds
   /// the stream's row lock longer.
   public var idleInTransactionTimeout = 4_000
+  /// How many versions' edits keep their answers (table `edit_answer`, written in each edit's transaction
+  /// and pruned at checkpoints): a WebSocket edit sent again to any instance gets its first answer when it
+  /// was made at one of the newest `answerRetention` versions.
+  public var answerRetention = 10_000
 
   /// The defaults: user `postgres`, database `board` on 127.0.0.1:5432.
   public init() {}
@@ -94,6 +98,8 @@ public actor ClusterBoard: BoardStore {
   public nonisolated let stream: String
   /// Enough for every version the log holds.
   public nonisolated let history: HistoryLimit
+  /// How many versions' edits keep their answers; see ``PostgresSettings/answerRetention``.
+  public nonisolated var answerRetention: Int { settings.answerRetention }
   let client: PostgresClient
   let settings: PostgresSettings
   let logger: Logger
@@ -209,6 +215,13 @@ public actor ClusterBoard: BoardStore {
         try await connection.query(
           "ALTER TABLE board_log ADD COLUMN made_at TIMESTAMPTZ NOT NULL DEFAULT now()", logger: logger)
       }
+      try await connection.query(
+        """
+        CREATE TABLE IF NOT EXISTS edit_answer (
+          scope TEXT NOT NULL, id TEXT NOT NULL, version BIGINT NOT NULL, PRIMARY KEY (scope, id))
+        """, logger: logger)
+      try await connection.query(
+        "CREATE INDEX IF NOT EXISTS edit_answer_version ON edit_answer (version)", logger: logger)
       try await connection.query(
         """
         CREATE TABLE IF NOT EXISTS board_checkpoint (
@@ -437,14 +450,15 @@ public actor ClusterBoard: BoardStore {
 
   /// Adds a card, validated against the board at the log's newest version; see ``Board``.
   public func create(
-    id: String?, title: String, column: String, before: String?, user: String?, isPrivate: Bool
+    id: String?, title: String, column: String, before: String?, user: String?, isPrivate: Bool,
+    answering ticket: EditTicket?
   ) async throws(BoardError) -> (Card, Int) {
     guard !isPrivate || user != nil else { throw .invalid("a private card needs a user (?user=)") }
     let card = Card(
       id: try Board.checkedID(id ?? UUID().uuidString.prefix(12).lowercased()),
       title: try Board.checked(title), owner: isPrivate ? user : nil)
     try Board.checkColumn(column)
-    let (version, _) = try await write { (board: Snapshot<Column>) throws(BoardError) in
+    let (version, _) = try await write(answering: ticket) { (board: Snapshot<Column>) throws(BoardError) in
       if board.contains(item: card.id) {
         throw BoardError(status: 409, code: "duplicateID", detail: "card \(card.id) exists")
       }
@@ -462,15 +476,16 @@ public actor ClusterBoard: BoardStore {
   }
 
   /// Changes a card's title or privacy; see ``Board``.
-  public func edit(_ id: String, title: String?, isPrivate: Bool?, user: String?) async throws(BoardError)
-    -> (
-      Card, Int
-    )
+  public func edit(
+    _ id: String, title: String?, isPrivate: Bool?, user: String?, answering ticket: EditTicket?
+  )
+    async throws(BoardError) -> (Card, Int)
   {
     guard title != nil || isPrivate != nil else { throw .invalid("an edit names a title, private, or both") }
     guard isPrivate != true || user != nil else { throw .invalid("a private card needs a user (?user=)") }
     let newTitle = try title.map { (title: String) throws(BoardError) in try Board.checked(title) }
-    let (version, edited) = try await write { (board: Snapshot<Column>) throws(BoardError) in
+    let (version, edited) = try await write(answering: ticket) {
+      (board: Snapshot<Column>) throws(BoardError) in
       guard var card = board.item(withID: id), card.isVisible(to: user) else { throw .unknownCard(id) }
       if let newTitle { card.title = newTitle }
       if let isPrivate { card.owner = isPrivate ? user : nil }
@@ -485,12 +500,12 @@ public actor ClusterBoard: BoardStore {
   }
 
   /// Moves a card; see ``Board``.
-  public func move(_ id: String, to column: String, before: String?, user: String?) async throws(BoardError)
-    -> Int
-  {
+  public func move(
+    _ id: String, to column: String, before: String?, user: String?, answering ticket: EditTicket?
+  ) async throws(BoardError) -> Int {
     try Board.checkColumn(column)
     if before == id { throw .invalid("a card cannot move before itself") }
-    return try await write { (board: Snapshot<Column>) throws(BoardError) in
+    return try await write(answering: ticket) { (board: Snapshot<Column>) throws(BoardError) in
       guard let card = board.item(withID: id), card.isVisible(to: user), let from = board.position(ofItem: id)
       else { throw .unknownCard(id) }
       let index = try Self.insertionIndex(in: column, before: before, moving: id, user: user, on: board)
@@ -507,8 +522,10 @@ public actor ClusterBoard: BoardStore {
   }
 
   /// Deletes a card; see ``Board``.
-  public func delete(_ id: String, user: String?) async throws(BoardError) -> Int {
-    try await write { (board: Snapshot<Column>) throws(BoardError) in
+  public func delete(_ id: String, user: String?, answering ticket: EditTicket?) async throws(BoardError)
+    -> Int
+  {
+    try await write(answering: ticket) { (board: Snapshot<Column>) throws(BoardError) in
       guard let card = board.item(withID: id), card.isVisible(to: user), let at = board.position(ofItem: id)
       else { throw .unknownCard(id) }
       return WritePlan(rows: .delete(id, column: board.section(at: at.section).id, at: at.item)) {
@@ -574,15 +591,20 @@ public actor ClusterBoard: BoardStore {
   /// as soon as its last query returns. A `COMMIT` that succeeds after the deadline is still applied (or
   /// made by the log's follower): the source never misses a committed version.
   /// - Returns: The version the write made, and the card the plan answers with.
-  func write(_ plan: @escaping Planner) async throws(BoardError) -> (version: Int, card: Card?) {
+  ///
+  /// With a `ticket`, the edit's answer is inserted in the same transaction (a second one for the same
+  /// (user, id) fails it, so a resend racing on two instances is made once).
+  func write(answering ticket: EditTicket? = nil, _ plan: @escaping Planner) async throws(BoardError) -> (
+    version: Int, card: Card?
+  ) {
     let deadline = settings.writeDeadline
     return try await withDeadline(deadline, logger: logger) { race in
-      await self.attempt(plan, race: race)
+      await self.attempt(plan, answering: ticket, race: race)
     }.get()
   }
 
   /// One write's work on a leased connection, checking `race` before each step.
-  func attempt(_ plan: Planner, race: DeadlineRace) async
+  func attempt(_ plan: Planner, answering ticket: EditTicket?, race: DeadlineRace) async
     -> Result<(Int, Card?), BoardError>
   {
     do {
@@ -591,7 +613,7 @@ public actor ClusterBoard: BoardStore {
           guard race.withLockedValue({ $0.attach(connection) }) else { throw CancellationError() }
           try await connection.query("BEGIN", logger: self.logger)
           do {
-            return try await self.writeLocked(plan, on: connection, race: race)
+            return try await self.writeLocked(plan, answering: ticket, on: connection, race: race)
           } catch {
             _ = try? await connection.query("ROLLBACK", logger: self.logger)
             throw error
@@ -606,7 +628,7 @@ public actor ClusterBoard: BoardStore {
 
   /// The body of ``write(_:)``, in an open transaction on `connection`; commits it.
   func writeLocked(
-    _ plan: Planner, on connection: PostgresConnection, race: DeadlineRace
+    _ plan: Planner, answering ticket: EditTicket?, on connection: PostgresConnection, race: DeadlineRace
   ) async throws -> (Int, Card?) {
     let head = try await Self.newestVersion(on: connection, logger: logger, lock: true)
     // Entries other instances committed before this lock: make them first, from this connection's view.
@@ -631,13 +653,21 @@ public actor ClusterBoard: BoardStore {
     }
     let made = prepared.batch
     guard let batch = made else {
+      do {
+        try await record(ticket, at: head, on: connection)
+        guard race.withLockedValue({ $0.mayProceed() }) else { throw CancellationError() }
+        try await connection.query("COMMIT", logger: logger)
+      } catch {
+        await prepared.abandon()
+        throw error
+      }
       await prepared.abandon()
-      try await connection.query("COMMIT", logger: logger)
       return (head, planned.card)
     }
     do {
       guard race.withLockedValue({ $0.mayProceed() }) else { throw CancellationError() }
       try await writeRows(planned.rows, on: connection)
+      try await record(ticket, at: batch.to, on: connection)
       let entry = String(decoding: WireCoder().encode(batch), as: UTF8.self)
       let version = batch.to
       try await connection.query(
@@ -661,7 +691,39 @@ public actor ClusterBoard: BoardStore {
     return (await prepared.applyIfHeld() ?? batch.to, planned.card)
   }
 
-  /// Stores the board at `version` and prunes: two checkpoints are kept, and the log after the older.
+  /// Records `ticket`'s answer, `version`, in the open transaction; fails it when one is recorded already.
+  func record(_ ticket: EditTicket?, at version: Int, on connection: PostgresConnection) async throws {
+    guard let ticket else { return }
+    try await connection.query(
+      "INSERT INTO edit_answer (scope, id, version) VALUES (\(ticket.scope), \(ticket.edit.id), \(version))",
+      logger: logger)
+  }
+
+  /// The version recorded as the answer to `ticket`'s edit, read with the stream's newest version in one
+  /// statement; see ``BoardStore/recall(_:)``.
+  public func recall(_ ticket: EditTicket) async throws(BoardError) -> Int? {
+    let logger = logger
+    let (scope, id) = (ticket.scope, ticket.edit.id)
+    let row: (Int?, Int)
+    do {
+      row = try await client.withConnection { (connection: PostgresConnection) async throws -> (Int?, Int) in
+        let rows = try await connection.query(
+          """
+          SELECT (SELECT version FROM edit_answer WHERE scope = \(scope) AND id = \(id)),
+            (SELECT version FROM board_stream)
+          """, logger: logger
+        ).collect()
+        guard let first = rows.first else { throw BoardSetupError("no stream in the database") }
+        return try first.decode((Int?, Int).self)
+      }
+    } catch {
+      throw Self.failure(error, logger: logger)
+    }
+    return try decide(ticket, recorded: row.0, newest: row.1)
+  }
+
+  /// Stores the board at `version` and prunes: two checkpoints are kept, and the log after the older; the
+  /// answers of edits made more than ``answerRetention`` versions ago.
   func checkpoint(_ columns: [Column], at version: Int, on connection: PostgresConnection) async throws {
     let state = try Self.encodeCheckpoint(columns, stream: stream, version: version)
     try await connection.query(
@@ -680,6 +742,8 @@ public actor ClusterBoard: BoardStore {
       DELETE FROM board_log WHERE version <= (SELECT MIN(version) FROM board_checkpoint)
         AND made_at < now() - make_interval(secs => \(retention))
       """, logger: logger)
+    try await connection.query(
+      "DELETE FROM edit_answer WHERE version <= \(version - settings.answerRetention)", logger: logger)
   }
 
   func writeRows(_ change: RowChange, on connection: PostgresConnection) async throws {

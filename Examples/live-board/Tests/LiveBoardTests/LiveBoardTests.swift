@@ -487,7 +487,7 @@ struct LiveBoardTests {
     }
   }
 
-  @Test("the board survives a restart from its SQLite file, under a new stream name")
+  @Test("the board survives a restart from its SQLite file, in the same stream at the same version")
   func persists() async throws {
     let path = FileManager.default.temporaryDirectory.appendingPathComponent("board-\(UUID()).sqlite").path
     defer { try? FileManager.default.removeItem(atPath: path) }
@@ -496,7 +496,8 @@ struct LiveBoardTests {
     _ = try await first.create(id: "b", title: "B", column: "todo", before: "a")
     _ = try await first.move("a", to: "done", before: nil)
     let second = try Board(path: path)
-    #expect(second.stream != first.stream)
+    #expect(second.stream == first.stream)
+    #expect(await second.source.version == 3, "versions go on: a client at 3 resumes, an older one resets")
     #expect(await second.source.snapshot.sections == (try await first.read()).columns)
     #expect(await second.source.snapshot.sections.map { $0.items.map(\.id) } == [["b"], [], ["a"]])
   }
@@ -660,12 +661,20 @@ func answer(to edit: String, as user: String, client: any TestClientProtocol) as
   return await answers.texts.first ?? ""
 }
 
-/// A format-2 edit message with `id` inserting card `card` (private to its writer when `owned`) in `todo`.
-func insertEdit(_ id: String, card: String, owner: String? = nil) -> String {
+/// A format-2 edit message with `id` inserting card `card` (private to its writer when `owned`) in `todo`,
+/// made by a client that held version `base` when given.
+func insertEdit(_ id: String, card: String, owner: String? = nil, base: Int? = nil) -> String {
   let owned = owner.map { #","owner":"\#($0)""# } ?? ""
+  let held = base.map { #""base":\#($0),"# } ?? ""
   return
-    #"{"format":"simplesource","formatVersion":2,"type":"edit","id":"\#(id)","operations":[{"op":"insert","#
+    #"{"format":"simplesource","formatVersion":2,"type":"edit",\#(held)"id":"\#(id)","operations":[{"op":"insert","#
     + #""items":[{"id":"\#(card)","title":"\#(card)"\#(owned)}],"section":"todo"}]}"#
+}
+
+/// A format-2 edit message with `id` renaming card `card` to `title`, made at version `base`.
+func renameEdit(_ id: String, card: String, title: String, base: Int) -> String {
+  #"{"format":"simplesource","formatVersion":2,"type":"edit","base":\#(base),"id":"\#(id)","#
+    + #""operations":[{"op":"replace","item":{"id":"\#(card)","title":"\#(title)"}}]}"#
 }
 
 extension LiveBoardTests {
@@ -706,6 +715,63 @@ extension LiveBoardTests {
       let card = try await board.read().columns.flatMap(\.items).first
       #expect(card == Card(id: "mine", title: "Renamed", owner: "ann"))
       #expect(try await board.read(visibleTo: "bob").columns.allSatisfy(\.items.isEmpty), "bob sees nothing")
+    }
+  }
+
+  @Test(
+    "an edit sent again after the server restarted from its file gets its first answer and is not made twice")
+  func answersSurviveARestart() async throws {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("board-\(UUID()).sqlite").path
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    let first = try Board(path: path)
+    let (inserted, renamed): (String, String) = try await makeApplication(
+      board: first, port: 0, logger: Self.logger
+    ).test(.live) { client in
+      let inserted = try await answer(to: insertEdit("c-1", card: "a", base: 0), as: "ann", client: client)
+      let renamed = try await answer(
+        to: renameEdit("c-2", card: "a", title: "First", base: 1), as: "ann", client: client)
+      return (inserted, renamed)
+    }
+    #expect(inserted.contains(#""version":1"#) && renamed.contains(#""version":2"#), "\(inserted) \(renamed)")
+    // Another writer renames the card; then the server restarts, and ann's client sends both edits again.
+    _ = try await first.rename("a", title: "Second")
+    let second = try Board(path: path)
+    try await makeApplication(board: second, port: 0, logger: Self.logger).test(.live) { client in
+      #expect(
+        try await answer(to: insertEdit("c-1", card: "a", base: 0), as: "ann", client: client) == inserted)
+      let again = try await answer(
+        to: renameEdit("c-2", card: "a", title: "First", base: 1), as: "ann", client: client)
+      #expect(again == renamed, "the first answer, from the file")
+      // bob's c-2 is his own edit.
+      let bobs = try await answer(
+        to: renameEdit("c-2", card: "a", title: "Bob's", base: 3), as: "bob", client: client)
+      #expect(bobs.contains(#""type":"confirmed""#) && bobs.contains(#""version":4"#), "\(bobs)")
+    }
+    let cards = try await second.read().columns.flatMap(\.items)
+    #expect(cards == [Card(id: "a", title: "Bob's")], "made once each: ann's rename was not made again")
+  }
+
+  @Test("an edit older than the answers kept is refused as expired, and the board is unchanged")
+  func expiredAnswer() async throws {
+    let board = try Board(path: nil, answerRetention: 2)
+    try await makeApplication(board: board, port: 0, logger: Self.logger).test(.live) { client in
+      let first = try await answer(to: insertEdit("c-1", card: "a", base: 0), as: "ann", client: client)
+      #expect(first.contains(#""type":"confirmed""#), "\(first)")
+      for index in 2...4 {
+        _ = try await answer(
+          to: renameEdit("c-\(index)", card: "a", title: "T\(index)", base: index - 1), as: "ann",
+          client: client)
+      }
+      let before = try await board.read()
+      // c-1's answer is still in this instance's memory; a title change made before the horizon is not.
+      let stale = try await answer(
+        to: renameEdit("c-9", card: "a", title: "Stale", base: 1), as: "ann", client: client)
+      #expect(stale.contains(#""type":"refused""#) && stale.contains(#""code":"editExpired""#), "\(stale)")
+      let after = try await board.read()
+      #expect(after.version == before.version && after.columns == before.columns)
+      let fresh = try await answer(
+        to: renameEdit("c-10", card: "a", title: "Fresh", base: 4), as: "ann", client: client)
+      #expect(fresh.contains(#""type":"confirmed""#) && fresh.contains(#""version":5"#), "\(fresh)")
     }
   }
 }
