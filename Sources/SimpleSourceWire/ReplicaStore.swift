@@ -111,7 +111,8 @@ public struct ReplicaStoreError: Error, Hashable, Sendable, CustomStringConverti
   /// What the store met, readable.
   public var detail: String
 
-  package init(_ reason: Reason, _ detail: String) {
+  /// Creates an error; a store of one's own throws one for what it cannot read or write.
+  public init(_ reason: Reason, _ detail: String) {
     self.reason = reason
     self.detail = detail
   }

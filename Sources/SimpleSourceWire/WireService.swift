@@ -44,7 +44,8 @@ public struct NoScope: Hashable, Sendable {
 ///   a reconnect gets its first answer), and answered on the session that sent it, after the batches of its
 ///   version that session's subscription carries. The scope is the client's identity for answers: an id
 ///   another scope used is a new edit, so no client is told another's answer, however ids are chosen.
-///   Without a writer, an edit is refused with ``WireError/Code-swift.struct/editNotMade``. See
+///   That memory is per process: a writer that records answers with its writes answers a resend on any
+///   instance and after a restart (``WireEdit/recall(recorded:answersKeptFrom:)``). Without a writer, an edit is refused with ``WireError/Code-swift.struct/editNotMade``. See
 ///   <doc:WritingFromAClient>.
 /// - **Versions.** A view's versions are the source's (``ProjectedVersions/parent``), with gaps where the
 ///   source changed nothing the view shows: a client whose write was answered with the source's version

@@ -10,6 +10,11 @@ public import SimpleSourceCore
 /// first answer), with the client's scope and the rows that scope may see. It returns the source's
 /// version that holds the edit (the version it saw when the edit changed nothing), or throws the
 /// ``WireError`` the client receives in ``WireMessage/refused(edit:error:)``.
+///
+/// The service remembers answers in memory, per process. A writer over shared or durable storage records
+/// each answer in the write's own transaction, keyed by the client's scope and the edit's id, and looks it
+/// up first with ``WireEdit/recall(recorded:answersKeptFrom:)``: then a resend is answered once on any
+/// instance and after any restart.
 public struct WireWriter<Section: SectionType, Scope: Hashable & Sendable>: Sendable {
   /// Makes one edit for a client of `scope`, whose rows `visible` accepts; returns the version that holds
   /// it.
