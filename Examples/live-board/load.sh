@@ -2,7 +2,9 @@
 # The load run: a release live-board on loopback, then board-load with 1,000 WebSocket clients while 8
 # writers edit by HTTP. Prints p50/p99 delivery latency, batches per client and the server's memory, and
 # fails unless every client ends equal to the database. A benchmark, not a test.
-#   bash Examples/live-board/load.sh [--clients N] [--writers N] [--writes N]
+#   bash Examples/live-board/load.sh [--clients N] [--writers N] [--writes N] [--replicas checkpoints|every-record]
+# With --replicas, every other client keeps a SQLite replica (BoardReplicaStore), and the run compares the
+# time until clients with one and without hold each version.
 set -euo pipefail
 cd "$(dirname "$0")"
 ulimit -n 65536 2>/dev/null || ulimit -n 8192 2>/dev/null || true

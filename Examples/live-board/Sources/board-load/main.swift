@@ -3,6 +3,12 @@
 // and the server's resident memory. A benchmark program, not a test: `bash Examples/live-board/load.sh`.
 //
 //   board-load --port 8080 [--clients 1000] [--writers 8] [--writes 40] [--server-pid PID]
+//              [--replicas checkpoints|every-record]
+//
+// With --replicas, every other client keeps a durable replica in a SQLite database of its own
+// (BoardReplicaStore, through GRDB, each append a committed transaction, flushed at WAL checkpoints or at
+// every record): the run then also prints the p50 of the time until a client holds each version (applied
+// and journalled) for the clients with a replica and for those without, measured in the same run.
 
 import Foundation
 import HummingbirdWSClient
@@ -21,11 +27,16 @@ struct Settings: Sendable {
   var writerCount = 8
   var writesPerWriter = 40
   var serverPID: Int?
+  var replicas: BoardReplicaStore.Sync?
 
   static func parse() -> Settings {
     var settings = Settings()
     var arguments = CommandLine.arguments.dropFirst().makeIterator()
     while let argument = arguments.next() {
+      if argument == "--replicas" {
+        settings.replicas = arguments.next() == "every-record" ? .everyRecord : .checkpoints
+        continue
+      }
       let value = arguments.next().flatMap(Int.init)
       switch argument {
       case "--port": settings.port = value ?? settings.port
@@ -34,7 +45,9 @@ struct Settings: Sendable {
       case "--writes": settings.writesPerWriter = value ?? settings.writesPerWriter
       case "--server-pid": settings.serverPID = value
       default:
-        print("usage: board-load --port N [--clients N] [--writers N] [--writes N] [--server-pid PID]")
+        print(
+          "usage: board-load --port N [--clients N] [--writers N] [--writes N] [--server-pid PID] [--replicas SYNC]"
+        )
         exit(2)
       }
     }
@@ -59,6 +72,8 @@ actor Tally {
   var started = 0
   var sent: [Int: ContinuousClock.Instant] = [:]
   var arrivals: [Int: [(to: Int, at: ContinuousClock.Instant)]] = [:]
+  /// When each client held each version: applied, and journalled when it keeps a replica.
+  var held: [Int: [(to: Int, at: ContinuousClock.Instant)]] = [:]
   var failures: [String] = []
   var startWaiters: [(Int, CheckedContinuation<Void, Never>)] = []
 
@@ -80,10 +95,18 @@ actor Tally {
   func arrived(_ client: Int, to: Int, at: ContinuousClock.Instant) {
     arrivals[client, default: []].append((to, at))
   }
+  func holds(_ client: Int, to: Int, at: ContinuousClock.Instant) {
+    held[client, default: []].append((to, at))
+  }
   func failed(_ reason: String) { failures.append(reason) }
 }
 
 let tally = Tally()
+/// Where the clients' replicas are kept, removed at the end.
+let replicaFolder = FileManager.default.temporaryDirectory.appendingPathComponent("board-load-\(UUID())")
+if settings.replicas != nil {
+  try FileManager.default.createDirectory(at: replicaFolder, withIntermediateDirectories: true)
+}
 
 /// One client: follows `/live` into its own RemoteDataSource until it holds `target` (read from `goal`).
 actor Goal {
@@ -105,7 +128,17 @@ func runClient(_ index: Int, settings: Settings, tally: Tally, goal: Goal) async
   let clock = ContinuousClock()
   var logger = Logger(label: "board-load")
   logger.logLevel = .critical
-  let remote = RemoteDataSource<Column>()
+  /// Every other client keeps a replica in a SQLite database of its own, with --replicas.
+  var store: BoardReplicaStore?
+  if let sync = settings.replicas, index % 2 == 1 {
+    do {
+      store = try BoardReplicaStore(
+        path: replicaFolder.appendingPathComponent("client-\(index).sqlite").path, sync: sync)
+    } catch {
+      await tally.failed("client \(index): its replica's database: \(error)")
+    }
+  }
+  let remote = RemoteDataSource<Column>(store: store)
   let coder = WireCoder()
   do {
     try await WebSocketClient.connect(
@@ -125,6 +158,7 @@ func runClient(_ index: Int, settings: Settings, tally: Tally, goal: Goal) async
         let decoded: WireMessage<Column> = try coder.decode(Data(text.utf8))
         if case .batch(let batch) = decoded { await tally.arrived(index, to: batch.to, at: clock.now) }
         try await remote.receive(decoded)
+        if case .batch(let batch) = decoded { await tally.holds(index, to: batch.to, at: clock.now) }
         if first {
           first = false
           await tally.clientStarted()
@@ -258,6 +292,22 @@ for client in 0..<clientCount {
   }
 }
 latencies.sort()
+/// The time until each client of a group held each version written, sorted.
+func heldLatencies(_ clients: some Sequence<Int>, _ held: [Int: [(to: Int, at: ContinuousClock.Instant)]])
+  -> [Duration]
+{
+  var latencies: [Duration] = []
+  for client in clients {
+    let list = held[client] ?? []
+    for (version, sentAt) in sent {
+      if let arrival = list.first(where: { $0.to >= version }) { latencies.append(arrival.at - sentAt) }
+    }
+  }
+  return latencies.sorted()
+}
+let held = await tally.held
+let heldOn = heldLatencies(stride(from: 1, to: clientCount, by: 2), held)
+let heldOff = heldLatencies(stride(from: 0, to: clientCount, by: 2), held)
 func percentile(_ p: Double, of latencies: [Duration]) -> Double {
   guard !latencies.isEmpty else { return .nan }
   let value = latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))]
@@ -288,5 +338,21 @@ if let rssBefore, let rssPeak {
 print(
   #"{"clients":\#(clientCount),"writers":\#(writerCount),"writes":\#(writes),"equal":\#(equal),"p50_ms":\#(percentile(0.5, of: latencies)),"p99_ms":\#(percentile(0.99, of: latencies)),"batches_per_client":\#(meanBatches),"server_rss_bytes":\#(rssPeak ?? 0)}"#
 )
+if let sync = settings.replicas {
+  let (on, off) = (percentile(0.5, of: heldOn), percentile(0.5, of: heldOff))
+  var replicaBytes = 0
+  for file in (try? FileManager.default.contentsOfDirectory(atPath: replicaFolder.path)) ?? [] {
+    let attributes = try? FileManager.default.attributesOfItem(
+      atPath: replicaFolder.appendingPathComponent(file).path)
+    replicaBytes += (attributes?[.size] as? Int) ?? 0
+  }
+  print(
+    "  held (applied, and journalled with a replica): p50 \(String(format: "%.1f", on)) ms for the \(clientCount / 2) clients with a SQLite replica (sync \(sync)), \(String(format: "%.1f", off)) ms without (same run): \(String(format: "%.2f", on / off))x; replicas on disk \(replicaBytes / 1024) KiB"
+  )
+  print(
+    #"{"p50_ms_replicas_on":\#(on),"p50_ms_replicas_off":\#(off),"replicas_vs_off":\#(on / off),"replica_bytes":\#(replicaBytes)}"#
+  )
+  try? FileManager.default.removeItem(at: replicaFolder)
+}
 for failure in failures.prefix(5) { print("  \(failure)") }
 exit(equal == clientCount && failures.isEmpty ? 0 : 1)
