@@ -4,6 +4,12 @@
 // answers, and rolled back when refused (WritingFromAClient.md). The DOM shows the held state with the
 // pending edits on top, rendered by card id. It shows the connection's state, and reconnects with a
 // resume from the version it holds, sending its pending edits again.
+//
+// Its replica: with `keepIn(storage, key)`, everything it holds (stream, version, state, query, pending
+// edits, client id and edit count) is written to the browser's storage after each change and read back
+// when the page starts, so a reload (online or not) shows at once what it held with its unsent edits on
+// top, resumes rather than resets, and sends those edits again with their ids: the server answers each id
+// once, from its database, on any instance.
 
 const FORMAT = { format: "simplesource", formatVersion: 2 };
 
@@ -31,6 +37,49 @@ export class BoardClient {
     this.lastError = null;
     this.socket = null;
     this.retry = 0;
+    this.storage = null;    // where the replica is kept, and under which key (keepIn)
+    this.storageKey = null;
+    this.restored = false;  // whether this page started from a kept replica
+  }
+
+  // Keeps the replica in `storage` (localStorage) under `key` from now on, starting from what is kept
+  // there. What cannot be read (another format, damaged JSON) is dropped: the page starts from nothing.
+  keepIn(storage, key) {
+    this.storage = storage;
+    this.storageKey = key;
+    let kept = null;
+    try {
+      kept = JSON.parse(storage.getItem(key) ?? "null");
+    } catch (error) {
+      this.lastError = `the kept replica could not be read: ${error}`;
+    }
+    if (kept && kept.format === 1) {
+      ({ clientID: this.clientID, editsMade: this.editsMade, stream: this.stream, version: this.version } = kept);
+      this.held = kept.held;
+      this.pending = kept.pending;
+      this.query = this.shownQuery = kept.query;
+      this.restored = true;
+      this.render();
+      this.setStatus("offline");
+    } else {
+      this.save();
+    }
+  }
+
+  // Writes the replica: O(board) per change, which a board of cards affords (a large list would journal
+  // its batches instead, as the Swift client's store does).
+  save() {
+    if (!this.storage) return;
+    const kept = {
+      format: 1, clientID: this.clientID, editsMade: this.editsMade, stream: this.stream,
+      version: this.version, held: this.held, pending: this.pending, query: this.shownQuery,
+    };
+    try {
+      this.storage.setItem(this.storageKey, JSON.stringify(kept));
+    } catch (error) {
+      // Full or refused: the page goes on in memory, and says so.
+      this.lastError = `the replica could not be kept: ${error}`;
+    }
   }
 
   connect() {
@@ -51,6 +100,7 @@ export class BoardClient {
         this.lastError = String(error);
         this.stream = null;
         this.version = null;
+        this.save();
         socket.close();
       }
     };
@@ -88,7 +138,9 @@ export class BoardClient {
     }
     if (this.root.dataset.state === "refused") this.setStatus("live");
     this.editsMade += 1;
-    const edit = { id: `${this.clientID}-${this.editsMade}`, operations };
+    // `base`: the version held when it was made, so that a server that keeps answers for a while can
+    // tell an edit it never made from one whose answer it forgot.
+    const edit = { id: `${this.clientID}-${this.editsMade}`, operations, base: this.version };
     this.pending.push(edit);
     if (this.socket?.readyState === WebSocket.OPEN) this.sendEdit(edit);
     this.render();
@@ -96,7 +148,9 @@ export class BoardClient {
   }
 
   sendEdit(edit) {
-    this.socket.send(JSON.stringify({ ...FORMAT, type: "edit", id: edit.id, operations: edit.operations }));
+    const message = { ...FORMAT, type: "edit", id: edit.id, operations: edit.operations };
+    if (edit.base !== null && edit.base !== undefined) message.base = edit.base;
+    this.socket.send(JSON.stringify(message));
   }
 
   // The held state with every pending edit applied on top; one that no longer applies (another writer
@@ -194,6 +248,7 @@ export class BoardClient {
   // Shows `rebased()`, reusing each column's and card's element by id: a card that moved keeps its
   // element (and focus), one whose content changed gets a new one.
   render() {
+    this.save();
     this.columns = this.rebased();
     this.root.dataset.pending = String(this.pending.length);
     const sections = new Map([...this.root.children].map((element) => [element.dataset.id, element]));
