@@ -265,6 +265,9 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
       answer(id, with: .failure(error))
     case .edit:
       throw state.refused(WireError(.unexpectedMessage, "an edit sent to a receiver"))
+    case .subscribeViews, .views, .viewBatches:
+      throw state.refused(
+        WireError(.unexpectedMessage, "a \(message.typeName) message sent to a source of one stream"))
     }
   }
 

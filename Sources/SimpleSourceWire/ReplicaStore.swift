@@ -58,7 +58,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
       editsMade += 1
     case .confirmed(let id, _), .refused(let id, _):
       pendingEdits.removeAll { $0.id == id }
-    case .subscribe, .resumed, .error:
+    case .subscribe, .resumed, .error, .subscribeViews, .views, .viewBatches:
       break
     }
   }

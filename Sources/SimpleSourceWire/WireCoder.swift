@@ -24,7 +24,7 @@ public struct WireCoder: Sendable {
   ///   - formatVersion: The format number it writes: one of ``WireMessage/readableFormatVersions``.
   public init(maxMessageBytes: Int = 16 << 20, formatVersion: Int = 2) {
     precondition(
-      (1...2).contains(formatVersion),
+      (1...3).contains(formatVersion),
       "SimpleSource: wire format \(formatVersion) is not one this coder writes")
     self.maxMessageBytes = maxMessageBytes
     self.formatVersion = formatVersion

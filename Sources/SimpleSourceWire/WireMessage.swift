@@ -2,7 +2,8 @@
 
 public import SimpleSourceCore
 
-/// One message of the SimpleSource wire protocol, format `simplesource` number 2 (<doc:WireFormat>).
+/// One message of the SimpleSource wire protocol, format `simplesource` number 2, and 3 for several views
+/// on one connection (<doc:WireFormat>).
 ///
 /// A client sends ``subscribe(stream:from:query:)``; the server answers
 /// ``reset(stream:version:snapshot:)`` or ``resumed(stream:version:)``, then sends a ``batch(_:)`` for
@@ -31,15 +32,29 @@ public enum WireMessage<Section: SectionType>: Sendable {
   case confirmed(edit: String, version: Int)
   /// The server did not make the client's edit `edit`, for `error`; nothing changed on its side.
   case refused(edit: String, error: WireError)
+  /// A client asks for several views of the source on one connection, each a query (or the whole of its
+  /// scope, `nil`) under a name of its own, presented at one version (format 3). It replaces the
+  /// connection's subscription.
+  case subscribeViews([String: WireQueryRequest?])
+  /// Every view's state at `version` of `stream` (format 3): the receiver drops what it holds and takes
+  /// these, all at once.
+  case views(stream: String, version: Int, snapshots: [String: Snapshot<Section>])
+  /// The batches of the views that changed between the version the receiver holds, `from`, and `to`
+  /// (format 3), each from `from` to `to`: applied together, so that every view is shown at `to`. Views
+  /// with no change are left out.
+  case viewBatches(from: Int, to: Int, batches: [String: WireBatch<Section>])
 }
 
 extension WireMessage {
   /// The format name every message carries in its `format` field.
   package static var formatName: String { "simplesource" }
-  /// The newest format number, which messages carry in their `formatVersion` field by default.
+  /// The format number messages carry in their `formatVersion` field by default; the views' messages
+  /// always carry 3.
   public static var formatVersion: Int { 2 }
   /// The format numbers a receiver reads; it refuses any other.
-  public static var readableFormatVersions: ClosedRange<Int> { 1...2 }
+  public static var readableFormatVersions: ClosedRange<Int> { 1...3 }
+  /// The format that added several views on one connection.
+  package static var viewsFormat: Int { 3 }
 }
 
 /// The format number of a message, passed through a coder's `userInfo`: the number to write (an `Int`),
@@ -236,7 +251,7 @@ extension WireMessage: Codable
 where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item.ID: Codable {
   private enum Key: String, CodingKey {
     case base, code, detail, edit, format, formatVersion, from, id, operations, query, sections
-    case stages, stream, to, type, version
+    case snapshots, stages, stream, to, type, version, views
   }
 
   /// The message's name in its `type` field.
@@ -250,6 +265,9 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     case .edit: "edit"
     case .confirmed: "confirmed"
     case .refused: "refused"
+    case .subscribeViews: "subscribeViews"
+    case .views: "views"
+    case .viewBatches: "viewBatches"
     }
   }
 
@@ -257,7 +275,8 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   /// made with) and `type`, then its own fields.
   public func encode(to encoder: any Encoder) throws {
     var container = encoder.container(keyedBy: Key.self)
-    let number = encoder.userInfo[WireMessageFormat.userInfoKey] as? Int ?? Self.formatVersion
+    var number = encoder.userInfo[WireMessageFormat.userInfoKey] as? Int ?? Self.formatVersion
+    if ["subscribeViews", "views", "viewBatches"].contains(typeName) { number = Self.viewsFormat }
     try container.encode(Self.formatName, forKey: .format)
     try container.encode(number, forKey: .formatVersion)
     try container.encode(typeName, forKey: .type)
@@ -297,6 +316,17 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     case .confirmed(let edit, let version):
       try container.encode(edit, forKey: .edit)
       try container.encode(version, forKey: .version)
+    case .subscribeViews(let views):
+      // A view of the whole scope is written as `{}`: a dictionary of optionals would drop it.
+      try container.encode(views.mapValues { ViewRequest(query: $0) }, forKey: .views)
+    case .views(let stream, let version, let snapshots):
+      try container.encode(stream, forKey: .stream)
+      try container.encode(version, forKey: .version)
+      try container.encode(snapshots.mapValues(\.sections), forKey: .snapshots)
+    case .viewBatches(let from, let to, let batches):
+      try container.encode(from, forKey: .from)
+      try container.encode(to, forKey: .to)
+      try container.encode(batches.mapValues(\.stages), forKey: .stages)
     case .refused(let edit, let error):
       try container.encode(edit, forKey: .edit)
       try container.encode(error.code.rawValue, forKey: .code)
@@ -304,7 +334,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     }
   }
 
-  /// Reads a message of format 1 or 2. Another format or format number throws ``WireError`` with
+  /// Reads a message of format 1, 2 or 3 (the views' messages need 3). Another format or format number throws ``WireError`` with
   /// ``WireError/Code-swift.struct/unsupportedFormat``; a reset whose sections hold duplicate ids throws
   /// one with ``WireError/Code-swift.struct/duplicateID``; anything else wrong (a format 1 subscribe with
   /// a `query` too) is a `DecodingError`.
@@ -367,6 +397,26 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     case "refused" where number >= 2:
       self = .refused(
         edit: try container.decode(String.self, forKey: .edit), error: try Self.error(in: container))
+    case "subscribeViews" where number >= 3:
+      self = .subscribeViews(
+        try container.decode([String: ViewRequest].self, forKey: .views).mapValues(\.query))
+    case "views" where number >= 3:
+      var snapshots: [String: Snapshot<Section>] = [:]
+      for (name, sections) in try container.decode([String: [Section]].self, forKey: .snapshots) {
+        do { snapshots[name] = try Snapshot(sections) } catch {
+          throw WireError(.duplicateID, "views: \(name): \(error)")
+        }
+      }
+      self = .views(
+        stream: try container.decode(String.self, forKey: .stream),
+        version: try container.decode(Int.self, forKey: .version), snapshots: snapshots)
+    case "viewBatches" where number >= 3:
+      let (from, to) = (
+        try container.decode(Int.self, forKey: .from), try container.decode(Int.self, forKey: .to)
+      )
+      let stages = try container.decode([String: [WireStage<Section>]].self, forKey: .stages)
+      self = .viewBatches(
+        from: from, to: to, batches: stages.mapValues { WireBatch(from: from, to: to, stages: $0) })
     case let other:
       throw DecodingError.dataCorruptedError(
         forKey: .type, in: container, debugDescription: "unknown message type \(other) in format \(number)")
@@ -379,4 +429,9 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
       WireError.Code(rawValue: try container.decode(String.self, forKey: .code)),
       try container.decode(String.self, forKey: .detail))
   }
+}
+
+/// One view of a ``WireMessage/subscribeViews(_:)``: `{"query": …}`, or `{}` for the whole scope.
+struct ViewRequest: Codable {
+  var query: WireQueryRequest?
 }

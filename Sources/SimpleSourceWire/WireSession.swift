@@ -13,6 +13,9 @@ public import SimpleSourceCore
 ///   number the client wrote;
 /// - a second `subscribe` replaces the first: the first's last message is sent before the second's reset
 ///   or resume;
+/// - a `subscribeViews` (format 3) replaces it with several views, each projected by the session from
+///   one subscription to the scope's state, whose batches of one version are sent in one message (see
+///   ``RemoteViews``);
 /// - an `edit` (format 2) is made by the service's ``WireWriter``, and answered `confirmed` after every batch
 ///   of its version that the subscription carries (so the client holds the edit when the answer arrives),
 ///   or `refused`; the session reads the client's next message meanwhile only when the transport calls
@@ -50,6 +53,8 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     )?
   /// The last subscribe, replayed when the scope changes.
   var request: (stream: String?, from: Int?, query: WireQueryRequest?)?
+  /// The last subscribe of several views, replayed when the scope changes.
+  var viewsRequest: [String: WireQueryRequest?]?
   /// The scope the current subscription was opened with.
   var subscribedScope: Scope?
   /// Whether ``close()`` was called.
@@ -91,6 +96,16 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
       await write(edit)
       return
     }
+    if case .subscribeViews(let views) = message {
+      await takingTurn {
+        do throws(WireError) {
+          try await subscribeViews(views)
+        } catch {
+          await reply(error)
+        }
+      }
+      return
+    }
     guard case .subscribe(let stream, let from, let query) = message else {
       await reply(WireError(.unexpectedMessage, "a \(message.typeName) message sent to the server"))
       return
@@ -125,9 +140,13 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     self.scope = scope
     await takingTurn {
       // The newest scope, read in this turn: a later call may have changed it again meanwhile.
-      guard let request, subscribedScope != self.scope else { return }
+      guard request != nil || viewsRequest != nil, subscribedScope != self.scope else { return }
       do throws(WireError) {
-        try await subscribe(stream: nil, from: nil, query: request.query)
+        if let viewsRequest {
+          try await subscribeViews(viewsRequest)
+        } else if let request {
+          try await subscribe(stream: nil, from: nil, query: request.query)
+        }
       } catch {
         // The old scope's subscription must not go on: the client is told why it has none.
         await stop()
@@ -193,6 +212,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
       return
     }
     request = (stream, from, query)
+    viewsRequest = nil
     subscribedScope = scope
     let coder = WireCoder(maxMessageBytes: reader.maxMessageBytes, formatVersion: formatVersion)
     // Nothing is sent until the reset or resume is: -1 is before every version.
@@ -240,7 +260,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   }
 
   /// Stops the subscription being sent, waits until its last message is sent, and releases its view.
-  private func stop() async {
+  func stop() async {
     guard let (_, sending, control, lease, _) = current else { return }
     current = nil
     subscribedScope = nil
@@ -249,7 +269,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     if let lease { await service.release(lease) }
   }
 
-  private func reply(_ error: WireError) async {
+  func reply(_ error: WireError) async {
     let coder = WireCoder(formatVersion: formatVersion)
     try? await send(coder.encode(WireMessage<Section>.error(error)))
   }

@@ -47,8 +47,10 @@ final class WireClient: Sendable {
           state.version = batch.to
         case .error(let error):
           state.errors.append(error)
-        case .subscribe, .edit:
+        case .subscribe, .edit, .subscribeViews:
           state.violations.append("a \(message.typeName) sent to a client")
+        case .views, .viewBatches:
+          state.violations.append("a \(message.typeName) sent to a client of one stream")
         case .confirmed, .refused:
           break
         }

@@ -186,10 +186,10 @@ extension DataSourceType {
 /// The projection's steps as function values, made where the client's build specialises them (see
 /// `Differ`).
 @usableFromInline
-struct ProjectionSteps<Section: SectionType>: Sendable {
-  @usableFromInline let make:
+package struct ProjectionSteps<Section: SectionType>: Sendable {
+  @usableFromInline package let make:
     @Sendable (Snapshot<Section>, Projection<Section>) throws(ProjectionError) -> ProjectionState<Section>
-  @usableFromInline let apply:
+  @usableFromInline package let apply:
     @Sendable (ProjectionState<Section>, Changeset<Section>, Bool) throws(ProjectionError) -> (
       ProjectionState<Section>, Changeset<Section>?
     )
@@ -201,7 +201,7 @@ struct ProjectionSteps<Section: SectionType>: Sendable {
     @Sendable (ProjectionState<Section>, Range<Int>?) -> (ProjectionState<Section>, Changeset<Section>?)
 
   @inlinable
-  init() {
+  package init() {
     make = { (parent, projection) throws(ProjectionError) in
       let state = try ProjectionState(parent: parent, projection: projection)
       // The persistent form that parent batches edit, built with the rest of the O(n) start rather than

@@ -6,7 +6,7 @@
 /// Nothing here awaits: ``ProjectedDataSource`` runs these steps on its own actor and publishes what they
 /// return. A step that throws returns nothing and leaves the state as it was.
 @usableFromInline
-struct ProjectionState<Section: SectionType>: Sendable {
+package struct ProjectionState<Section: SectionType>: Sendable {
   @usableFromInline typealias Item = Section.Item
 
   /// The rule.
@@ -17,7 +17,7 @@ struct ProjectionState<Section: SectionType>: Sendable {
   @usableFromInline var shown: Snapshot<Section>
   /// What is published: ``shown``, or its ``Projection/rows`` when the projection has a window. Kept by
   /// ``windowing(_:after:)``, which every step that changes ``shown`` ends with.
-  @usableFromInline var published: Snapshot<Section>
+  @usableFromInline package var published: Snapshot<Section>
   /// Sections that pass the section predicate but are hidden because none of their items is shown.
   @usableFromInline var hiddenEmpty: Set<Section.ID>
   /// Whether ``shown`` is the projection of ``parent``; `false` after an error kept an older projection.

@@ -1,0 +1,122 @@
+// Several views of the source on one connection, presented at one version: the session follows the
+// scope's state once and projects every view from each of its batches, so the views' batches of one
+// version leave together, in one message.
+
+import Foundation
+import SimpleSourceCore
+
+extension WireSession {
+  /// The most views one subscribe may name.
+  static var maximumViews: Int { 16 }
+
+  /// Subscribes the client to `requested` views (format 3), replacing its subscription: each view a
+  /// declared query with its parameters, or the whole scope (`nil`), under the client's name for it.
+  ///
+  /// The session follows its scope's state (the whole source, or the scope's shared view) with one
+  /// subscription and keeps every view's projection itself, so that one batch of that state becomes the
+  /// batches of every view for the same versions, sent in one ``WireMessage/viewBatches(from:to:batches:)``
+  /// message; views that did not change are left out, and a batch that changes no view sends nothing. A
+  /// subscribe of views always starts with ``WireMessage/views(stream:version:snapshots:)`` (no resume).
+  /// - Throws: ``WireError``: `invalidParameters` for no views or more than ``maximumViews``; a query's
+  ///   `unknownQuery` or `invalidParameters`.
+  /// - Complexity: O(*v* *n*) predicate calls to start *v* views; O(*v* *k* log *n*) per batch of *k*
+  ///   changes (the views are the session's own, not shared with other sessions).
+  func subscribeViews(_ requested: [String: WireQueryRequest?]) async throws(WireError) {
+    guard !isClosed else { return }
+    guard (1...Self.maximumViews).contains(requested.count) else {
+      throw WireError(
+        .invalidParameters, "a subscribe names 1 to \(Self.maximumViews) views, not \(requested.count)")
+    }
+    var projections: [String: Projection<Section>] = [:]
+    for (name, query) in requested {
+      guard let query else {
+        projections[name] = .all
+        continue
+      }
+      guard let declared = service.queries[query.name] else {
+        throw WireError(.unknownQuery, "view \(name): no query is named \(query.name)")
+      }
+      projections[name] = try declared.projection(for: query)
+    }
+    let scope = scope
+    let opened = try await service.open(stream: nil, from: nil, query: nil, scope: scope, pacing: pacing)
+    await stop()
+    if isClosed {
+      opened.feed.cancel()
+      if let lease = opened.lease { await service.release(lease) }
+      return
+    }
+    request = nil
+    viewsRequest = requested
+    subscribedScope = scope
+    let started = AppliedVersion(-1)
+    let control = SendingControl<Section>()
+    let sender = ViewsSender(send: send, started: started, control: control, projections: projections)
+    let sending = Task { await sender.run(opened.feed) }
+    current = (opened.feed, sending, control, opened.lease, started)
+  }
+}
+
+/// The sending task of a subscription of several views: their states at the scope's version, then each
+/// batch of the scope's state as the batches of the views it changed, in one message.
+struct ViewsSender<Section: SectionType>: Sendable
+where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item.ID: Codable {
+  let send: @Sendable (Data) async throws -> Void
+  /// Reaches the subscription's version once the views' states are sent.
+  let started: AppliedVersion
+  let control: SendingControl<Section>
+  let projections: [String: Projection<Section>]
+  let steps = ProjectionSteps<Section>()
+  let coder = WireCoder(formatVersion: WireMessage<Section>.viewsFormat)
+
+  /// Sends the views' states, then their batches. A view whose query throws ends the subscription with
+  /// `queryFailed`, naming the view only.
+  func run(_ feed: WireFeed<Section>) async {
+    defer { started.finish() }
+    let subscription = feed.subscription
+    guard control.hold(subscription), case .reset(let stream, let version, let snapshot) = feed.start else {
+      return
+    }
+    do {
+      var states: [String: ProjectionState<Section>] = [:]
+      for (name, projection) in projections {
+        guard let state = try? steps.make(snapshot, projection) else { return try await failed(name) }
+        states[name] = state
+      }
+      try await send(
+        coder.encode(
+          WireMessage<Section>.views(
+            stream: stream, version: version, snapshots: states.mapValues(\.published))))
+      started.advance(to: subscription.version)
+      var sent = version
+      // The subscription holds each batch once the loop asks for the next: an edit's answer follows the
+      // message of its version, or the batch that changed no view.
+      for await batch in subscription.batches {
+        var batches: [String: WireBatch<Section>] = [:]
+        for (name, state) in states {
+          guard let (next, change) = try? steps.apply(state, batch.changeset, true) else {
+            return try await failed(name)
+          }
+          states[name] = next
+          if let change, !change.isEmpty {
+            batches[name] = WireBatch(from: sent, to: batch.to, stages: change.stages.map(WireStage.init))
+          }
+        }
+        guard !batches.isEmpty else { continue }
+        try await send(
+          coder.encode(WireMessage<Section>.viewBatches(from: sent, to: batch.to, batches: batches)))
+        sent = batch.to
+      }
+    } catch {
+      // `send` threw: the client went away.
+      control.stop()
+    }
+  }
+
+  /// Tells the client that view `name` could not be evaluated (never which row), and ends the subscription.
+  private func failed(_ name: String) async throws {
+    control.stop()
+    let error = WireError(.queryFailed, "the view \(name) could not be evaluated")
+    try await send(coder.encode(WireMessage<Section>.error(error)))
+  }
+}
