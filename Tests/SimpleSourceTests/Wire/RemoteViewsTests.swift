@@ -168,4 +168,36 @@ struct RemoteViewsTests {
     #expect(after == 1 && heldAfter == held, "refused: nothing changed")
     await session.close()
   }
+
+  @Test(
+    "views within a scope hold only its rows; a scope change sends every view's state again within the new one"
+  )
+  func scoped() async throws {
+    let source = try BasicDataSource(sections: layout("A: a0 a1' b0 b1'"))
+    // Scope 0 sees items of even version, scope 1 those of odd version.
+    let service = WireService<TestSection, Int>(
+      source: source, stream: "s", queries: WireServiceTests.queries
+    ) { scope in { $0.version % 2 == scope } }
+    let views: [String: WireQueryRequest?] = [
+      "as": WireQueryRequest("prefix", ["prefix": .string("a")]), "all": nil,
+    ]
+    let client = RemoteViews<TestSection>(views: views)
+    let types = Locked<[String]>([])
+    let session = service.session(scope: 0) { data in
+      let (message, _) = try WireCoder().read(data, as: TestSection.self)
+      types.withLock { $0.append(message.typeName) }
+      try await client.receive(message)
+    }
+    await session.receive(bytes(client.subscribeRequest, format: 3))
+    try await source.replaceItem(TestItem("b1", version: 2))  // enters scope 0
+    await session.settled()
+    var held = await client.snapshots
+    #expect(held["all"]?.sections == layout("A: a0 b0 b1''") && held["as"]?.sections == layout("A: a0"))
+    await session.setScope(1)
+    await session.settled()
+    held = await client.snapshots
+    #expect(held["all"]?.sections == layout("A: a1'") && held["as"]?.sections == layout("A: a1'"))
+    #expect(types.withLock { $0 } == ["views", "viewBatches", "views"], "\(types.withLock { $0 })")
+    await session.close()
+  }
 }
