@@ -175,7 +175,7 @@ struct WireBatchTests {
       (#"{"format":"simplesource","formatVersion":1,"type":"batch","from":1,"#, WireError.Code.malformed),
       ("not json", .malformed),
       (
-        #"{"format":"simplesource","formatVersion":3,"type":"resumed","stream":"s","version":1}"#,
+        #"{"format":"simplesource","formatVersion":4,"type":"resumed","stream":"s","version":1}"#,
         .unsupportedFormat
       ),
       (#"{"format":"simplesource","formatVersion":0,"type":"subscribe"}"#, .unsupportedFormat),

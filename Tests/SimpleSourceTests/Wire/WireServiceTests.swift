@@ -213,7 +213,7 @@ struct WireServiceTests {
       ),
       (bytes(.resumed(stream: "s", version: 1)), .unexpectedMessage),
       (Data("not json".utf8), .malformed),
-      (Data(#"{"format":"simplesource","formatVersion":3,"type":"subscribe"}"#.utf8), .unsupportedFormat),
+      (Data(#"{"format":"simplesource","formatVersion":4,"type":"subscribe"}"#.utf8), .unsupportedFormat),
     ]
     for (data, _) in refused { await session.receive(data) }
     try await source.appendItems([TestItem("a9")], toSection: "A")
