@@ -26,8 +26,9 @@ public import SimpleSourceCore
 /// ``WireError`` and changes nothing. Each view is its own slice: a version that changes nothing a view
 /// shows sends nothing for it.
 ///
-/// Writes go through a ``RemoteDataSource`` or the server's API; this source only reads. A reconnection
-/// subscribes again and starts from the views' states (no resume).
+/// Writes go through a ``RemoteDataSource`` or the server's API; this source only reads. On a new
+/// connection, send ``subscribeRequest`` again: it names the version held, and the server resumes the
+/// views from there when it still retains it, or sends their states.
 public actor RemoteViews<Section: SectionType>
 where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item.ID: Codable {
   /// Every view at one version.
@@ -59,8 +60,11 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     (updates, continuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
   }
 
-  /// The message that subscribes the connection to ``views``: send it on each new connection.
-  public nonisolated var subscribeRequest: WireMessage<Section> { .subscribeViews(views) }
+  /// The message that subscribes the connection to ``views``: send it on each new connection. Once the
+  /// views' states came, it names the stream and version held, so that the server resumes them.
+  public var subscribeRequest: WireMessage<Section> {
+    .subscribeViews(views, stream: stream, from: stream == nil ? nil : version)
+  }
 
   /// Receives one message's bytes from the server.
   /// - Throws: ``WireError``, as ``receive(_:)-(WireMessage<Section>)``, or for bytes that are not a message.
@@ -81,6 +85,14 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
           .idMismatch, "views \(snapshots.keys.sorted()) are not the ones asked for, \(views.keys.sorted())")
       }
       (self.stream, self.version, self.snapshots) = (stream, version, snapshots)
+    case .resumed(let stream, let version):
+      guard stream == self.stream, version == self.version else {
+        throw WireError(
+          .versionMismatch,
+          "resumed \(stream) at \(version), holding \(self.stream ?? "nothing") at \(self.version.map(String.init) ?? "none")"
+        )
+      }
+      return
     case .viewBatches(let from, let to, let batches):
       guard let version, from == version, to > from else {
         throw WireError(

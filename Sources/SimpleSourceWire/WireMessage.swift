@@ -34,8 +34,9 @@ public enum WireMessage<Section: SectionType>: Sendable {
   case refused(edit: String, error: WireError)
   /// A client asks for several views of the source on one connection, each a query (or the whole of its
   /// scope, `nil`) under a name of its own, presented at one version (format 3). It replaces the
-  /// connection's subscription.
-  case subscribeViews([String: WireQueryRequest?])
+  /// connection's subscription. `stream` and `from` name the stream and version the client holds these
+  /// views at, if any: the server then resumes them (``resumed(stream:version:)``) or sends their states.
+  case subscribeViews([String: WireQueryRequest?], stream: String? = nil, from: Int? = nil)
   /// Every view's state at `version` of `stream` (format 3): the receiver drops what it holds and takes
   /// these, all at once.
   case views(stream: String, version: Int, snapshots: [String: Snapshot<Section>])
@@ -316,9 +317,11 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     case .confirmed(let edit, let version):
       try container.encode(edit, forKey: .edit)
       try container.encode(version, forKey: .version)
-    case .subscribeViews(let views):
+    case .subscribeViews(let views, let stream, let from):
       // A view of the whole scope is written as `{}`: a dictionary of optionals would drop it.
       try container.encode(views.mapValues { ViewRequest(query: $0) }, forKey: .views)
+      try container.encodeIfPresent(stream, forKey: .stream)
+      try container.encodeIfPresent(from, forKey: .from)
     case .views(let stream, let version, let snapshots):
       try container.encode(stream, forKey: .stream)
       try container.encode(version, forKey: .version)
@@ -398,8 +401,14 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
       self = .refused(
         edit: try container.decode(String.self, forKey: .edit), error: try Self.error(in: container))
     case "subscribeViews" where number >= 3:
+      let from = try container.decodeIfPresent(Int.self, forKey: .from)
+      if let from, from < 0 {
+        throw DecodingError.dataCorruptedError(
+          forKey: .from, in: container, debugDescription: "from is a version, 0 or more; \(from) is not")
+      }
       self = .subscribeViews(
-        try container.decode([String: ViewRequest].self, forKey: .views).mapValues(\.query))
+        try container.decode([String: ViewRequest].self, forKey: .views).mapValues(\.query),
+        stream: try container.decodeIfPresent(String.self, forKey: .stream), from: from)
     case "views" where number >= 3:
       var snapshots: [String: Snapshot<Section>] = [:]
       for (name, sections) in try container.decode([String: [Section]].self, forKey: .snapshots) {

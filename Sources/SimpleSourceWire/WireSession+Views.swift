@@ -15,13 +15,18 @@ extension WireSession {
   /// The session follows its scope's state (the whole source, or the scope's shared view) with one
   /// subscription and keeps every view's projection itself, so that one batch of that state becomes the
   /// batches of every view for the same versions, sent in one ``WireMessage/viewBatches(from:to:batches:)``
-  /// message; views that did not change are left out, and a batch that changes no view sends nothing. A
-  /// subscribe of views always starts with ``WireMessage/views(stream:version:snapshots:)`` (no resume).
+  /// message; views that did not change are left out, and a batch that changes no view sends nothing. It
+  /// starts with ``WireMessage/views(stream:version:snapshots:)``, or with
+  /// ``WireMessage/resumed(stream:version:)`` when the client holds the views at a version of the scope's
+  /// stream that is still retained (`stream`, `from`): the views' projections then start from the first
+  /// batch's starting state.
   /// - Throws: ``WireError``: `invalidParameters` for no views or more than ``maximumViews``; a query's
   ///   `unknownQuery` or `invalidParameters`.
   /// - Complexity: O(*v* *n*) predicate calls to start *v* views; O(*v* *k* log *n*) per batch of *k*
   ///   changes (the views are the session's own, not shared with other sessions).
-  func subscribeViews(_ requested: [String: WireQueryRequest?]) async throws(WireError) {
+  func subscribeViews(_ requested: [String: WireQueryRequest?], stream: String?, from: Int?)
+    async throws(WireError)
+  {
     guard !isClosed else { return }
     guard (1...Self.maximumViews).contains(requested.count) else {
       throw WireError(
@@ -39,7 +44,7 @@ extension WireSession {
       projections[name] = try declared.projection(for: query)
     }
     let scope = scope
-    let opened = try await service.open(stream: nil, from: nil, query: nil, scope: scope, pacing: pacing)
+    let opened = try await service.open(stream: stream, from: from, query: nil, scope: scope, pacing: pacing)
     await stop()
     if isClosed {
       opened.feed.cancel()
@@ -69,29 +74,38 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   let steps = ProjectionSteps<Section>()
   let coder = WireCoder(formatVersion: WireMessage<Section>.viewsFormat)
 
-  /// Sends the views' states, then their batches. A view whose query throws ends the subscription with
-  /// `queryFailed`, naming the view only.
+  /// Sends the views' states (or that they are resumed), then their batches. A view whose query throws
+  /// ends the subscription with `queryFailed`, naming the view only.
   func run(_ feed: WireFeed<Section>) async {
     defer { started.finish() }
     let subscription = feed.subscription
-    guard control.hold(subscription), case .reset(let stream, let version, let snapshot) = feed.start else {
-      return
-    }
+    guard control.hold(subscription) else { return }
     do {
       var states: [String: ProjectionState<Section>] = [:]
-      for (name, projection) in projections {
-        guard let state = try? steps.make(snapshot, projection) else { return try await failed(name) }
-        states[name] = state
+      var sent: Int
+      switch feed.start {
+      case .reset(let stream, let version, let snapshot):
+        guard let made = try await project(snapshot) else { return }
+        states = made
+        let snapshots = states.mapValues(\.published)
+        try await send(
+          coder.encode(WireMessage<Section>.views(stream: stream, version: version, snapshots: snapshots)))
+        sent = version
+      case .resumed(_, let version):
+        try await send(coder.encode(feed.start))
+        sent = version
+      default:
+        return
       }
-      try await send(
-        coder.encode(
-          WireMessage<Section>.views(
-            stream: stream, version: version, snapshots: states.mapValues(\.published))))
       started.advance(to: subscription.version)
-      var sent = version
       // The subscription holds each batch once the loop asks for the next: an edit's answer follows the
       // message of its version, or the batch that changed no view.
       for await batch in subscription.batches {
+        if states.isEmpty {
+          // Resumed: the client holds the views at this batch's start, the state they project from.
+          guard let made = try await project(batch.changeset.source) else { return }
+          states = made
+        }
         var batches: [String: WireBatch<Section>] = [:]
         for (name, state) in states {
           guard let (next, change) = try? steps.apply(state, batch.changeset, true) else {
@@ -111,6 +125,19 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
       // `send` threw: the client went away.
       control.stop()
     }
+  }
+
+  /// Every view's projection of `state`; `nil` once a view failed (the client was told).
+  private func project(_ state: Snapshot<Section>) async throws -> [String: ProjectionState<Section>]? {
+    var states: [String: ProjectionState<Section>] = [:]
+    for (name, projection) in projections {
+      guard let projected = try? steps.make(state, projection) else {
+        try await failed(name)
+        return nil
+      }
+      states[name] = projected
+    }
+    return states
   }
 
   /// Tells the client that view `name` could not be evaluated (never which row), and ends the subscription.

@@ -53,7 +53,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     )?
   /// The last subscribe, replayed when the scope changes.
   var request: (stream: String?, from: Int?, query: WireQueryRequest?)?
-  /// The last subscribe of several views, replayed when the scope changes.
+  /// The last subscribe of several views, replayed (from nothing) when the scope changes.
   var viewsRequest: [String: WireQueryRequest?]?
   /// The scope the current subscription was opened with.
   var subscribedScope: Scope?
@@ -96,10 +96,10 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
       await write(edit)
       return
     }
-    if case .subscribeViews(let views) = message {
+    if case .subscribeViews(let views, let stream, let from) = message {
       await takingTurn {
         do throws(WireError) {
-          try await subscribeViews(views)
+          try await subscribeViews(views, stream: stream, from: from)
         } catch {
           await reply(error)
         }
@@ -143,7 +143,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
       guard request != nil || viewsRequest != nil, subscribedScope != self.scope else { return }
       do throws(WireError) {
         if let viewsRequest {
-          try await subscribeViews(viewsRequest)
+          try await subscribeViews(viewsRequest, stream: nil, from: nil)
         } else if let request {
           try await subscribe(stream: nil, from: nil, query: request.query)
         }

@@ -44,6 +44,7 @@ struct RemoteViewsTests {
       UpdateBatch(from: 3, to: 5, changeset: Changeset(from: snapshot("A: a b"), to: snapshot("A: b a c"))))
     let messages: [WireMessage<TestSection>] = [
       .subscribeViews(Self.views),
+      .subscribeViews(Self.views, stream: "s.v1", from: 4),
       .views(stream: "s", version: 3, snapshots: ["as": snapshot("A: a"), "all": snapshot("A: a b | B: c")]),
       .viewBatches(from: 3, to: 5, batches: ["all": batch, "as": batch]),
     ]
@@ -151,7 +152,7 @@ struct RemoteViewsTests {
       if case .error(let error) = message { errors.withLock { $0.append(error.code.rawValue) } }
       try await client.receive(message)
     }
-    await session.receive(bytes(client.subscribeRequest, format: 3))
+    await session.receive(bytes(await client.subscribeRequest, format: 3))
     let tooMany = Dictionary(uniqueKeysWithValues: (0..<17).map { ("v\($0)", WireQueryRequest?.none) })
     await session.receive(bytes(.subscribeViews(tooMany), format: 3))
     await session.receive(bytes(.subscribeViews(["x": WireQueryRequest("nope", [:])]), format: 3))
@@ -193,7 +194,7 @@ struct RemoteViewsTests {
       types.withLock { $0.append(message.typeName) }
       try await client.receive(message)
     }
-    await session.receive(bytes(client.subscribeRequest, format: 3))
+    await session.receive(bytes(await client.subscribeRequest, format: 3))
     try await source.replaceItem(TestItem("b1", version: 2))  // enters scope 0
     await session.settled()
     var held = await client.snapshots
@@ -203,6 +204,55 @@ struct RemoteViewsTests {
     held = await client.snapshots
     #expect(held["all"]?.sections == layout("A: a1'") && held["as"]?.sections == layout("A: a1'"))
     #expect(types.withLock { $0 } == ["views", "viewBatches", "views"], "\(types.withLock { $0 })")
+    await session.close()
+  }
+
+  @Test(
+    "a client of views that reconnects resumes from the version it holds, or gets the states when it is too old"
+  )
+  func resumes() async throws {
+    let source = try BasicDataSource(sections: layout("A: a0 b0 c0"), history: HistoryLimit(versions: 4))
+    let service = WireService(source: source, stream: "s", queries: WireServiceTests.queries)
+    let views: [String: WireQueryRequest?] = [
+      "as": WireQueryRequest("prefix", ["prefix": .string("a")]), "all": nil,
+    ]
+    let client = RemoteViews<TestSection>(views: views)
+    let types = Locked<[String]>([])
+    func connect() async -> WireSession<TestSection, NoScope> {
+      let session = service.session { data in
+        let (message, _) = try WireCoder().read(data, as: TestSection.self)
+        types.withLock { $0.append(message.typeName) }
+        try await client.receive(message)
+      }
+      await session.receive(bytes(await client.subscribeRequest, format: 3))
+      return session
+    }
+    var session = await connect()
+    try await source.appendItems([TestItem("a1")], toSection: "A")
+    await session.settled()
+    await session.close()
+    // Away: two writes, one the view of a's does not show.
+    try await source.appendItems([TestItem("a2")], toSection: "A")
+    try await source.replaceItem(TestItem("b0", version: 1))
+    session = await connect()
+    await session.settled()
+    var (version, held) = (await client.version, await client.snapshots)
+    #expect(
+      types.withLock { $0 } == ["views", "viewBatches", "resumed", "viewBatches"], "\(types.withLock { $0 })")
+    #expect(version == 3 && held["as"]?.sections == layout("A: a0 a1 a2"))
+    #expect(held["all"]?.sections == layout("A: a0 b0' c0 a1 a2"))
+    await session.close()
+    // Away for longer than the source retains: the views' states again.
+    for index in 3..<12 {
+      try await source.appendItems([TestItem("a\(index)")], toSection: "A")
+      await source.settled()  // a batch each: more than the four retained
+    }
+    types.withLock { $0 = [] }
+    session = await connect()
+    await session.settled()
+    (version, held) = (await client.version, await client.snapshots)
+    #expect(types.withLock { $0 } == ["views"], "\(types.withLock { $0 })")
+    #expect(version == 12 && held["as"]?.sections.first?.items.count == 12)
     await session.close()
   }
 }
