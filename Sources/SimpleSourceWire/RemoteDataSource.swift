@@ -239,8 +239,10 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     case .reset(let stream, let version, let snapshot):
       held = snapshot
       let ready = state.reset(stream: stream, version: version)
-      keepWhole()
+      // Subscribers first, the store after: a replica never delays what is shown (a crash in between
+      // only leaves the store at the version before, from which the source resumes).
       show(rebased(), touching: nil, remote: version)
+      keepWhole()
       for waiter in ready { waiter.resume(returning: true) }
     case .resumed(let stream, let version):
       try state.resumed(stream: stream, version: version)
@@ -250,7 +252,6 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
       do { update = try apply(batch, held, version) } catch { throw state.refused(error) }
       held = update.snapshot
       let ready = state.applied(to: batch.to)
-      journal(message)
       if pending.isEmpty {
         offer(update.changeset, remote: batch.to)
       } else {
@@ -258,6 +259,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
         show(
           rebased(), touching: touched, refreshing: update.changeset.forcedRefreshes, remote: batch.to)
       }
+      journal(message)
       for waiter in ready { waiter.resume(returning: true) }
     case .confirmed(let id, let version):
       answer(id, with: .success(version))

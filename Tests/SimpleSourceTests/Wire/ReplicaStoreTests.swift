@@ -243,3 +243,37 @@ struct ReplicaStoreTests {
     #expect(await remote.pendingEditCount == 0)
   }
 }
+
+/// A store that keeps nothing and asks `probe`, at each write, what the source's subscribers hold.
+final class ProbingStore: ReplicaStore, Sendable {
+  typealias Section = TestSection
+  let probe = Locked<(@Sendable () -> Int)?>(nil)
+  /// The subscribers' version at each write, in order.
+  let seen = Locked<[Int]>([])
+
+  func load() -> (state: ReplicaState<TestSection>?, journal: [WireMessage<TestSection>]) { (nil, []) }
+  func append(_ message: WireMessage<TestSection>) -> Bool {
+    record()
+    return false
+  }
+  func compact(_ state: ReplicaState<TestSection>) { record() }
+  private func record() {
+    guard let probe = probe.withLock({ $0 }) else { return }
+    let version = probe()
+    seen.withLock { $0.append(version) }
+  }
+}
+
+extension ReplicaStoreTests {
+  @Test("a reset and a batch reach the source's subscribers before they are written to the store")
+  func subscribersFirst() async throws {
+    let store = ProbingStore()
+    let remote = RemoteDataSource<TestSection>(store: store)
+    // Runs inside the store's calls, which the source makes on its own actor.
+    store.probe.withLock { $0 = { remote.assumeIsolated { $0.version } } }
+    try await remote.receive(.reset(stream: "s", version: 4, snapshot: snapshot("A: a b")))
+    let grown = Changeset(from: snapshot("A: a b"), to: snapshot("A: b a c"))
+    try await remote.receive(.batch(WireBatch(UpdateBatch(from: 4, to: 6, changeset: grown))))
+    #expect(store.seen.withLock { $0 } == [4, 6], "the store wrote each after the subscribers held it")
+  }
+}
