@@ -98,6 +98,11 @@ actor Tally {
   func holds(_ client: Int, to: Int, at: ContinuousClock.Instant) {
     held[client, default: []].append((to, at))
   }
+  /// When each client's own subscriber (what an app's view follows) was given each version.
+  var shown: [Int: [(to: Int, at: ContinuousClock.Instant)]] = [:]
+  func shows(_ client: Int, to: Int, at: ContinuousClock.Instant) {
+    shown[client, default: []].append((to, at))
+  }
   func failed(_ reason: String) { failures.append(reason) }
 }
 
@@ -140,6 +145,16 @@ func runClient(_ index: Int, settings: Settings, tally: Tally, goal: Goal) async
   }
   let remote = RemoteDataSource<Column>(store: store)
   let coder = WireCoder()
+  // With --replicas, each client also has a subscriber of its own, as an app's view would: when it is
+  // given each version is what the user would see.
+  var viewer: Task<Void, Never>?
+  if settings.replicas != nil {
+    let subscription = await remote.subscribe()
+    viewer = Task {
+      for await batch in subscription.batches { await tally.shows(index, to: batch.to, at: clock.now) }
+    }
+  }
+  defer { viewer?.cancel() }
   do {
     try await WebSocketClient.connect(
       url: "ws://127.0.0.1:\(settings.port)/live", configuration: .init(maxFrameSize: 1 << 22), logger: logger
@@ -308,6 +323,9 @@ func heldLatencies(_ clients: some Sequence<Int>, _ held: [Int: [(to: Int, at: C
 let held = await tally.held
 let heldOn = heldLatencies(stride(from: 1, to: clientCount, by: 2), held)
 let heldOff = heldLatencies(stride(from: 0, to: clientCount, by: 2), held)
+let shown = await tally.shown
+let shownOn = heldLatencies(stride(from: 1, to: clientCount, by: 2), shown)
+let shownOff = heldLatencies(stride(from: 0, to: clientCount, by: 2), shown)
 func percentile(_ p: Double, of latencies: [Duration]) -> Double {
   guard !latencies.isEmpty else { return .nan }
   let value = latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))]
@@ -349,8 +367,12 @@ if let sync = settings.replicas {
   print(
     "  held (applied, and journalled with a replica): p50 \(String(format: "%.1f", on)) ms for the \(clientCount / 2) clients with a SQLite replica (sync \(sync)), \(String(format: "%.1f", off)) ms without (same run): \(String(format: "%.2f", on / off))x; replicas on disk \(replicaBytes / 1024) KiB"
   )
+  let (shownP50On, shownP50Off) = (percentile(0.5, of: shownOn), percentile(0.5, of: shownOff))
   print(
-    #"{"p50_ms_replicas_on":\#(on),"p50_ms_replicas_off":\#(off),"replicas_vs_off":\#(on / off),"replica_bytes":\#(replicaBytes)}"#
+    "  shown (given to the client's own subscriber): p50 \(String(format: "%.1f", shownP50On)) ms with a replica, \(String(format: "%.1f", shownP50Off)) ms without (same run): \(String(format: "%.2f", shownP50On / shownP50Off))x"
+  )
+  print(
+    #"{"p50_ms_replicas_on":\#(on),"p50_ms_replicas_off":\#(off),"replicas_vs_off":\#(on / off),"p50_ms_shown_replicas_on":\#(shownP50On),"p50_ms_shown_replicas_off":\#(shownP50Off),"shown_replicas_vs_off":\#(shownP50On / shownP50Off),"replica_bytes":\#(replicaBytes)}"#
   )
   try? FileManager.default.removeItem(at: replicaFolder)
 }
