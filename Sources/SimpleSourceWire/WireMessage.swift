@@ -277,7 +277,10 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   public func encode(to encoder: any Encoder) throws {
     var container = encoder.container(keyedBy: Key.self)
     var number = encoder.userInfo[WireMessageFormat.userInfoKey] as? Int ?? Self.formatVersion
-    if ["subscribeViews", "views", "viewBatches"].contains(typeName) { number = Self.viewsFormat }
+    switch self {
+    case .subscribeViews, .views, .viewBatches: number = Self.viewsFormat
+    default: break
+    }
     try container.encode(Self.formatName, forKey: .format)
     try container.encode(number, forKey: .formatVersion)
     try container.encode(typeName, forKey: .type)

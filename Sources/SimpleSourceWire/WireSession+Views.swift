@@ -45,20 +45,12 @@ extension WireSession {
     }
     let scope = scope
     let opened = try await service.open(stream: stream, from: from, query: nil, scope: scope, pacing: pacing)
-    await stop()
-    if isClosed {
-      opened.feed.cancel()
-      if let lease = opened.lease { await service.release(lease) }
-      return
+    let send = send
+    await install(opened, scope: scope) {
+      (request, viewsRequest) = (nil, requested)
+    } sending: { [projections] feed, started, control in
+      await ViewsSender(send: send, started: started, control: control, projections: projections).run(feed)
     }
-    request = nil
-    viewsRequest = requested
-    subscribedScope = scope
-    let started = AppliedVersion(-1)
-    let control = SendingControl<Section>()
-    let sender = ViewsSender(send: send, started: started, control: control, projections: projections)
-    let sending = Task { await sender.run(opened.feed) }
-    current = (opened.feed, sending, control, opened.lease, started)
   }
 }
 

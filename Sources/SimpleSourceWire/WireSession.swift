@@ -203,25 +203,37 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     let scope = scope
     let opened = try await service.open(
       stream: stream, from: from, query: query, scope: scope, pacing: pacing)
-    let (feed, lease, encodings) = (opened.feed, opened.lease, opened.encodings)
+    let coder = WireCoder(maxMessageBytes: reader.maxMessageBytes, formatVersion: formatVersion)
+    let (send, sink) = (send, pacing.isImmediate ? sink : nil)
+    await install(opened, scope: scope) {
+      (request, viewsRequest) = ((stream, from, query), nil)
+    } sending: { feed, started, control in
+      let sender = SessionSender(send: send, sink: sink, coder: coder, started: started, control: control)
+      await sender.run(feed, encodings: opened.encodings)
+    }
+  }
+
+  /// Makes `opened` the session's subscription, sent by `sending` in a task of its own, after the old one
+  /// stopped; `record` notes what was asked for. Closed meanwhile, the new one is dropped instead.
+  func install(
+    _ opened: WireService<Section, Scope>.Opened, scope: Scope, record: () -> Void,
+    sending: @escaping @Sendable (WireFeed<Section>, AppliedVersion, SendingControl<Section>) async -> Void
+  ) async {
     // The new view is acquired before the old one is released, so that a view both use is kept.
     await stop()
     if isClosed {
-      feed.cancel()
-      if let lease { await service.release(lease) }
+      opened.feed.cancel()
+      if let lease = opened.lease { await service.release(lease) }
       return
     }
-    request = (stream, from, query)
-    viewsRequest = nil
+    record()
     subscribedScope = scope
-    let coder = WireCoder(maxMessageBytes: reader.maxMessageBytes, formatVersion: formatVersion)
     // Nothing is sent until the reset or resume is: -1 is before every version.
     let started = AppliedVersion(-1)
     let control = SendingControl<Section>()
-    let sender = SessionSender(
-      send: send, sink: pacing.isImmediate ? sink : nil, coder: coder, started: started, control: control)
-    let sending = Task { await sender.run(feed, encodings: encodings) }
-    current = (feed, sending, control, lease, started)
+    let feed = opened.feed
+    let task = Task { await sending(feed, started, control) }
+    current = (feed, task, control, opened.lease, started)
   }
 
   /// Returns once every batch of the writes to the service's source made before the call has been sent
