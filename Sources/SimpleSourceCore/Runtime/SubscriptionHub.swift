@@ -131,6 +131,12 @@ final class SubscriberMailbox<Section: SectionType>: Sendable {
           parkedWithSink?()
         }
       }
+      // A publisher may resume the wait before the task has suspended (between the closure above and the
+      // suspension); the runtime then goes on without suspending, ordering memory with an atomic that
+      // ThreadSanitizer does not see (it hears of a resume only through a suspended task's next run), so
+      // it would call the consumer's reads of the publisher's snapshots a race. Taking the lock that the
+      // publisher released before resuming states the order it is owed: O(1), uncontended.
+      state.withLock { _ in }
       switch delivery {
       case .held(let version):
         report(version, to: state.withLock { $0.heldObserver })
