@@ -152,11 +152,19 @@ func http(_ method: String, _ address: String, _ path: String, _ body: String? =
   return ((response as? HTTPURLResponse)?.statusCode ?? 0, data)
 }
 
-/// The board as PostgreSQL holds it, through `address`.
+/// The board as PostgreSQL holds it, through `address`. Asked again for up to 10 s while the answer is
+/// 502 (nginx found no live instance: one just killed or restarted is marked failed for a few seconds,
+/// as is one that answered 503) or 503 (an instance's database is unavailable): reads are idempotent.
 func board(at address: String = settings.web) async throws -> BoardReply {
-  let (status, data) = try await http("GET", address, "/api/board")
-  try require(status == 200, "GET /api/board: \(status)")
-  return try JSONDecoder().decode(BoardReply.self, from: data)
+  var status = 0
+  for _ in 0..<100 {
+    let data: Data
+    (status, data) = try await http("GET", address, "/api/board")
+    if status == 200 { return try JSONDecoder().decode(BoardReply.self, from: data) }
+    guard status == 502 || status == 503 else { break }
+    try await Task.sleep(for: .milliseconds(100))
+  }
+  throw CheckFailure("GET /api/board: \(status)")
 }
 
 /// Writes that were acknowledged: card id → the version the reply named.
