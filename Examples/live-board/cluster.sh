@@ -84,7 +84,7 @@ instance_start() {
   ) &
   echo $! >"$dir/instance$n.pid"
   for _ in $(seq 1 300); do
-    curl -sf "http://127.0.0.1:$((base + n))/api/board" >/dev/null 2>&1 && return 0
+    curl -sf --max-time 2 "http://127.0.0.1:$((base + n))/api/board" >/dev/null 2>&1 && return 0
     kill -0 "$(cat "$dir/instance$n.pid")" 2>/dev/null || { cat "$dir/instance$n.log" >&2; return 1; }
     sleep 0.1
   done
