@@ -130,6 +130,12 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
     return hub.resume(from: version, pacing: pacing)
   }
 
+  /// How many times a subscriber that fell behind caught up by a full diff rather than from the ids its
+  /// missed versions touched: only when those versions reshaped the sections (section inserts, deletes,
+  /// moves or a whole replacement), touched more than a sixteenth of the list, or when the subscriber
+  /// held a state no batch started from. Benchmarks and tests read it.
+  package nonisolated var fullDiffCatchUps: Int { hub.fullDiffs.withLock { $0 } }
+
   /// The versions retained for subscribers that resume, oldest first: the `to` of each retained batch.
   package nonisolated var retainedVersions: [Int] { hub.retainedVersions }
 

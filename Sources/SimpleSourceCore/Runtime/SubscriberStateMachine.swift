@@ -36,9 +36,12 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
   @usableFromInline var seen: Int
   /// Ids force-refreshed in published batches this subscriber has not received yet.
   @usableFromInline var refreshing: Set<ItemID> = []
-  /// When the subscriber missed batches: the version it held when it started missing them, and the ids
-  /// they touched (see ``UpdateBatch/touchedIDs``), `nil` once one of them could not say. With these a
-  /// catch-up batch is derived from the touched ids instead of a full diff.
+  /// When the subscriber missed batches: the version whose state it holds (or will hold once a catch-up
+  /// being composed is delivered) when it started missing them, and the ids they touched (see
+  /// ``UpdateBatch/touchedIDs``), `nil` once one of them could not say. With these a catch-up batch is
+  /// derived from the touched ids instead of a full diff, whatever the timing of diffs and deliveries: a
+  /// composition starts a new record at the version it composes to, so batches published while it is
+  /// diffed are remembered from there.
   @usableFromInline var missed: (from: Int, touched: Set<ItemID>?)?
   @usableFromInline var waiter: Waiter?
   /// The parked consumer's sink: set only while ``waiter`` is.
@@ -51,6 +54,9 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
   /// The newest version whose state is ``newestSnapshot``, reached by mutations that cancelled out with no
   /// subscriber between them (no batch, G4); ≤ ``newestVersion`` when there was none since.
   @usableFromInline var quietVersion: Int
+  /// The newest advance (``advance(to:snapshot:since:touched:)``): version `to` holds the state of the
+  /// published version `since`, so a subscriber at `to` follows the batches from `since` by their ids.
+  @usableFromInline var advanced: (since: Int, to: Int)?
   /// The newest held version reported to the subscription's progress (G13).
   @usableFromInline var reportedHeld: Int
   /// Told each newly held version (a follower's bookkeeping); installed once, after subscribing.
@@ -160,10 +166,13 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
   /// The consumer delivered a batch it composed; it now holds `snapshot` at `version`.
   @inlinable
   mutating func delivered(version: Int, snapshot: Snapshot<Section>) {
-    guard version > self.version else { return }
+    guard !isEnded, version > self.version else { return }
     self.version = version
     held = .snapshot(snapshot)
     seen = max(seen, version)
+    // The record started by the composition holds what was published since; with nothing published, the
+    // next batch starts at `version` and is shared.
+    if newestVersion == version { missed = nil }
   }
 
   /// A batch was published. Returns the waiter to resume, with its delivery, if the consumer waits.
@@ -175,12 +184,17 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
     newestSnapshot = batch.snapshot
     guard !isEnded, seen < batch.to else { return nil }
     if batch.from != version {
-      // It will compose. Only a subscriber that holds the `from` of the first batch it missed can be
-      // caught up from the batches' ids: one that holds another version (after a composition that
-      // cancelled out, or a snapshot newer than the published batches) gets a full diff.
+      // It will compose. A subscriber whose state is that of the `from` of the first batch it missed is
+      // caught up from the batches' ids: that is `seen`, the newest version with its state (after a
+      // composition that turned out empty, newer than `version`). One that holds a snapshot no batch
+      // started from (newer than the published batches) gets a full diff.
       let start =
         missed
-        ?? (version, previous.flatMap { $0.from == version && $0.to == batch.from ? $0.touchedIDs : nil })
+        ?? (
+          seen,
+          holdsState(of: batch.from)
+            ? [] : previous.flatMap { holdsState(of: $0.from) && $0.to == batch.from ? $0.touchedIDs : nil }
+        )
       missed = Self.missed(start, adding: batch.touchedIDs, itemCount: batch.snapshot.itemCount)
     }
     // Kept in case the subscriber ends up composing (it may miss this batch too); receiving the shared
@@ -207,15 +221,23 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
     guard version > newestVersion else { return nil }
     newestVersion = version
     newestSnapshot = snapshot
+    advanced = (since, version)
     guard !isEnded, seen < version else { return nil }
     // The shared batch, if it is this subscriber's next, still goes first; the catch-up after it starts
     // at `since`, where the ids are known.
-    if let start = missed ?? (self.version == since ? (since, []) : nil) {
+    if let start = missed ?? (holdsState(of: since) ? (since, []) : nil) {
       missed = Self.missed(start, adding: touched, itemCount: snapshot.itemCount)
     }
     guard let waiter, let delivery = pending() else { return nil }
     (self.waiter, sink) = (nil, nil)
     return (waiter, delivery)
+  }
+
+  /// Whether the subscriber's state is that of `version`: the newest version with its state (``seen``), or
+  /// the version an advance to ``seen`` came from.
+  @inlinable @inline(__always)
+  func holdsState(of version: Int) -> Bool {
+    version == seen || (advanced.map { $0.to == seen && $0.since == version } ?? false)
   }
 
   /// The missed batches from `start` extended by ids `touched` later, `nil` when either is unknown.
@@ -262,11 +284,12 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
     defer {
       seen = newestVersion
       refreshing = []
-      missed = nil
+      // What is published while the catch-up is diffed is remembered from the version it composes to.
+      missed = (newestVersion, [])
     }
     return .compose(
       from: snapshot, fromVersion: version, to: newestSnapshot, toVersion: newestVersion,
-      refreshing: refreshing, touched: missed.flatMap { $0.from == version ? $0.touched : nil })
+      refreshing: refreshing, touched: missed.flatMap { $0.from == seen ? $0.touched : nil })
   }
 }
 

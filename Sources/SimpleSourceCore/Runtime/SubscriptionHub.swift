@@ -11,12 +11,15 @@ final class SubscriberMailbox<Section: SectionType>: Sendable {
   /// The newest version the consumer holds (G13): what it took once it asks for more, and versions that
   /// cancelled out once it took what precedes them; finished when the subscription ends.
   @usableFromInline let progress: AppliedVersion
+  /// The hub's count of catch-ups that fell back to a full diff, shared by its subscribers.
+  @usableFromInline let fullDiffs: Locked<Int>
 
   @inlinable
-  init(_ machine: Machine, differ: Differ<Section>) {
+  init(_ machine: Machine, differ: Differ<Section>, fullDiffs: Locked<Int> = Locked(0)) {
     progress = AppliedVersion(machine.version)
     state = Locked(machine)
     self.differ = differ
+    self.fullDiffs = fullDiffs
   }
 
   /// The consumer asks for its next batch: it holds everything it took, up to the newest version known
@@ -147,7 +150,8 @@ final class SubscriberMailbox<Section: SectionType>: Sendable {
         return batch
       case .compose(let from, let fromVersion, let to, let toVersion, let refreshing, let touched):
         let changeset = await Self.compose(
-          from: from, to: to, refreshing: refreshing, touched: touched, differ: differ)
+          from: from, to: to, refreshing: refreshing, touched: touched, differ: differ,
+          fullDiffs: fullDiffs)
         // An empty composition is not delivered (G4); the subscriber keeps its version (G1).
         if changeset.isEmpty {
           // The consumer is still asking: it holds `toVersion` already, which the next request reports.
@@ -160,16 +164,22 @@ final class SubscriberMailbox<Section: SectionType>: Sendable {
   }
 
   /// Diffs on the global concurrent executor, never on the caller's actor (G9): from the `touched` ids
-  /// of the missed batches when they are known and both snapshots are persistent, in full otherwise.
+  /// of the missed batches when they are known and both snapshots are persistent, in full otherwise (each
+  /// full diff counted in `fullDiffs`).
   @inlinable
   @concurrent
   static func compose(
     from: Snapshot<Section>, to: Snapshot<Section>, refreshing: Set<Section.Item.ID>,
-    touched: Set<Section.Item.ID>?, differ: Differ<Section>
+    touched: Set<Section.Item.ID>?, differ: Differ<Section>, fullDiffs: Locked<Int>? = nil
   ) async -> Changeset<Section> {
     // A snapshot without its persistent form would be indexed again for the ids: the full diff costs as much.
-    let persistent = from.hasPersistentForm && to.hasPersistentForm
-    return differ.changes(from: from, to: to, touched: persistent ? touched : nil, refreshing: refreshing)
+    if let touched, from.hasPersistentForm && to.hasPersistentForm,
+      let changeset = differ.logged(from, to, touched, refreshing)
+    {
+      return changeset
+    }
+    fullDiffs?.withLock { $0 += 1 }
+    return differ.diff(from, to, refreshing)
   }
 }
 
@@ -202,6 +212,9 @@ final class SubscriptionHub<Section: SectionType>: Sendable {
   }
 
   @usableFromInline let registry: Locked<Registry>
+  /// How many catch-ups of this hub's subscribers fell back to a full diff (see
+  /// ``SubscriberMailbox/compose(from:to:refreshing:touched:differ:fullDiffs:)``).
+  @usableFromInline let fullDiffs = Locked(0)
 
   @usableFromInline let differ: Differ<Section>
 
@@ -255,7 +268,7 @@ final class SubscriptionHub<Section: SectionType>: Sendable {
           version: version, snapshot: snapshot, newest: registry.newest,
           newestVersion: registry.newestVersion, newestSnapshot: registry.newestSnapshot,
           quietVersion: registry.quietVersion, missedTouched: touched, missedRefreshing: refreshing),
-        differ: differ)
+        differ: differ, fullDiffs: fullDiffs)
       registry.mailboxes.append(mailbox)
       return (mailbox, version, snapshot)
     }
