@@ -141,10 +141,8 @@ public struct DataSourceErrorCode: Hashable, Sendable, CustomStringConvertible {
   /// A move relative to the moved element itself, such as moving an item before itself.
   public static let moveRelativeToItself = DataSourceErrorCode(rawValue: "moveRelativeToItself")
 
-  /// A prepared write holds the source (see <doc:WritingThroughADatabase>): direct mutations are refused
-  /// until it is applied or abandoned, so that it applies to the state it was prepared against.
-  public static let writePending = DataSourceErrorCode(rawValue: "writePending")
-  /// The task was cancelled while its prepared write waited for the writes before it; nothing was prepared.
+  /// The task was cancelled while its write waited for its turn behind a prepared write (see
+  /// <doc:WritingThroughADatabase>); nothing was prepared or made.
   public static let cancelled = DataSourceErrorCode(rawValue: "cancelled")
 
   /// A write prepared to start from a version the source no longer (or not yet) holds; nothing was made.

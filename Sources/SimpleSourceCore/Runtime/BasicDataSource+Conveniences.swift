@@ -3,6 +3,8 @@
 extension BasicDataSource {
   // Every method here is atomic: it validates all its input first and, if it throws, leaves the source
   // exactly as it was (G8). Each returns the version after it: unchanged when it changed nothing (G4).
+  // Each takes its turn behind a prepared write that holds the source, and throws
+  // ``DataSourceErrorCode/cancelled``, making nothing, when its task is cancelled while it waits.
 
   // MARK: - Sections
 
@@ -14,7 +16,10 @@ extension BasicDataSource {
   ///   current state's (an unedited copy) cost O(1).
   @inlinable
   @discardableResult
-  public func setSections(_ sections: [Section]) throws(Error) -> Int {
+  public func setSections(_ sections: [Section]) async throws(Error) -> Int {
+    let turn = await takeTurn()
+    defer { endTurn(turn) }
+    try turn.check()
     try replaceAll(store.snapshot, with: sections)
     return pipeline.version
   }

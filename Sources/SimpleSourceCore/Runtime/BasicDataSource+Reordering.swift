@@ -6,7 +6,11 @@ extension BasicDataSource {
   /// - Throws: ``DataSourceError`` if the item or its destination section is gone; nothing changes then.
   /// - Complexity: O(1) lookups in the source's index, plus the move itself.
   @discardableResult
-  public func reorder(_ move: InteractiveMove<Section>) throws(Error) -> Int {
+  public func reorder(_ move: InteractiveMove<Section>) async throws(Error) -> Int {
+    // Resolved in the write's turn: behind a prepared write, against the state it leaves.
+    let turn = await takeTurn()
+    defer { endTurn(turn) }
+    try turn.check()
     var positions: [Item.ID: ItemPosition] = [:]
     for id in [move.itemID, move.predecessor, move.successor].compactMap({ $0 }) {
       positions[id] = try? store.position(ofItem: id)
@@ -16,8 +20,12 @@ extension BasicDataSource {
       from: positions[move.itemID], inSection: section,
       itemCount: section.map { store.itemCount(inSection: $0) }
     ) { positions[$0] }
-    return try edit { (transaction: inout Transaction<Section>) throws(Error) in
-      try transaction.moveItem(at: from, to: to)
+    return try applyNow { (store, refreshing) throws(Error) in
+      try Transaction.run(
+        { (transaction: inout Transaction<Section>) throws(Error) in
+          try transaction.moveItem(at: from, to: to)
+        },
+        on: &store, refreshing: &refreshing)
     }
   }
 }

@@ -21,10 +21,9 @@ extension BasicDataSource {
   /// prepared write holds the source waits until that one is applied or abandoned, then prepares against
   /// the state it left. They are not refused, because the caller's storage commit sits between the two
   /// phases: a service's writers already queue for their database, and a refusal would only make each of
-  /// them retry in a loop. **Direct mutations are refused** meanwhile with
-  /// ``DataSourceErrorCode/writePending``: they run synchronously on the actor, cannot wait, and would
-  /// otherwise change the state the prepared batch starts from. Take this and your storage's lock in one
-  /// order in every writer (see <doc:WritingThroughADatabase>): a writer holding one while it waits for
+  /// them retry in a loop. **Direct mutations wait their turn** in the same queue, in arrival order, so
+  /// that the state the write was prepared against is the state it is applied to; none is refused. Take
+  /// this and your storage's lock in one order in every writer (see <doc:WritingThroughADatabase>): a writer holding one while it waits for
   /// the other must never meet a writer holding the other.
   ///
   /// - Parameters:
@@ -95,6 +94,7 @@ extension BasicDataSource {
         preparer.resume(returning: nil)
         return nil
       case .wait(let id):
+        writerQueued?()
         return id
       }
     } cancel: {
@@ -107,6 +107,10 @@ extension BasicDataSource {
     }
     return ticket
   }
+
+  /// Installs `observer`, called each time a writer (prepared or direct) queues behind the writer that
+  /// holds the source; tests await it instead of sleeping.
+  package func onWriterQueued(_ observer: @escaping @Sendable () -> Void) { writerQueued = observer }
 
   /// Resumes the preparer `id` names with nothing, if it still waits: its task was cancelled.
   func cancelReserve(_ id: WaiterID) {

@@ -25,8 +25,9 @@
 ///   every subscriber.
 ///
 /// **Two-phase writes.** A service that keeps the state in its own storage as well (a database) prepares a
-/// write, commits the batch with its rows, then applies it: see `prepare(_:)` and <doc:WritingThroughADatabase>. While a prepared
-/// write holds the source, direct mutations throw ``DataSourceErrorCode/writePending``.
+/// write, commits the batch with its rows, then applies it: see `prepare(_:)` and <doc:WritingThroughADatabase>. Every
+/// writer shares one order: while a prepared write holds the source, a direct mutation waits its turn
+/// behind it (and behind the writes that came before it), then runs; it is never refused for it.
 ///
 /// **When a batch is cut.** Mutations apply at once, each making a new ``version``. A batch is due when
 /// the source is idle and a mutation arrives, or as soon as the previous batch's diff finishes. Before it
@@ -55,6 +56,8 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   @usableFromInline let coalescingDelay: UInt64
   /// The monotonic clock the coalescing delay is measured with, in nanoseconds; tests inject one.
   @usableFromInline let clock: @Sendable () -> UInt64
+  /// Told each time a writer queues behind the one that holds the source (see `onWriterQueued(_:)`).
+  @usableFromInline var writerQueued: (@Sendable () -> Void)?
 
   /// The version of the newest state; every mutation that changes something adds one.
   public var version: Int { pipeline.version }
@@ -187,18 +190,21 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   ///
   /// - Parameter body: Edits a copy of the sections; runs on the source's actor.
   /// - Returns: What `body` returns.
-  /// - Throws: ``DataSourceError`` when the result has duplicate ids, or
-  ///   ``DataSourceErrorCode/writePending`` (before `body` runs) while a prepared write holds the source;
-  ///   the source is left exactly as it was (G8).
+  /// - Throws: ``DataSourceError`` when the result has duplicate ids, or ``DataSourceErrorCode/cancelled``
+  ///   (before `body` runs) when the task was cancelled while it waited for its turn behind a prepared
+  ///   write; the source is left exactly as it was (G8).
   /// - Complexity: O(*n*): the result is validated, compared and diffed as a whole. When it keeps every
   ///   section and item id in place (only contents changed), that is id comparisons and `==` for the
   ///   sections the body edited, and nothing is hashed; otherwise one hash per id. For a few edits of a
   ///   long list, ``transaction(_:)->_`` costs O(*k* log *n*).
   @inlinable
   @discardableResult
-  public func update<Result: Sendable>(_ body: @Sendable (inout [Section]) -> Result) throws(Error) -> Result
+  public func update<Result: Sendable>(_ body: @Sendable (inout [Section]) -> Result) async throws(Error)
+    -> Result
   {
-    try checkWritable()
+    let turn = await takeTurn()
+    defer { endTurn(turn) }
+    try turn.check()
     // The arrays of an edited store are built once, here, and compared with below.
     let current = store.snapshot
     var sections = current.sections
@@ -210,14 +216,17 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   /// Mutates the sections in place with a body that may throw; otherwise as the overload for a body that
   /// does not.
   ///
-  /// - Throws: What `body` throws, or ``DataSourceError`` when the result has duplicate ids. Either way
-  ///   the source is left exactly as it was (G8).
+  /// - Throws: What `body` throws, or ``DataSourceError`` when the result has duplicate ids or the task
+  ///   was cancelled while it waited for its turn. Either way the source is left exactly as it was (G8).
   /// - Complexity: as the overload for a body that does not throw.
   @inlinable
   @discardableResult
-  public func update<Result: Sendable>(_ body: @Sendable (inout [Section]) throws -> Result) throws -> Result
+  public func update<Result: Sendable>(_ body: @Sendable (inout [Section]) throws -> Result) async throws
+    -> Result
   {
-    try checkWritable()
+    let turn = await takeTurn()
+    defer { endTurn(turn) }
+    try turn.check()
     // The arrays of an edited store are built once, here, and compared with below.
     let current = store.snapshot
     var sections = current.sections
@@ -234,7 +243,6 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   /// unspecialised is several times slower.
   @inlinable
   func replaceAll(_ current: Snapshot<Section>, with sections: [Section]) throws(Error) {
-    try checkWritable()
     guard let replacement = try differ.replace(current, sections) else { return }
     store = replacement
     commit()
@@ -243,21 +251,35 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   /// Runs one validated edit; commits a new version if it changed something.
   @inlinable
   @discardableResult
-  func edit(_ change: @Sendable (inout Transaction<Section>) throws(Error) -> Bool) throws(Error) -> Int {
-    try apply { (store, refreshing) throws(Error) in
+  func edit(_ change: @Sendable (inout Transaction<Section>) throws(Error) -> Bool) async throws(Error) -> Int
+  {
+    try await apply { (store, refreshing) throws(Error) in
       try Transaction.run(change, on: &store, refreshing: &refreshing)
     }
   }
 
-  /// Lets `change` edit the store (and add to the pending refreshes) in place; commits a new version if
-  /// it returns `true`.
+  /// Lets `change` edit the store (and add to the pending refreshes) in place, in its turn; commits a new
+  /// version if it returns `true`.
   @inlinable
   func apply(
     _ change:
       @Sendable (_ store: inout SectionStore<Section>, _ refreshing: inout Set<Item.ID>) throws(Error)
       -> Bool
+  ) async throws(Error) -> Int {
+    let turn = await takeTurn()
+    defer { endTurn(turn) }
+    try turn.check()
+    return try applyNow(change)
+  }
+
+  /// Lets `change` edit the store in place now, in a turn the caller holds; commits a new version if it
+  /// returns `true`.
+  @inlinable
+  func applyNow(
+    _ change:
+      @Sendable (_ store: inout SectionStore<Section>, _ refreshing: inout Set<Item.ID>) throws(Error)
+      -> Bool
   ) throws(Error) -> Int {
-    try checkWritable()
     guard try change(&store, &pipeline.pendingRefresh) else { return pipeline.version }
     return commit()
   }
@@ -287,8 +309,8 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   ///   nothing. Edits that undo each other still make a version, which no batch carries (G4): a
   ///   subscription holds it once it has taken what precedes it (G13).
   /// - Throws: What `body` throws: a ``DataSourceError`` from an edit (every edit throws
-  ///   ``DataSourceErrorCode/writePending`` while a prepared write holds the source), or the body's own
-  ///   error. Either way the source is left exactly as it was (G8), with no version and no batch. Mark
+  ///   ``DataSourceErrorCode/cancelled`` when the task was cancelled while the transaction waited for its
+  ///   turn behind a prepared write), or the body's own error. Either way the source is left exactly as it was (G8), with no version and no batch. Mark
   ///   the closure `throws(Error)` (`Error` is the source's ``Error``) to catch it typed.
   /// - Complexity: O(*k* log *n*) for *k* item edits, to make and to publish (see ``Transaction``), unlike
   ///   `update { }`, which validates and diffs the whole list.
@@ -296,8 +318,8 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   @discardableResult
   public func transaction<Failure: Swift.Error>(
     _ body: @Sendable (inout Transaction<Section>) throws(Failure) -> Void
-  ) throws(Failure) -> Int {
-    try transaction { (transaction: inout Transaction<Section>) throws(Failure) in
+  ) async throws(Failure) -> Int {
+    try await transaction { (transaction: inout Transaction<Section>) throws(Failure) in
       try body(&transaction)
       return ()
     }.version
@@ -320,18 +342,52 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   @discardableResult
   public func transaction<Result: Sendable, Failure: Swift.Error>(
     _ body: @Sendable (inout Transaction<Section>) throws(Failure) -> Result
-  ) throws(Failure) -> (version: Int, value: Result) {
-    // While a prepared write holds the source, every edit throws: the body sees why.
-    var transaction = Transaction(store: store, refusal: pipeline.isReserved ? .writePending : nil)
+  ) async throws(Failure) -> (version: Int, value: Result) {
+    let turn = await takeTurn()
+    defer { endTurn(turn) }
+    // A task cancelled while it waited for its turn makes nothing: every edit throws, so the body sees why.
+    var transaction = Transaction(store: store, refusal: turn.isCancelled ? .cancelled : nil)
     let result = try body(&transaction)
     return (finish(transaction), result)
   }
 
-  /// Refuses a direct mutation while a prepared write holds the source.
-  /// - Throws: ``DataSourceErrorCode/writePending`` then.
+  // MARK: - Turns
+
+  /// Where a direct write stands once it may run.
+  @usableFromInline
+  enum DirectTurn: Sendable {
+    /// No prepared write held the source: it ran at once, without suspending.
+    case free
+    /// It waited behind prepared writes (and the writes that came before it) and holds the source until
+    /// it releases `ticket`.
+    case held(ticket: Int)
+    /// Its task was cancelled while it waited: it makes nothing.
+    case cancelled
+
+    @inlinable var isCancelled: Bool {
+      if case .cancelled = self { return true }
+      return false
+    }
+
+    /// - Throws: ``DataSourceErrorCode/cancelled`` for a write whose task was cancelled while it waited.
+    @inlinable
+    func check() throws(Error) { if isCancelled { throw Error(code: .cancelled) } }
+  }
+
+  /// Waits for a direct write's turn: at once, without suspending, when no prepared write holds the
+  /// source; otherwise in arrival order behind the prepared writes that hold it or wait for it, so that
+  /// the state a prepared write was made against is the state it is applied to.
+  /// - Complexity: O(1), plus the wait.
   @inlinable
-  func checkWritable() throws(Error) {
-    if pipeline.isReserved { throw Error(code: .writePending) }
+  func takeTurn() async -> DirectTurn {
+    guard pipeline.isReserved else { return .free }
+    do { return .held(ticket: try await reserve(from: nil)) } catch { return .cancelled }
+  }
+
+  /// Passes the source on to the next writer after a direct write that waited for its turn.
+  @inlinable
+  func endTurn(_ turn: DirectTurn) {
+    if case .held(let ticket) = turn { release(ticket: ticket) }
   }
 
   /// Makes a new version of the current state and makes sure a batch will be cut for it.
@@ -348,8 +404,10 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   /// - Throws: ``DataSourceErrorCode/unknownItemID`` for an id that does not exist.
   @inlinable
   @discardableResult
-  public func refreshItems(_ ids: some Sequence<Item.ID> & Sendable) throws(Error) -> Int {
-    try edit { (transaction: inout Transaction<Section>) throws(Error) in try transaction.refreshItems(ids) }
+  public func refreshItems(_ ids: some Sequence<Item.ID> & Sendable) async throws(Error) -> Int {
+    try await edit { (transaction: inout Transaction<Section>) throws(Error) in
+      try transaction.refreshItems(ids)
+    }
   }
 
   // MARK: - Publishing

@@ -12,10 +12,11 @@
 /// caller of `BasicDataSource.prepare(_:)` waiting its turn.
 ///
 /// **Two-phase writes.** A prepared write reserves the source from ``reserve(_:)`` to
-/// ``released(_:committing:refreshing:)``: meanwhile direct mutations are refused (``isReserved``), so the
-/// state the write was prepared against is the state it is applied to, and its version is the next one.
-/// Other preparers wait their turn, first come first served; releasing hands the reservation straight to
-/// the next one, in the same step, so no direct mutation slips in between two prepared writes.
+/// ``released(_:committing:refreshing:)``, so the state the write was prepared against is the state it is
+/// applied to, and its version is the next one. Other writers wait their turn, first come first served:
+/// preparers, and direct mutations made while the source is reserved (``isReserved``), which reserve it
+/// the same way, make their change when granted and release it at once. Releasing hands the reservation
+/// straight to the next one, in the same step, so nothing slips in between two writers in the queue.
 ///
 /// The loop runs while versions are left to cut: ``committed(refreshing:)`` says when to start it,
 /// ``nextCut(_:touched:reshaped:)`` gives it each cut, ``diffed(_:isEmpty:)`` says what to do with the
@@ -204,7 +205,7 @@ struct PublishStateMachine<State, ID: Hashable, Waiter, Preparer> {
 
   // MARK: - Two-phase writes
 
-  /// Whether a prepared write holds the source: direct mutations are refused until it is released.
+  /// Whether a writer holds the source: a direct mutation then queues behind it (``reserve(_:)``).
   @inlinable var isReserved: Bool { reservation != nil }
 
   /// What a preparer is told when it asks for the source.

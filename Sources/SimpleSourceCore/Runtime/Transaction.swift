@@ -5,9 +5,9 @@
 ///
 /// The edits are those of ``BasicDataSource``, with the same validation and typed errors; each returns
 /// whether it changed anything. An edit that throws changes nothing, and when the error leaves the body
-/// the whole transaction is dropped. ``snapshot`` is the state so far, for reading as you go. While a
-/// prepared write holds the source (``PreparedWrite``), every edit of a direct transaction throws
-/// ``DataSourceErrorCode/writePending``.
+/// the whole transaction is dropped. ``snapshot`` is the state so far, for reading as you go. A direct
+/// transaction whose task was cancelled while it waited for its turn behind a prepared write
+/// (``PreparedWrite``) makes nothing: every edit throws ``DataSourceErrorCode/cancelled``.
 ///
 /// ```swift
 /// try await source.transaction { transaction in
@@ -34,7 +34,8 @@ public struct Transaction<Section: SectionType>: Sendable {
   @usableFromInline var refreshing = Set<Item.ID>()
   /// Whether an edit changed something (or asked for a refresh).
   @usableFromInline var changed = false
-  /// Why every edit is refused, if one is: a prepared write holds the source (``DataSourceErrorCode/writePending``).
+  /// Why every edit is refused, if one is: the task was cancelled while it waited for its turn
+  /// (``DataSourceErrorCode/cancelled``).
   @usableFromInline let refusal: DataSourceErrorCode?
 
   @inlinable

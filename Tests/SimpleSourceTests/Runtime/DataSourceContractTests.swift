@@ -309,21 +309,23 @@ struct DataSourceContractTests {
 
 extension BasicDataSource where Section == TestSection {
   /// Inserts `sections` at `index`, subscribes, and deletes them again, in one turn of the actor: the
-  /// subscriber starts from a state that no cut sees, between mutations that cancel out.
-  func subscribeBetween(inserting sections: [TestSection], at index: Int) throws -> Subscription<TestSection>
-  {
-    try update { $0.insert(contentsOf: sections, at: index) }
-    let subscription = subscribe()
-    try update { $0.removeSubrange(index..<(index + sections.count)) }
+  /// subscriber starts from a state that no cut sees, between mutations that cancel out. (A direct write
+  /// does not suspend while no prepared write holds the source.)
+  func subscribeBetween(inserting sections: [TestSection], at index: Int) async throws -> Subscription<
+    TestSection
+  > {
+    try await update { $0.insert(contentsOf: sections, at: index) }
+    let subscription = subscribe(pacing: .immediate)
+    try await update { $0.removeSubrange(index..<(index + sections.count)) }
     return subscription
   }
 
   /// Two mutations in one turn of the actor: no cut can fall between them.
-  func insertThenDelete(_ item: TestItem, in section: String) throws {
-    try edit { (transaction: inout Transaction<TestSection>) throws(Error) in
+  func insertThenDelete(_ item: TestItem, in section: String) async throws {
+    try await edit { (transaction: inout Transaction<TestSection>) throws(Error) in
       try transaction.appendItems([item], toSection: section)
     }
-    try edit { (transaction: inout Transaction<TestSection>) throws(Error) in
+    try await edit { (transaction: inout Transaction<TestSection>) throws(Error) in
       try transaction.deleteItems([item.id])
     }
   }

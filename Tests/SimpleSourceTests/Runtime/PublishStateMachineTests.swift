@@ -156,9 +156,11 @@ struct PublishStateMachineTests {
 
   /// As ``exhaustive()``, with two-phase writes among the events: preparers asking for the source (granted
   /// or queued), cancelled while they wait, applying a change or nothing, abandoning, and releasing a
-  /// ticket twice; direct writes are attempted while the source is held. After each event: one holder at
-  /// most, grants in arrival order, a holder's base version still the source's when it applies (no direct
-  /// write or other preparer came between), the applied version its base + 1, and the loop publishes it.
+  /// ticket twice; direct writes made while the source is held, which queue with the preparers, are
+  /// granted in their turn, run and pass the source on (or are cancelled while they wait). After each
+  /// event: one holder at most, grants in arrival order whatever the kind of writer, a holder's base
+  /// version still the source's when it applies (no direct write or other preparer came between), the
+  /// applied version its base + 1, every direct write made once, and the loop publishes it.
   @Test("every interleaving with prepared writes keeps the source reserved, fair, and the contract")
   func exhaustiveReservations() throws {
     try checkEverySequence(
@@ -180,6 +182,8 @@ enum PublishStep: CustomStringConvertible {
   case apply(changing: Bool)
   case abandon
   case releaseAgain
+  /// The direct writer granted the source runs on the actor: it commits and passes the source on.
+  case runDirect
 
   var description: String {
     switch self {
@@ -194,6 +198,7 @@ enum PublishStep: CustomStringConvertible {
     case .apply(let changing): changing ? "apply" : "apply nothing"
     case .abandon: "abandon"
     case .releaseAgain: "release again"
+    case .runDirect: "run direct write"
     }
   }
 }
@@ -234,10 +239,14 @@ struct PublishWorld: ExplorableWorld {
   var lastPublishedContent = 0
   /// Whether two-phase writes are among the steps (fewer others then, to keep the count of sequences low).
   var reservations = false
-  /// The preparer holding the source: its name, ticket and the version it was granted at.
-  var holder: (name: String, ticket: Int, base: Int)?
-  /// Preparers waiting, in the order they asked: name and the id their cancellation uses.
-  var queue: [(name: String, id: Int)] = []
+  /// The writer holding the source: its name, ticket, the version it was granted at, and whether it is a
+  /// direct write (which runs and releases in one step once its task runs) rather than a prepared one.
+  var holder: (name: String, ticket: Int, base: Int, direct: Bool)?
+  /// Writers waiting, in the order they asked: name, the id their cancellation uses, and whether direct.
+  var queue: [(name: String, id: Int, direct: Bool)] = []
+  /// Direct writes made while the source was held: asked, and made (each exactly once).
+  var directAsked = 0
+  var directMade = 0
   var preparerCount = 0
   /// Tickets released already, to release again.
   var releasedTickets: [Int] = []
@@ -258,7 +267,9 @@ struct PublishWorld: ExplorableWorld {
     var steps: [PublishStep] = [.commit(content: (content + 1) % 3, reshaped: false), .subscribe]
     steps += [.settle(ahead: 1), .prepare]
     steps += queue.map { .cancelPreparer($0.name) }
-    if holder != nil { steps += [.apply(changing: true), .apply(changing: false), .abandon] }
+    if let holder {
+      steps += holder.direct ? [.runDirect] : [.apply(changing: true), .apply(changing: false), .abandon]
+    }
     if !releasedTickets.isEmpty { steps.append(.releaseAgain) }
     if case .idle = phase {} else { steps.append(.loop) }
     return steps
@@ -267,9 +278,16 @@ struct PublishWorld: ExplorableWorld {
   mutating func perform(_ step: PublishStep) throws(PublishFailure) {
     switch step {
     case .commit, .refresh:
-      // A direct write: the actor asks first, and a held source refuses it, changing nothing.
+      // A direct write: the actor asks first, and a held source queues it behind the writers before it.
       if machine.isReserved {
         guard holder != nil else { throw PublishFailure(description: "reserved with no holder") }
+        preparerCount += 1
+        let name = "d\(preparerCount)"
+        guard case .wait(let id) = machine.reserve(name) else {
+          throw PublishFailure(description: "\(name) not queued behind a held source")
+        }
+        queue.append((name, id, true))
+        directAsked += 1
         break
       }
       if case .commit(let newContent, let isReshaping) = step {
@@ -286,18 +304,31 @@ struct PublishWorld: ExplorableWorld {
         guard holder == nil, queue.isEmpty else {
           throw PublishFailure(description: "\(name) granted a held source")
         }
-        holder = (name, ticket, machine.version)
+        holder = (name, ticket, machine.version, false)
       case .wait(let id):
         guard holder != nil else { throw PublishFailure(description: "\(name) waits for a free source") }
-        queue.append((name, id))
+        queue.append((name, id, false))
       case .ended:
         throw PublishFailure(description: "the source never ends here")
       }
     case .cancelPreparer(let name):
       guard let index = queue.firstIndex(where: { $0.name == name }) else { return }
-      guard machine.cancelReserve(queue.remove(at: index).id) == name else {
+      let cancelled = queue.remove(at: index)
+      guard machine.cancelReserve(cancelled.id) == name else {
         throw PublishFailure(description: "cancelling \(name) did not hand it back")
       }
+      // A direct write cancelled while it waits makes nothing.
+      if cancelled.direct { directAsked -= 1 }
+    case .runDirect:
+      guard let held = holder, held.direct else { return }
+      content = (content + 1) % 3
+      commit(touching: [content], reshaped: false, refreshing: [])
+      directMade += 1
+      let release = machine.released(held.ticket, committing: false)
+      guard release.version == machine.version, !release.startPublishing else {
+        throw PublishFailure(description: "\(held.name) passing the source on made something")
+      }
+      try handOn(release, from: held.ticket)
     case .apply(let changing):
       guard let held = holder else { return }
       guard machine.version == held.base else {
@@ -383,8 +414,8 @@ struct PublishWorld: ExplorableWorld {
     guard !queue.isEmpty, next.preparer == queue[0].name else {
       throw PublishFailure(description: "\(next.preparer) granted out of turn")
     }
-    queue.removeFirst()
-    holder = (next.preparer, next.ticket, machine.version)
+    let granted = queue.removeFirst()
+    holder = (next.preparer, next.ticket, machine.version, granted.direct)
   }
 
   mutating func loopStep() throws(PublishFailure) {
@@ -461,6 +492,11 @@ struct PublishWorld: ExplorableWorld {
       if steps > 100 { throw PublishFailure(description: "the loop does not stop") }
     }
     if machine.cutVersion != machine.version { throw PublishFailure(description: "versions left uncut") }
+    let waitingDirect = queue.filter(\.direct).count + (holder?.direct == true ? 1 : 0)
+    if directMade + waitingDirect != directAsked {
+      throw PublishFailure(
+        description: "\(directAsked) direct writes asked, \(directMade) made and \(waitingDirect) waiting")
+    }
     if let stale = subscribers.first(where: { $0 != content }) {
       throw PublishFailure(description: "a subscriber shows \(stale), the source \(content) (G2)")
     }

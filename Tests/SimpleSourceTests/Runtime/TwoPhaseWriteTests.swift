@@ -94,43 +94,92 @@ struct TwoPhaseWriteTests {
     #expect(await recorder.batches.map { [$0.from, $0.to] } == [[0, 1]])
   }
 
-  @Test("while a write is prepared, every direct mutation is refused with writePending and changes nothing")
-  func directWritesRefused() async throws {
+  @Test(
+    "a direct write made while a write is prepared waits its turn, in arrival order, and runs against the state the prepared write left"
+  )
+  func directWritesWaitTheirTurn() async throws {
     let source = try TestSource(sections: layout("A: a b | B: c"))
-    let before = await source.snapshot
+    let (queued, queue) = AsyncStream.makeStream(of: Void.self)
+    await source.onWriterQueued { queue.yield() }
+    var queuedWriters = queued.makeAsyncIterator()
     let write = try await source.prepare { transaction throws(TestSource.Error) in
       try transaction.appendItems([item("p")], toSection: "B")
     }
-    let pending = TestSource.Error(code: .writePending)
-    await #expect(throws: pending) { try await source.appendItems([item("x")], toSection: "A") }
-    await #expect(throws: pending) { try await source.moveItem("a", toSection: "B") }
-    await #expect(throws: pending) { try await source.refreshItems(["a"]) }
-    await #expect(throws: pending) { try await source.setSections([]) }
-    await #expect(throws: pending) { try await source.update { $0.removeAll() } }
-    await #expect(throws: pending) {
-      try await source.update { (sections: inout [TestSection]) throws in sections.removeAll() }
-    }
-    await #expect(throws: pending) {
-      try await source.transaction { transaction throws(TestSource.Error) in
-        try transaction.deleteItems(["a"])
+    // Each write below needs what the prepared write makes ("p"), or what the one before it made: run
+    // before it, or out of order, it would throw unknownItemID.
+    let moved = Task { try await source.moveItem("p", toSection: "A") }
+    await queuedWriters.next()
+    let updated = Task {
+      try await source.update { sections in
+        sections[0].items.removeAll { $0.id == "p" }
+        sections[1].items.append(item("p"))
       }
     }
-    // A body that maps edit errors to its own type, and one that cannot throw, see the refusal too.
-    await #expect(throws: StorageRefused.self) {
+    await queuedWriters.next()
+    let replaced = Task {
+      try await source.transaction { transaction throws(TestSource.Error) in
+        try transaction.replaceItem(item("p", 1))
+      }
+    }
+    await queuedWriters.next()
+    let refreshed = Task { try await source.refreshItems(["p"]) }
+    await queuedWriters.next()
+    let reset = Task { try await source.setSections(layout("A: a b | B: c p'")) }
+    await queuedWriters.next()
+    #expect(await source.version == 0, "nothing made before the prepared write")
+
+    #expect(await write.apply() == 1)
+    #expect(try await moved.value == 2)
+    try await updated.value
+    #expect(try await replaced.value == 4)
+    #expect(try await refreshed.value == 5)
+    #expect(try await reset.value == 5, "the same sections: no version")
+    #expect(await source.snapshot.sections == layout("A: a b | B: c p'"))
+    // The source is free again: a direct write runs at once.
+    #expect(try await source.deleteItems(["a"]) == 6)
+  }
+
+  @Test(
+    "a direct write cancelled while it waits for its turn throws cancelled and makes nothing; a transaction's edits throw it"
+  )
+  func directWriteCancelledWhileWaiting() async throws {
+    let source = try TestSource(sections: layout("A: a b | B: c"))
+    let recorder = await BatchRecorder(await source.subscribe())
+    let (queued, queue) = AsyncStream.makeStream(of: Void.self)
+    await source.onWriterQueued { queue.yield() }
+    var queuedWriters = queued.makeAsyncIterator()
+    let write = try await source.prepare { transaction throws(TestSource.Error) in
+      try transaction.appendItems([item("p")], toSection: "B")
+    }
+    let appending = Task { try await source.appendItems([item("x")], toSection: "A") }
+    await queuedWriters.next()
+    appending.cancel()
+    await #expect(throws: TestSource.Error(code: .cancelled)) { try await appending.value }
+
+    let transacting = Task {
+      await source.transaction { transaction in
+        return (try? transaction.deleteItems(["a"])) ?? false
+      }
+    }
+    await queuedWriters.next()
+    transacting.cancel()
+    let (version, edited) = await transacting.value
+    #expect(!edited && version == 0, "every edit threw cancelled: nothing made")
+    // A body that maps the edits' errors to its own type sees the refusal too.
+    let mapping = Task {
       try await source.transaction { transaction throws(StorageRefused) in
         do { try transaction.deleteItems(["a"]) } catch { throw StorageRefused() }
       }
     }
-    let (_, edited) = await source.transaction { transaction in
-      return (try? transaction.deleteItems(["a"])) ?? false
-    }
-    #expect(!edited)
-    let after = await source.snapshot
-    #expect(await source.version == 0)
-    #expect(after == before)
+    await queuedWriters.next()
+    mapping.cancel()
+    await #expect(throws: StorageRefused.self) { try await mapping.value }
 
     #expect(await write.apply() == 1)
-    #expect(try await source.deleteItems(["a"]) == 2, "free again once applied")
+    await source.settled()
+    #expect(await source.snapshot.sections == layout("A: a b | B: c p"))
+    #expect(await recorder.showing(await source.snapshot))
+    #expect(await recorder.batches.map { [$0.from, $0.to] } == [[0, 1]])
   }
 
   @Test("concurrent prepares are serialized: each starts from the version the one before it made")
