@@ -33,19 +33,23 @@ public struct WireWriter<Section: SectionType, Scope: Hashable & Sendable>: Send
   /// A writer that makes each edit one transaction of `source`, checked against the client's scope: an
   /// id the scope may not see reads as unknown, and an item it may not see cannot be written.
   ///
-  /// Each edit is a two-phase write (``BasicDataSource/prepare(from:_:)-(_,(Transaction<Section>)->Result)``),
-  /// so it is its own version, and the source is left as it was when any operation fails.
-  /// - Complexity: O(*k* log *n*) for *k* ids an edit names, as any transaction.
+  /// The edits of all clients are made by one ``GroupCommit``: those that arrive while a group is applied
+  /// form the next group, one prepared write and one version for them all, each edit answered on its own
+  /// (one that does not apply is refused, and refuses nothing else). Each edit's operations apply
+  /// together or not at all, after the edits that arrived before it. The service's own writers keep
+  /// writing the source directly meanwhile: they take their turns with the groups, never refused.
+  /// - Complexity: O(*k* log *n*) for *k* ids an edit names, as any transaction; the group's diff is
+  ///   shared.
   public static func transactions(on source: BasicDataSource<Section>) -> Self {
-    Self { (edit, _, visible) throws(WireError) in
-      let write: PreparedWrite<Section, Void>
+    let commits = GroupCommit<Section, Void>(source)
+    return Self { (edit, _, visible) throws(WireError) in
       do {
-        write = try await source.prepare { (transaction: inout Transaction<Section>) throws in
+        return try await commits.write { (transaction: inout Transaction<Section>) throws in
           for operation in edit.operations {
             try check(operation, in: transaction.snapshot, visible: visible)
             try operation.apply(to: &transaction)
           }
-        }
+        }.version
       } catch let error as WireError {
         throw error
       } catch let error as DataSourceError<Section.ID, Section.Item.ID> {
@@ -53,9 +57,6 @@ public struct WireWriter<Section: SectionType, Scope: Hashable & Sendable>: Send
       } catch {
         throw WireError(.editNotMade, "the source did not make the edit")
       }
-      let version = write.version
-      await write.apply()
-      return version
     }
   }
 

@@ -1,0 +1,155 @@
+// Group commit against a real source: groups form under load, each write is answered on its own.
+
+@testable import SimpleSourceCore
+import SimpleSourceTesting
+import Testing
+
+private struct StorageDown: Error, Equatable {}
+private struct Refused: Error, Equatable { let id: String }
+
+/// Holds the storage step of the first group until released, so that the writes after it gather.
+private final class Gate: Sendable {
+  let entered: AsyncStream<Void>
+  let enter: AsyncStream<Void>.Continuation
+  let opened: AsyncStream<Void>
+  let open: AsyncStream<Void>.Continuation
+  let groups = Locked<[GroupCommit<TestSection, String>.Group]>([])
+
+  init() {
+    (entered, enter) = AsyncStream.makeStream(of: Void.self)
+    (opened, open) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(8))
+  }
+}
+
+@Suite("Group commit", .timeLimit(.minutes(5)))
+struct GroupCommitTests {
+  @Test(
+    "writes that arrive while a group commits form the next group: one batch, one version, one storage commit, each answered on its own"
+  )
+  func writesGroup() async throws {
+    let source = try TestSource(sections: layout("A: a | B: b"))
+    let recorder = await BatchRecorder(await source.subscribe())
+    let gate = Gate()
+    let commits = GroupCommit<TestSection, String>(source) { group in
+      gate.groups.withLock { $0.append(group) }
+      gate.enter.yield()
+      var opened = gate.opened.makeAsyncIterator()
+      if group.base == 0 { await opened.next() }  // the first group waits for the test
+    }
+    var entered = gate.entered.makeAsyncIterator()
+    let (queued, queue) = AsyncStream.makeStream(of: Void.self)
+    await source.onWriterQueued { queue.yield() }
+    let first = Task {
+      try await commits.write { transaction in
+        try transaction.appendItems([item("x")], toSection: "A")
+        return "x"
+      }
+    }
+    await entered.next()  // the first group is in its storage step
+    // Four writes gather meanwhile; the third refuses itself, and the fourth needs the first's item.
+    let writes = ["p", "q", "bad", "move"].map { id in
+      Task {
+        try await commits.write { transaction in
+          switch id {
+          case "bad":
+            try transaction.appendItems([item("z")], toSection: "A")
+            throw Refused(id: id)
+          case "move": try transaction.moveItem("x", toSection: "B")
+          default: try transaction.appendItems([item(id)], toSection: "B")
+          }
+          return id
+        }
+      }
+    }
+    // A direct write made meanwhile takes its turn after the first group (the source is reserved).
+    let direct = Task { try await source.appendItems([item("d")], toSection: "A") }
+    _ = await queued.first { _ in true }
+    gate.open.yield()
+    #expect(try await first.value == (version: 1, value: "x"))
+    let answers = await writes.asyncMap { await $0.result }
+    let later = try await direct.value
+    await source.settled()
+    let groups = gate.groups.withLock { $0 }
+    // The direct write came after the first group; the four writes may gather in one group or two,
+    // depending on when each reached the committer, but every write is answered on its own.
+    #expect(groups.count >= 2 && groups.count <= 5)
+    #expect(groups.first?.results.count == 1)
+    for (id, answer) in zip(["p", "q", "bad", "move"], answers) {
+      switch answer {
+      case .success(let made): #expect(made.value == id && id != "bad")
+      case .failure(let error): #expect(id == "bad" && (error as? Refused) == Refused(id: "bad"))
+      }
+    }
+    #expect(later > 1)
+    let sections = await source.snapshot.sections
+    #expect(sections.flatMap(\.items).map(\.id).sorted() == ["a", "b", "d", "p", "q", "x"])
+    #expect(sections[1].items.map(\.id).contains("x"), "the move ran after the write it needed")
+    #expect(await recorder.showing(await source.snapshot))
+    #expect(await recorder.violations == [])
+    // One version per group that changed something, plus the direct write.
+    let changing = groups.filter { $0.batch != nil }.count
+    #expect(await source.version == changing + 1)
+  }
+
+  @Test("a group whose storage commit fails makes nothing; each write gets that error, or its own")
+  func storageFailureAbandons() async throws {
+    let source = try TestSource(sections: layout("A: a"))
+    let commits = GroupCommit<TestSection, String>(source) { _ in throw StorageDown() }
+    await #expect(throws: StorageDown.self) {
+      try await commits.write { transaction in
+        try transaction.appendItems([item("x")], toSection: "A")
+        return "x"
+      }
+    }
+    await #expect(throws: TestSource.Error(code: .unknownItemID, itemID: "nope")) {
+      try await commits.write { transaction in
+        try transaction.deleteItems(["nope"])
+        return "nope"
+      }
+    }
+    #expect(await source.version == 0)
+    #expect(await source.snapshot.sections == layout("A: a"))
+    // The source is free again.
+    #expect(try await source.deleteItems(["a"]) == 1)
+  }
+
+  @Test("many tasks writing at once are answered each once, in fewer groups than writes, every version exact")
+  func underLoad() async throws {
+    let source = try TestSource(sections: layout("A:"))
+    let recorder = await BatchRecorder(await source.subscribe())
+    let groups = Locked(0)
+    let commits = GroupCommit<TestSection, String>(source) { _ in groups.withLock { $0 += 1 } }
+    let writers = 8
+    let each = 50
+    try await withThrowingTaskGroup(of: Void.self) { group in
+      for writer in 0..<writers {
+        group.addTask {
+          for index in 0..<each {
+            let id = "w\(writer)-\(index)"
+            let (version, value) = try await commits.write { transaction in
+              try transaction.appendItems([item(id)], toSection: "A")
+              return id
+            }
+            #expect(value == id && version >= 1)
+          }
+        }
+      }
+      try await group.waitForAll()
+    }
+    await source.settled()
+    #expect(await source.snapshot.itemCount == writers * each)
+    let count = groups.withLock { $0 }
+    #expect(count < writers * each, "writes gathered into groups")
+    #expect(await source.version == count)
+    #expect(await recorder.showing(await source.snapshot))
+    #expect(await recorder.violations == [])
+  }
+}
+
+extension Array {
+  fileprivate func asyncMap<T>(_ transform: (Element) async -> T) async -> [T] {
+    var results: [T] = []
+    for element in self { results.append(await transform(element)) }
+    return results
+  }
+}
