@@ -67,6 +67,7 @@ func throughput(iterations: Int) async -> RuntimeResult {
   var ours: [Double] = []
   var floors: [Double] = []
   var batchCounts: [Double] = []
+  var fullDiffs: [Double] = []
   for _ in 0..<iterations {
     let bare = BareAppender()
     var start = ContinuousClock.now
@@ -105,10 +106,13 @@ func throughput(iterations: Int) async -> RuntimeResult {
     for consumer in consumers { consumer.cancel() }
     for consumer in consumers { await consumer.value }
     batchCounts.append(Double(counted.withLock { $0 }) / 10)
+    fullDiffs.append(Double(source.fullDiffCatchUps))
   }
   return RuntimeResult(
     name: "throughput", ms: median(ours), floorMS: median(floors),
-    extra: ["batches_per_subscriber": median(batchCounts), "mutations": 100_000],
+    extra: [
+      "batches_per_subscriber": median(batchCounts), "mutations": 100_000, "full_diffs": fullDiffs.max() ?? 0,
+    ],
     note: "batches per subscriber: \(Int(median(batchCounts))) for 100,000 mutations")
 }
 
@@ -399,7 +403,7 @@ let runtimeCaseNames =
     "view-rebased", "view-apply-verified", "projection-one-edit-100k", "projection-one-edit-1m",
     "projection-refilter-100k",
     "composite-one-edit", "outline-one-edit-100k", "queries-1000-clients", "observed-one-edit-1m",
-    "observed-invalidations", "observed-window-1m",
+    "observed-invalidations", "observed-window-1m", "throughput-100k-items", "client-edits",
   ] + editCaseNames + replicaCaseNames
 
 /// The case `name`, first, and any case measured in the same rounds with it.
@@ -408,6 +412,8 @@ func runRuntimeCase(named name: String, iterations: Int) async -> [RuntimeResult
   switch name {
   case "throughput": [await throughput(iterations: max(3, iterations / 3))]
   case "stalled": [await stalled()]
+  case "throughput-100k-items": [await sustainedThroughput(iterations: max(1, iterations / 3))]
+  case "client-edits": [await clientEdits(iterations: max(1, iterations / 3))]
   case "latency": [await latency(iterations: iterations)]
   case "view-apply": [await viewBatch(iterations: iterations, rebased: false)]
   case "view-rebased": [await viewBatch(iterations: iterations, rebased: true)]

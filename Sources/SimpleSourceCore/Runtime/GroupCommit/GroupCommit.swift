@@ -65,7 +65,8 @@ public final class GroupCommit<Section: SectionType, Value: Sendable>: Sendable 
   }
 
   @usableFromInline let source: BasicDataSource<Section>
-  @usableFromInline let commit: @Sendable (Group) async throws -> Void
+  @usableFromInline let commit: (@Sendable (Group) async throws -> Void)?
+  @usableFromInline let offeringEachVersion: Bool
   // Guard map: `state` (the machine and the next id) is read and written only under its lock; the loop
   // task owns the committing group's writes and answers them; a continuation is resumed outside the lock.
   @usableFromInline let state: Locked<(machine: GroupCommitStateMachine<Submitted>, nextID: Int)>
@@ -75,11 +76,19 @@ public final class GroupCommit<Section: SectionType, Value: Sendable>: Sendable 
   ///   - source: The source the writes are made to.
   ///   - commit: Your storage's step, between prepare and apply: store the group (its batch, and what
   ///     each write recorded in its result) in one transaction, or throw to abandon the group. Without
-  ///     storage of your own, pass nothing.
+  ///     storage of your own, pass nothing: each group is then one transaction of the source, made in one
+  ///     turn of its actor and coalesced into its batches as direct writes are.
+  ///   - offeringEachVersion: Whether each group's version is offered to subscribers in a batch of its
+  ///     own, as ``PreparedWrite/apply()`` does: what a source whose versions other processes follow from
+  ///     your storage's log needs, so that a client holding any logged version resumes there. `false`
+  ///     lets the source coalesce groups into its batches as it does direct writes: fewer batches and no
+  ///     wait between groups, for a source no other process follows.
   public init(
-    _ source: BasicDataSource<Section>, commit: @escaping @Sendable (Group) async throws -> Void = { _ in }
+    _ source: BasicDataSource<Section>, offeringEachVersion: Bool = true,
+    commit: (@Sendable (Group) async throws -> Void)? = nil
   ) {
     self.source = source
+    self.offeringEachVersion = offeringEachVersion
     self.commit = commit
     state = Locked((GroupCommitStateMachine(), 0))
   }
@@ -127,29 +136,46 @@ public final class GroupCommit<Section: SectionType, Value: Sendable>: Sendable 
     }
   }
 
-  /// Prepares the group's bodies as one write, commits it to storage, applies it, and answers each.
+  /// Runs each body of `bodies` in order against a copy of `transaction`, keeping the edits of those that
+  /// return: one that throws leaves no trace.
+  static func run(_ bodies: [Body], on transaction: inout Transaction<Section>) -> [Result<Value, any Error>]
+  {
+    var results: [Result<Value, any Error>] = []
+    results.reserveCapacity(bodies.count)
+    for body in bodies {
+      // A copy is O(1) (persistent: paths are copied as it edits).
+      var trial = transaction
+      do {
+        results.append(.success(try body(&trial)))
+        transaction = trial
+      } catch {
+        results.append(.failure(error))
+      }
+    }
+    return results
+  }
+
+  /// Makes the group's bodies one write and answers each: one transaction without a storage step; with
+  /// one, a prepared write committed to storage, then applied.
   func commitGroup(_ group: [Submitted]) async {
     let bodies = group.map(\.body)
+    guard let commit else {
+      let (version, results) = await source.transaction {
+        (transaction: inout Transaction<Section>) -> [Result<Value, any Error>] in
+        return Self.run(bodies, on: &transaction)
+      }
+      for (write, result) in zip(group, results) {
+        write.answer.resume(returning: result.map { (version, $0) })
+      }
+      return
+    }
     let prepared: PreparedWrite<Section, [Result<Value, any Error>]>
     do {
       prepared = try await source.prepare {
         (transaction: inout Transaction<Section>) throws(BasicDataSource<Section>.Error) -> [Result<
           Value, any Error
         >] in
-        var results: [Result<Value, any Error>] = []
-        results.reserveCapacity(bodies.count)
-        for body in bodies {
-          // Each body edits a copy (persistent: O(1) to make, paths copied as it edits); one that throws
-          // leaves no trace.
-          var trial = transaction
-          do {
-            results.append(.success(try body(&trial)))
-            transaction = trial
-          } catch {
-            results.append(.failure(error))
-          }
-        }
-        return results
+        Self.run(bodies, on: &transaction)
       }
     } catch {
       for write in group { write.answer.resume(returning: .failure(error)) }
@@ -169,7 +195,7 @@ public final class GroupCommit<Section: SectionType, Value: Sendable>: Sendable 
       }
       return
     }
-    let version = await prepared.apply()
+    let version = offeringEachVersion ? await prepared.apply() : await prepared.applyCoalescing()
     for (write, result) in zip(group, results) {
       write.answer.resume(returning: result.map { (version, $0) })
     }

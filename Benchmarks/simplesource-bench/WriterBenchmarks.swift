@@ -1,0 +1,169 @@
+// Sustained writers: the cost per mutation against the list's size, and clients' edits beside the server's.
+
+import Foundation
+import SimpleSource
+
+/// `count` items in sections of 1,000 (one section below that).
+func benchSections(_ count: Int) -> [BenchSection] {
+  let perSection = min(count, 1_000)
+  return (0..<(count / perSection)).map { section in
+    Section(id: section, items: (0..<perSection).map { Item(id: section * perSection + $0) })
+  }
+}
+
+/// 100,000 `replaceItem` calls from 4 tasks with one subscriber that keeps up: milliseconds, batches the
+/// subscriber took, and catch-ups that fell back to a full diff.
+func sustainedReplaces(items count: Int) async -> (ms: Double, batches: Double, fullDiffs: Double) {
+  let tasks = 4
+  let perTask = 100_000 / tasks
+  guard let source = try? BasicDataSource(sections: benchSections(count)) else { fatalError("invalid data") }
+  let batches = await source.subscribe().batches
+  let consumer = Task { () -> Int in
+    var taken = 0
+    for await _ in batches { taken += 1 }
+    return taken
+  }
+  let start = ContinuousClock.now
+  await withTaskGroup(of: Void.self) { group in
+    for task in 0..<tasks {
+      group.addTask {
+        for index in 0..<perTask {
+          let id = (task * 7_919 + index * 31) % count
+          _ = try? await source.replaceItem(Item(id: id, version: task * perTask + index + 1))
+        }
+      }
+    }
+  }
+  await source.settled()
+  let ms = elapsedMS(since: start)
+  consumer.cancel()
+  let taken = await consumer.value
+  return (ms, Double(taken), Double(source.fullDiffCatchUps))
+}
+
+/// `throughput-100k-items`: sustained writes on 100,000 items against the same on 1,000, in one run.
+func sustainedThroughput(iterations: Int) async -> RuntimeResult {
+  var large: [Double] = []
+  var small: [Double] = []
+  var batches: [Double] = []
+  var fullDiffs: [Double] = []
+  for _ in 0..<iterations {
+    let baseline = await sustainedReplaces(items: 1_000)
+    let measured = await sustainedReplaces(items: 100_000)
+    small.append(baseline.ms)
+    large.append(measured.ms)
+    batches.append(measured.batches)
+    fullDiffs.append(measured.fullDiffs + baseline.fullDiffs)
+  }
+  let ms = median(large)
+  let floor = median(small)
+  return RuntimeResult(
+    name: "throughput-100k-items", ms: ms, floorMS: floor,
+    extra: ["vs_1k": ms / floor, "batches": median(batches), "full_diffs": fullDiffs.max() ?? 0],
+    note: "100,000 replaceItem calls from 4 tasks on 100,000 items; floor: the same on 1,000 items")
+}
+
+/// `client-edits`: 8 clients make 5,000 edits through a `WireService` whose writer groups them, while 2
+/// server tasks make 1,000 direct writes; against the same 6,000 writes made as direct transactions.
+func clientEdits(iterations: Int) async -> RuntimeResult {
+  let clients = 8
+  let editsPerClient = 625
+  let serverTasks = 2
+  let writesPerServerTask = 500
+  let count = 10_000
+  var ours: [Double] = []
+  var direct: [Double] = []
+  var ourBatches: [Double] = []
+  var directBatches: [Double] = []
+  var refusedCounts: [Double] = []
+
+  func counting(_ source: BasicDataSource<BenchSection>) async -> Task<Int, Never> {
+    let batches = await source.subscribe().batches
+    return Task {
+      var taken = 0
+      for await _ in batches { taken += 1 }
+      return taken
+    }
+  }
+
+  func serverWrites(_ source: BasicDataSource<BenchSection>, into group: inout TaskGroup<Void>) {
+    for task in 0..<serverTasks {
+      group.addTask {
+        for index in 0..<writesPerServerTask {
+          let id = 5_000 + (task * 2_003 + index * 17) % 5_000
+          _ = try? await source.replaceItem(Item(id: id, version: index + 1))
+        }
+      }
+    }
+  }
+
+  for _ in 0..<iterations {
+    // The baseline: every write a direct transaction.
+    guard let plain = try? BasicDataSource(sections: benchSections(count)) else { fatalError("invalid data") }
+    var counter = await counting(plain)
+    var start = ContinuousClock.now
+    await withTaskGroup(of: Void.self) { group in
+      for client in 0..<clients {
+        group.addTask {
+          for index in 0..<editsPerClient {
+            let id = (client * 611 + index * 7) % 5_000
+            _ = try? await plain.transaction { transaction in
+              try transaction.replaceItem(Item(id: id, version: index + 1))
+            }
+          }
+        }
+      }
+      serverWrites(plain, into: &group)
+    }
+    await plain.settled()
+    direct.append(elapsedMS(since: start))
+    counter.cancel()
+    directBatches.append(Double(await counter.value))
+
+    // Ours: the clients' edits through the service, beside the server's direct writes.
+    guard let source = try? BasicDataSource(sections: benchSections(count)) else {
+      fatalError("invalid data")
+    }
+    let service = WireService(source: source, stream: "bench", edits: .transactions(on: source))
+    let refused = Locked(0)
+    let sessions = (0..<clients).map { _ in
+      service.session(scope: NoScope()) { data in
+        // A client that only counts: an answer is confirmed or refused.
+        if data.range(of: Data("\"refused\"".utf8)) != nil { refused.withLock { $0 += 1 } }
+      }
+    }
+    counter = await counting(source)
+    start = ContinuousClock.now
+    await withTaskGroup(of: Void.self) { group in
+      for (client, session) in sessions.enumerated() {
+        group.addTask {
+          for index in 0..<editsPerClient {
+            let id = (client * 611 + index * 7) % 5_000
+            await session.receive(
+              .edit(
+                WireEdit(id: "c\(client)-\(index)", operations: [.replace(Item(id: id, version: index + 1))]))
+            )
+          }
+        }
+      }
+      serverWrites(source, into: &group)
+    }
+    await source.settled()
+    ours.append(elapsedMS(since: start))
+    counter.cancel()
+    ourBatches.append(Double(await counter.value))
+    for session in sessions { await session.close() }
+    refusedCounts.append(Double(refused.withLock { $0 }))
+  }
+  let ms = median(ours)
+  let floor = median(direct)
+  let batches = median(ourBatches)
+  return RuntimeResult(
+    name: "client-edits", ms: ms, floorMS: floor,
+    extra: [
+      "vs_direct": ms / floor, "batches": batches, "batches_vs_direct": batches / median(directBatches),
+      "refused": refusedCounts.max() ?? 0,
+    ],
+    note:
+      "8 clients' 5,000 edits through a WireService beside 2 tasks' 1,000 direct writes; floor: 6,000 direct")
+}
