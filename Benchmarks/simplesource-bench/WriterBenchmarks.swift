@@ -13,6 +13,7 @@ func benchSections(_ count: Int) -> [BenchSection] {
 
 /// 100,000 `replaceItem` calls from 4 tasks with one subscriber that keeps up: milliseconds, batches the
 /// subscriber took, and catch-ups that fell back to a full diff.
+@available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
 func sustainedReplaces(items count: Int) async -> (ms: Double, batches: Double, fullDiffs: Double) {
   let tasks = 4
   let perTask = 100_000 / tasks
@@ -42,6 +43,7 @@ func sustainedReplaces(items count: Int) async -> (ms: Double, batches: Double, 
 }
 
 /// `throughput-100k-items`: sustained writes on 100,000 items against the same on 1,000, in one run.
+@available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
 func sustainedThroughput(iterations: Int) async -> RuntimeResult {
   var large: [Double] = []
   var small: [Double] = []
@@ -65,6 +67,7 @@ func sustainedThroughput(iterations: Int) async -> RuntimeResult {
 
 /// `client-edits`: 8 clients make 5,000 edits through a `WireService` whose writer groups them, while 2
 /// server tasks make 1,000 direct writes; against the same 6,000 writes made as direct transactions.
+@available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
 func clientEdits(iterations: Int) async -> RuntimeResult {
   let clients = 8
   let editsPerClient = 625
