@@ -17,11 +17,10 @@ extension BasicDataSource {
   @inlinable
   @discardableResult
   public func setSections(_ sections: [Section]) async throws(Error) -> Int {
-    let turn = await takeTurn()
-    defer { endTurn(turn) }
-    try turn.check()
-    try replaceAll(store.snapshot, with: sections)
-    return pipeline.version
+    try await inTurn { () throws(Error) in
+      try replaceAll(store.snapshot, with: sections)
+      return pipeline.version
+    }
   }
 
   /// Appends sections at the end.

@@ -8,24 +8,19 @@ extension BasicDataSource {
   @discardableResult
   public func reorder(_ move: InteractiveMove<Section>) async throws(Error) -> Int {
     // Resolved in the write's turn: behind a prepared write, against the state it leaves.
-    let turn = await takeTurn()
-    defer { endTurn(turn) }
-    try turn.check()
-    var positions: [Item.ID: ItemPosition] = [:]
-    for id in [move.itemID, move.predecessor, move.successor].compactMap({ $0 }) {
-      positions[id] = try? store.position(ofItem: id)
-    }
-    let section = try? store.index(ofSection: move.destinationSectionID)
-    let (from, to) = try move.place(
-      from: positions[move.itemID], inSection: section,
-      itemCount: section.map { store.itemCount(inSection: $0) }
-    ) { positions[$0] }
-    return try applyNow { (store, refreshing) throws(Error) in
-      try Transaction.run(
-        { (transaction: inout Transaction<Section>) throws(Error) in
-          try transaction.moveItem(at: from, to: to)
-        },
-        on: &store, refreshing: &refreshing)
+    try await inTurn { () throws(Error) in
+      var positions: [Item.ID: ItemPosition] = [:]
+      for id in [move.itemID, move.predecessor, move.successor].compactMap({ $0 }) {
+        positions[id] = try? store.position(ofItem: id)
+      }
+      let section = try? store.index(ofSection: move.destinationSectionID)
+      let (from, to) = try move.place(
+        from: positions[move.itemID], inSection: section,
+        itemCount: section.map { store.itemCount(inSection: $0) }
+      ) { positions[$0] }
+      return try editNow { (transaction: inout Transaction<Section>) throws(Error) in
+        try transaction.moveItem(at: from, to: to)
+      }
     }
   }
 }

@@ -202,15 +202,14 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   public func update<Result: Sendable>(_ body: @Sendable (inout [Section]) -> Result) async throws(Error)
     -> Result
   {
-    let turn = await takeTurn()
-    defer { endTurn(turn) }
-    try turn.check()
-    // The arrays of an edited store are built once, here, and compared with below.
-    let current = store.snapshot
-    var sections = current.sections
-    let result = body(&sections)
-    try replaceAll(current, with: sections)
-    return result
+    try await inTurn { () throws(Error) in
+      // The arrays of an edited store are built once, here, and compared with below.
+      let current = store.snapshot
+      var sections = current.sections
+      let result = body(&sections)
+      try replaceAll(current, with: sections)
+      return result
+    }
   }
 
   /// Mutates the sections in place with a body that may throw; otherwise as the overload for a body that
@@ -224,15 +223,15 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   public func update<Result: Sendable>(_ body: @Sendable (inout [Section]) throws -> Result) async throws
     -> Result
   {
-    let turn = await takeTurn()
-    defer { endTurn(turn) }
-    try turn.check()
-    // The arrays of an edited store are built once, here, and compared with below.
-    let current = store.snapshot
-    var sections = current.sections
-    let result = try body(&sections)
-    try replaceAll(current, with: sections)
-    return result
+    try await inTurn { (refusal: DataSourceErrorCode?) throws in
+      if let refusal { throw Error(code: refusal) }
+      // The arrays of an edited store are built once, here, and compared with below.
+      let current = store.snapshot
+      var sections = current.sections
+      let result = try body(&sections)
+      try replaceAll(current, with: sections)
+      return result
+    }
   }
 
   /// Makes `sections` the state, validated, if they differ from `current` (the store's state, passed in
@@ -253,7 +252,14 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   @discardableResult
   func edit(_ change: @Sendable (inout Transaction<Section>) throws(Error) -> Bool) async throws(Error) -> Int
   {
-    try await apply { (store, refreshing) throws(Error) in
+    try await inTurn { () throws(Error) in try editNow(change) }
+  }
+
+  /// Runs one validated edit now, in a turn the caller holds; commits a new version if it changed
+  /// something.
+  @inlinable
+  func editNow(_ change: @Sendable (inout Transaction<Section>) throws(Error) -> Bool) throws(Error) -> Int {
+    try applyNow { (store, refreshing) throws(Error) in
       try Transaction.run(change, on: &store, refreshing: &refreshing)
     }
   }
@@ -266,10 +272,7 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
       @Sendable (_ store: inout SectionStore<Section>, _ refreshing: inout Set<Item.ID>) throws(Error)
       -> Bool
   ) async throws(Error) -> Int {
-    let turn = await takeTurn()
-    defer { endTurn(turn) }
-    try turn.check()
-    return try applyNow(change)
+    try await inTurn { () throws(Error) in try applyNow(change) }
   }
 
   /// Lets `change` edit the store in place now, in a turn the caller holds; commits a new version if it
@@ -343,12 +346,12 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   public func transaction<Result: Sendable, Failure: Swift.Error>(
     _ body: @Sendable (inout Transaction<Section>) throws(Failure) -> Result
   ) async throws(Failure) -> (version: Int, value: Result) {
-    let turn = await takeTurn()
-    defer { endTurn(turn) }
-    // A task cancelled while it waited for its turn makes nothing: every edit throws, so the body sees why.
-    var transaction = Transaction(store: store, refusal: turn.isCancelled ? .cancelled : nil)
-    let result = try body(&transaction)
-    return (finish(transaction), result)
+    try await inTurn { (refusal: DataSourceErrorCode?) throws(Failure) in
+      // A task cancelled while it waited for its turn makes nothing: every edit throws, so the body sees why.
+      var transaction = Transaction(store: store, refusal: refusal)
+      let result = try body(&transaction)
+      return (finish(transaction), result)
+    }
   }
 
   // MARK: - Turns
@@ -368,10 +371,28 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
       if case .cancelled = self { return true }
       return false
     }
+  }
 
-    /// - Throws: ``DataSourceErrorCode/cancelled`` for a write whose task was cancelled while it waited.
-    @inlinable
-    func check() throws(Error) { if isCancelled { throw Error(code: .cancelled) } }
+  /// Runs `body` in a direct write's turn (``takeTurn()``) and passes the source on after it. `refusal`
+  /// is ``DataSourceErrorCode/cancelled`` when the task was cancelled while it waited: `body` must then
+  /// make nothing.
+  @inlinable
+  func inTurn<Result, Failure: Swift.Error>(
+    _ body: (_ refusal: DataSourceErrorCode?) throws(Failure) -> Result
+  ) async throws(Failure) -> Result {
+    let turn = await takeTurn()
+    defer { endTurn(turn) }
+    return try body(turn.isCancelled ? .cancelled : nil)
+  }
+
+  /// Runs `body` in a direct write's turn, as the other overload does, or throws
+  /// ``DataSourceErrorCode/cancelled`` without running it when the task was cancelled while it waited.
+  @inlinable
+  func inTurn<Result>(_ body: () throws(Error) -> Result) async throws(Error) -> Result {
+    try await inTurn { (refusal: DataSourceErrorCode?) throws(Error) in
+      if let refusal { throw Error(code: refusal) }
+      return try body()
+    }
   }
 
   /// Waits for a direct write's turn: at once, without suspending, when no prepared write holds the

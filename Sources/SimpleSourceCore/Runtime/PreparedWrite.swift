@@ -60,16 +60,6 @@ public struct PreparedWrite<Section: SectionType, Result: Sendable>: ~Copyable, 
     await claim.applyIfHeld(base: base) ?? base
   }
 
-  /// Makes the write the source's next version at once, without waiting for ``base`` to be offered: the
-  /// publish loop may then offer it in one batch with the versions before it, as it does direct writes
-  /// (a group commit whose versions no other process follows).
-  /// - Returns: ``version``, or ``base`` when the write was abandoned first.
-  /// - Complexity: O(1) on the source.
-  @discardableResult
-  package consuming func applyCoalescing() async -> Int {
-    await claim.applyIfHeld(base: nil) ?? base
-  }
-
   /// Applies the write as ``apply()`` does, unless its ``releaser`` abandoned it first.
   /// - Returns: ``version``, or `nil` when the write was abandoned and nothing was made.
   /// - Complexity: as ``apply()``.
@@ -138,11 +128,11 @@ final class PreparedWriteClaim<Section: SectionType>: Sendable {
     }
   }
 
-  /// Applies the write if no one answered it yet, once `base` is offered when it is given; `nil` otherwise.
+  /// Applies the write if no one answered it yet; `nil` otherwise.
   @usableFromInline
-  func applyIfHeld(base: Int?) async -> Int? {
+  func applyIfHeld(base: Int) async -> Int? {
     guard settle() else { return nil }
-    if let base { await source.settled(through: base) }
+    await source.settled(through: base)
     return await source.applyPrepared(self)
   }
 

@@ -1,8 +1,8 @@
-// Group commit: prepared writes that arrive while one group commits form the next, with one storage commit.
+// Group commit: writes that arrive while one group commits form the next, with one storage commit.
 
-/// Commits the writes of many tasks to a ``BasicDataSource`` and your storage in groups: the writes that
-/// arrive while one group commits form the next group, which costs one prepare, one diff, one storage
-/// commit and one version, and each write is answered on its own.
+/// Commits the writes of many tasks to a ``BasicDataSource`` (and your storage) in groups: the writes that
+/// arrive while one group commits form the next group, which costs one transaction, one diff and one
+/// version (and one storage commit), and each write is answered on its own.
 ///
 /// A service whose every edit is a two-phase write (``BasicDataSource/prepare(from:_:)-(_,(Transaction<Section>)->Result)``)
 /// pays a storage commit and a published version per edit; under load, databases answer that with group
@@ -26,13 +26,15 @@
 ///   rest of its group go on as if it had not run), and refuses nothing else.
 /// - **Arrival order.** A group is every write that arrived while the group before it committed, in the
 ///   order they arrived; its bodies run in that order, each against the state the ones before it left.
-/// - **One version per group.** The group's writes are one prepared write: one batch from ``Group/base``
-///   to ``Group/version``, which your `commit` stores, then the source applies it. A group whose writes
-///   change nothing makes no version (G4): ``Group/batch`` is `nil`.
+/// - **One version per group.** Without a storage step a group is one transaction, coalesced into the
+///   source's batches as direct writes are. With one, it is one prepared write: one batch from
+///   ``Group/base`` to ``Group/version``, which your `commit` stores, then the source applies it, offered
+///   in a batch of its own (``PreparedWrite/apply()``), so that a client holding any version of your log
+///   resumes there. A group whose writes change nothing makes no version (G4): ``Group/batch`` is `nil`.
 /// - **All or nothing with your storage.** When `commit` throws, the group is abandoned: the source is left
 ///   as it was, and every write of the group whose body succeeded gets that error.
-/// - **In the source's one order.** A group is a prepared write, so direct writes and other prepared
-///   writes take their turns with it (see <doc:WritingThroughADatabase>).
+/// - **In the source's one order.** Direct writes and prepared writes take their turns with the groups
+///   (see <doc:WritingThroughADatabase>).
 /// - **Cancellation.** A write whose task is cancelled while it waits for its group throws
 ///   ``DataSourceErrorCode/cancelled`` and makes nothing; once its group is committing, it is answered
 ///   with the group's outcome.
@@ -41,7 +43,7 @@
 /// which ends when none waits.
 public final class GroupCommit<Section: SectionType, Value: Sendable>: Sendable {
   /// A write's body: edits made through the ``Transaction``, run on the source's actor.
-  public typealias Body = @Sendable (inout Transaction<Section>) throws -> Value
+  @usableFromInline typealias Body = @Sendable (inout Transaction<Section>) throws -> Value
 
   /// One group, as your storage commits it.
   public struct Group: Sendable {
@@ -66,7 +68,6 @@ public final class GroupCommit<Section: SectionType, Value: Sendable>: Sendable 
 
   @usableFromInline let source: BasicDataSource<Section>
   @usableFromInline let commit: (@Sendable (Group) async throws -> Void)?
-  @usableFromInline let offeringEachVersion: Bool
   // Guard map: `state` (the machine and the next id) is read and written only under its lock; the loop
   // task owns the committing group's writes and answers them; a continuation is resumed outside the lock.
   @usableFromInline let state: Locked<(machine: GroupCommitStateMachine<Submitted>, nextID: Int)>
@@ -78,17 +79,8 @@ public final class GroupCommit<Section: SectionType, Value: Sendable>: Sendable 
   ///     each write recorded in its result) in one transaction, or throw to abandon the group. Without
   ///     storage of your own, pass nothing: each group is then one transaction of the source, made in one
   ///     turn of its actor and coalesced into its batches as direct writes are.
-  ///   - offeringEachVersion: Whether each group's version is offered to subscribers in a batch of its
-  ///     own, as ``PreparedWrite/apply()`` does: what a source whose versions other processes follow from
-  ///     your storage's log needs, so that a client holding any logged version resumes there. `false`
-  ///     lets the source coalesce groups into its batches as it does direct writes: fewer batches and no
-  ///     wait between groups, for a source no other process follows.
-  public init(
-    _ source: BasicDataSource<Section>, offeringEachVersion: Bool = true,
-    commit: (@Sendable (Group) async throws -> Void)? = nil
-  ) {
+  public init(_ source: BasicDataSource<Section>, commit: (@Sendable (Group) async throws -> Void)? = nil) {
     self.source = source
-    self.offeringEachVersion = offeringEachVersion
     self.commit = commit
     state = Locked((GroupCommitStateMachine(), 0))
   }
@@ -102,7 +94,9 @@ public final class GroupCommit<Section: SectionType, Value: Sendable>: Sendable 
   ///   group (nothing of the group is made); ``DataSourceErrorCode/cancelled`` when the task was cancelled
   ///   while the write waited for its group.
   /// - Complexity: O(*k* log *n*) for *k* edits, as a transaction; the group's diff and commit are shared.
-  public func write(_ body: @escaping Body) async throws -> (version: Int, value: Value) {
+  public func write(_ body: @escaping @Sendable (inout Transaction<Section>) throws -> Value) async throws
+    -> (version: Int, value: Value)
+  {
     let id = state.withLock { state in
       state.nextID += 1
       return state.nextID
@@ -195,7 +189,7 @@ public final class GroupCommit<Section: SectionType, Value: Sendable>: Sendable 
       }
       return
     }
-    let version = offeringEachVersion ? await prepared.apply() : await prepared.applyCoalescing()
+    let version = await prepared.apply()
     for (write, result) in zip(group, results) {
       write.answer.resume(returning: result.map { (version, $0) })
     }

@@ -91,6 +91,33 @@ struct GroupCommitTests {
     #expect(await source.version == changing + 1)
   }
 
+  @Test(
+    "without a storage step, concurrent writes are answered each on its own and a refused one refuses nothing else"
+  )
+  func withoutStorage() async throws {
+    let source = try TestSource(sections: layout("A: a"))
+    let commits = GroupCommit<TestSection, String>(source)
+    let answers = await withTaskGroup(of: (String, Bool).self) { group in
+      for id in ["p", "q", "bad", "r"] {
+        group.addTask {
+          do {
+            _ = try await commits.write { transaction in
+              try transaction.appendItems([item(id)], toSection: "A")
+              if id == "bad" { throw Refused(id: id) }
+              return id
+            }
+            return (id, true)
+          } catch {
+            return (id, (error as? Refused) == nil)
+          }
+        }
+      }
+      return await group.reduce(into: [String: Bool]()) { $0[$1.0] = $1.1 }
+    }
+    #expect(answers == ["p": true, "q": true, "bad": false, "r": true])
+    #expect(await source.snapshot.sections.flatMap(\.items).map(\.id).sorted() == ["a", "p", "q", "r"])
+  }
+
   @Test("a group whose storage commit fails makes nothing; each write gets that error, or its own")
   func storageFailureAbandons() async throws {
     let source = try TestSource(sections: layout("A: a"))
