@@ -59,7 +59,7 @@ public enum WireOperation<Section: SectionType>: Sendable {
       }
     }
     switch self {
-    case .insert(let items, let place): return items.map(\.id) + anchor(place)
+    case .insert(let items, let place): return items.map { $0.id } + anchor(place)
     case .replace(let item): return [item.id]
     case .delete(let ids): return ids
     case .move(let id, let place): return [id] + anchor(place)

@@ -72,9 +72,13 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   nonisolated let wholeSourceEncodings: SharedEncodings
   /// Makes clients' edits; `nil` when clients may not write.
   nonisolated let writer: WireWriter<Section, Scope>?
-  /// The answers to the newest edits, by the scope that made them and their id, and those keys oldest first.
-  var answers: [EditKey: Task<Result<Int, WireError>, Never>] = [:]
+  /// The answers to the newest edits, by the scope that made them and their id; their keys in a ring whose
+  /// oldest is at `oldestAnswer`. An answer still being made is `nil`; the callers of the same edit
+  /// meanwhile wait in `awaiting`, which forgetting old answers never touches.
+  var answers: [EditKey: Result<Int, WireError>?] = [:]
   var answerOrder: [EditKey] = []
+  var oldestAnswer = 0
+  var awaiting: [EditKey: [CheckedContinuation<Result<Int, WireError>, Never>]] = [:]
   /// How many edits' answers are remembered.
   static var rememberedEdits: Int { 4_096 }
   /// The views sessions use, and the idle ones kept.
@@ -270,24 +274,44 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
 
   /// Makes `edit` for a client of `scope` with the writer, once per (scope, edit id): an id this scope had
   /// answered recently (or is making) gets that answer; the same id from another scope is another edit.
-  /// - Complexity: O(1) besides the writer; O(4,096) when the oldest remembered edit is forgotten.
+  /// - Complexity: O(1) besides the writer.
   func write(_ edit: WireEdit<Section>, scope: Scope) async -> Result<Int, WireError> {
     guard let writer else { return .failure(WireError(.editNotMade, "this server takes no edits")) }
     let key = EditKey(scope: scope, id: edit.id)
-    if let answer = answers[key] { return await answer.value }
+    switch answers[key] {
+    case .some(.some(let answer)): return answer
+    case .some(.none):
+      // Made by another call now (a resend that raced its first delivery): wait for that answer.
+      return await withCheckedContinuation { awaiting[key, default: []].append($0) }
+    case .none: break
+    }
+    answers[key] = .some(nil)
+    if answerOrder.count < Self.rememberedEdits {
+      answerOrder.append(key)
+    } else {
+      // A ring: the oldest key gives way to the newest.
+      answers[answerOrder[oldestAnswer]] = nil
+      answerOrder[oldestAnswer] = key
+      oldestAnswer = (oldestAnswer + 1) % Self.rememberedEdits
+    }
     var visible: @Sendable (Section.Item) -> Bool = { _ in true }
     if let rows { visible = rows(scope) }
-    let answer = Task { () -> Result<Int, WireError> in
-      do throws(WireError) {
-        return .success(try await writer.write(edit, scope, visible))
-      } catch {
-        return .failure(error)
-      }
+    // Made in this call, not a task of its own: an edit costs one hop to the writer and back.
+    let answer: Result<Int, WireError>
+    do throws(WireError) {
+      answer = .success(try await writer.write(edit, scope, visible))
+    } catch {
+      answer = .failure(error)
     }
-    answers[key] = answer
-    answerOrder.append(key)
-    if answerOrder.count > Self.rememberedEdits { answers[answerOrder.removeFirst()] = nil }
-    return await answer.value
+    if case .failure = answer, Task.isCancelled {
+      // The caller went away before its group took the edit: not made, so a resend must make it.
+      answers[key] = nil
+    } else if answers[key] != nil {
+      // Forgotten meanwhile (4,096 newer edits), the answer is not kept; its waiters still get it.
+      answers[key] = .some(answer)
+    }
+    for waiter in awaiting.removeValue(forKey: key) ?? [] { waiter.resume(returning: answer) }
+    return answer
   }
 
   /// A session stops using a view.

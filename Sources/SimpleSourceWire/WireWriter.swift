@@ -77,9 +77,11 @@ public struct WireWriter<Section: SectionType, Scope: Hashable & Sendable>: Send
     _ operation: WireOperation<Section>, in snapshot: Snapshot<Section>,
     visible: (Section.Item) -> Bool
   ) throws {
-    let inserted = Set(operation.writtenItems.lazy.map(\.id))
+    // Closures, not key paths: a key path in generic code is instantiated on every call.
+    var inserted: Set<Section.Item.ID> = []
+    if case .insert(let items, _) = operation { inserted = Set(items.lazy.map { $0.id }) }
     for id in operation.itemIDs {
-      if case .insert = operation, inserted.contains(id) { continue }
+      if inserted.contains(id) { continue }
       if let item = snapshot.item(withID: id), !visible(item) {
         throw DataSourceError<Section.ID, Section.Item.ID>(code: .unknownItemID, itemID: id)
       }

@@ -46,6 +46,23 @@ struct WireEditTests {
     }
   }
 
+  @Test("a confirmed answer written directly has the encoder's bytes; an id JSON escapes goes through it")
+  func confirmedBytes() throws {
+    let ids = ["c-1", "", "a b/c", "~}{", "é", "quote\"d", "back\\slash", "tab\t", "\u{7F}", "line\u{2028}"]
+    for id in ids {
+      for format in [2, 3] {
+        let coder = WireCoder(formatVersion: format)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.userInfo[WireMessageFormat.userInfoKey] = format
+        let message = WireMessage<TestSection>.confirmed(edit: id, version: 1_234)
+        #expect(coder.encode(message) == (try encoder.encode(message)), "\(id), format \(format)")
+        let direct = coder.confirmed(edit: id, version: 1_234, format: WireMessage<TestSection>.formatName)
+        #expect((direct == nil) == (id.utf8.contains { $0 < 0x20 || $0 >= 0x7F || $0 == 0x22 || $0 == 0x5C }))
+      }
+    }
+  }
+
   @Test("each operation makes the Transaction edit it names, and refuses bad input with the source's error")
   func operationsApply() throws {
     let start = snapshot("A: a b c | B: d")
@@ -131,6 +148,50 @@ struct WireEditTests {
       answers.withLock { $0.last ?? "" }.contains(#""code":"editNotMade""#), "a service without a writer")
     await session.close()
     await other.close()
+  }
+
+  @Test(
+    "resends that arrive while their edit is being made wait for its one answer; a cancelled caller's is not kept"
+  )
+  func resendsWhileMaking() async throws {
+    let calls = Locked(0)
+    let (entered, enteredSignal) = AsyncStream<Void>.makeStream()
+    let (gate, opening) = AsyncStream<Void>.makeStream()
+    let writer = WireWriter<TestSection, NoScope> { _, _, _ throws(WireError) in
+      let call = calls.withLock { calls in
+        calls += 1
+        return calls
+      }
+      enteredSignal.yield()
+      for await _ in gate { break }
+      if Task.isCancelled { throw WireError(.editNotMade, "cancelled") }
+      return 40 + call
+    }
+    let source = try BasicDataSource(sections: layout("A: a"))
+    let service = WireService(source: source, stream: "s", edits: writer)
+    let edit = WireEdit<TestSection>(id: "c-1", operations: [.delete(["a"])])
+    var arrivals = entered.makeAsyncIterator()
+    let answers = await withTaskGroup(of: Result<Int, WireError>.self) { group in
+      group.addTask { await service.write(edit, scope: NoScope()) }
+      await arrivals.next()  // the first delivery is being made
+      for _ in 0..<4 { group.addTask { await service.write(edit, scope: NoScope()) } }
+      opening.yield()
+      return await group.reduce(into: []) { $0.append($1) }
+    }
+    #expect(calls.withLock { $0 } == 1)
+    #expect(answers.count == 5 && answers.allSatisfy { (try? $0.get()) == 41 }, "\(answers)")
+
+    // A caller cancelled before its edit was made: its failure is not remembered, and a resend makes it.
+    let other = WireEdit<TestSection>(id: "c-2", operations: [.delete(["a"])])
+    let cancelled = Task { await service.write(other, scope: NoScope()) }
+    await arrivals.next()
+    cancelled.cancel()
+    opening.yield()
+    await #expect(throws: WireError.self) { try await cancelled.value.get() }
+    let resent = Task { await service.write(other, scope: NoScope()) }
+    await arrivals.next()
+    opening.yield()
+    #expect((try? await resent.value.get()) == 43)
   }
 
   @Test(
