@@ -2,18 +2,34 @@
 
 package import Foundation
 
-/// How ``FileReplicaStore`` writes records: each is its length, a CRC-32 of its bytes, then the bytes.
+/// How ``FileReplicaStore`` writes records: each is its length, a CRC-32 of its bytes, a CRC-32 of those
+/// eight bytes, then the bytes.
 ///
-/// A file of frames read back tells three things apart: whole records; a torn tail (the last write was cut
-/// short by a crash: a prefix of a frame, or a last frame whose checksum fails), which is dropped; and
-/// damage (a failing frame with more data after it), which is an error.
+/// A file of frames read back tells three things apart:
+/// - **whole records**;
+/// - **a torn tail**, which is dropped: what a crash leaves of the last write, a prefix of its frame (a
+///   header cut short, or a checked header whose record runs past the end), possibly followed by zero
+///   bytes where the file grew but its blocks were not written;
+/// - **damage**, an error: anything else, such as a header that fails its check (a flipped bit in a
+///   length can never pass for a torn tail and hide the records after it), or a whole record that fails
+///   its checksum and does not end in zeros.
+///
+/// Payloads must not end with a zero byte (the store's records are JSON), so that a changed record is
+/// never read as an unwritten one.
 package enum ReplicaFrames {
-  /// The bytes of one frame: 4 bytes of length and 4 of CRC-32, little-endian, then `payload`.
+  /// The size of a frame's header: the length, the payload's CRC-32 and the header's own.
+  package static var headerSize: Int { 12 }
+
+  /// The bytes of one frame: 4 bytes of length, 4 of the payload's CRC-32 and 4 of the CRC-32 of those 8,
+  /// little-endian, then `payload`.
+  /// - Precondition: `payload` does not end with a zero byte.
   /// - Complexity: O(*m*) for *m* payload bytes.
   package static func frame(_ payload: Data) -> Data {
-    var bytes = Data(capacity: payload.count + 8)
+    precondition(payload.last != 0, "SimpleSource: a replica record must not end with a zero byte")
+    var bytes = Data(capacity: payload.count + headerSize)
     appendLittleEndian(UInt32(payload.count), to: &bytes)
     appendLittleEndian(crc32(payload), to: &bytes)
+    appendLittleEndian(crc32(bytes), to: &bytes)
     bytes.append(payload)
     return bytes
   }
@@ -30,33 +46,36 @@ package enum ReplicaFrames {
 
   /// Why a file of frames cannot be read.
   package enum Damage: Error, Equatable {
-    /// The frame at `offset` fails its checksum or overruns the file, and records follow it.
+    /// The frame at `offset` fails its header's check, or its record fails its checksum and is not the
+    /// unwritten end of the file.
     case damaged(offset: Int)
   }
 
   /// Reads every frame of `data`.
-  /// - Throws: ``Damage`` when a frame other than the last is broken.
+  /// - Throws: ``Damage`` when a frame is broken in a way no crash leaves.
   /// - Complexity: O(*b*) for *b* bytes.
   package static func read(_ data: Data) throws(Damage) -> Read {
     var records: [Data] = []
     var offset = data.startIndex
     let end = data.endIndex
+    func torn() -> Read { Read(records: records, validLength: offset - data.startIndex, tornTail: true) }
+    /// Whether every byte from `index` to the end is zero: blocks the file system never wrote.
+    func unwritten(from index: Int) -> Bool { data[index..<end].allSatisfy { $0 == 0 } }
     while offset < end {
-      guard end - offset >= 8 else {
-        return Read(records: records, validLength: offset - data.startIndex, tornTail: true)
-      }
+      guard end - offset >= headerSize else { return torn() }
       let length = Int(readLittleEndian(data, at: offset))
       let checksum = readLittleEndian(data, at: offset + 4)
-      let start = offset + 8
-      guard end - start >= length else {
-        return Read(records: records, validLength: offset - data.startIndex, tornTail: true)
+      guard crc32(data[offset..<offset + 8]) == readLittleEndian(data, at: offset + 8) else {
+        // A header written in part: its last byte and all after it unwritten.
+        if unwritten(from: offset + headerSize - 1) { return torn() }
+        throw .damaged(offset: offset - data.startIndex)
       }
+      let start = offset + headerSize
+      // The header checks: the length is the one written, and a record past the end was cut short.
+      guard end - start >= length else { return torn() }
       let payload = data[start..<start + length]
       guard crc32(payload) == checksum else {
-        // A crash leaves a prefix of the last write; a failing frame with records after it is damage.
-        if start + length == end {
-          return Read(records: records, validLength: offset - data.startIndex, tornTail: true)
-        }
+        if length > 0, unwritten(from: start + length - 1) { return torn() }
         throw .damaged(offset: offset - data.startIndex)
       }
       records.append(Data(payload))

@@ -97,6 +97,46 @@ struct ReplicaStoreTests {
       "Replica store: the journal cut at each of \(cuts) bytes loaded the state before or after its record")
   }
 
+  @Test("every bit flipped in either file is damage, never an older state; a tail of zeros is a torn write")
+  func bitFlipsAndUnwrittenTails() throws {
+    let folder = ReplicaFolder()
+    let (states, lengths) = try journalled(in: folder)
+    let whole = try #require(states.last).kept
+    var flips = 0
+    let files = [try Data(contentsOf: folder.state), try Data(contentsOf: folder.journal)]
+    let copy = try folder.copy()
+    for (index, file) in [copy.state, copy.journal].enumerated() {
+      // The README's run flips one bit of each byte (a different one from byte to byte); CI flips all 8.
+      let environment = ProcessInfo.processInfo.environment
+      let bitsPerByte = environment["SIMPLESOURCE_REPLICA_BITS"].flatMap(Int.init) ?? 1
+      for bit in 0..<files[index].count * 8 where (bit % 8 - bit / 8 % 8 + 8) % 8 < bitsPerByte {
+        var flipped = files
+        flipped[index][bit / 8] ^= 1 << UInt8(bit % 8)
+        try flipped[0].write(to: copy.state)
+        try flipped[1].write(to: copy.journal)
+        // Damage, or (were a bit not covered) the whole state: never a state with records missing.
+        do {
+          let loaded = try replayed(copy.store())?.kept
+          #expect(loaded == whole, "\(file.lastPathComponent) bit \(bit) loaded another state")
+        } catch let error as ReplicaStoreError {
+          #expect(error.reason == .damaged || error.reason == .newerFormat, "\(error)")
+        }
+        flips += 1
+      }
+    }
+    // A power loss may leave the file longer than what was written, the rest zeros: a torn write.
+    for record in 1..<lengths.count {
+      for cut in [lengths[record] - 1, lengths[record] - ReplicaFrames.headerSize, lengths[record - 1] + 3] {
+        let copy = try folder.copy()
+        var bytes = try Data(contentsOf: copy.journal).prefix(cut)
+        bytes.append(Data(count: 4_096))
+        try bytes.write(to: copy.journal)
+        #expect(try replayed(copy.store())?.kept == states[record - 1].kept, "cut at \(cut), then zeros")
+      }
+    }
+    print("Replica store: each of \(flips) single-bit flips read as damage, none as an older state")
+  }
+
   @Test("a compaction cut at every byte, or between its renames, loads the old state or the new one")
   func compactionCutAtEveryByte() throws {
     let folder = ReplicaFolder()
@@ -153,7 +193,7 @@ struct ReplicaStoreTests {
     // A newer format.
     let newer = ReplicaFolder()
     try FileManager.default.createDirectory(at: newer.url, withIntermediateDirectories: true)
-    try ReplicaFrames.frame(Data(#"{"format":2,"generation":1}"#.utf8)).write(to: newer.state)
+    try ReplicaFrames.frame(Data(#"{"format":3,"generation":1}"#.utf8)).write(to: newer.state)
     #expect {
       try newer.store().load()
     } throws: { ($0 as? ReplicaStoreError)?.reason == .newerFormat }
