@@ -13,7 +13,8 @@ public import SimpleSourceCore
 
 /// A ``ReplicaStore`` in a folder: `state` holds the base state, `journal` the messages since.
 ///
-/// Both files are sequences of checksummed records (a length, a CRC-32 and the bytes). What a crash leaves:
+/// Both files are sequences of checksummed records (a length, a CRC-32 of the bytes, a CRC-32 of those two,
+/// then the bytes). What a crash leaves:
 /// - **During an append** (a batch, an edit, an answer): the journal ends with a torn record, which
 ///   ``load()`` drops: the replica starts from the state before that message. The next append cuts the
 ///   torn bytes first.
@@ -25,13 +26,14 @@ public import SimpleSourceCore
 /// When writes reach the disk (``Sync``): a compaction is always flushed (`fsync` of the file, then of
 /// the folder after each rename). An append is flushed too with ``Sync/everyRecord`` (the default): a
 /// message appended survives a power loss. With ``Sync/compactions`` it survives the process crashing,
-/// not always the machine: a power loss may lose the newest appends, never the order or the checks.
+/// not always the machine: a power loss may lose the newest appends, never the order or the checks, and
+/// the store says so (``forgetsAppends``), so that a replica starts a new epoch of edit ids.
 ///
 /// A store belongs to one replica at a time: give each ``RemoteDataSource`` a folder of its own (the source
 /// calls the store from its actor, one call at a time).
 ///
-/// A damaged file (a record in the middle that fails its checksum), a newer format, or a file of another
-/// section type is a ``ReplicaStoreError``; ``RemoteDataSource`` then starts from nothing and compacts an
+/// A damaged file (a header that fails its check, a whole record that fails its checksum), a newer format,
+/// or a file of another section type is a ``ReplicaStoreError``; ``RemoteDataSource`` then starts from nothing and compacts an
 /// empty state over it.
 public final class FileReplicaStore<Section: SectionType>: ReplicaStore, Sendable
 where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item.ID: Codable {
@@ -51,8 +53,11 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   /// The journal's size below which an append never asks for a compaction.
   public let compactingAfter: Int
 
+  /// Whether a power loss may take appends: with ``Sync/compactions``.
+  public var forgetsAppends: Bool { sync == .compactions }
+
   /// The format number this build writes and the newest it reads.
-  package static var format: Int { 1 }
+  package static var format: Int { 2 }
 
   /// What the store knows of its files once read: the generation of the state, and where the journal's
   /// next record goes.
@@ -96,6 +101,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     var generation: Int
     var clientID: String
     var editsMade: Int
+    var epoch: String?
     var query: WireQueryRequest?
     var stream: String?
     var version: Int?
@@ -138,7 +144,8 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
           .damaged, "the state file holds \(read.records.count) records, not \(expected)")
       }
       var kept = ReplicaState<Section>(clientID: header.clientID, query: header.query)
-      (kept.editsMade, kept.stream, kept.version) = (header.editsMade, header.stream, header.version)
+      (kept.editsMade, kept.epoch) = (header.editsMade, header.epoch)
+      (kept.stream, kept.version) = (header.stream, header.version)
       var next = 1
       var shells: [Section] = []
       var chunks: [(section: Int, bytes: Data)] = []
@@ -279,7 +286,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     let sections = state.snapshot.sections
     let stateHeader = StateHeader(
       format: Self.format, generation: next, clientID: state.clientID, editsMade: state.editsMade,
-      query: state.query, stream: state.stream, version: state.version,
+      epoch: state.epoch, query: state.query, stream: state.stream, version: state.version,
       itemCounts: sections.map(\.items.count), chunkSize: Self.chunkSize,
       pendingEdits: state.pendingEdits.count)
     var bytes = Data()

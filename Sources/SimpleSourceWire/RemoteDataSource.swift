@@ -72,6 +72,8 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   /// The number of the last connection, and of the last edit made.
   var connections = 0
   @usableFromInline var editsMade: Int
+  /// The epoch of its edit ids (``ReplicaState/epoch``): new at each start that may have forgotten edits.
+  @usableFromInline let epoch: String?
 
   /// The number of edits made and not answered yet.
   public var pendingEditCount: Int { pending.entries.count }
@@ -96,7 +98,9 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   ///   - query: The query of the sender to follow, named in every ``subscribeRequest``; `nil` follows
   ///     the whole stream.
   ///   - clientID: The prefix of its edit ids; a new one by default. A store keeps the first one used
-  ///     with it, which wins over this one.
+  ///     with it, which wins over this one. A start with nothing kept, or from a store that may forget
+  ///     appends, also takes a new ``ReplicaState/epoch``, so that a stable id (a device's) never
+  ///     names an edit made before with the same number.
   ///   - store: Where to keep the replica. A store that cannot be read (``ReplicaStoreError``), or that
   ///     holds another query, is cleared: the source starts from nothing and ``storeError`` says why.
   /// - Complexity: O(size of the store) to load it, once.
@@ -113,6 +117,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     state = restored.state
     pending = restored.pending
     editsMade = restored.kept.editsMade
+    epoch = restored.kept.epoch
     broadcaster = Broadcaster(snapshot: restored.shown, version: restored.kept.version ?? 0, history: history)
     held = restored.kept.snapshot
     apply = { (batch, held, version) throws(WireError) in try batch.update(from: held, at: version) }
@@ -149,7 +154,10 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   private static func load(_ store: (any ReplicaStore<Section>)?, query: WireQueryRequest?, clientID: String)
     -> (ReplicaState<Section>, ReplicaStoreError?)
   {
-    let fresh = ReplicaState<Section>(clientID: clientID, query: query)
+    // Nothing kept: the numbers count from 0 again, under an epoch of their own (an app-given client id
+    // may have made edits with them before, in a store since lost or in memory).
+    var fresh = ReplicaState<Section>(clientID: clientID, query: query)
+    fresh.epoch = ReplicaState<Section>.newEpoch()
     guard let store else { return (fresh, nil) }
     do throws(ReplicaStoreError) {
       let (base, journal) = try store.load()
@@ -165,6 +173,10 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
         )
       }
       for message in journal { try kept.replay(message) }
+      // A power loss may have taken edits this replica sent (and the sender made): their numbers come
+      // again, so they get a new epoch. Random at every such start, it needs no flush: an epoch the store
+      // forgets is replaced by another at the next start, never counted again.
+      if store.forgetsAppends { kept.epoch = ReplicaState<Section>.newEpoch() }
       return (kept, nil)
     } catch {
       try? store.compact(fresh)
@@ -175,7 +187,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   /// What the source keeps in its store: the state held and the edits pending.
   var replicaState: ReplicaState<Section> {
     var kept = ReplicaState<Section>(clientID: clientID, query: query)
-    (kept.editsMade, kept.stream, kept.version) = (editsMade, stream, remoteVersion)
+    (kept.editsMade, kept.epoch, kept.stream, kept.version) = (editsMade, epoch, stream, remoteVersion)
     (kept.snapshot, kept.pendingEdits) = (held, pending.edits)
     return kept
   }
@@ -303,7 +315,8 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   /// - Complexity: O((*k* + *p*) log *n*) to show it, for *k* ids it names and *p* ids of other pending
   ///   edits; while edits are pending, each batch from the sender costs that much more to rebase.
   public func submit(_ operations: [WireOperation<Section>]) throws(WireError) -> String {
-    let edit = WireEdit(id: "\(clientID)-\(editsMade + 1)", operations: operations, base: state.remoteVersion)
+    let id = ReplicaState<Section>.editID(client: clientID, epoch: epoch, number: editsMade + 1)
+    let edit = WireEdit(id: id, operations: operations, base: state.remoteVersion)
     let shown: Snapshot<Section>
     do {
       shown = try broadcaster.snapshot.applying {

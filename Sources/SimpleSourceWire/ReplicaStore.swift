@@ -11,6 +11,10 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   public var clientID: String
   /// The number of edits the replica has made: the next edit id follows it.
   public var editsMade: Int
+  /// The epoch of the replica's edit ids, `nil` for none: a random name a replica takes whenever it starts
+  /// from something that may have forgotten edits it sent (nothing kept, a store that was damaged or may
+  /// lose appends), so that a number it counts again never names an edit the sender already answered.
+  public var epoch: String?
   /// The query followed, `nil` for the whole stream.
   public var query: WireQueryRequest?
   /// The stream held, `nil` before the first reset.
@@ -29,6 +33,18 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     editsMade = 0
     snapshot = Snapshot()
     pendingEdits = []
+  }
+
+  /// The id of the edit numbered `number` of `client` in `epoch`: `client-number`, or `client.epoch-number`.
+  /// - Complexity: O(1).
+  package static func editID(client: String, epoch: String?, number: Int) -> String {
+    guard let epoch else { return "\(client)-\(number)" }
+    return "\(client).\(epoch)-\(number)"
+  }
+
+  /// A new epoch's name: 48 random bits, in hexadecimal.
+  package static func newEpoch() -> String {
+    String(UInt64.random(in: 0..<(1 << 48)), radix: 16)
   }
 
   /// Takes one journalled message into the state: a reset replaces it, a batch advances it, an edit
@@ -88,6 +104,16 @@ public protocol ReplicaStore<Section>: Sendable {
   /// Replaces everything kept by `state`, all at once: after a crash at any moment, ``load()`` reads
   /// either what was kept before or `state`.
   func compact(_ state: ReplicaState<Section>) throws(ReplicaStoreError)
+
+  /// Whether a power loss may take appends that had returned (a store that does not flush each one). A
+  /// replica that starts from such a store begins a new ``ReplicaState/epoch``, so that an edit whose
+  /// record was lost is never confused with a new one. `false` by default.
+  var forgetsAppends: Bool { get }
+}
+
+extension ReplicaStore {
+  /// A store keeps every append that returned: `false`.
+  public var forgetsAppends: Bool { false }
 }
 
 /// Why a replica's store could not be read or written. A ``RemoteDataSource`` that meets one when it

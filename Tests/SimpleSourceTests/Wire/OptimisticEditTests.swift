@@ -26,11 +26,57 @@ extension RemoteDataSource where Section == TestSection {
   }
 }
 
+/// A replica store whose unflushed appends a power loss takes: it tracks how much of the journal reached
+/// the disk (all of it after a compaction; after an append, all of it only when appends are flushed), and
+/// ``losePower(keeping:)`` cuts the journal back to a point after that, with zeros where the file grew.
+final class PowerLossStore<Section: SectionType>: ReplicaStore, Sendable
+where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item.ID: Codable {
+  let store: FileReplicaStore<Section>
+  /// The journal's length known to be on the disk.
+  let flushed = Locked(0)
+
+  init(_ store: FileReplicaStore<Section>) { self.store = store }
+
+  var journal: URL { store.directory.appendingPathComponent("journal") }
+  var journalLength: Int {
+    ((try? FileManager.default.attributesOfItem(atPath: journal.path))?[.size] as? Int) ?? 0
+  }
+  var forgetsAppends: Bool { store.forgetsAppends }
+
+  func load() throws(ReplicaStoreError) -> (state: ReplicaState<Section>?, journal: [WireMessage<Section>]) {
+    let loaded = try store.load()
+    flushed.withLock { $0 = journalLength }
+    return loaded
+  }
+
+  func append(_ message: WireMessage<Section>) throws(ReplicaStoreError) -> Bool {
+    let compacts = try store.append(message)
+    if !store.forgetsAppends { flushed.withLock { $0 = journalLength } }
+    return compacts
+  }
+
+  func compact(_ state: ReplicaState<Section>) throws(ReplicaStoreError) {
+    try store.compact(state)
+    flushed.withLock { $0 = journalLength }
+  }
+
+  /// Cuts the journal to a length between what was flushed and what was written, chosen by `choice`,
+  /// and every third time pads it with zeros.
+  func losePower(keeping choice: Int) {
+    let (written, kept) = (journalLength, flushed.withLock { $0 })
+    guard written > kept, let handle = try? FileHandle(forWritingTo: journal) else { return }
+    defer { try? handle.close() }
+    let cut = kept + choice % (written - kept + 1)
+    try? handle.truncate(atOffset: UInt64(cut))
+    if choice % 3 == 0 { try? handle.write(contentsOf: Data(count: 512)) }
+  }
+}
+
 /// One server (a BasicDataSource behind a WireService that takes edits), clients following it through
 /// queues the test delivers by hand, and another writer.
 final class EditingWorld: Sendable {
   enum Step: Int, CaseIterable, CustomStringConvertible {
-    case clientEdit, otherWriter, deliverUp, deliverDown, reconnect, restart
+    case clientEdit, otherWriter, deliverUp, deliverDown, reconnect, restart, powerLoss, cleanStart
     var description: String {
       switch self {
       case .clientEdit: "edit"
@@ -39,6 +85,8 @@ final class EditingWorld: Sendable {
       case .deliverDown: "down"
       case .reconnect: "reconnect"
       case .restart: "restart"
+      case .powerLoss: "power loss"
+      case .cleanStart: "clean start"
       }
     }
   }
@@ -54,15 +102,21 @@ final class EditingWorld: Sendable {
     let down = Locked<[Data]>([])
     let session: Locked<WireSession<TestSection, NoScope>?> = Locked(nil)
     let submitted = Locked<[String]>([])
+    /// The store of the current source, which a power loss cuts.
+    let store = Locked<PowerLossStore<TestSection>?>(nil)
 
     init(remote: RemoteDataSource<TestSection>, recorder: BatchRecorder<TestSection>, folder: URL) {
       current = Locked((remote, recorder))
       self.folder = folder
     }
 
-    static func store(in folder: URL) -> FileReplicaStore<TestSection> {
+    /// A store in `folder`, kept as the one a power loss cuts.
+    func newStore() -> PowerLossStore<TestSection> {
       // Compacted whenever the journal outgrows the state: most steps compact.
-      FileReplicaStore(directory: folder, sync: .compactions, compactingAfter: 0)
+      let store = PowerLossStore(
+        FileReplicaStore<TestSection>(directory: folder, sync: .compactions, compactingAfter: 0))
+      self.store.withLock { $0 = store }
+      return store
     }
   }
 
@@ -116,10 +170,14 @@ final class EditingWorld: Sendable {
     for index in 0..<count {
       let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
         "replica-\(UUID().uuidString)")
+      let placeholder = RemoteDataSource<TestSection>()
+      let client = Client(
+        remote: placeholder, recorder: await BatchRecorder(await placeholder.subscribe()), folder: folder)
       let remote = RemoteDataSource<TestSection>(
-        clientID: "c\(index)", store: stores ? Client.store(in: folder) : nil)
+        clientID: "c\(index)", store: stores ? client.newStore() : nil)
       let recorder = await BatchRecorder(await remote.subscribe(), refreshStyle: .reconfigure)
-      clients.append(Client(remote: remote, recorder: recorder, folder: folder))
+      client.current.withLock { $0 = (remote, recorder) }
+      clients.append(client)
     }
     let world = EditingWorld(source: source, service: service, clients: clients, made: made, refused: refused)
     for client in clients { await world.connect(client) }
@@ -160,7 +218,11 @@ final class EditingWorld: Sendable {
       }
       if let id = try? await client.remote.submit(operations) {
         client.submitted.withLock { $0.append(id) }
-        everSubmitted.withLock { _ = $0.insert(id) }
+        // A number counted again after a restart must not name an edit made before: the server would
+        // answer the new edit with the old one's answer, and never make it.
+        guard everSubmitted.withLock({ $0.insert(id).inserted }) else {
+          throw ExplorationFailure(description: "the edit id \(id) was used for a second edit")
+        }
       }
     case .otherWriter:
       let items = (await source.snapshot).sections.flatMap(\.items)
@@ -196,24 +258,44 @@ final class EditingWorld: Sendable {
       client.up.withLock { $0 = [] }
       client.down.withLock { $0 = [] }
       await connect(client)
-    case .restart:
+    case .restart, .powerLoss, .cleanStart:
       // The client's process ends without a word: its connection drops with what was in flight, and a new
-      // source starts from the store (another client id offered: the store's wins).
+      // source starts from the store (another client id offered: the store's wins). A power loss first
+      // takes what the store had not flushed; a clean start finds no store, and is offered its old id.
       if let session = client.session.withLock({ $0 }) { await session.close() }
       client.up.withLock { $0 = [] }
       client.down.withLock { $0 = [] }
+      let before = await client.remote.pending.entries.map(\.id)
+      if step == .powerLoss { client.store.withLock { $0 }?.losePower(keeping: next()) }
+      if step == .cleanStart { try? FileManager.default.removeItem(at: client.folder) }
       let remote = RemoteDataSource<TestSection>(
-        clientID: "new-\(next())", store: Client.store(in: client.folder))
+        clientID: step == .cleanStart ? "c\(index)" : "new-\(next())", store: client.newStore())
       if let error = await remote.storeError { throw ExplorationFailure(description: "restarting: \(error)") }
+      // What the store forgot of the pending edits, and the server never got, is forgotten: allowed for
+      // an edit never sent (its client saw it pending, never confirmed).
+      let kept = Set(await remote.pending.entries.map(\.id))
+      let answered = Set(made.withLock { $0 }).union(refused.withLock { $0 })
+      let forgotten = before.filter { !kept.contains($0) && !answered.contains($0) }
+      everSubmitted.withLock { $0.subtract(forgotten) }
       let recorder = await BatchRecorder(await remote.subscribe(), refreshStyle: .reconfigure)
       client.current.withLock { $0 = (remote, recorder) }
       // Edits answered before the end were answered; the pending ones are sent again and must be.
       let pending = await remote.pending.entries.map(\.id)
       client.submitted.withLock { $0 = pending }
       await connect(client)
+      // The client comes back before its next event: it holds the server's state again (a clean start
+      // holds nothing until then), so the next edit is one it can make.
+      if step != .restart { try await comeBack(index) }
     }
     let violations = await client.remote.pendingViolations()
     if !violations.isEmpty { throw ExplorationFailure(description: "\(violations)") }
+  }
+
+  /// Delivers the client's messages, then the server's answers to them.
+  func comeBack(_ index: Int) async throws {
+    try await perform(.deliverUp, client: index)
+    if let session = clients[index].session.withLock({ $0 }) { await session.settled() }
+    while !clients[index].down.withLock({ $0.isEmpty }) { try await perform(.deliverDown, client: index) }
   }
 
   /// Delivers everything both ways until nothing is left, then checks every promise.
@@ -309,17 +391,32 @@ struct OptimisticEditTests {
     print("Optimistic edits: \(sequences) orderings of \(Self.depth + 1) events with restarts converged")
   }
 
+  /// Every sequence of edits, deliveries both ways, power losses (the store under `Sync.compactions` loses
+  /// what it had not flushed, cut at any point after it) and clean starts (the store gone, the client
+  /// offered its old id), to ``depth`` - 1: no edit id names two edits (the server would confirm the second
+  /// with the first's answer and never make it), and every edit the store kept or the server got ends made
+  /// once or refused.
+  @Test("every ordering of edits, answers, power losses and clean starts: no edit confirmed but not made")
+  func everyOrderingWithPowerLoss() async throws {
+    let sequences = try await explore(
+      [.clientEdit, .deliverUp, .deliverDown, .powerLoss, .cleanStart], depth: Self.depth - 1)
+    print("Optimistic edits: \(sequences) orderings of \(Self.depth - 1) events with power losses converged")
+  }
+
   /// Runs every sequence of `steps` of length `depth` on a new world with one client, then settles and
   /// checks it; returns the number of sequences.
   func explore(_ steps: [EditingWorld.Step], depth: Int) async throws -> Int {
     // Stores only where a step restarts from one: they cost a file system's writes at every step.
-    let stores = steps.contains(.restart)
+    let stores = steps.contains(.restart) || steps.contains(.powerLoss) || steps.contains(.cleanStart)
     var sequences = 0
     var sequence = [Int](repeating: 0, count: depth)
     repeat {
       let world = try await EditingWorld.make(clients: 1, stores: stores)
       let trace = sequence.map { steps[$0] }
       do {
+        // Power losses start from a client that holds the server's state: the interesting sequences (an
+        // edit made, the power lost, an edit counted again) fit in the depth.
+        if steps.contains(.powerLoss) { try await world.comeBack(0) }
         for step in trace { try await world.perform(step) }
         try await world.settleAndCheck()
       } catch {

@@ -63,21 +63,21 @@ struct ReplicaKillTests {
       say(messagePrefix + String(decoding: WireCoder().encode(message), as: UTF8.self))
     }
     var input = lines(of: FileHandle.standardInput).makeAsyncIterator()
-    if environment["SIMPLESOURCE_REPLICA_AGAIN"] == nil {
+    if let id = environment["SIMPLESOURCE_REPLICA_AGAIN"] {
+      #expect(await remote.pendingEditCount == 1)
+      async let answer = remote.answer(to: id)
+      while let line = await input.next() {
+        try await remote.receive(Data(line.utf8))
+        if await remote.pendingEditCount == 0 { break }
+      }
+      say(answerPrefix + String(try await answer))
+    } else {
       while await remote.remoteVersion == nil, let line = await input.next() {
         try await remote.receive(Data(line.utf8))
       }
       let id = try await remote.submit([.delete(["a"])])
       say(editPrefix + id)
       while await input.next() != nil {}  // until killed
-    } else {
-      #expect(await remote.pendingEditCount == 1)
-      async let answer = remote.answer(to: "child-1")
-      while let line = await input.next() {
-        try await remote.receive(Data(line.utf8))
-        if await remote.pendingEditCount == 0 { break }
-      }
-      say(answerPrefix + String(try await answer))
     }
   }
 
@@ -98,7 +98,7 @@ struct ReplicaKillTests {
     let folder = ReplicaFolder()
 
     /// Starts the client; what the server sends goes to its input while `forwarding` says so.
-    func start(again: Bool, forwarding: Locked<Bool>) throws -> (
+    func start(again edit: String?, forwarding: Locked<Bool>) throws -> (
       process: Process, lines: AsyncStream<String>, session: WireSession<TestSection, NoScope>
     ) {
       let process = Process()
@@ -106,7 +106,7 @@ struct ReplicaKillTests {
       process.arguments = ["--filter", "ReplicaKillTests/client", "--testing-library", "swift-testing"]
       var childEnvironment = environment
       childEnvironment["SIMPLESOURCE_REPLICA_CHILD"] = folder.url.path
-      if again { childEnvironment["SIMPLESOURCE_REPLICA_AGAIN"] = "1" }
+      if let edit { childEnvironment["SIMPLESOURCE_REPLICA_AGAIN"] = edit }
       process.environment = childEnvironment
       let input = Pipe()
       let output = Pipe()
@@ -124,7 +124,7 @@ struct ReplicaKillTests {
     // First run: the client takes the reset and makes its edit; the server makes it, and the client is
     // killed before the answer reaches it.
     let forwarding = Locked(true)
-    let first = try start(again: false, forwarding: forwarding)
+    let first = try start(again: nil, forwarding: forwarding)
     var edit: String?
     for await line in first.lines {
       if line.hasPrefix(editPrefix) {
@@ -141,16 +141,18 @@ struct ReplicaKillTests {
     }
     // The client says it made the edit after sending it, and the session made it before taking the next
     // line: the server holds the edit, and the client holds no answer.
-    #expect(edit == "child-1")
+    // The store was new: its edits have an epoch of their own.
+    let id = try #require(edit)
+    #expect(id.hasPrefix("child.") && id.hasSuffix("-1"), "\(id)")
     kill(first.process.processIdentifier, SIGKILL)
     first.process.waitUntilExit()
     #expect(first.process.terminationReason == .uncaughtSignal)
     await first.session.close()
     let madeFirst = made.withLock { $0 }
-    #expect(madeFirst.map(\.id) == ["child-1"])
+    #expect(madeFirst.map(\.id) == [id])
 
     // Second run: from its store, it sends the edit again with its id; the server answers it once.
-    let second = try start(again: true, forwarding: Locked(true))
+    let second = try start(again: id, forwarding: Locked(true))
     var answer: Int?
     for await line in second.lines {
       if line.hasPrefix(answerPrefix) {
@@ -164,7 +166,7 @@ struct ReplicaKillTests {
     #expect(second.process.terminationStatus == 0)
     await second.session.close()
     #expect(answer == madeFirst.first?.version)
-    #expect(made.withLock { $0.map(\.id) } == ["child-1"], "the edit was made once")
+    #expect(made.withLock { $0.map(\.id) } == [id], "the edit was made once")
     #expect(await source.snapshot.sections.flatMap(\.items).map(\.id) == ["b", "c"])
   }
 }

@@ -290,8 +290,8 @@ struct WireEditTests {
         WireBatch(
           UpdateBatch(from: 0, to: 1, changeset: Changeset(from: snapshot("A: a b"), to: snapshot("A: b a"))))
       ))
-    try await remote.receive(.confirmed(edit: "c-1", version: 1))
-    #expect(try await remote.answer(to: "c-1") == 1, "the answer is kept for a later caller")
+    try await remote.receive(.confirmed(edit: id, version: 1))
+    #expect(try await remote.answer(to: id) == 1, "the answer is kept for a later caller")
     let (finalShown, finalPending) = (await remote.snapshot, await remote.pendingEditCount)
     #expect(finalShown.sections == layout("A: b a") && finalPending == 0)
     await #expect(throws: WireError.self) { try await remote.answer(to: "c-9") }

@@ -31,6 +31,9 @@ public final class BoardReplicaStore: ReplicaStore, Sendable {
   public let database: DatabaseQueue
   /// The journal's size in bytes below which an append never asks for a compaction.
   public let compactingAfter: Int
+  /// Whether a power loss may take commits that returned (``Sync/checkpoints``): a replica then starts
+  /// each time under a new epoch of edit ids.
+  public let forgetsAppends: Bool
   /// The sizes of the state and the journal, in bytes, once read.
   let sizes = NIOLockedValueBox<(state: Int, journal: Int)?>(nil)
   let coder = WireCoder(maxMessageBytes: Int.max)
@@ -40,6 +43,7 @@ public final class BoardReplicaStore: ReplicaStore, Sendable {
     var format: Int
     var clientID: String
     var editsMade: Int
+    var epoch: String?
     var query: WireQueryRequest?
     var stream: String?
     var version: Int?
@@ -67,13 +71,15 @@ public final class BoardReplicaStore: ReplicaStore, Sendable {
     let database =
       try path.map { try DatabaseQueue(path: $0, configuration: configuration) }
       ?? DatabaseQueue(configuration: configuration)
-    try self.init(database: database, compactingAfter: compactingAfter)
+    try self.init(database: database, compactingAfter: compactingAfter, forgetsAppends: sync == .checkpoints)
   }
 
-  /// A store in `database`, whose two tables it creates when missing.
-  public init(database: DatabaseQueue, compactingAfter: Int = 1 << 16) throws {
+  /// A store in `database`, whose two tables it creates when missing; `forgetsAppends` when its commits
+  /// are not all flushed (a power loss may take the newest).
+  public init(database: DatabaseQueue, compactingAfter: Int = 1 << 16, forgetsAppends: Bool = false) throws {
     self.database = database
     self.compactingAfter = compactingAfter
+    self.forgetsAppends = forgetsAppends
     try database.write { db in
       try db.execute(
         sql: """
@@ -113,7 +119,8 @@ public final class BoardReplicaStore: ReplicaStore, Sendable {
       throw ReplicaStoreError(.newerFormat, "format \(document.format); this build reads \(Self.format)")
     }
     var state = ReplicaState<Column>(clientID: document.clientID, query: document.query)
-    (state.editsMade, state.stream, state.version) = (document.editsMade, document.stream, document.version)
+    (state.editsMade, state.epoch) = (document.editsMade, document.epoch)
+    (state.stream, state.version) = (document.stream, document.version)
     do {
       state.snapshot = try Snapshot(document.sections)
     } catch {
@@ -152,7 +159,8 @@ public final class BoardReplicaStore: ReplicaStore, Sendable {
   /// Replaces the state and empties the journal, in one transaction.
   public func compact(_ state: ReplicaState<Column>) throws(ReplicaStoreError) {
     let document = Document(
-      format: Self.format, clientID: state.clientID, editsMade: state.editsMade, query: state.query,
+      format: Self.format, clientID: state.clientID, editsMade: state.editsMade, epoch: state.epoch,
+      query: state.query,
       stream: state.stream, version: state.version, sections: state.snapshot.sections,
       pendingEdits: state.pendingEdits.map { coder.encode(.edit($0)) })
     let data: Data
