@@ -51,6 +51,8 @@ public final class ReferenceListViewHost<Section: SectionType>: ListView {
   /// Every batch UIKit would have rejected, and every cell a reconfigure would have changed class. The
   /// view is reloaded after each, as a real app would have crashed.
   public private(set) var errors: [ListViewError] = []
+  /// Drags begun and not dropped.
+  private var drags = 0
   /// How many times `reloadData()` was called.
   public private(set) var reloadCount = 0
   /// How many batches were performed.
@@ -206,11 +208,26 @@ public final class ReferenceListViewHost<Section: SectionType>: ListView {
   // MARK: - The user
 
   /// Begins a drag, as the user's finger does (interactive reordering).
-  public func beginInteractiveMove() { dataSource?.beginInteractiveMove() }
+  public func beginInteractiveMove() {
+    drags += 1
+    dataSource?.beginInteractiveMove()
+  }
 
   /// Drops the dragged item at `destination`: the view moves the cell itself, then tells its data source
-  /// (`moveItemAt`), then ends the drag. A move the data source does not follow is recorded in ``errors``.
+  /// (`moveItemAt`), then ends the drag. A move the data source does not follow is recorded in ``errors``,
+  /// and so is a call the view would not make: a drop with no drag begun, or of an item the data source
+  /// says cannot move (the view moves nothing; the data source is not told).
   public func endInteractiveMove(movingItemAt source: ItemPosition, to destination: ItemPosition) {
+    guard drags > 0 else {
+      errors.append(ListViewError(.r31, "a drop with no drag begun (beginInteractiveMove()): nothing moved"))
+      return
+    }
+    drags -= 1
+    guard dataSource?.canMoveItem(at: source) ?? false else {
+      errors.append(ListViewError(.r31, "a drop of the item at \(source), which the data source cannot move"))
+      dataSource?.endInteractiveMove()
+      return
+    }
     do {
       try reference.moveCellInteractively(from: source, to: destination)
     } catch {

@@ -242,7 +242,7 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
   // MARK: - Reordering
 
   /// Whether the user may move the item at `position`: reordering is enabled and ``canMoveItem`` allows it.
-  package func canMoveItem(at position: ItemPosition) -> Bool {
+  public func canMoveItem(at position: ItemPosition) -> Bool {
     // A pattern, not `!= nil`: comparing an optional parameterized existential calls a generic function
     // over it, which needs runtime support that iOS 15 lacks (.ci/availability-lint).
     guard case .some = reorderingDelegate else { return false }
@@ -253,11 +253,15 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
   /// are not lost: the source composes what happens meanwhile (G6), and it is applied at
   /// ``endInteractiveMove()``.
   ///
-  /// Calls nest; each must be balanced by one ``endInteractiveMove()``.
-  package func beginInteractiveMove() { state.beginInteractiveMove() }
+  /// Calls nest; each is balanced by one ``endInteractiveMove()``. A ``ListView`` of your own calls it
+  /// when the user picks an item up.
+  /// - Complexity: O(1).
+  public func beginInteractiveMove() { state.beginInteractiveMove() }
 
-  /// Ends a hold begun with ``beginInteractiveMove()``; the batches held back are applied.
-  package func endInteractiveMove() {
+  /// Ends a hold begun with ``beginInteractiveMove()``; the batches held back are applied. An end with no
+  /// hold begun does nothing.
+  /// - Complexity: O(1), then the held batches are applied by the follow task.
+  public func endInteractiveMove() {
     for waiter in state.endInteractiveMove() { waiter.resume() }
   }
 
@@ -274,7 +278,9 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
   ///
   /// - Precondition: Reordering is enabled (``reorderingDelegate`` is set) and the positions are valid,
   ///   as UIKit guarantees for the moves it reports.
-  package func moveItem(at source: ItemPosition, to destination: ItemPosition) {
+  /// - Complexity: O(*n*) to show it (the shown sections are rebuilt with the move), then the reordering
+  ///   delegate's write in a task of its own.
+  public func moveItem(at source: ItemPosition, to destination: ItemPosition) {
     guard let reorderingDelegate else {
       preconditionFailure("SimpleSource: moveItem(at:to:) needs a reorderingDelegate")
     }

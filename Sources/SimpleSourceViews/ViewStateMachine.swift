@@ -237,10 +237,11 @@ struct ViewStateMachine<Move, Waiter> {
   /// A drag begins: work waits until it ends.
   mutating func beginInteractiveMove() { interactiveMoves += 1 }
 
-  /// A drag ends.
+  /// A drag ends; an end with no drag begun changes nothing (a view may end a drag it never began, as
+  /// `UICollectionView.endInteractiveMovement()` allows).
   /// - Returns: The waiters to resume; each asks again.
   mutating func endInteractiveMove() -> [Waiter] {
-    precondition(interactiveMoves > 0, "SimpleSource: endInteractiveMove() without beginInteractiveMove()")
+    guard interactiveMoves > 0 else { return [] }
     interactiveMoves -= 1
     return takeGateWaiters()
   }

@@ -185,6 +185,38 @@ struct ReorderingTests {
       mover.0.batches.allSatisfy { $0.moveItems.allSatisfy { $0.from != ItemPosition(section: 0, item: 0) } })
   }
 
+  @Test(
+    "a view of one's own reports a drag through the public calls; calls out of order are errors, not traps")
+  func dragsThroughPublicCalls() async throws {
+    let (host, dataSource) = makeView()
+    let source = try TestSource(sections: layout("A: a b c"))
+    await dataSource.follow(source)
+    // No reordering delegate: nothing can move, and a drop of it is reported by the host.
+    #expect(!dataSource.canMoveItem(at: ItemPosition(section: 0, item: 0)))
+    host.beginInteractiveMove()
+    host.endInteractiveMove(
+      movingItemAt: ItemPosition(section: 0, item: 0), to: ItemPosition(section: 0, item: 2))
+    #expect(host.errors.count == 1 && dataSource.sections == layout("A: a b c"), "\(host.errors)")
+    // A drop with no drag begun, and an end with no hold: reported by the host, ignored by the data source.
+    dataSource.reorderingDelegate = RejectingDelegate()
+    host.endInteractiveMove(
+      movingItemAt: ItemPosition(section: 0, item: 0), to: ItemPosition(section: 0, item: 2))
+    dataSource.endInteractiveMove()
+    #expect(host.errors.count == 2 && dataSource.sections == layout("A: a b c"), "\(host.errors)")
+    // What a ListView of one's own does on a drop: begin, move, end. Batches still flow after it.
+    dataSource.reorderingDelegate = source
+    dataSource.beginInteractiveMove()
+    dataSource.moveItem(at: ItemPosition(section: 0, item: 0), to: ItemPosition(section: 0, item: 2))
+    dataSource.endInteractiveMove()
+    await dataSource.settled()  // the move landed in the source
+    try await source.appendItems([item("d")], toSection: "A")
+    await source.settled()
+    let final = await source.snapshot
+    await dataSource.showing(final)
+    #expect(final.sections == layout("A: b c a d"))
+    #expect(dataSource.sections == final.sections)
+  }
+
   @Test("a move the delegate rejects is undone in the view, and reported")
   func rejectedMove() async throws {
     let (host, dataSource) = makeView()
