@@ -111,23 +111,18 @@ package struct WireStage<Section: SectionType>: Sendable {
   /// The wire form of `stage`, its contents read from the stage's state.
   /// - Complexity: O(*k* log *n*) for *k* changes, plus the size of inserted sections.
   @inlinable package init(_ stage: ChangeStage<Section>) {
-    let state = stage.state
-    let sectionChanges = stage.sectionChanges
-    let itemChanges = stage.itemChanges
+    // The model's patch of the stage, in the wire's shape: one reading of a stage's contents.
+    let patch = StagePatch(stage)
     sections = WireChanges(
-      deletes: sectionChanges.deletes.map { WireRemoval(id: $0.id, at: $0.from) },
-      inserts: sectionChanges.inserts.map { WirePlacement(at: $0.to, value: state.section(at: $0.to)) },
-      moves: sectionChanges.moves.map { WireMove(id: $0.id, from: $0.from, to: $0.to) },
-      updates: sectionChanges.updates.map { change in
-        var content = state.sectionContent(at: change.to)
-        content.items = []
-        return WirePlacement(at: change.to, value: content)
-      })
+      deletes: patch.sectionDeletes.map { WireRemoval(id: $0.id, at: $0.at) },
+      inserts: patch.sectionInserts.map { WirePlacement(at: $0.at, value: $0.section) },
+      moves: patch.sectionMoves.map { WireMove(id: $0.id, from: $0.from, to: $0.to) },
+      updates: patch.sectionUpdates.map { WirePlacement(at: $0.at, value: $0.section) })
     items = WireChanges(
-      deletes: itemChanges.deletes.map { WireRemoval(id: $0.id, at: $0.from) },
-      inserts: itemChanges.inserts.map { WirePlacement(at: $0.to, value: state[$0.to]) },
-      moves: itemChanges.moves.map { WireMove(id: $0.id, from: $0.from, to: $0.to) },
-      updates: itemChanges.updates.map { WirePlacement(at: $0.to, value: state[$0.to]) })
+      deletes: patch.itemDeletes.map { WireRemoval(id: $0.id, at: $0.at) },
+      inserts: patch.itemInserts.map { WirePlacement(at: $0.at, value: $0.item) },
+      moves: patch.itemMoves.map { WireMove(id: $0.id, from: $0.from, to: $0.to) },
+      updates: patch.itemUpdates.map { WirePlacement(at: $0.at, value: $0.item) })
     kind = stage.kind
   }
 

@@ -43,6 +43,9 @@ public struct DataSourceError<SectionID: Hashable & Sendable, ItemID: Hashable &
   /// For a duplicate id these are where the two items would stand if the mutation were made: an existing
   /// item after an insertion point is counted at its shifted position.
   public var positions: [ItemPosition]
+  /// What was wrong, in words, where the code and the ids do not say it all (which change of a batch did
+  /// not apply, and to what); `nil` otherwise.
+  public var detail: String?
 
   /// Creates an error.
   @usableFromInline package init(
@@ -50,13 +53,15 @@ public struct DataSourceError<SectionID: Hashable & Sendable, ItemID: Hashable &
     sectionID: SectionID? = nil,
     itemID: ItemID? = nil,
     sectionIndices: [Int] = [],
-    positions: [ItemPosition] = []
+    positions: [ItemPosition] = [],
+    detail: String? = nil
   ) {
     self.code = code
     self.sectionID = sectionID
     self.itemID = itemID
     self.sectionIndices = sectionIndices
     self.positions = positions
+    self.detail = detail
   }
 
   /// A sentence naming the code, the id and the positions.
@@ -70,6 +75,7 @@ public struct DataSourceError<SectionID: Hashable & Sendable, ItemID: Hashable &
     if !positions.isEmpty {
       parts.append("at positions \(positions.map(\.description).joined(separator: " and "))")
     }
+    if let detail { parts.append(detail) }
     return parts.joined(separator: ": ")
   }
 }
@@ -147,6 +153,10 @@ public struct DataSourceErrorCode: Hashable, Sendable, CustomStringConvertible {
 
   /// A write prepared to start from a version the source no longer (or not yet) holds; nothing was made.
   public static let unexpectedVersion = DataSourceErrorCode(rawValue: "unexpectedVersion")
+
+  /// A batch does not apply to the sections it was given: they are not the state at its `from` version;
+  /// ``DataSourceError/detail`` names the change and what was found.
+  public static let batchDoesNotApply = DataSourceErrorCode(rawValue: "batchDoesNotApply")
 
   /// The code's name.
   public var description: String { rawValue }

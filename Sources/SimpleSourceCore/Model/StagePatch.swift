@@ -38,6 +38,28 @@ package struct StagePatch<Section: SectionType> {
     self.itemUpdates = itemUpdates
   }
 
+  /// The patch of `stage`, its contents read from the stage's state.
+  /// - Complexity: O(*k* log *n*) for *k* changes, plus the size of inserted sections.
+  @inlinable
+  package init(_ stage: ChangeStage<Section>) {
+    let state = stage.state
+    let sections = stage.sectionChanges
+    let items = stage.itemChanges
+    self.init(
+      sectionDeletes: sections.deletes.map { ($0.id, $0.from) },
+      sectionInserts: sections.inserts.map { ($0.to, state.section(at: $0.to)) },
+      sectionMoves: sections.moves.map { ($0.id, $0.from, $0.to) },
+      sectionUpdates: sections.updates.map { change in
+        var content = state.sectionContent(at: change.to)
+        content.items = []
+        return (change.to, content)
+      },
+      itemDeletes: items.deletes.map { ($0.id, $0.from) },
+      itemInserts: items.inserts.map { ($0.to, state[$0.to]) },
+      itemMoves: items.moves.map { ($0.id, $0.from, $0.to) },
+      itemUpdates: items.updates.map { ($0.to, state[$0.to]) })
+  }
+
   /// Whether the stage changes nothing.
   @inlinable package var isEmpty: Bool {
     sectionDeletes.isEmpty && sectionInserts.isEmpty && sectionMoves.isEmpty && sectionUpdates.isEmpty
