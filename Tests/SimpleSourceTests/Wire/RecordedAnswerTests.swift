@@ -113,14 +113,14 @@ struct RecordedAnswerTests {
       if case .edit(let edit) = message { sent.withLock { $0.append(edit) } }
     }
     await remote.connect(sink)
-    _ = try await remote.submit([.delete(["a"])])
+    let first = try await remote.submit([.delete(["a"])])
     let grown = Changeset(from: snapshot("A: a b"), to: snapshot("A: a b c"))
     try await remote.receive(.batch(WireBatch(UpdateBatch(from: 3, to: 5, changeset: grown))))
-    _ = try await remote.submit([.delete(["b"])])
+    let second = try await remote.submit([.delete(["b"])])
     await remote.disconnect()
     await remote.connect(sink)  // both pending edits are sent again, with their first base
     let bases = sent.withLock { $0.map { "\($0.id)@\($0.base ?? -1)" } }
-    #expect(bases == ["c-1@3", "c-2@5", "c-1@3", "c-2@5"], "\(bases)")
+    #expect(bases == ["\(first)@3", "\(second)@5", "\(first)@3", "\(second)@5"], "\(bases)")
   }
 
   @Test(
