@@ -99,7 +99,7 @@ let package = Package(
       name: "SimpleSourceTests",
       dependencies: umbrella + ["SimpleSourceTesting"],
       // Read through #filePath, so that the tests check the files in the repository, not a copy.
-      exclude: ["Wire/Fixtures"],
+      exclude: ["Wire/Protocol/Fixtures"],
       swiftSettings: strictness
     ),
     .testTarget(
