@@ -89,10 +89,9 @@ public final class ObservedWindow<Section: SectionType> {
   /// Returns `true` once the window holds `version` or a later one, `false` when it stops first or the
   /// waiting task is cancelled.
   ///
-  /// Pass a version the source offered (a batch's `to`, or `BasicDataSource.offeredVersion` after
-  /// `settled()`): edits that cancel out (a move, then its inverse, in one cut) make versions no batch
-  /// carries, so the source's `version` can stay ahead of every version a model holds. A version whose
-  /// batch cancelled out for this model while its pacing held it back is reached.
+  /// Any version the source made may be passed, such as the one a mutation returned (G13): a version no
+  /// batch carries (edits that cancelled out, or a change the model's view of the source skips) is
+  /// reached once the model holds every batch before it.
   @discardableResult
   public func reached(_ version: Int) async -> Bool { await following?.reached(version) ?? false }
 

@@ -19,9 +19,10 @@
 /// straight to the next one, in the same step, so nothing slips in between two writers in the queue.
 ///
 /// The loop runs while versions are left to cut: ``committed(refreshing:)`` says when to start it,
-/// ``nextCut(_:touched:reshaped:)`` gives it each cut, ``diffed(_:isEmpty:)`` says what to do with the
-/// diff, and the loop stops when ``nextCut(_:touched:reshaped:)`` returns `nil`, in the same step that
-/// saw nothing left, so a mutation is never left uncut with no loop running.
+/// ``continuePublishing()`` says whether a version is left to cut, ``cut(_:touched:reshaped:)`` gives it
+/// each cut, ``diffed(_:isEmpty:)`` says what to do with the diff, and the loop stops when
+/// ``continuePublishing()`` returns `false`, in the same step that saw nothing left, so a mutation is
+/// never left uncut with no loop running.
 @usableFromInline
 struct PublishStateMachine<State, ID: Hashable, Waiter, Preparer> {
   /// The newest version: every mutation that changes something adds one.
@@ -45,7 +46,7 @@ struct PublishStateMachine<State, ID: Hashable, Waiter, Preparer> {
   @usableFromInline var unpublishedReshaped = false
   /// Whether the publish loop runs.
   @usableFromInline var isPublishing = false
-  /// The cut being diffed, if any: the loop is between ``nextCut(_:touched:reshaped:)`` and
+  /// The cut being diffed, if any: the loop is between ``cut(_:touched:reshaped:)`` and
   /// ``diffed(_:isEmpty:)``.
   @usableFromInline var diffing: Int?
   /// Callers of `settled(through:)`, until the version they wait for is cut.

@@ -81,8 +81,9 @@ public struct Subscription<Section: SectionType>: Sendable {
   }
 
   /// A subscription from parts that keep none of the promises above by themselves: for tests that
-  /// model a wrong source. Its progress stays at `version` until ``cancel()``. Every subscription a user
-  /// gets comes from a ``Broadcaster`` (a user's own source builds on one).
+  /// model a wrong source. Its progress stays at `version` until ``cancel()``. Every other subscription
+  /// comes from the package's fan-out engine, which every source, and a user's own through
+  /// ``Broadcaster``, publishes through.
   @inlinable
   package init(
     snapshot: Snapshot<Section>, version: Int, batches: AsyncStream<UpdateBatch<Section>>,

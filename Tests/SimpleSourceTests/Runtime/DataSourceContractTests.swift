@@ -1,4 +1,5 @@
-// One test per guarantee of DESIGN.md's contract (G1–G10), on BasicDataSource, awaiting events only.
+// One test per guarantee of the contract every source keeps (G1–G13, the article What a data source promises),
+// on BasicDataSource, awaiting events only.
 
 import Foundation
 @testable import SimpleSourceCore

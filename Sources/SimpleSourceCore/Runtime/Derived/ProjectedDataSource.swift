@@ -9,7 +9,7 @@
 /// try await visible.setProjection(Projection(where: { $0.name.contains(query) }))   // one batch
 /// ```
 ///
-/// A projected source is a ``DataSourceType`` with the whole contract (G1–G10): it follows its parent
+/// A projected source is a ``DataSourceType`` with the whole contract (G1–G13): it follows its parent
 /// through one subscription and publishes through a ``Broadcaster``. Its versions are its own by default:
 /// they count the batches of what it shows, one per parent batch that changes what is shown and one per
 /// ``setProjection(_:)`` that does. With ``ProjectedVersions/parent`` they are the parent's instead (a
