@@ -88,7 +88,9 @@ public struct PostgresSettings: Sendable {
 /// retains the versions a client may resume from.
 ///
 /// **Bounded.** At each checkpoint the log is pruned up to the older kept checkpoint: it holds between one
-/// and two intervals of versions. A client holding an older version resets.
+/// and two intervals of versions. The cut is a prefix by version (never a hole among the versions kept),
+/// and a catch-up checks that every entry it reads starts where the one before it ended. A client holding
+/// an older version resets.
 public actor ClusterBoard: BoardStore {
   /// Versions between checkpoints; the log keeps one to two intervals.
   public nonisolated let checkpointInterval: Int
@@ -384,6 +386,11 @@ public actor ClusterBoard: BoardStore {
         // The log was pruned past what this instance holds: it cannot catch up in place.
         throw BoardSetupError(
           "the log starts at \(first.from), this instance holds \(held): restart it to load a checkpoint")
+      }
+      // The whole range read, not only its start: each entry starts where the one before it ended.
+      for (earlier, later) in zip(entries, entries.dropFirst()) where later.from != earlier.to {
+        throw BoardSetupError(
+          "the log has a gap between versions \(earlier.to) and \(later.from): restart to load a checkpoint")
       }
       for entry in entries { try await make(entry) }
     } while catchUpAgain
@@ -736,11 +743,17 @@ public actor ClusterBoard: BoardStore {
       """, logger: logger)
     // Only what is both before the older checkpoint and older than the retention: an instance that lags
     // (its doorbell and reads stalled through a PostgreSQL restart) catches up from the log in place.
+    // Always a prefix, by version: `made_at` is a transaction's start, not in version order, so the cut
+    // stops below the oldest version still within the retention, and leaves no hole among those kept.
     let retention = Double(settings.logRetention.components.seconds)
     try await connection.query(
       """
-      DELETE FROM board_log WHERE version <= (SELECT MIN(version) FROM board_checkpoint)
-        AND made_at < now() - make_interval(secs => \(retention))
+      DELETE FROM board_log WHERE version <= LEAST(
+        (SELECT MIN(version) FROM board_checkpoint),
+        COALESCE(
+          (SELECT MIN(version) - 1 FROM board_log
+            WHERE made_at >= now() - make_interval(secs => \(retention))),
+          (SELECT MAX(version) FROM board_log)))
       """, logger: logger)
     try await connection.query(
       "DELETE FROM edit_answer WHERE version <= \(version - settings.answerRetention)", logger: logger)
