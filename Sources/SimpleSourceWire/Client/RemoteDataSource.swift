@@ -57,6 +57,20 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   package var phase: Phase { state.phase }
   /// The last message refused, if any.
   public var lastError: WireError? { state.lastError }
+
+  /// How a connection to the sender began.
+  public enum ConnectionStart: Hashable, Sendable {
+    /// The sender resumed from the version the source held: only what changed since followed.
+    case resumed(version: Int)
+    /// The sender sent its whole state at `version`: the source held nothing, another stream, or a
+    /// version the sender no longer retains.
+    case reset(version: Int)
+  }
+
+  /// How the current connection began: `nil` from ``connect(_:)`` (or ``follow(_:sending:)``) until the
+  /// sender answers its subscribe. Await ``reached(remoteVersion:inStream:)`` for the version the
+  /// connection should reach, then read it.
+  public private(set) var connectionStart: ConnectionStart?
   /// Batches ignored while awaiting a reset or resume (they were in flight when a refusal happened).
   package var ignoredBatches: Int { state.ignoredBatches }
 
@@ -255,9 +269,11 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
       // only leaves the store at the version before, from which the source resumes).
       show(rebased(), touching: nil, remote: version)
       keepWhole()
+      connectionStart = .reset(version: version)
       for waiter in ready { waiter.resume(returning: true) }
     case .resumed(let stream, let version):
       try state.resumed(stream: stream, version: version)
+      connectionStart = .resumed(version: version)
     case .batch(let batch):
       guard case .apply(let version) = state.batch() else { return }
       let update: UpdateBatch<Section>
@@ -429,6 +445,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   }
 
   private func open(_ sink: @escaping @Sendable (WireMessage<Section>) -> Void) -> Int {
+    connectionStart = nil
     connections += 1
     connection = (connections, sink)
     sink(subscribeRequest)

@@ -103,6 +103,7 @@ struct RemoteDataSourceTests {
     }
     #expect(stream == "s1" && version == before)
     await Self.converge(remote, to: server)
+    #expect(await remote.connectionStart == .resumed(version: version), "the remote knows it resumed")
     let final = await ResumeTests.follow(local, until: await remote.version)
     #expect(final == (await server.snapshot))
     await connection.drop()
@@ -121,11 +122,12 @@ struct RemoteDataSourceTests {
       await server.settled()
     }
     connection = await Connection(server: server, stream: "s1", remote: remote)
-    guard case .reset = connection.feed.start else {
+    guard case .reset(_, let resetVersion, _) = connection.feed.start else {
       Issue.record("expected a reset, got \(connection.feed.start)")
       return
     }
     await Self.converge(remote, to: server)
+    #expect(await remote.connectionStart == .reset(version: resetVersion), "the remote knows it was reset")
     await connection.drop()
 
     // A restarted server with a new stream name resets even at a version the remote has seen.
