@@ -33,8 +33,8 @@ public import SimpleSourceCore
 /// calls the store from its actor, one call at a time).
 ///
 /// A damaged file (a header that fails its check, a whole record that fails its checksum), a newer format,
-/// or a file of another section type is a ``ReplicaStoreError``; ``RemoteDataSource`` then starts from nothing and compacts an
-/// empty state over it.
+/// or a file of another section type is a ``ReplicaStoreError``; ``RemoteDataSource`` then starts from
+/// nothing and compacts an empty state over it.
 public final class FileReplicaStore<Section: SectionType>: ReplicaStore, Sendable
 where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item.ID: Codable {
   /// When appends are flushed to the disk.
