@@ -7,7 +7,7 @@ import Testing
 @Suite("Changeset on random snapshot pairs")
 struct ChangesetRandomTests {
   static let shards = 0..<8
-  static let settings = RandomTestSettings.current(defaultCases: 4_000)
+  static let settings = RandomTestSettings.current(defaultCases: 1_500)
 
   @Test("every random pair replays exactly, passes the reference view and is minimal", arguments: shards)
   func randomPairs(shard: Int) throws {

@@ -47,12 +47,12 @@ struct LoggedChangesetComplexityTests {
     return result
   }
 
-  /// The large list has `SIMPLESOURCE_COMPLEXITY_LARGE` items: 300,000 in `swift test`, 1,000,000 in CI's
+  /// The large list has `SIMPLESOURCE_COMPLEXITY_LARGE` items: 100,000 in `swift test`, 1,000,000 in CI's
   /// own step, 100,000 under TSan.
   @Test("one edit and its batch hash and compare a few times, as many at 10,000 items as at 1,000,000")
   func callsDoNotGrowWithTheList() throws {
     let largeCount =
-      ProcessInfo.processInfo.environment["SIMPLESOURCE_COMPLEXITY_LARGE"].flatMap(Int.init) ?? 300_000
+      ProcessInfo.processInfo.environment["SIMPLESOURCE_COMPLEXITY_LARGE"].flatMap(Int.init) ?? 100_000
     let small = try Self.calls(count: 10_000)
     let large = try Self.calls(count: largeCount)
     for (name, calls) in small.sorted(by: { $0.key < $1.key }) {

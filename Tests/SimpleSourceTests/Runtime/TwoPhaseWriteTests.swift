@@ -239,13 +239,13 @@ struct TwoPhaseWriteTests {
     #expect(await source.snapshot.sections == layout("A: a h next"))
   }
 
-  /// The large list has `SIMPLESOURCE_COMPLEXITY_LARGE` items (300,000 in `swift test`).
+  /// The large list has `SIMPLESOURCE_COMPLEXITY_LARGE` items (100,000 in `swift test`).
   @Test(
     "preparing a one-item write hashes and compares a few times, as many at 10,000 items as at the large count"
   )
   func prepareCostDoesNotGrow() async throws {
     let large =
-      ProcessInfo.processInfo.environment["SIMPLESOURCE_COMPLEXITY_LARGE"].flatMap(Int.init) ?? 300_000
+      ProcessInfo.processInfo.environment["SIMPLESOURCE_COMPLEXITY_LARGE"].flatMap(Int.init) ?? 100_000
     for count in [10_000, large] {
       let counter = CallCounter()
       @Sendable func item(_ value: Int, version: Int = 0) -> CountingItem {

@@ -60,7 +60,7 @@ struct CompositeComplexityTests {
   @Test("a child's edit hashes and compares as often at 1,000,000 items as at 10,000")
   func flat() async throws {
     let largeCount =
-      ProcessInfo.processInfo.environment["SIMPLESOURCE_COMPLEXITY_LARGE"].flatMap(Int.init) ?? 300_000
+      ProcessInfo.processInfo.environment["SIMPLESOURCE_COMPLEXITY_LARGE"].flatMap(Int.init) ?? 100_000
     let small = try await Self.calls(perSection: 100)
     let large = try await Self.calls(perSection: largeCount / 100)
     for name in small.keys.sorted() {

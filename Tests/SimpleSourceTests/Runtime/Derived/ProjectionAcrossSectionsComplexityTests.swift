@@ -69,7 +69,7 @@ struct ProjectionAcrossSectionsComplexityTests {
   )
   func changesAfterTheWindowCostLittle() throws {
     let largeCount =
-      ProcessInfo.processInfo.environment["SIMPLESOURCE_COMPLEXITY_LARGE"].flatMap(Int.init) ?? 300_000
+      ProcessInfo.processInfo.environment["SIMPLESOURCE_COMPLEXITY_LARGE"].flatMap(Int.init) ?? 100_000
     func log2(_ count: Int) -> Int { Int.bitWidth - count.leadingZeroBitCount }
     for count in [10_000, largeCount] {
       for (name, comparisons, published) in try Self.comparisons(count: count) {

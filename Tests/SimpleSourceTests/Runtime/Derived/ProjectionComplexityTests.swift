@@ -99,14 +99,14 @@ struct ProjectionComplexityTests {
     return result
   }
 
-  /// The large list has `SIMPLESOURCE_COMPLEXITY_LARGE` items: 300,000 in `swift test`, 1,000,000 in CI's
+  /// The large list has `SIMPLESOURCE_COMPLEXITY_LARGE` items: 100,000 in `swift test`, 1,000,000 in CI's
   /// own step, 100,000 under TSan.
   @Test(
     "a parent edit hashes, compares and asks the closures a few times (a sorted search: per step of it), at 10,000 items as at 1,000,000",
     arguments: [false, true])
   func callsDoNotGrowWithTheList(sorted: Bool) throws {
     let largeCount =
-      ProcessInfo.processInfo.environment["SIMPLESOURCE_COMPLEXITY_LARGE"].flatMap(Int.init) ?? 300_000
+      ProcessInfo.processInfo.environment["SIMPLESOURCE_COMPLEXITY_LARGE"].flatMap(Int.init) ?? 100_000
     let small = try Self.calls(count: 10_000, sorted: sorted)
     let large = try Self.calls(count: largeCount, sorted: sorted)
     for (name, calls) in small.sorted(by: { $0.key < $1.key }) {

@@ -360,8 +360,19 @@ final class EditingWorld: Sendable {
 struct OptimisticEditTests {
   static let settings = RandomTestSettings.current(defaultCases: 60, casesVariable: "SIMPLESOURCE_EDIT_RUNS")
 
-  /// The depth of the explorations: `SIMPLESOURCE_EDIT_DEPTH`, 5 by default (6 in CI).
-  static let depth = ProcessInfo.processInfo.environment["SIMPLESOURCE_EDIT_DEPTH"].flatMap(Int.init) ?? 5
+  /// The depth of the exploration with other writers and reconnects: `SIMPLESOURCE_EDIT_DEPTH`, 5 by
+  /// default (6 in CI).
+  static let depth = Self.variable("SIMPLESOURCE_EDIT_DEPTH") ?? 5
+  /// The depth of the exploration with restarts: `SIMPLESOURCE_RESTART_DEPTH`, 4 by default (7 in CI).
+  static let restartDepth = Self.variable("SIMPLESOURCE_RESTART_DEPTH") ?? 4
+  /// The depth of the power-loss exploration: `SIMPLESOURCE_POWER_LOSS_DEPTH`, 4 by default (5 in CI),
+  /// the shortest sequence that confirms an edit never made when epochs are missing (an edit, its
+  /// delivery, a power loss, an edit that reuses its id).
+  static let powerLossDepth = Self.variable("SIMPLESOURCE_POWER_LOSS_DEPTH") ?? 4
+
+  static func variable(_ name: String) -> Int? {
+    ProcessInfo.processInfo.environment[name].flatMap(Int.init)
+  }
 
   /// Every sequence of a client's edits, another writer's edits (some deleting what a pending edit names,
   /// so the server refuses it), deliveries of the client's messages to the server and of the server's, one
@@ -381,26 +392,27 @@ struct OptimisticEditTests {
   }
 
   /// Every sequence of edits, deliveries both ways and restarts of the client from its replica store (its
-  /// process ends with messages in flight both ways), one deeper than ``depth``: after settling, the
+  /// process ends with messages in flight both ways), to ``restartDepth``: after settling, the
   /// client shows the server's state with nothing pending, every edit it made before or after a restart
   /// was made by the server or refused, none was made twice, and every pending edit was answered.
   @Test("every ordering of edits, answers and restarts from the store converges, each edit made once")
   func everyOrderingWithRestarts() async throws {
     let sequences = try await explore(
-      [.clientEdit, .deliverUp, .deliverDown, .restart], depth: Self.depth + 1)
-    print("Optimistic edits: \(sequences) orderings of \(Self.depth + 1) events with restarts converged")
+      [.clientEdit, .deliverUp, .deliverDown, .restart], depth: Self.restartDepth)
+    print("Optimistic edits: \(sequences) orderings of \(Self.restartDepth) events with restarts converged")
   }
 
   /// Every sequence of edits, deliveries both ways, power losses (the store under `Sync.compactions` loses
   /// what it had not flushed, cut at any point after it) and clean starts (the store gone, the client
-  /// offered its old id), to ``depth`` - 1: no edit id names two edits (the server would confirm the second
+  /// offered its old id), to ``powerLossDepth``: no edit id names two edits (the server would confirm the second
   /// with the first's answer and never make it), and every edit the store kept or the server got ends made
   /// once or refused.
   @Test("every ordering of edits, answers, power losses and clean starts: no edit confirmed but not made")
   func everyOrderingWithPowerLoss() async throws {
     let sequences = try await explore(
-      [.clientEdit, .deliverUp, .deliverDown, .powerLoss, .cleanStart], depth: Self.depth - 1)
-    print("Optimistic edits: \(sequences) orderings of \(Self.depth - 1) events with power losses converged")
+      [.clientEdit, .deliverUp, .deliverDown, .powerLoss, .cleanStart], depth: Self.powerLossDepth)
+    print(
+      "Optimistic edits: \(sequences) orderings of \(Self.powerLossDepth) events with power losses converged")
   }
 
   /// Runs every sequence of `steps` of length `depth` on a new world with one client, then settles and
