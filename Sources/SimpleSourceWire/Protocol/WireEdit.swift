@@ -66,6 +66,15 @@ public enum WireOperation<Section: SectionType>: Sendable {
     }
   }
 
+  /// The section it inserts or moves items to the end of, if its place is a section: what a server checks
+  /// against a client's scope, beside its ``itemIDs``.
+  package var placeSection: Section.ID? {
+    switch self {
+    case .insert(_, .end(let section)), .move(_, .end(let section)): section
+    default: nil
+    }
+  }
+
   /// The items it writes (inserted or replaced): what a server checks against a client's scope.
   public var writtenItems: [Item] {
     switch self {

@@ -148,11 +148,16 @@ public struct WireQuery<Section: SectionType>: Sendable {
     self.make = make
   }
 
-  /// The projection for `request`, its parameters checked first.
+  /// The projection for `request` from a client of `scope`, its parameters checked first. A service
+  /// applies its scope's rules to the projection as well, so a query never shows more than the scope.
+  /// - Parameter scope: The client's scope, which ``make`` reads with ``WireQueryArguments/scope(as:)``
+  ///   ("my tasks"); `nil` for none.
   /// - Throws: ``WireError`` with ``WireError/Code-swift.struct/invalidParameters`` naming the parameter
   ///   missing, unknown, or of the wrong kind, or what ``make`` refused.
   /// - Complexity: O(number of parameters), plus ``make``.
-  public func projection(for request: WireQueryRequest) throws(WireError) -> Projection<Section> {
+  public func projection(for request: WireQueryRequest, scope: (any Hashable & Sendable)? = nil)
+    throws(WireError) -> Projection<Section>
+  {
     for (parameter, kind) in parameters.sorted(by: { $0.key < $1.key }) {
       guard let value = request.parameters[parameter] else {
         throw WireError(.invalidParameters, "query \(name) needs the \(kind) parameter \(parameter)")
@@ -167,7 +172,7 @@ public struct WireQuery<Section: SectionType>: Sendable {
       throw WireError(.invalidParameters, "query \(name) takes no parameter \(unknown)")
     }
     do {
-      return try make(WireQueryArguments(values: request.parameters))
+      return try make(WireQueryArguments(values: request.parameters, scope: scope))
     } catch {
       throw WireError(.invalidParameters, "query \(name): \(error.reason)")
     }
@@ -186,10 +191,31 @@ public struct WireQueryRefusal: Error, Hashable, Sendable, CustomStringConvertib
   public var description: String { reason }
 }
 
-/// A query request's parameters, checked against the query's declaration, read by kind.
-public struct WireQueryArguments: Hashable, Sendable {
+/// A query request's parameters, checked against the query's declaration, read by kind, and the scope of
+/// the client that asked.
+public struct WireQueryArguments: Sendable {
   /// The values, by parameter name.
   public let values: [String: WireValue]
+  /// The scope of the client that asked; `nil` when the service has none.
+  let scope: (any Hashable & Sendable)?
+
+  /// Arguments with these values, asked by a client of `scope`.
+  public init(values: [String: WireValue], scope: (any Hashable & Sendable)? = nil) {
+    self.values = values
+    self.scope = scope
+  }
+
+  /// The scope of the client that asked, as the service's scope type; `nil` when it is of another type or
+  /// there is none.
+  ///
+  /// ```swift
+  /// let mine = WireQuery<Board>("mine") { arguments in
+  ///   let user = arguments.scope(as: String.self)
+  ///   return Projection(where: { $0.assignee == user })
+  /// }
+  /// ```
+  /// - Complexity: O(1).
+  public func scope<Scope: Hashable & Sendable>(as type: Scope.Type) -> Scope? { scope as? Scope }
 
   /// The string parameter `name`.
   /// - Throws: ``WireQueryRefusal`` when the query did not declare it as a string.

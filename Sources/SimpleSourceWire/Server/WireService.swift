@@ -26,9 +26,12 @@ public struct NoScope: Hashable, Sendable {
 ///
 /// - **Queries.** A client's `subscribe` may name one of `queries`, with its parameters (format 2); it
 ///   then receives only that slice, as versioned batches with resume, exactly as the whole source.
-/// - **Scope.** Each session carries a scope that `rows` turns into a row predicate, applied before any
-///   query: a row outside it never leaves the server (not in a reset, a batch, or an error). A row that
-///   leaves a scope is a delete for that client, one that enters is an insert.
+/// - **Scope.** Each session carries a scope that `sections` turns into a section predicate and `rows`
+///   into a row predicate, applied before any query: a section or row outside it never leaves the server
+///   (not its id, header or position, in no reset, batch, views message, refusal or answer), and a refused
+///   section's rows go with it. A section or row that leaves a scope is a delete for that client, one that
+///   enters is an insert. A rule such as "the members of a channel" belongs to `sections`: the channel's
+///   messages then need no copy of it.
 /// - **Shared work.** Sessions with the same (query, parameters, scope) share one ``ProjectedDataSource``
 ///   of the source and one encoded message per batch: an edit costs each distinct view O(*k* log *n*) and
 ///   each further client a copy of bytes, or with a ``WireSink`` one call of its sink from the view's
@@ -54,6 +57,8 @@ public actor WireService<Section: SectionType, Scope: Hashable & Sendable>
 where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item.ID: Codable {
   /// The rows a scope may see.
   public typealias Rows = @Sendable (Scope) -> @Sendable (Section.Item) -> Bool
+  /// The sections a scope may see, read from a section's own content (its id and header).
+  public typealias Sections = @Sendable (Scope) -> @Sendable (Section) -> Bool
 
   /// The whole source's stream name; views' streams start with it.
   public nonisolated let stream: String
@@ -63,6 +68,8 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   public nonisolated let queries: [String: WireQuery<Section>]
   /// The rows each scope may see; `nil` when every scope sees every row.
   nonisolated let rows: Rows?
+  /// The sections each scope may see; `nil` when every scope sees every section.
+  nonisolated let sections: Sections?
   /// How many versions each view retains.
   nonisolated let history: HistoryLimit
   /// How many reset messages were encoded: once per (view, version, format), however many clients
@@ -102,13 +109,43 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     history: HistoryLimit = .default, edits: WireWriter<Section, Scope>? = nil, rows: @escaping Rows
   ) where Source.Section == Section {
     self.init(
-      source: source, stream: stream, queries: queries, keepingIdleViews: keepingIdleViews, history: history,
-      edits: edits, scoped: rows)
+      serving: source, stream: stream, queries: queries, keepingIdleViews: keepingIdleViews, history: history,
+      edits: edits, sections: nil, rows: rows)
+  }
+
+  /// Serves `source` to clients whose scope restricts the sections they see, and the rows in them.
+  ///
+  /// ```swift
+  /// let service = WireService(source: chat, stream: "chat-\(UUID())", sections: { user in
+  ///   { channel in channel.members.contains(user) }  // the channels this user sees, with their messages
+  /// })
+  /// ```
+  /// - Parameters:
+  ///   - source: The source served.
+  ///   - stream: The source's stream name: unique per run of a source that counts versions anew, the same
+  ///     in every instance that follows one log.
+  ///   - queries: The queries clients may name; their names must differ.
+  ///   - keepingIdleViews: How many views no session uses are kept, so that their clients resume.
+  ///   - history: How many versions each view retains for clients that resume (the whole source retains
+  ///     its own).
+  ///   - edits: Makes the edits clients send; `nil` refuses them.
+  ///   - sections: The section predicate of each scope; a pure function of the section's own content (its
+  ///     id and header: its items may be missing).
+  ///   - rows: The row predicate of each scope, for the rows of the sections it sees; `nil`: all of them.
+  public init<Source: DataSourceType>(
+    source: Source, stream: String, queries: [WireQuery<Section>] = [], keepingIdleViews: Int = 16,
+    history: HistoryLimit = .default, edits: WireWriter<Section, Scope>? = nil,
+    sections: @escaping Sections, rows: Rows? = nil
+  ) where Source.Section == Section {
+    self.init(
+      serving: source, stream: stream, queries: queries, keepingIdleViews: keepingIdleViews, history: history,
+      edits: edits, sections: sections, rows: rows)
   }
 
   init(
-    source: any DataSourceType<Section>, stream: String, queries: [WireQuery<Section>], keepingIdleViews: Int,
-    history: HistoryLimit, edits: WireWriter<Section, Scope>?, scoped rows: Rows?
+    serving source: any DataSourceType<Section>, stream: String, queries: [WireQuery<Section>],
+    keepingIdleViews: Int, history: HistoryLimit, edits: WireWriter<Section, Scope>?, sections: Sections?,
+    rows: Rows?
   ) {
     self.history = history
     writer = edits
@@ -122,6 +159,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     }
     self.queries = byName
     self.rows = rows
+    self.sections = sections
     views = SharedViews(idleLimit: keepingIdleViews)
   }
 
@@ -199,7 +237,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   func open(
     stream requested: String?, from: Int?, query: WireQueryRequest?, scope: Scope, pacing: Pacing
   ) async throws(WireError) -> Opened {
-    guard query != nil || rows != nil else {
+    guard query != nil || rows != nil || sections != nil else {
       let feed = await source.wireFeed(stream: stream, request: (requested, from), pacing: pacing)
       return Opened(feed: feed, lease: nil, encodings: wholeSourceEncodings)
     }
@@ -208,12 +246,16 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
       guard let declared = queries[query.name] else {
         throw WireError(.unknownQuery, "no query is named \(query.name)")
       }
-      projection = try declared.projection(for: query)
+      projection = try declared.projection(for: query, scope: scope)
     }
-    if let rows {
-      let visible = rows(scope)
+    let visibility = visibility(of: scope)
+    if let visible = visibility.rows {
       let asked = projection.isIncluded
       projection.isIncluded = { item in visible(item) ? try asked?(item) ?? true : false }
+    }
+    if let visible = visibility.sections {
+      let asked = projection.isSectionIncluded
+      projection.isSectionIncluded = { section in visible(section) ? try asked?(section) ?? true : false }
     }
     let key = ViewKey(query: query, scope: scope)
     let entry: SharedViews<ViewKey, SharedView>.Entry
@@ -294,12 +336,10 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
       answerOrder[oldestAnswer] = key
       oldestAnswer = (oldestAnswer + 1) % Self.rememberedEdits
     }
-    var visible: @Sendable (Section.Item) -> Bool = { _ in true }
-    if let rows { visible = rows(scope) }
     // Made in this call, not a task of its own: an edit costs one hop to the writer and back.
     let answer: Result<Int, WireError>
     do throws(WireError) {
-      answer = .success(try await writer.write(edit, scope, visible))
+      answer = .success(try await writer.write(edit, scope, visibility(of: scope)))
     } catch {
       answer = .failure(error)
     }
@@ -312,6 +352,12 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     }
     for waiter in awaiting.removeValue(forKey: key) ?? [] { waiter.resume(returning: answer) }
     return answer
+  }
+
+  /// What a client of `scope` may see: the service's rules for that scope.
+  /// - Complexity: O(1) besides the rules.
+  nonisolated func visibility(of scope: Scope) -> WireVisibility<Section> {
+    WireVisibility(sections: sections?(scope), rows: rows?(scope))
   }
 
   /// A session stops using a view.
@@ -337,8 +383,8 @@ extension WireService where Scope == NoScope {
     history: HistoryLimit = .default, edits: WireWriter<Section, Scope>? = nil
   ) where Source.Section == Section {
     self.init(
-      source: source, stream: stream, queries: queries, keepingIdleViews: keepingIdleViews, history: history,
-      edits: edits, scoped: nil)
+      serving: source, stream: stream, queries: queries, keepingIdleViews: keepingIdleViews, history: history,
+      edits: edits, sections: nil, rows: nil)
   }
 
   /// A session for one connection; see ``session(scope:pacing:sink:send:)``.

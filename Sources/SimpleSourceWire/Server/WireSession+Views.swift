@@ -32,6 +32,7 @@ extension WireSession {
       throw WireError(
         .invalidParameters, "a subscribe names 1 to \(Self.maximumViews) views, not \(requested.count)")
     }
+    let scope = scope
     var projections: [String: Projection<Section>] = [:]
     for (name, query) in requested {
       guard let query else {
@@ -41,9 +42,8 @@ extension WireSession {
       guard let declared = service.queries[query.name] else {
         throw WireError(.unknownQuery, "view \(name): no query is named \(query.name)")
       }
-      projections[name] = try declared.projection(for: query)
+      projections[name] = try declared.projection(for: query, scope: scope)
     }
-    let scope = scope
     let opened = try await service.open(stream: stream, from: from, query: nil, scope: scope, pacing: pacing)
     let send = send
     await install(opened, scope: scope) {

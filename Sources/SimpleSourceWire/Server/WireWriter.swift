@@ -1,5 +1,5 @@
-// How a service makes its clients' edits: a writer the service calls once per edit id, with the scope's
-// rows, and the writer that makes each edit a two-phase transaction of a BasicDataSource.
+// How a service makes its clients' edits: a writer the service calls once per edit id, with what the
+// scope sees, and the writer that makes each edit a two-phase transaction of a BasicDataSource.
 
 public import SimpleSourceCore
 
@@ -7,7 +7,7 @@ public import SimpleSourceCore
 /// `edits` parameter.
 ///
 /// The service calls ``write`` once per edit id (a client that sends an id again after a reconnect gets the
-/// first answer), with the client's scope and the rows that scope may see. It returns the source's
+/// first answer), with the client's scope and what that scope may see. It returns the source's
 /// version that holds the edit (the version it saw when the edit changed nothing), or throws the
 /// ``WireError`` the client receives in ``WireMessage/refused(edit:error:)``.
 ///
@@ -16,12 +16,11 @@ public import SimpleSourceCore
 /// up first with ``WireEdit/recall(recorded:answersKeptFrom:)``: then a resend is answered once on any
 /// instance and after any restart.
 public struct WireWriter<Section: SectionType, Scope: Hashable & Sendable>: Sendable {
-  /// Makes one edit for a client of `scope`, whose rows `visible` accepts; returns the version that holds
-  /// it.
+  /// Makes one edit for a client of `scope`, who sees what `visible` allows; returns the version that
+  /// holds it.
   public typealias Write =
-    @Sendable (
-      _ edit: WireEdit<Section>, _ scope: Scope, _ visible: @escaping @Sendable (Section.Item) -> Bool
-    ) async throws(WireError) -> Int
+    @Sendable (_ edit: WireEdit<Section>, _ scope: Scope, _ visible: WireVisibility<Section>)
+    async throws(WireError) -> Int
 
   /// Makes one edit.
   public let write: Write
@@ -31,7 +30,8 @@ public struct WireWriter<Section: SectionType, Scope: Hashable & Sendable>: Send
   public init(_ write: @escaping Write) { self.write = write }
 
   /// A writer that makes each edit one transaction of `source`, checked against the client's scope: an
-  /// id the scope may not see reads as unknown, and an item it may not see cannot be written.
+  /// item or section id the scope may not see reads as unknown (an item in a section it may not see is
+  /// not seen either), and an item it may not see cannot be written.
   ///
   /// The edits of all clients are made by one ``GroupCommit``: those that arrive while a group is applied
   /// form the next group, one transaction and one version for them all (coalesced into the source's
@@ -71,23 +71,29 @@ public struct WireWriter<Section: SectionType, Scope: Hashable & Sendable>: Send
     return parts.joined(separator: ": ")
   }
 
-  /// Refuses `operation` when it names an item `visible` does not accept, as if it did not exist, or writes
-  /// an item `visible` does not accept.
+  /// Refuses `operation` when it names an item or a section `visible` does not allow, as if it did not
+  /// exist, or writes an item `visible`'s row rule does not accept.
+  /// - Complexity: O(log *n*) per id the operation names, besides the rules.
   static func check(
-    _ operation: WireOperation<Section>, in snapshot: Snapshot<Section>,
-    visible: (Section.Item) -> Bool
+    _ operation: WireOperation<Section>, in snapshot: Snapshot<Section>, visible: WireVisibility<Section>
   ) throws {
+    guard visible.sections != nil || visible.rows != nil else { return }
     // Closures, not key paths: a key path in generic code is instantiated on every call.
     var inserted: Set<Section.Item.ID> = []
     if case .insert(let items, _) = operation { inserted = Set(items.lazy.map { $0.id }) }
     for id in operation.itemIDs {
       if inserted.contains(id) { continue }
-      if let item = snapshot.item(withID: id), !visible(item) {
+      if visible.allowsItem(withID: id, in: snapshot) == false {
         throw DataSourceError<Section.ID, Section.Item.ID>(code: .unknownItemID, itemID: id)
       }
     }
-    for item in operation.writtenItems where !visible(item) {
-      throw WireError(.invalidEdit, "the item \(item.id) is outside what this client may write")
+    if let section = operation.placeSection, visible.allowsSection(withID: section, in: snapshot) == false {
+      throw DataSourceError<Section.ID, Section.Item.ID>(code: .unknownSectionID, sectionID: section)
+    }
+    if let rows = visible.rows {
+      for item in operation.writtenItems where !rows(item) {
+        throw WireError(.invalidEdit, "the item \(item.id) is outside what this client may write")
+      }
     }
   }
 }

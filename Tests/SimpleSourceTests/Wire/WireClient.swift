@@ -19,18 +19,34 @@ final class WireClient: Sendable {
     var formats: Set<Int> = []
     var messages: [String] = []
     var errors: [WireError] = []
+    /// The errors of refused edits, in the order received.
+    var refusals: [WireError] = []
     /// Refusals of what the server sent, and rows it should not have sent.
     var violations: [String] = []
   }
 
   let state = Locked(State())
   let allows: @Sendable (TestItem) -> Bool
+  let allowsSection: @Sendable (TestSection) -> Bool
+  /// Texts no message may contain (the ids and headers of sections the client may never see).
+  let never: [String]
 
-  init(allows: @escaping @Sendable (TestItem) -> Bool = { _ in true }) { self.allows = allows }
+  init(
+    allows: @escaping @Sendable (TestItem) -> Bool = { _ in true },
+    allowsSection: @escaping @Sendable (TestSection) -> Bool = { _ in true }, never: [String] = []
+  ) {
+    self.allows = allows
+    self.allowsSection = allowsSection
+    self.never = never
+  }
 
   /// What a session's `send` calls.
   func receive(_ data: Data) {
     state.withLock { state in
+      let text = String(decoding: data, as: UTF8.self)
+      for secret in never where text.contains(secret) {
+        state.violations.append("a message names \(secret): \(text)")
+      }
       do {
         let (message, format) = try WireCoder().read(data, as: TestSection.self)
         state.formats.insert(format)
@@ -51,10 +67,17 @@ final class WireClient: Sendable {
           state.violations.append("a \(message.typeName) sent to a client")
         case .views, .viewBatches:
           state.violations.append("a \(message.typeName) sent to a client of one stream")
-        case .confirmed, .refused:
+        case .refused(_, let error):
+          state.refusals.append(error)
+        case .confirmed:
           break
         }
         for section in state.held.sections {
+          if !allowsSection(section) {
+            state.violations.append(
+              "holds section \(section.id) (\(section.header ?? "-")) after a \(message.typeName) of \(state.stream ?? "-")"
+            )
+          }
           for item in section.items where !allows(item) {
             state.violations.append("holds \(item) after a \(message.typeName) of \(state.stream ?? "-")")
           }
@@ -64,6 +87,9 @@ final class WireClient: Sendable {
       }
     }
   }
+
+  /// The error of the last edit refused.
+  var lastRefusal: WireError? { state.withLock { $0.refusals.last } }
 
   /// The subscribe a client holding this state sends: its stream and version, if any.
   var resumeRequest: (stream: String?, from: Int?) {
