@@ -69,7 +69,8 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
 
   /// How the current connection began: `nil` from ``connect(_:)`` (or ``follow(_:sending:)``) until the
   /// sender answers its subscribe. Await ``reached(remoteVersion:inStream:)`` for the version the
-  /// connection should reach, then read it.
+  /// connection should reach, then read it; a connection made with ``WireService/connect(_:scope:)``
+  /// awaits it with ``WireConnection/started()``.
   public private(set) var connectionStart: ConnectionStart?
   /// Batches ignored while awaiting a reset or resume (they were in flight when a refusal happened).
   package var ignoredBatches: Int { state.ignoredBatches }
