@@ -56,6 +56,9 @@ public struct WireError: Error, Hashable, Sendable, CustomStringConvertible {
     /// than the edit's base: it may have made the edit and forgotten the answer, so it does not make it
     /// again. The edit is not shown any more; the client's state says whether it was made (format 2).
     public static let editExpired = Code(rawValue: "editExpired")
+    /// The client's scope holds as many subscribed connections as the server allows, or a subscribe names
+    /// more views than it allows (``WireLimits``); nothing changed, and the connection stays usable.
+    public static let limitReached = Code(rawValue: "limitReached")
   }
 
   /// What was wrong.

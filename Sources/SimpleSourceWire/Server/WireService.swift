@@ -72,6 +72,12 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   nonisolated let sections: Sections?
   /// How many versions each view retains.
   nonisolated let history: HistoryLimit
+  /// What each scope may hold.
+  public nonisolated let limits: WireLimits
+  /// The subscribed sessions of each scope, by number.
+  var admissions = ScopeAdmissions<Scope, Int>()
+  /// The number of the last session made.
+  nonisolated let sessionsMade = Locked(0)
   /// How many reset messages were encoded: once per (view, version, format), however many clients
   /// connect then.
   package nonisolated let resetsEncoded = Locked(0)
@@ -102,15 +108,18 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   ///   - keepingIdleViews: How many views no session uses are kept, so that their clients resume.
   ///   - history: How many versions each view retains for clients that resume (the whole source retains
   ///     its own).
+  ///   - limits: What each scope may hold: subscribed connections, views per subscribe.
   ///   - edits: Makes the edits clients send; `nil` refuses them.
   ///   - rows: The row predicate of each scope; a pure function of the row.
   public init<Source: DataSourceType>(
     source: Source, stream: String, queries: [WireQuery<Section>] = [], keepingIdleViews: Int = 16,
-    history: HistoryLimit = .default, edits: WireWriter<Section, Scope>? = nil, rows: @escaping Rows
+    history: HistoryLimit = .default, limits: WireLimits = WireLimits(),
+    edits: WireWriter<Section, Scope>? = nil,
+    rows: @escaping Rows
   ) where Source.Section == Section {
     self.init(
       serving: source, stream: stream, queries: queries, keepingIdleViews: keepingIdleViews, history: history,
-      edits: edits, sections: nil, rows: rows)
+      limits: limits, edits: edits, sections: nil, rows: rows)
   }
 
   /// Serves `source` to clients whose scope restricts the sections they see, and the rows in them.
@@ -128,26 +137,29 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   ///   - keepingIdleViews: How many views no session uses are kept, so that their clients resume.
   ///   - history: How many versions each view retains for clients that resume (the whole source retains
   ///     its own).
+  ///   - limits: What each scope may hold: subscribed connections, views per subscribe.
   ///   - edits: Makes the edits clients send; `nil` refuses them.
   ///   - sections: The section predicate of each scope; a pure function of the section's own content (its
   ///     id and header: its items may be missing).
   ///   - rows: The row predicate of each scope, for the rows of the sections it sees; `nil`: all of them.
   public init<Source: DataSourceType>(
     source: Source, stream: String, queries: [WireQuery<Section>] = [], keepingIdleViews: Int = 16,
-    history: HistoryLimit = .default, edits: WireWriter<Section, Scope>? = nil,
+    history: HistoryLimit = .default, limits: WireLimits = WireLimits(),
+    edits: WireWriter<Section, Scope>? = nil,
     sections: @escaping Sections, rows: Rows? = nil
   ) where Source.Section == Section {
     self.init(
       serving: source, stream: stream, queries: queries, keepingIdleViews: keepingIdleViews, history: history,
-      edits: edits, sections: sections, rows: rows)
+      limits: limits, edits: edits, sections: sections, rows: rows)
   }
 
   init(
     serving source: any DataSourceType<Section>, stream: String, queries: [WireQuery<Section>],
-    keepingIdleViews: Int, history: HistoryLimit, edits: WireWriter<Section, Scope>?, sections: Sections?,
-    rows: Rows?
+    keepingIdleViews: Int, history: HistoryLimit, limits: WireLimits, edits: WireWriter<Section, Scope>?,
+    sections: Sections?, rows: Rows?
   ) {
     self.history = history
+    self.limits = limits
     writer = edits
     wholeSourceEncodings = SharedEncodings(counting: resetsEncoded)
     self.source = source
@@ -235,6 +247,27 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   /// - Complexity: a view shared already: as ``DataSourceType/wireFeed(stream:request:pacing:)``; a new one:
   ///   O(*n*) predicate calls to project the source.
   func open(
+    stream requested: String?, from: Int?, query: WireQueryRequest?, scope: Scope, pacing: Pacing,
+    session: Int
+  ) async throws(WireError) -> Opened {
+    let counted = admissions.scope(of: session)
+    guard admissions.admit(session, to: scope, limit: limits.subscriptionsPerScope) else {
+      throw WireError(
+        .limitReached,
+        "this scope holds \(limits.subscriptionsPerScope) subscribed connections, as many as the server allows"
+      )
+    }
+    do throws(WireError) {
+      return try await openAdmitted(stream: requested, from: from, query: query, scope: scope, pacing: pacing)
+    } catch {
+      // A refused subscribe changes nothing: the session counts where it counted before.
+      admissions.restore(session, to: counted)
+      throw error
+    }
+  }
+
+  /// ``open(stream:from:query:scope:pacing:session:)`` for a session counted in `scope`.
+  private func openAdmitted(
     stream requested: String?, from: Int?, query: WireQueryRequest?, scope: Scope, pacing: Pacing
   ) async throws(WireError) -> Opened {
     guard query != nil || rows != nil || sections != nil else {
@@ -360,6 +393,10 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     WireVisibility(sections: sections?(scope), rows: rows?(scope))
   }
 
+  /// A session closed: it no longer counts against its scope's ``WireLimits/subscriptionsPerScope``.
+  /// - Complexity: O(1) expected.
+  func leave(_ session: Int) { admissions.leave(session) }
+
   /// A session stops using a view.
   /// - Complexity: O(idle views kept).
   func release(_ lease: Lease) {
@@ -377,14 +414,16 @@ extension WireService where Scope == NoScope {
   ///   - queries: The queries clients may name; their names must differ.
   ///   - keepingIdleViews: How many query views no session uses are kept, so that their clients resume.
   ///   - history: How many versions each query view retains for clients that resume.
+  ///   - limits: How many connections may be subscribed at once, and views per subscribe.
   ///   - edits: Makes the edits clients send; `nil` refuses them.
   public init<Source: DataSourceType>(
     source: Source, stream: String, queries: [WireQuery<Section>] = [], keepingIdleViews: Int = 16,
-    history: HistoryLimit = .default, edits: WireWriter<Section, Scope>? = nil
+    history: HistoryLimit = .default, limits: WireLimits = WireLimits(),
+    edits: WireWriter<Section, Scope>? = nil
   ) where Source.Section == Section {
     self.init(
       serving: source, stream: stream, queries: queries, keepingIdleViews: keepingIdleViews, history: history,
-      edits: edits, sections: nil, rows: nil)
+      limits: limits, edits: edits, sections: nil, rows: nil)
   }
 
   /// A session for one connection; see ``session(scope:pacing:sink:send:)``.

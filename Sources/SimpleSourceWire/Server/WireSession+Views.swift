@@ -6,9 +6,6 @@ import Foundation
 import SimpleSourceCore
 
 extension WireSession {
-  /// The most views one subscribe may name.
-  static var maximumViews: Int { 16 }
-
   /// Subscribes the client to `requested` views (format 3), replacing its subscription: each view a
   /// declared query with its parameters, or the whole scope (`nil`), under the client's name for it.
   ///
@@ -20,7 +17,8 @@ extension WireSession {
   /// ``WireMessage/resumed(stream:version:)`` when the client holds the views at a version of the scope's
   /// stream that is still retained (`stream`, `from`): the views' projections then start from the first
   /// batch's starting state.
-  /// - Throws: ``WireError``: `invalidParameters` for no views or more than ``maximumViews``; a query's
+  /// - Throws: ``WireError``: `invalidParameters` for no views, `limitReached` for more than the service's
+  ///   ``WireLimits/viewsPerSubscribe`` or a scope with as many subscriptions as it allows; a query's
   ///   `unknownQuery` or `invalidParameters`.
   /// - Complexity: O(*v* *n*) predicate calls to start *v* views; O(*v* *k* log *n*) per batch of *k*
   ///   changes (the views are the session's own, not shared with other sessions).
@@ -28,9 +26,10 @@ extension WireSession {
     async throws(WireError)
   {
     guard !isClosed else { return }
-    guard (1...Self.maximumViews).contains(requested.count) else {
-      throw WireError(
-        .invalidParameters, "a subscribe names 1 to \(Self.maximumViews) views, not \(requested.count)")
+    guard !requested.isEmpty else { throw WireError(.invalidParameters, "a subscribe names at least 1 view") }
+    let limit = service.limits.viewsPerSubscribe
+    guard requested.count <= limit else {
+      throw WireError(.limitReached, "a subscribe names at most \(limit) views, not \(requested.count)")
     }
     let scope = scope
     var projections: [String: Projection<Section>] = [:]
@@ -44,7 +43,8 @@ extension WireSession {
       }
       projections[name] = try declared.projection(for: query, scope: scope)
     }
-    let opened = try await service.open(stream: stream, from: from, query: nil, scope: scope, pacing: pacing)
+    let opened = try await service.open(
+      stream: stream, from: from, query: nil, scope: scope, pacing: pacing, session: number)
     let send = send
     await install(opened, scope: scope) {
       (request, viewsRequest) = (nil, requested)

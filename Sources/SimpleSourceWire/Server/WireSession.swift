@@ -35,6 +35,8 @@ public actor WireSession<Section: SectionType, Scope: Hashable & Sendable>
 where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item.ID: Codable {
   /// The service the session belongs to.
   public nonisolated let service: WireService<Section, Scope>
+  /// The session's number in its service, unique for the service's life: what its scope's limit counts.
+  nonisolated let number: Int
   /// What the client may see.
   public private(set) var scope: Scope
   let pacing: Pacing
@@ -67,10 +69,20 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     send: @escaping @Sendable (Data) async throws -> Void
   ) {
     self.service = service
+    number = service.sessionsMade.withLock { made in
+      made += 1
+      return made
+    }
     self.scope = scope
     self.pacing = pacing
     self.sink = sink
     self.send = send
+  }
+
+  deinit {
+    // A session dropped without close() stops counting against its scope's limit all the same.
+    let (service, session) = (service, number)
+    Task { await service.leave(session) }
   }
 
   /// Receives one message's bytes from the client.
@@ -150,6 +162,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
       } catch {
         // The old scope's subscription must not go on: the client is told why it has none.
         await stop()
+        await service.leave(number)
         await reply(error)
       }
     }
@@ -160,6 +173,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   public func close() async {
     isClosed = true
     await takingTurn { await stop() }
+    await service.leave(number)
   }
 
   /// Whether the client is subscribed (and its last subscribe was accepted).
@@ -202,7 +216,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     guard !isClosed else { return }
     let scope = scope
     let opened = try await service.open(
-      stream: stream, from: from, query: query, scope: scope, pacing: pacing)
+      stream: stream, from: from, query: query, scope: scope, pacing: pacing, session: number)
     let coder = WireCoder(maxMessageBytes: reader.maxMessageBytes, formatVersion: formatVersion)
     let (send, sink) = (send, pacing.isImmediate ? sink : nil)
     await install(opened, scope: scope) {
