@@ -156,7 +156,7 @@ struct RemoteViewsTests {
     let tooMany = Dictionary(uniqueKeysWithValues: (0..<17).map { ("v\($0)", WireQueryRequest?.none) })
     await session.receive(bytes(.subscribeViews(tooMany), format: 3))
     await session.receive(bytes(.subscribeViews(["x": WireQueryRequest("nope", [:])]), format: 3))
-    #expect(errors.withLock { $0 } == ["invalidParameters", "unknownQuery"])
+    #expect(errors.withLock { $0 } == ["limitReached", "unknownQuery"])
     try await source.replaceItem(TestItem("a0", version: 1))
     await session.settled()
     let (version, held) = (await client.version, await client.snapshots)
