@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The cluster's fault tests: installs PostgreSQL and nginx when they are missing (Debian, as root), builds
 # live-board, starts PostgreSQL, three instances and nginx on loopback (cluster.sh), runs cluster-check
-# (kill -9 an instance, restart PostgreSQL, a failed transaction, an instance started late, and a schedule of
+# (kill -9 an instance, restart PostgreSQL, a failed transaction, an instance started late, a hung instance, a schedule of
 # instance kills and PostgreSQL restarts under writers: $SCHEDULE_RESTARTS restarts, 5 by default), then the
 # page offline in Chromium (browser/check_offline.py), stops them all and checks that nothing is left running.
 # Prints the versions it ran and `N passed, 0 failed`, then stops the cluster and says that nothing is left running.

@@ -10,6 +10,8 @@
 #                                    # fails if anything is left; then removes the folder (copying the
 #                                    # logs to $KEEP_LOGS first, when set)
 #   bash cluster.sh kill N           # kill -9 instance N (1-3)
+#   bash cluster.sh pause N          # SIGSTOP instance N: it hangs, its sockets stay open
+#   bash cluster.sh resume N         # SIGCONT instance N
 #   bash cluster.sh start-instance N # starts instance N again
 #   bash cluster.sh restart-postgres # restarts PostgreSQL (fast shutdown: every connection drops)
 #   bash cluster.sh psql ARGS...     # psql on the board's database
@@ -58,6 +60,8 @@ stop_pid() {
   [ -f "$file" ] || return 0
   pid=$(head -n 1 "$file")
   if [ -z "$pid" ] || ! kill -0 "$pid" 2>/dev/null; then rm -f "$file"; return 0; fi
+  # A paused instance takes SIGTERM only once it runs again.
+  kill -CONT "$pid" 2>/dev/null || true
   kill "$pid" 2>/dev/null || true
   for _ in $(seq 1 $((10 * ${STOP_SECONDS:-10}))); do
     kill -0 "$pid" 2>/dev/null || { echo "stopped $name (pid $pid)"; rm -f "$file"; return 0; }
@@ -122,13 +126,33 @@ http {
   map \$http_upgrade \$connection_upgrade { default upgrade; '' close; }
   server {
     listen 127.0.0.1:$web;
-    location / {
+    # Every request is answered within 8 s when an instance hangs: reads then go to another instance,
+    # writes are answered 504 (their outcome unknown: the client sends them again with the same id).
+    proxy_connect_timeout 3s;
+    proxy_send_timeout 8s;
+    proxy_read_timeout 8s;
+    # The live connections: open for as long as their clients stay.
+    location /live {
       proxy_pass http://board;
       proxy_http_version 1.1;
       proxy_set_header Upgrade \$http_upgrade;
       proxy_set_header Connection \$connection_upgrade;
       proxy_read_timeout 1h;
       proxy_next_upstream error timeout http_502 http_503;
+    }
+    # A write is never sent again to another instance: the first may have made it (a DELETE resent after
+    # its instance died would be answered 404 for the client's own delete).
+    location / {
+      error_page 418 = @write;
+      if (\$request_method !~ ^(GET|HEAD)\$) { return 418; }
+      proxy_pass http://board;
+      proxy_http_version 1.1;
+      proxy_next_upstream error timeout http_502 http_503;
+    }
+    location @write {
+      proxy_pass http://board;
+      proxy_http_version 1.1;
+      proxy_next_upstream off;
     }
   }
 }
@@ -158,6 +182,8 @@ CONF
     rm -rf "$dir"
     ;;
   kill) kill -9 "$(cat "$dir/instance$2.pid")" ;;
+  pause) kill -STOP "$(cat "$dir/instance$2.pid")" ;;
+  resume) kill -CONT "$(cat "$dir/instance$2.pid")" ;;
   start-instance) instance_start "$2" ;;
   restart-postgres) as_postgres "$pgbin/pg_ctl" -D "$dir/pg" -m fast -w stop >/dev/null && postgres_start ;;
   psql) shift; "$pgbin/psql" -h 127.0.0.1 -p "$pgport" -U postgres -d board -v ON_ERROR_STOP=1 -q "$@" ;;

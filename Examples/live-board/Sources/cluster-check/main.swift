@@ -140,14 +140,14 @@ struct BoardReply: Decodable {
 
 struct WriteReply: Decodable { var version: Int }
 
-func http(_ method: String, _ address: String, _ path: String, _ body: String? = nil) async throws -> (
-  Int, Data
-) {
+func http(
+  _ method: String, _ address: String, _ path: String, _ body: String? = nil, timeout: TimeInterval = 10
+) async throws -> (Int, Data) {
   var request = URLRequest(url: URL(string: "http://\(address)\(path)")!)
   request.httpMethod = method
   request.setValue("application/json", forHTTPHeaderField: "content-type")
   request.httpBody = body.map { Data($0.utf8) }
-  request.timeoutInterval = 10
+  request.timeoutInterval = timeout
   let (data, response) = try await URLSession.shared.data(for: request)
   return ((response as? HTTPURLResponse)?.statusCode ?? 0, data)
 }
@@ -466,6 +466,51 @@ func lateInstance() async throws {
       + " (its view made there after that version); one at 1 reset")
 }
 
+@MainActor
+func hungInstance() async throws {
+  let hung = 2
+  try await cluster("pause", "\(hung)")
+  say("    instance \(hung) hangs (SIGSTOP)")
+  // Reads and writes through nginx while it hangs, several at once so that some reach it: each is answered
+  // within nginx's 8 s timeouts (a read by another instance then, a write with 504), never held.
+  let answers = try await withThrowingTaskGroup(of: (String, Int, Duration).self) { group in
+    for index in 0..<12 {
+      group.addTask {
+        let clock = ContinuousClock()
+        let start = clock.now
+        let (method, path, body): (String, String, String?) =
+          index % 2 == 0
+          ? ("GET", "/api/board", nil)
+          : ("POST", "/api/cards", #"{"id":"hung-\#(index)","title":"Card hung-\#(index)","column":"todo"}"#)
+        let (status, _) = try await http(method, settings.web, path, body, timeout: 30)
+        return ("\(method) \(index)", status, clock.now - start)
+      }
+    }
+    var answers: [(String, Int, Duration)] = []
+    for try await answer in group { answers.append(answer) }
+    return answers
+  }
+  try await cluster("resume", "\(hung)")
+  let slowest = answers.map(\.2).max() ?? .zero
+  let statuses = answers.map { "\($0.0): \($0.1)" }.sorted()
+  try require(slowest < .seconds(10), "a request took \(slowest) while an instance hung: \(statuses)")
+  try require(
+    answers.allSatisfy { $0.0.hasPrefix("GET") ? $0.1 == 200 : [201, 502, 504].contains($0.1) },
+    "answers while an instance hung: \(statuses)")
+  // A write answered 504 may have been made once the instance ran again: sent again, it is made or found.
+  for (name, status, _) in answers where name.hasPrefix("POST") && status != 201 {
+    try await create("hung-\(name.dropFirst(5))", into: acknowledged)
+  }
+  let truth = try await board()
+  try await converge(followers, to: truth)
+  for n in 1...3 { try await checkInstance(n, equals: truth, acknowledged: acknowledged) }
+  let timedOut = answers.filter { $0.1 == 504 }.count
+  let seconds = Double(slowest.components.seconds) + Double(slowest.components.attoseconds) / 1e18
+  say(
+    "    12 requests answered in at most \(String(format: "%.1f", seconds)) s (\(timedOut) writes 504, none"
+      + " resent); every instance caught up")
+}
+
 /// Sends `edit` (an edit message's JSON) as `user` over a WebSocket of its own to `address`; returns its
 /// answer's text.
 func answer(to edit: String, as user: String, at address: String) async throws -> String {
@@ -698,6 +743,7 @@ let tests: [(String, @MainActor () async throws -> Void)] = [
   ("restart PostgreSQL", restartPostgres),
   ("a write whose transaction fails makes no version", failedTransaction),
   ("an instance started late catches up from the log and serves resumes", lateInstance),
+  ("a hung instance: every request through nginx is answered within its timeouts", hungInstance),
   ("two users reusing each other's edit ids on several instances", reusedEditIDs),
   (
     "an edit resent to another instance, and to its own after a restart, is answered once",
