@@ -27,9 +27,6 @@ public struct WireVisibility<Section: SectionType>: Sendable {
     self.rows = rows
   }
 
-  /// Everything is visible.
-  public static var everything: Self { Self() }
-
   /// Whether `item` is visible where it is, in `section`.
   /// - Complexity: O(1) besides the rules.
   @inlinable
