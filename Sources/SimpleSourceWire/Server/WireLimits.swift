@@ -4,6 +4,9 @@
 /// others: past them, a subscribe is refused with ``WireError/Code-swift.struct/limitReached``, and
 /// nothing else changes.
 ///
+/// A service with no scope (``NoScope``) has one scope for every client: its default does not limit
+/// subscriptions. A service whose scope some clients share (guests, a tenant) sets limits that fit them.
+///
 /// A connection counts against its scope from its first accepted subscribe until it closes
 /// (``WireSession/close()``), or until ``WireSession/setScope(_:)`` moves it to another scope. Sessions
 /// of one scope that ask for the same query share one view, so the limit bounds what a scope costs in

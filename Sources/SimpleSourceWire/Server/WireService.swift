@@ -414,11 +414,12 @@ extension WireService where Scope == NoScope {
   ///   - queries: The queries clients may name; their names must differ.
   ///   - keepingIdleViews: How many query views no session uses are kept, so that their clients resume.
   ///   - history: How many versions each query view retains for clients that resume.
-  ///   - limits: How many connections may be subscribed at once, and views per subscribe.
+  ///   - limits: How many connections may be subscribed at once, and views per subscribe. Every client of
+  ///     a service with no scope shares one scope, so by default the subscriptions are not limited.
   ///   - edits: Makes the edits clients send; `nil` refuses them.
   public init<Source: DataSourceType>(
     source: Source, stream: String, queries: [WireQuery<Section>] = [], keepingIdleViews: Int = 16,
-    history: HistoryLimit = .default, limits: WireLimits = WireLimits(),
+    history: HistoryLimit = .default, limits: WireLimits = WireLimits(subscriptionsPerScope: .max),
     edits: WireWriter<Section, Scope>? = nil
   ) where Source.Section == Section {
     self.init(

@@ -129,7 +129,8 @@ public func makeApplication(
   // Clients may write over their WebSocket too (the wire format's `edit`): the same writes as the HTTP API.
   let service = WireService(
     source: board.source, stream: board.stream, queries: boardQueries, history: board.history,
-    edits: boardWriter(board)
+    // Guests share one scope (nil): the board does not limit subscriptions per scope.
+    limits: WireLimits(subscriptionsPerScope: .max), edits: boardWriter(board)
   ) { (user: String?) in { card in card.isVisible(to: user) } }
   router.ws("/live") { request, _ in
     do {

@@ -80,6 +80,20 @@ struct WireLimitsTests {
       defaultDepth: 4)
   }
 
+  @Test("a service with no scope limits no subscriptions by default: its clients all share the one scope")
+  func noScopeIsNotLimited() async throws {
+    let source = try BasicDataSource(sections: layout("A: a"))
+    let service = WireService(source: source, stream: "s")
+    var sessions: [WireSession<TestSection, NoScope>] = []
+    for _ in 0..<(WireLimits().subscriptionsPerScope + 6) {
+      let (session, client) = await service.connect(subscribe(nil))
+      #expect(client.state.withLock { $0.errors.isEmpty })
+      #expect(await session.isSubscribed)
+      sessions.append(session)
+    }
+    for session in sessions { await session.close() }
+  }
+
   @Test(
     "a scope past its subscriptions is refused with limitReached; other scopes go on; a close frees a place")
   func subscriptionsPerScope() async throws {
