@@ -104,17 +104,23 @@ final class EditingWorld: Sendable {
     let submitted = Locked<[String]>([])
     /// The store of the current source, which a power loss cuts.
     let store = Locked<PowerLossStore<TestSection>?>(nil)
+    /// When the store flushes.
+    let sync: FileReplicaStore<TestSection>.Sync
 
-    init(remote: RemoteDataSource<TestSection>, recorder: BatchRecorder<TestSection>, folder: URL) {
+    init(
+      remote: RemoteDataSource<TestSection>, recorder: BatchRecorder<TestSection>, folder: URL,
+      sync: FileReplicaStore<TestSection>.Sync
+    ) {
       current = Locked((remote, recorder))
       self.folder = folder
+      self.sync = sync
     }
 
     /// A store in `folder`, kept as the one a power loss cuts.
     func newStore() -> PowerLossStore<TestSection> {
       // Compacted whenever the journal outgrows the state: most steps compact.
       let store = PowerLossStore(
-        FileReplicaStore<TestSection>(directory: folder, sync: .compactions, compactingAfter: 0))
+        FileReplicaStore<TestSection>(directory: folder, sync: sync, compactingAfter: 0))
       self.store.withLock { $0 = store }
       return store
     }
@@ -150,7 +156,9 @@ final class EditingWorld: Sendable {
   }
 
   /// A world of `count` clients; with `stores`, each keeps a replica store (and may restart from it).
-  static func make(clients count: Int, stores: Bool = true) async throws -> EditingWorld {
+  static func make(
+    clients count: Int, stores: Bool = true, sync: FileReplicaStore<TestSection>.Sync = .compactions
+  ) async throws -> EditingWorld {
     let source = try BasicDataSource(sections: layout("A: a b c | B: d"))
     let made = Locked<[String]>([])
     let transactions = WireWriter<TestSection, NoScope>.transactions(on: source)
@@ -172,7 +180,8 @@ final class EditingWorld: Sendable {
         "replica-\(UUID().uuidString)")
       let placeholder = RemoteDataSource<TestSection>()
       let client = Client(
-        remote: placeholder, recorder: await BatchRecorder(await placeholder.subscribe()), folder: folder)
+        remote: placeholder, recorder: await BatchRecorder(await placeholder.subscribe()), folder: folder,
+        sync: sync)
       let remote = RemoteDataSource<TestSection>(
         clientID: "c\(index)", store: stores ? client.newStore() : nil)
       let recorder = await BatchRecorder(await remote.subscribe(), refreshStyle: .reconfigure)
@@ -276,6 +285,10 @@ final class EditingWorld: Sendable {
       let kept = Set(await remote.pending.entries.map(\.id))
       let answered = Set(made.withLock { $0 }).union(refused.withLock { $0 })
       let forgotten = before.filter { !kept.contains($0) && !answered.contains($0) }
+      // A store that flushes every record forgets nothing it journalled, whatever the power does.
+      if client.sync == .everyRecord && step == .powerLoss && !forgotten.isEmpty {
+        throw ExplorationFailure(description: "a power loss under everyRecord forgot the edits \(forgotten)")
+      }
       everSubmitted.withLock { $0.subtract(forgotten) }
       let recorder = await BatchRecorder(await remote.subscribe(), refreshStyle: .reconfigure)
       client.current.withLock { $0 = (remote, recorder) }
@@ -415,15 +428,29 @@ struct OptimisticEditTests {
       "Optimistic edits: \(sequences) orderings of \(Self.powerLossDepth) events with power losses converged")
   }
 
+  /// The same under `Sync.everyRecord`, one shallower: a power loss forgets no edit the client made (its
+  /// append was flushed before it was sent), so every edit ends made once or refused.
+  @Test("under everyRecord, every ordering of edits, answers and power losses forgets no edit")
+  func everyOrderingWithPowerLossFlushingEveryRecord() async throws {
+    let depth = max(2, Self.powerLossDepth - 1)
+    let sequences = try await explore(
+      [.clientEdit, .deliverUp, .deliverDown, .powerLoss], depth: depth, sync: .everyRecord)
+    print(
+      "Optimistic edits: \(sequences) orderings of \(depth) events with power losses under everyRecord converged"
+    )
+  }
+
   /// Runs every sequence of `steps` of length `depth` on a new world with one client, then settles and
   /// checks it; returns the number of sequences.
-  func explore(_ steps: [EditingWorld.Step], depth: Int) async throws -> Int {
+  func explore(
+    _ steps: [EditingWorld.Step], depth: Int, sync: FileReplicaStore<TestSection>.Sync = .compactions
+  ) async throws -> Int {
     // Stores only where a step restarts from one: they cost a file system's writes at every step.
     let stores = steps.contains(.restart) || steps.contains(.powerLoss) || steps.contains(.cleanStart)
     var sequences = 0
     var sequence = [Int](repeating: 0, count: depth)
     repeat {
-      let world = try await EditingWorld.make(clients: 1, stores: stores)
+      let world = try await EditingWorld.make(clients: 1, stores: stores, sync: sync)
       let trace = sequence.map { steps[$0] }
       do {
         // Power losses start from a client that holds the server's state: the interesting sequences (an
