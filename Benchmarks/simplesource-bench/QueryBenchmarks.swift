@@ -19,7 +19,7 @@ func processCPUms() -> Double {
 final class QueryFanout: Sendable {
   let source: BasicDataSource<BenchSection>
   let sessions: [WireSession<BenchSection, NoScope>]
-  let received = AppliedVersion()
+  let received = HeldVersion()
   let count = Locked(0)
   let items: Int
 

@@ -7,14 +7,14 @@ import SimpleSourceCore
 @MainActor
 final class ModelFollowing {
   /// The newest version the model applied; finished when the subscription ends.
-  let applied: AppliedVersion
+  let applied: HeldVersion
   private var task: Task<Void, Never>?
 
   /// Starts handing `subscription`'s batches to `apply`, which answers `false` once the model is gone.
   init<Section: SectionType>(
     _ subscription: Subscription<Section>, apply: @escaping @MainActor (UpdateBatch<Section>) -> Bool
   ) {
-    let applied = AppliedVersion(subscription.version)
+    let applied = HeldVersion(subscription.version)
     // Versions whose batch cancelled out (G4) are held too: the model shows them already.
     subscription.onCancelledOut { applied.advance(to: $0) }
     let batches = subscription.batches

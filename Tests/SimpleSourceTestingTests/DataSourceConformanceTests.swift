@@ -21,7 +21,7 @@ struct DataSourceConformanceTests {
 
   @Test("an operation that never returns is reported once the time is up")
   func hangsAreReported() async {
-    let never = AppliedVersion()
+    let never = HeldVersion()
     let finished = await DataSourceConformance<BasicDataSource<TestSection>>.finishes(within: 0.05) {
       _ = await never.reached(1)
     }

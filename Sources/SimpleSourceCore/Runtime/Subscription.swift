@@ -42,7 +42,7 @@ public struct Subscription<Section: SectionType>: Sendable {
   /// The batches after ``snapshot``.
   public let batches: AsyncStream<UpdateBatch<Section>>
   /// The newest version the consumer holds, for ``reached(_:)``.
-  @usableFromInline let progress: AppliedVersion
+  @usableFromInline let progress: HeldVersion
   @usableFromInline let onCancel: (@Sendable () -> Void)?
   /// Installs an observer told the versions the consumer holds (G13) each time it asks for a batch,
   /// including versions no batch carries (G4). `nil` for subscriptions not made by a hub.
@@ -89,7 +89,7 @@ public struct Subscription<Section: SectionType>: Sendable {
     snapshot: Snapshot<Section>, version: Int, batches: AsyncStream<UpdateBatch<Section>>,
     onCancel: (@Sendable () -> Void)? = nil
   ) {
-    let progress = AppliedVersion(version)
+    let progress = HeldVersion(version)
     self.snapshot = snapshot
     self.version = version
     self.batches = batches
@@ -105,7 +105,7 @@ public struct Subscription<Section: SectionType>: Sendable {
   @inlinable
   init(
     snapshot: Snapshot<Section>, version: Int, batches: AsyncStream<UpdateBatch<Section>>,
-    progress: AppliedVersion, onCancel: @escaping @Sendable () -> Void,
+    progress: HeldVersion, onCancel: @escaping @Sendable () -> Void,
     observeCancelledOut: @escaping @Sendable (@escaping @Sendable (Int) -> Void) -> Void,
     nextSinking: (
       @Sendable (@escaping SubscriptionSink<Section>, (@Sendable () -> Void)?) async -> UpdateBatch<Section>?

@@ -10,13 +10,13 @@ final class SubscriberMailbox<Section: SectionType>: Sendable {
   @usableFromInline let differ: Differ<Section>
   /// The newest version the consumer holds (G13): what it took once it asks for more, and versions that
   /// cancelled out once it took what precedes them; finished when the subscription ends.
-  @usableFromInline let progress: AppliedVersion
+  @usableFromInline let progress: HeldVersion
   /// The hub's count of catch-ups that fell back to a full diff, shared by its subscribers.
   @usableFromInline let fullDiffs: Locked<Int>
 
   @inlinable
   init(_ machine: Machine, differ: Differ<Section>, fullDiffs: Locked<Int> = Locked(0)) {
-    progress = AppliedVersion(machine.version)
+    progress = HeldVersion(machine.version)
     state = Locked(machine)
     self.differ = differ
     self.fullDiffs = fullDiffs

@@ -11,7 +11,7 @@ final class SendingControl<Section: SectionType>: Sendable {
 
   /// How many times the sending task parked with the session's sink (it then costs the server a call of
   /// the sink per batch, not a task): tests await it.
-  let sinkParks = AppliedVersion(0)
+  let sinkParks = HeldVersion(0)
 
   /// Holds `subscription`, the one the sending task reads; `false` (and it is cancelled) once stopped.
   func hold(_ subscription: Subscription<Section>) -> Bool {
@@ -43,7 +43,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   let coder: WireCoder
   /// Reaches the subscription's version once its first message is sent; finishes when the subscription
   /// ends. After it, the subscription's own progress says what the client was sent (G13).
-  let started: AppliedVersion
+  let started: HeldVersion
   let control: SendingControl<Section>
 
   /// Sends `feed`'s start (a reset shared per view, version and format), then every batch. With a sink,

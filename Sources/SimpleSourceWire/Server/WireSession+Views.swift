@@ -60,7 +60,7 @@ struct ViewsSender<Section: SectionType>: Sendable
 where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item.ID: Codable {
   let send: @Sendable (Data) async throws -> Void
   /// Reaches the subscription's version once the views' states are sent.
-  let started: AppliedVersion
+  let started: HeldVersion
   let control: SendingControl<Section>
   let projections: [String: Projection<Section>]
   let steps = ProjectionSteps<Section>()

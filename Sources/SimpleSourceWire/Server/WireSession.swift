@@ -51,7 +51,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   var current:
     (
       feed: WireFeed<Section>, sending: Task<Void, Never>, control: SendingControl<Section>,
-      lease: WireService<Section, Scope>.Lease?, started: AppliedVersion
+      lease: WireService<Section, Scope>.Lease?, started: HeldVersion
     )?
   /// The last subscribe, replayed when the scope changes.
   var request: (stream: String?, from: Int?, query: WireQueryRequest?)?
@@ -192,7 +192,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
 
   /// How many times the current subscription's sending task parked with the session's sink; `nil` when
   /// not subscribed.
-  package var sinkParks: AppliedVersion? { current?.control.sinkParks }
+  package var sinkParks: HeldVersion? { current?.control.sinkParks }
   /// The newest version sent to the client, or held with nothing to send (G13); `nil` when not subscribed
   /// or before the subscription's first message is sent (tests read it).
   package var sentVersion: Int? {
@@ -231,7 +231,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   /// stopped; `record` notes what was asked for. Closed meanwhile, the new one is dropped instead.
   func install(
     _ opened: WireService<Section, Scope>.Opened, scope: Scope, record: () -> Void,
-    sending: @escaping @Sendable (WireFeed<Section>, AppliedVersion, SendingControl<Section>) async -> Void
+    sending: @escaping @Sendable (WireFeed<Section>, HeldVersion, SendingControl<Section>) async -> Void
   ) async {
     // The new view is acquired before the old one is released, so that a view both use is kept.
     await stop()
@@ -243,7 +243,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     record()
     subscribedScope = scope
     // Nothing is sent until the reset or resume is: -1 is before every version.
-    let started = AppliedVersion(-1)
+    let started = HeldVersion(-1)
     let control = SendingControl<Section>()
     let feed = opened.feed
     let task = Task { await sending(feed, started, control) }

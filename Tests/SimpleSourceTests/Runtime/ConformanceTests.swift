@@ -174,7 +174,7 @@ final class HandOffFeed: AsyncSequence, Sendable {
   typealias Element = [TestSection]
   private let state:
     Locked<(values: [[TestSection]], pushed: Int, waiter: CheckedContinuation<[TestSection]?, Never>?)>
-  private let asked = AppliedVersion()
+  private let asked = HeldVersion()
   private let latest: Locked<[TestSection]>
 
   init(_ initial: [TestSection]) {

@@ -50,10 +50,10 @@ struct EndingAndAwaitingTests {
   }
 
   @Test("a service awaits that its own consumer has applied the version a mutation returned")
-  func awaitAppliedVersion() async throws {
+  func awaitHeldVersion() async throws {
     let source = try TestSource(sections: layout("A:"))
     let subscription = await source.subscribe()
-    let applied = AppliedVersion(subscription.version)
+    let applied = HeldVersion(subscription.version)
     let shown = Locked(subscription.snapshot)
     let consumer = Task {
       for await batch in subscription.batches {
@@ -77,7 +77,7 @@ struct EndingAndAwaitingTests {
 
   @Test("a waiting task that is cancelled returns false; advancing below the current version changes nothing")
   func cancelledWait() async {
-    let applied = AppliedVersion(5)
+    let applied = HeldVersion(5)
     applied.advance(to: 2)
     #expect(applied.current == 5)
     let waiter = Task { await applied.reached(10) }

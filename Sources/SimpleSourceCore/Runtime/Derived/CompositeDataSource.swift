@@ -209,7 +209,7 @@ actor CompositeEngine<Section: SectionType> {
     @usableFromInline let source: any DataSourceType<Section>
     @usableFromInline let key: ObjectIdentifier
     @usableFromInline let subscription: Subscription<Section>
-    @usableFromInline let applied: AppliedVersion
+    @usableFromInline let applied: HeldVersion
     /// The child's state shown (its sections are in the composite).
     @usableFromInline var shown: Snapshot<Section>
     /// The child version `shown` is, or the newest one seen when it clashed.
@@ -226,7 +226,7 @@ actor CompositeEngine<Section: SectionType> {
     @inlinable
     init(
       source: any DataSourceType<Section>, key: ObjectIdentifier, subscription: Subscription<Section>,
-      applied: AppliedVersion, shown: Snapshot<Section>, version: Int, latest: Snapshot<Section>
+      applied: HeldVersion, shown: Snapshot<Section>, version: Int, latest: Snapshot<Section>
     ) {
       self.source = source
       self.key = key
@@ -315,7 +315,7 @@ actor CompositeEngine<Section: SectionType> {
   @inlinable
   func follow(_ source: some DataSourceType<Section>, _ subscription: Subscription<Section>, at index: Int?) {
     let key = ObjectIdentifier(source)
-    let applied = AppliedVersion(subscription.version)
+    let applied = HeldVersion(subscription.version)
     var child = Child(
       source: source, key: key, subscription: subscription, applied: applied, shown: subscription.snapshot,
       version: subscription.version, latest: subscription.snapshot)

@@ -33,7 +33,7 @@ extension Broadcaster {
 /// version the follower holds between batches, including versions no batch carries (G13).
 @usableFromInline
 func followParent<Section: SectionType, Follower: Actor>(
-  _ subscription: Subscription<Section>, applied: AppliedVersion, on follower: Follower,
+  _ subscription: Subscription<Section>, applied: HeldVersion, on follower: Follower,
   held: (@Sendable (Int) -> Void)? = nil,
   receive: @escaping @Sendable (isolated Follower, UpdateBatch<Section>) -> Void
 ) -> Task<Void, Never> {
@@ -48,7 +48,7 @@ func followParent<Section: SectionType, Follower: Actor>(
 /// The loop of ``followParent(_:applied:on:receive:)``, on the follower's actor.
 @usableFromInline
 func follow<Section: SectionType, Follower: Actor>(
-  _ batches: AsyncStream<UpdateBatch<Section>>, applied: AppliedVersion, on follower: isolated Follower,
+  _ batches: AsyncStream<UpdateBatch<Section>>, applied: HeldVersion, on follower: isolated Follower,
   receive: @Sendable (isolated Follower, UpdateBatch<Section>) -> Void
 ) async {
   for await batch in batches {
@@ -61,7 +61,7 @@ func follow<Section: SectionType, Follower: Actor>(
 /// Settles `parent`, then waits until `applied` has reached every version it offered (G10 for a source
 /// built on it).
 @usableFromInline
-func settle<Section: SectionType>(_ parent: any DataSourceType<Section>, applied: AppliedVersion) async {
+func settle<Section: SectionType>(_ parent: any DataSourceType<Section>, applied: HeldVersion) async {
   await parent.settled()
   _ = await applied.reached(await parent.offeredVersion)
 }

@@ -240,7 +240,7 @@ actor OutlineEngine<Base: SectionType> where Base.Item: OutlineNode {
   @usableFromInline var state: OutlineState<Base>
   @usableFromInline let steps: OutlineSteps<Base>
   @usableFromInline nonisolated let broadcaster: Broadcaster<OutlineSection<Base>>
-  @usableFromInline nonisolated let applied: AppliedVersion
+  @usableFromInline nonisolated let applied: HeldVersion
   @usableFromInline nonisolated let reporter: AsyncStream<OutlineError>.Continuation
 
   @inlinable
@@ -252,7 +252,7 @@ actor OutlineEngine<Base: SectionType> where Base.Item: OutlineNode {
     self.steps = steps
     self.reporter = reporter
     broadcaster = Broadcaster(snapshot: state.shown)
-    applied = AppliedVersion(parentVersion)
+    applied = HeldVersion(parentVersion)
   }
 
   /// The expanded nodes.

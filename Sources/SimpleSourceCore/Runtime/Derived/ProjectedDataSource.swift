@@ -84,7 +84,7 @@ public final class ProjectedDataSource<Section: SectionType>: DataSourceType {
     let broadcaster = engine.broadcaster
     let numberedByParent = versions == .parent
     let held: @Sendable (Int) -> Void = { if numberedByParent { broadcaster.quiesce(to: $0) } }
-    follower = followParent(subscription, applied: engine.appliedParentVersion, on: engine, held: held) {
+    follower = followParent(subscription, applied: engine.heldParentVersion, on: engine, held: held) {
       $0.receive($1)
     }
   }
@@ -167,7 +167,7 @@ public final class ProjectedDataSource<Section: SectionType>: DataSourceType {
   /// Returns once every mutation of the parent made before the call has reached this source and its
   /// result has been offered to every subscriber (G10).
   public func settled() async {
-    await settle(parent, applied: engine.appliedParentVersion)
+    await settle(parent, applied: engine.heldParentVersion)
   }
 }
 
@@ -243,7 +243,7 @@ actor ProjectionEngine<Section: SectionType> {
   @usableFromInline nonisolated let reporter: AsyncStream<ProjectionError>.Continuation
   @usableFromInline nonisolated let broadcaster: Broadcaster<Section>
   /// The newest parent version handled, for ``ProjectedDataSource/settled()``.
-  @usableFromInline nonisolated let appliedParentVersion: AppliedVersion
+  @usableFromInline nonisolated let heldParentVersion: HeldVersion
 
   @usableFromInline
   init(
@@ -257,7 +257,7 @@ actor ProjectionEngine<Section: SectionType> {
     self.reporter = reporter
     broadcaster = Broadcaster(
       snapshot: state.published, version: versions == .parent ? parentVersion : 0, history: history)
-    appliedParentVersion = AppliedVersion(parentVersion)
+    heldParentVersion = HeldVersion(parentVersion)
   }
 
   /// Applies one parent batch.

@@ -318,7 +318,7 @@ struct FollowingTests {
   func cancelledOutComposition() async throws {
     let parent = try BasicDataSource(sections: layout("A: a b"))
     let subscription = await parent.subscribe()
-    let passed = AppliedVersion()
+    let passed = HeldVersion()
     try #require(subscription.observeCancelledOut != nil)
     subscription.observeCancelledOut? { passed.advance(to: $0) }
     // Two batches the subscriber does not read: a change and its reversal.

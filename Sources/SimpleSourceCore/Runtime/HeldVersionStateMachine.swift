@@ -1,12 +1,12 @@
-// The pure state machine behind AppliedVersion: the version reached, and who waits for which version.
+// The pure state machine behind HeldVersion: the version reached, and who waits for which version.
 
-/// The version a consumer has applied and the tasks waiting for later ones; synchronous, no `await`.
+/// The version a consumer holds and the tasks waiting for later ones; synchronous, no `await`.
 ///
 /// Every waiter is handed out exactly once: by ``advance(to:)`` (reached), ``cancel(id:)`` or ``finish()``
 /// (not reached). A cancellation that arrives before its wait is registered is remembered, so the wait
 /// then returns at once.
 @usableFromInline
-struct AppliedVersionStateMachine<Waiter: Sendable>: Sendable {
+struct HeldVersionStateMachine<Waiter: Sendable>: Sendable {
   @usableFromInline
   struct Pending: Sendable {
     let id: Int

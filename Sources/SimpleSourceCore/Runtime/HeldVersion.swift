@@ -1,4 +1,4 @@
-// The version a consumer has applied, for any task to await: "has my client reached version N?"
+// The version a consumer holds, for any task to await: "has my client reached version N?"
 
 /// The newest version a consumer holds, which any task can await: the storage of a subscription's
 /// progress (``Subscription/reached(_:)``, G13) and of the package's followers (models, sessions, derived
@@ -14,20 +14,20 @@
 ///
 /// A copy is the same tracker (it holds the lock's storage, one object): a struct, so that advancing it
 /// reaches that object directly, as a publisher does for each of its subscribers.
-@usableFromInline package struct AppliedVersion: Sendable {
-  @usableFromInline typealias Machine = AppliedVersionStateMachine<CheckedContinuation<Bool, Never>>
+@usableFromInline package struct HeldVersion: Sendable {
+  @usableFromInline typealias Machine = HeldVersionStateMachine<CheckedContinuation<Bool, Never>>
   private let state: Locked<Machine>
 
   /// Creates a tracker at `version`, usually a subscription's ``Subscription/version``.
   @usableFromInline package init(_ version: Int = 0) { state = Locked(Machine(version: version)) }
 
-  /// The newest version applied.
+  /// The newest version held.
   @usableFromInline package var current: Int { state.withLock(\.version) }
 
   /// Whether ``finish()`` has been called.
   package var isFinished: Bool { state.withLock(\.isFinished) }
 
-  /// Records that the consumer has applied everything up to `version`, and wakes the tasks waiting for
+  /// Records that the consumer holds everything up to `version`, and wakes the tasks waiting for
   /// it or an earlier one.
   ///
   /// - Complexity: O(*w*) in the number of waiting tasks.
@@ -42,7 +42,7 @@
     for waiter in state.withLock({ $0.finish() }) { waiter.resume(returning: false) }
   }
 
-  /// Returns once the consumer has applied `version`.
+  /// Returns once the consumer holds `version`.
   ///
   /// - Returns: `true` when `version` was reached; `false` when the tracker finished first or the task
   ///   was cancelled.

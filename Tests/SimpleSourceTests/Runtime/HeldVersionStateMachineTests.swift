@@ -1,13 +1,13 @@
-// Every sequence of AppliedVersion's events up to a fixed depth, synchronously, checking its invariants.
+// Every sequence of HeldVersion's events up to a fixed depth, synchronously, checking its invariants.
 
 @testable import SimpleSourceCore
 @testable import SimpleSourceViews
 @testable import SimpleSourceWire
 import Testing
 
-@Suite("AppliedVersion state machine")
-struct AppliedVersionStateMachineTests {
-  typealias Machine = AppliedVersionStateMachine<Int>
+@Suite("HeldVersion state machine")
+struct HeldVersionStateMachineTests {
+  typealias Machine = HeldVersionStateMachine<Int>
 
   enum Event: CustomStringConvertible {
     case makeID
@@ -104,7 +104,7 @@ struct AppliedVersionStateMachineTests {
       }
     }
     explore(Run(), depth: 7)
-    print("AppliedVersion state machine: \(sequences) sequences of up to 7 events")
+    print("HeldVersion state machine: \(sequences) sequences of up to 7 events")
     #expect(sequences > 100_000)
   }
 
