@@ -80,7 +80,9 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   }
 
   deinit {
-    // A session dropped without close() stops counting against its scope's limit all the same.
+    // A session dropped without close() stops counting against its scope's limit all the same; a closed
+    // one already left, and costs no task.
+    guard !isClosed else { return }
     let (service, session) = (service, number)
     Task { await service.leave(session) }
   }
