@@ -1,6 +1,7 @@
 // What a client asks a server to change: edits by ids, which mean the same on any state that holds those
 // ids, so a client can show them at once and apply them again on top of the server's newer state.
 
+import Foundation
 public import SimpleSourceCore
 
 /// One change a client asks for, by ids: the item edits of a ``Transaction``.
@@ -8,7 +9,7 @@ public import SimpleSourceCore
 /// Operations name items and anchors by id, never by position, so one made against the state a client
 /// showed applies to the server's newer state too (another writer's inserts do not shift it), and a
 /// client applies it again on top of each state the server sends until the server answers (rebase).
-public enum WireOperation<Section: SectionType>: Sendable {
+public enum WireOperation<Section: SectionType>: Equatable, Sendable {
   /// The item type.
   public typealias Item = Section.Item
 
@@ -87,9 +88,10 @@ public enum WireOperation<Section: SectionType>: Sendable {
 
 /// A client's edit: the operations it asks for, made together (one version, or none), under an id the
 /// client chose, unique among its edits, which the server's answer names.
-public struct WireEdit<Section: SectionType>: Sendable {
-  /// The client's id of the edit; the server answers it once, and a second edit with an id it answered
-  /// recently gets the same answer without being made again (a client resending after a reconnect).
+public struct WireEdit<Section: SectionType>: Equatable, Sendable {
+  /// The client's id of the edit; the server answers it once: the same edit sent again under it (a client
+  /// resending after a reconnect) gets the same answer without being made again, and another edit under
+  /// it is refused with ``WireError/Code-swift.struct/editIDReused``.
   public var id: String
   /// The operations, made in order as one transaction.
   public var operations: [WireOperation<Section>]
@@ -104,32 +106,6 @@ public struct WireEdit<Section: SectionType>: Sendable {
     self.id = id
     self.operations = operations
     self.base = base
-  }
-
-  /// What a server that records its answers with its writes (in the same storage transaction) does with
-  /// this edit: answer it with the version recorded under its id, make it, or refuse it as too old.
-  ///
-  /// A server that keeps the answers of every edit it made at version `horizon` or later, and none older,
-  /// can tell an edit it never made from one whose answer it forgot by its ``base``: an edit is made at a
-  /// version no older than its base, so one made at `horizon` or later with no recorded answer was never
-  /// made. One made before `horizon` may have been, and is refused with
-  /// ``WireError/Code-swift.struct/editExpired`` rather than made twice. An edit without a base is made
-  /// when nothing is recorded (a client of an older format).
-  /// - Parameters:
-  ///   - recorded: The version recorded under this edit's id (and the client's scope), if any.
-  ///   - horizon: The oldest version whose edits' answers the server keeps.
-  /// - Returns: The version to answer with, or `nil`: make the edit, and record its answer with it.
-  /// - Throws: ``WireError`` with ``WireError/Code-swift.struct/editExpired``.
-  /// - Complexity: O(1).
-  public func recall(recorded: Int?, answersKeptFrom horizon: Int) throws(WireError) -> Int? {
-    if let recorded { return recorded }
-    if let base, base < horizon {
-      throw WireError(
-        .editExpired,
-        "edit \(id) was made at version \(base); answers are kept from version \(horizon), so whether it was made cannot be told"
-      )
-    }
-    return nil
   }
 
   /// The ids its operations name (``WireOperation/itemIDs``): the items whose place or content it may
@@ -207,5 +183,75 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
       throw DecodingError.dataCorruptedError(
         forKey: .op, in: container, debugDescription: "unknown operation \(other)")
     }
+  }
+}
+
+extension WireEdit
+where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item.ID: Codable {
+  /// What the edit asks for, as 16 hexadecimal digits: a 64-bit FNV-1a hash of its operations and
+  /// ``base`` in the wire format's JSON with sorted keys (the id is not part of it). A resend of an edit
+  /// has its fingerprint; another edit under the same id almost surely has another. A server records it
+  /// beside an edit's answer, to tell a resend from an id used again (``recall(recorded:fingerprint:answersKeptFrom:)``).
+  /// - Complexity: O(*s*) in the size of the edit's encoding.
+  public var fingerprint: String {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+    // Encoding the wire format's own types cannot fail; an item whose encoding throws is hashed as none.
+    let bytes = (try? encoder.encode(Fingerprinted(operations: operations, base: base))) ?? Data()
+    var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+    for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
+    let digits = String(hash, radix: 16)
+    return String(repeating: "0", count: 16 - digits.count) + digits
+  }
+
+  /// What a fingerprint encodes: the edit without its id.
+  private struct Fingerprinted: Encodable {
+    var operations: [WireOperation<Section>]
+    var base: Int?
+  }
+
+  /// What a server that records its answers with its writes (in the same storage transaction) does with
+  /// this edit: answer it with the version recorded under its id, make it, or refuse it as too old or as
+  /// an id used again.
+  ///
+  /// A server that keeps the answers of every edit it made at version `horizon` or later, and none older,
+  /// can tell an edit it never made from one whose answer it forgot by its ``base``: an edit is made at a
+  /// version no older than its base, so one made at `horizon` or later with no recorded answer was never
+  /// made. One made before `horizon` may have been, and is refused with
+  /// ``WireError/Code-swift.struct/editExpired`` rather than made twice. An edit without a base is made
+  /// when nothing is recorded (a client of an older format).
+  ///
+  /// An answer is this edit's only when the ``fingerprint`` recorded with it is this edit's: an edit that
+  /// reuses the id of another (a client that counted its ids again after forgetting what it sent) is
+  /// refused with ``WireError/Code-swift.struct/editIDReused``, never confirmed with the other's answer.
+  /// - Parameters:
+  ///   - recorded: The version recorded under this edit's id (and the client's scope), if any.
+  ///   - fingerprint: The ``fingerprint`` recorded with it; `nil` when none was (an answer recorded by a
+  ///     server that kept no fingerprints): then the recorded answer is trusted.
+  ///   - horizon: The oldest version whose edits' answers the server keeps.
+  /// - Returns: The version to answer with, or `nil`: make the edit, and record its answer and its
+  ///   ``fingerprint`` with it.
+  /// - Throws: ``WireError`` with ``WireError/Code-swift.struct/editExpired`` or
+  ///   ``WireError/Code-swift.struct/editIDReused``.
+  /// - Complexity: O(*s*) in the size of the edit when a fingerprint is recorded; O(1) otherwise.
+  public func recall(recorded: Int?, fingerprint recordedFingerprint: String?, answersKeptFrom horizon: Int)
+    throws(WireError) -> Int?
+  {
+    if let recorded {
+      if let recordedFingerprint, recordedFingerprint != fingerprint { throw reused }
+      return recorded
+    }
+    if let base, base < horizon {
+      throw WireError(
+        .editExpired,
+        "edit \(id) was made at version \(base); answers are kept from version \(horizon), so whether it was made cannot be told"
+      )
+    }
+    return nil
+  }
+
+  /// The refusal of an edit whose id names another edit already answered.
+  package var reused: WireError {
+    WireError(.editIDReused, "edit \(id) names another edit already answered: an id names one edit")
   }
 }

@@ -43,12 +43,13 @@ public struct NoScope: Hashable, Sendable {
 ///   on an instance that makes the view only then (``ProjectedDataSource/subscribe(from:pacing:)``), and
 ///   resets otherwise. Make `stream` unique per source history (a restart that loses it must change it).
 /// - **Edits.** With a ``WireWriter`` (`edits`), clients may send ``WireMessage/edit(_:)``: each edit id is
-///   made once *per scope* (the newest 4,096 (scope, id) pairs are remembered, so an edit sent again after
-///   a reconnect gets its first answer), and answered on the session that sent it, after the batches of its
+///   made once *per scope* (the newest 4,096 (scope, id) pairs are remembered, with their edits, so an edit
+///   sent again after a reconnect gets its first answer, and another edit under a known id is refused with
+///   ``WireError/Code-swift.struct/editIDReused``), and answered on the session that sent it, after the batches of its
 ///   version that session's subscription carries. The scope is the client's identity for answers: an id
 ///   another scope used is a new edit, so no client is told another's answer, however ids are chosen.
 ///   That memory is per process: a writer that records answers with its writes answers a resend on any
-///   instance and after a restart (``WireEdit/recall(recorded:answersKeptFrom:)``). Without a writer, an edit is refused with ``WireError/Code-swift.struct/editNotMade``. See
+///   instance and after a restart (``WireEdit/recall(recorded:fingerprint:answersKeptFrom:)``). Without a writer, an edit is refused with ``WireError/Code-swift.struct/editNotMade``. See
 ///   <doc:WritingFromAClient>.
 /// - **Versions.** A view's versions are the source's (``ProjectedVersions/parent``), with gaps where the
 ///   source changed nothing the view shows: a client whose write was answered with the source's version
@@ -85,10 +86,11 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   nonisolated let wholeSourceEncodings: SharedEncodings
   /// Makes clients' edits; `nil` when clients may not write.
   nonisolated let writer: WireWriter<Section, Scope>?
-  /// The answers to the newest edits, by the scope that made them and their id; their keys in a ring whose
-  /// oldest is at `oldestAnswer`. An answer still being made is `nil`; the callers of the same edit
-  /// meanwhile wait in `awaiting`, which forgetting old answers never touches.
-  var answers: [EditKey: Result<Int, WireError>?] = [:]
+  /// The answers to the newest edits, by the scope that made them and their id, with the edit each
+  /// answers (a resend is answered only when it asks for the same); their keys in a ring whose oldest is at
+  /// `oldestAnswer`. An answer still being made is `nil`; the callers of the same edit meanwhile wait in
+  /// `awaiting`, which forgetting old answers never touches.
+  var answers: [EditKey: (edit: WireEdit<Section>, answer: Result<Int, WireError>?)] = [:]
   var answerOrder: [EditKey] = []
   var oldestAnswer = 0
   var awaiting: [EditKey: [CheckedContinuation<Result<Int, WireError>, Never>]] = [:]
@@ -348,19 +350,20 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   }
 
   /// Makes `edit` for a client of `scope` with the writer, once per (scope, edit id): an id this scope had
-  /// answered recently (or is making) gets that answer; the same id from another scope is another edit.
-  /// - Complexity: O(1) besides the writer.
+  /// answered recently (or is making) gets that answer when the edit is the same, and is refused with
+  /// ``WireError/Code-swift.struct/editIDReused`` when it asks for something else; the same id from another
+  /// scope is another edit.
+  /// - Complexity: O(1) besides the writer; O(*s*) in the edit's size for an id answered before.
   func write(_ edit: WireEdit<Section>, scope: Scope) async -> Result<Int, WireError> {
     guard let writer else { return .failure(WireError(.editNotMade, "this server takes no edits")) }
     let key = EditKey(scope: scope, id: edit.id)
-    switch answers[key] {
-    case .some(.some(let answer)): return answer
-    case .some(.none):
+    if let (made, answer) = answers[key] {
+      guard made == edit else { return .failure(edit.reused) }
+      if let answer { return answer }
       // Made by another call now (a resend that raced its first delivery): wait for that answer.
       return await withCheckedContinuation { awaiting[key, default: []].append($0) }
-    case .none: break
     }
-    answers[key] = .some(nil)
+    answers[key] = (edit, nil)
     if answerOrder.count < Self.rememberedEdits {
       answerOrder.append(key)
     } else {
@@ -376,12 +379,13 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     } catch {
       answer = .failure(error)
     }
-    if case .failure = answer, Task.isCancelled {
-      // The caller went away before its group took the edit: not made, so a resend must make it.
+    if case .failure(let error) = answer, Task.isCancelled || error.code == .editIDReused {
+      // The caller went away before its group took the edit: not made, so a resend must make it. Or the
+      // writer's storage holds another edit under the id: that edit's resend must still get its answer.
       answers[key] = nil
     } else if answers[key] != nil {
       // Forgotten meanwhile (4,096 newer edits), the answer is not kept; its waiters still get it.
-      answers[key] = .some(answer)
+      answers[key]?.answer = answer
     }
     for waiter in awaiting.removeValue(forKey: key) ?? [] { waiter.resume(returning: answer) }
     return answer

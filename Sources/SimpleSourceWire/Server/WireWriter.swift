@@ -12,8 +12,8 @@ public import SimpleSourceCore
 /// ``WireError`` the client receives in ``WireMessage/refused(edit:error:)``.
 ///
 /// The service remembers answers in memory, per process. A writer over shared or durable storage records
-/// each answer in the write's own transaction, keyed by the client's scope and the edit's id, and looks it
-/// up first with ``WireEdit/recall(recorded:answersKeptFrom:)``: then a resend is answered once on any
+/// each answer in the write's own transaction, keyed by the client's scope and the edit's id, with the
+/// edit's ``WireEdit/fingerprint``, and looks it up first with ``WireEdit/recall(recorded:fingerprint:answersKeptFrom:)``: then a resend is answered once on any
 /// instance and after any restart.
 public struct WireWriter<Section: SectionType, Scope: Hashable & Sendable>: Sendable {
   /// Makes one edit for a client of `scope`, who sees what `visible` allows; returns the version that

@@ -130,10 +130,15 @@ public actor Board {
         sql: """
           CREATE TABLE IF NOT EXISTS board_meta (stream TEXT NOT NULL, version INTEGER NOT NULL);
           CREATE TABLE IF NOT EXISTS edit_answer (
-            scope TEXT NOT NULL, id TEXT NOT NULL, version INTEGER NOT NULL, PRIMARY KEY (scope, id)
+            scope TEXT NOT NULL, id TEXT NOT NULL, version INTEGER NOT NULL, fingerprint TEXT,
+            PRIMARY KEY (scope, id)
           );
           CREATE INDEX IF NOT EXISTS edit_answer_version ON edit_answer(version);
           """)
+      // Answers recorded before fingerprints were kept have none, and are trusted.
+      if try !db.columns(in: "edit_answer").contains(where: { $0.name == "fingerprint" }) {
+        try db.execute(sql: "ALTER TABLE edit_answer ADD COLUMN fingerprint TEXT")
+      }
       if try Int.fetchOne(db, sql: "SELECT count(*) FROM board_meta") == 0 {
         try db.execute(
           sql: "INSERT INTO board_meta (stream, version) VALUES (?, 0)",
@@ -336,11 +341,13 @@ public actor Board {
   /// The version recorded as the answer to `ticket`'s edit; see ``BoardStore/recall(_:)``.
   public func recall(_ ticket: EditTicket) async throws(BoardError) -> Int? {
     let recorded = try read { db in
-      try Int.fetchOne(
-        db, sql: "SELECT version FROM edit_answer WHERE scope = ? AND id = ?",
+      try Row.fetchOne(
+        db, sql: "SELECT version, fingerprint FROM edit_answer WHERE scope = ? AND id = ?",
         arguments: [ticket.scope, ticket.edit.id])
     }
-    return try decide(ticket, recorded: recorded, newest: await source.version)
+    return try decide(
+      ticket, recorded: recorded?["version"], fingerprint: recorded?["fingerprint"],
+      newest: await source.version)
   }
 
   func deleteNow(_ id: String, user: String?, answering ticket: EditTicket?) async throws(BoardError) -> Int {
@@ -504,8 +511,8 @@ public actor Board {
         try db.execute(sql: "UPDATE board_meta SET version = ?", arguments: [version])
         if let ticket {
           try db.execute(
-            sql: "INSERT INTO edit_answer (scope, id, version) VALUES (?, ?, ?)",
-            arguments: [ticket.scope, ticket.edit.id, version])
+            sql: "INSERT INTO edit_answer (scope, id, version, fingerprint) VALUES (?, ?, ?, ?)",
+            arguments: [ticket.scope, ticket.edit.id, version, ticket.fingerprint])
           try db.execute(sql: "DELETE FROM edit_answer WHERE version <= ?", arguments: [version - retention])
         }
       }

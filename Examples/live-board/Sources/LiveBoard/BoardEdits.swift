@@ -8,10 +8,11 @@ import SimpleSource
 /// version it made. A `replace` changes a card's title and keeps its owner. A refusal is `invalidEdit` naming
 /// the board's code (`unknownCard`, `duplicateID`, `invalid`, …), `editNotMade` when the database failed or
 /// was busy (nothing was made), `unanswered` when the database did not confirm the write in time (it may
-/// have been made: the batches that follow tell, and a resend gets its answer), or `editExpired`.
+/// have been made: the batches that follow tell, and a resend gets its answer), `editExpired`, or
+/// `editIDReused` (another edit was answered under its id).
 ///
 /// **Exactly once.** Each edit's answer is recorded in the database in the write's own transaction, under
-/// (user, edit id): an edit sent again (after the client restarted, or to another instance) is answered
+/// (user, edit id), with the edit's fingerprint: an edit sent again (after the client restarted, or to another instance) is answered
 /// from there and not made again, on SQLite and on PostgreSQL alike. A write that fails is looked up again
 /// before its refusal is sent: a copy of the same edit that another instance made meanwhile (its answer
 /// row makes this one's transaction fail) is answered with its version. Answers are kept for the newest
@@ -39,6 +40,7 @@ func boardWriter(_ board: some BoardStore) -> WireWriter<Column, String?> {
         switch error.code {
         case "unknownOutcome": .unanswered
         case "editExpired": .editExpired
+        case "editIDReused": .editIDReused
         default: error.status >= 500 ? .editNotMade : .invalidEdit
         }
       throw WireError(code, "\(error.code): \(error.detail)")

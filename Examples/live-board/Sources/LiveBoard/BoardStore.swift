@@ -35,7 +35,8 @@ public protocol BoardStore: Sendable {
   /// The version recorded as the answer to `ticket`'s edit, or `nil` when none is and the edit is to be
   /// made. Answers are kept for the edits made at the newest ``answerRetention`` versions.
   /// - Throws: ``BoardError`` `editExpired` when none is recorded and the edit was made before the oldest
-  ///   version whose answers are kept (``WireEdit/recall(recorded:answersKeptFrom:)``).
+  ///   version whose answers are kept, `editIDReused` when the answer recorded under its id is another
+  ///   edit's (``WireEdit/recall(recorded:fingerprint:answersKeptFrom:)``).
   func recall(_ ticket: EditTicket) async throws(BoardError) -> Int?
   /// How many versions' edits keep their answers.
   var answerRetention: Int { get }
@@ -71,12 +72,16 @@ extension BoardStore {
     try await delete(id, user: user, answering: nil)
   }
 
-  /// ``recall(_:)``'s decision, from the version recorded for `ticket` and the newest version stored.
-  func decide(_ ticket: EditTicket, recorded: Int?, newest: Int) throws(BoardError) -> Int? {
+  /// ``recall(_:)``'s decision, from the version and fingerprint recorded for `ticket` and the newest
+  /// version stored.
+  func decide(_ ticket: EditTicket, recorded: Int?, fingerprint: String?, newest: Int) throws(BoardError)
+    -> Int?
+  {
     do {
-      return try ticket.edit.recall(recorded: recorded, answersKeptFrom: max(0, newest - answerRetention + 1))
+      return try ticket.edit.recall(
+        recorded: recorded, fingerprint: fingerprint, answersKeptFrom: max(0, newest - answerRetention + 1))
     } catch {
-      throw BoardError(status: 409, code: "editExpired", detail: error.detail)
+      throw BoardError(status: 409, code: error.code.rawValue, detail: error.detail)
     }
   }
 }
@@ -89,11 +94,15 @@ public struct EditTicket: Sendable {
   public let user: String?
   /// The edit.
   public let edit: WireEdit<Column>
+  /// The edit's ``WireEdit/fingerprint``, recorded with its answer: a later edit under the same id is
+  /// answered only when it asks for the same.
+  public let fingerprint: String
 
   /// A ticket for `edit` sent by `user`.
   public init(user: String?, edit: WireEdit<Column>) {
     self.user = user
     self.edit = edit
+    fingerprint = edit.fingerprint
   }
 
   /// The scope as stored: the user's name (checked, so never empty) or the empty string for guests.

@@ -220,8 +220,12 @@ public actor ClusterBoard: BoardStore {
       try await connection.query(
         """
         CREATE TABLE IF NOT EXISTS edit_answer (
-          scope TEXT NOT NULL, id TEXT NOT NULL, version BIGINT NOT NULL, PRIMARY KEY (scope, id))
+          scope TEXT NOT NULL, id TEXT NOT NULL, version BIGINT NOT NULL, fingerprint TEXT,
+          PRIMARY KEY (scope, id))
         """, logger: logger)
+      // Answers recorded before fingerprints were kept have none, and are trusted.
+      try await connection.query(
+        "ALTER TABLE edit_answer ADD COLUMN IF NOT EXISTS fingerprint TEXT", logger: logger)
       try await connection.query(
         "CREATE INDEX IF NOT EXISTS edit_answer_version ON edit_answer (version)", logger: logger)
       try await connection.query(
@@ -702,7 +706,10 @@ public actor ClusterBoard: BoardStore {
   func record(_ ticket: EditTicket?, at version: Int, on connection: PostgresConnection) async throws {
     guard let ticket else { return }
     try await connection.query(
-      "INSERT INTO edit_answer (scope, id, version) VALUES (\(ticket.scope), \(ticket.edit.id), \(version))",
+      """
+      INSERT INTO edit_answer (scope, id, version, fingerprint)
+        VALUES (\(ticket.scope), \(ticket.edit.id), \(version), \(ticket.fingerprint))
+      """,
       logger: logger)
   }
 
@@ -711,22 +718,24 @@ public actor ClusterBoard: BoardStore {
   public func recall(_ ticket: EditTicket) async throws(BoardError) -> Int? {
     let logger = logger
     let (scope, id) = (ticket.scope, ticket.edit.id)
-    let row: (Int?, Int)
+    let row: (Int?, String?, Int)
     do {
-      row = try await client.withConnection { (connection: PostgresConnection) async throws -> (Int?, Int) in
+      row = try await client.withConnection {
+        (connection: PostgresConnection) async throws -> (Int?, String?, Int) in
         let rows = try await connection.query(
           """
-          SELECT (SELECT version FROM edit_answer WHERE scope = \(scope) AND id = \(id)),
-            (SELECT version FROM board_stream)
+          SELECT answer.version, answer.fingerprint, stream.version
+          FROM board_stream AS stream
+          LEFT JOIN edit_answer AS answer ON answer.scope = \(scope) AND answer.id = \(id)
           """, logger: logger
         ).collect()
         guard let first = rows.first else { throw BoardSetupError("no stream in the database") }
-        return try first.decode((Int?, Int).self)
+        return try first.decode((Int?, String?, Int).self)
       }
     } catch {
       throw Self.failure(error, logger: logger)
     }
-    return try decide(ticket, recorded: row.0, newest: row.1)
+    return try decide(ticket, recorded: row.0, fingerprint: row.1, newest: row.2)
   }
 
   /// Stores the board at `version` and prunes: two checkpoints are kept, and the log after the older; the

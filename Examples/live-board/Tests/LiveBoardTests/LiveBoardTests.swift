@@ -719,7 +719,8 @@ extension LiveBoardTests {
   }
 
   @Test(
-    "an edit sent again after the server restarted from its file gets its first answer and is not made twice")
+    "an edit sent again after the server restarted from its file gets its first answer and is not made twice; another edit under its id is refused"
+  )
   func answersSurviveARestart() async throws {
     let path = FileManager.default.temporaryDirectory.appendingPathComponent("board-\(UUID()).sqlite").path
     defer { try? FileManager.default.removeItem(atPath: path) }
@@ -742,6 +743,11 @@ extension LiveBoardTests {
       let again = try await answer(
         to: renameEdit("c-2", card: "a", title: "First", base: 1), as: "ann", client: client)
       #expect(again == renamed, "the first answer, from the file")
+      // A client that forgot what it sent and counts its ids again: another edit under c-2, refused from
+      // the file (its fingerprint is not the recorded one), not made, not told c-2's answer.
+      let reused = try await answer(
+        to: renameEdit("c-2", card: "a", title: "Reused", base: 3), as: "ann", client: client)
+      #expect(reused.contains(#""type":"refused""#) && reused.contains("editIDReused"), "\(reused)")
       // bob's c-2 is his own edit.
       let bobs = try await answer(
         to: renameEdit("c-2", card: "a", title: "Bob's", base: 3), as: "bob", client: client)

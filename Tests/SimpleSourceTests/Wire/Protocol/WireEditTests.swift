@@ -122,7 +122,7 @@ struct WireEditTests {
     await session.close()
   }
 
-  @Test("an edit id sent twice is made once, and both answers are the same")
+  @Test("an edit id sent twice is made once, and both answers are the same; another edit under it is refused")
   func madeOnce() async throws {
     let source = try BasicDataSource(sections: layout("A: a b"))
     let service = WireService(source: source, stream: "s", edits: .transactions(on: source))
@@ -139,6 +139,18 @@ struct WireEditTests {
     #expect(version == 1 && made.sections == layout("A: a b n"))
     let texts = answers.withLock { $0 }
     #expect(texts.count == 2 && texts[0] == texts[1] && texts[0].contains(#""type":"confirmed""#), "\(texts)")
+    // Another edit under the same id (a client that counted its ids again) is refused, not made, and not
+    // told the first edit's answer; the first edit's resend still is.
+    let reused = bytes(.edit(WireEdit(id: "c-1", operations: [.delete(["a"])])))
+    for connection in [session, other] { await connection.receive(reused) }
+    await session.receive(edit)
+    let (after, afterVersion) = (await source.snapshot, await source.version)
+    #expect(after.sections == layout("A: a b n") && afterVersion == 1)
+    let later = answers.withLock { Array($0.dropFirst(2)) }
+    #expect(later.count == 2, "\(later)")
+    #expect(later.first?.contains(#""code":"editIDReused""#) == true, "\(later)")
+    #expect(later.first?.contains(#""version""#) == false, "a refusal carries no version: \(later)")
+    #expect(later.last == texts[0], "the first edit's resend gets its answer: \(later)")
     let refusing = WireService(source: source, stream: "t")
     let plain = refusing.session { data in
       answers.withLock { $0.append(String(decoding: data, as: UTF8.self)) }

@@ -16,7 +16,7 @@ struct RecordedAnswerTests {
   actor Storage {
     let source: BasicDataSource<TestSection>
     let retention: Int
-    var answers: [String: Int] = [:]
+    var answers: [String: (version: Int, fingerprint: String)] = [:]
     /// How often each edit id was made: never more than once.
     var made: [String: Int] = [:]
     var busy = false
@@ -39,7 +39,10 @@ struct RecordedAnswerTests {
         if !waiting.isEmpty { waiting.removeFirst().resume() }
       }
       let key = "\(scope)|\(edit.id)"
-      if let answer = try edit.recall(recorded: answers[key], answersKeptFrom: await horizon()) {
+      let recorded = answers[key]
+      if let answer = try edit.recall(
+        recorded: recorded?.version, fingerprint: recorded?.fingerprint, answersKeptFrom: await horizon())
+      {
         return answer
       }
       let write: PreparedWrite<TestSection, Void>
@@ -53,9 +56,9 @@ struct RecordedAnswerTests {
       let version = write.version
       await write.apply()
       made[edit.id, default: 0] += 1
-      answers[key] = version
+      answers[key] = (version, edit.fingerprint)
       let kept = await horizon()
-      answers = answers.filter { $0.value >= kept }
+      answers = answers.filter { $0.value.version >= kept }
       return version
     }
 
@@ -130,16 +133,23 @@ struct RecordedAnswerTests {
     for horizon in 0..<4 {
       for base in [nil] + (0..<5).map(Optional.some) {
         let edit = WireEdit<TestSection>(id: "e", operations: [], base: base)
-        #expect(try edit.recall(recorded: 9, answersKeptFrom: horizon) == 9)
+        let other = WireEdit<TestSection>(id: "e", operations: [.delete(["a"])], base: base)
+        #expect(try edit.recall(recorded: 9, fingerprint: nil, answersKeptFrom: horizon) == 9)
+        #expect(try edit.recall(recorded: 9, fingerprint: edit.fingerprint, answersKeptFrom: horizon) == 9)
+        #expect(throws: WireError.self) {
+          try edit.recall(recorded: 9, fingerprint: other.fingerprint, answersKeptFrom: horizon)
+        }
         if let base, base < horizon {
-          #expect(throws: WireError.self) { try edit.recall(recorded: nil, answersKeptFrom: horizon) }
+          #expect(throws: WireError.self) {
+            try edit.recall(recorded: nil, fingerprint: nil, answersKeptFrom: horizon)
+          }
           do {
-            _ = try edit.recall(recorded: nil, answersKeptFrom: horizon)
+            _ = try edit.recall(recorded: nil, fingerprint: nil, answersKeptFrom: horizon)
           } catch {
             #expect(error.code == .editExpired && error.detail.contains("version \(base)"), "\(error)")
           }
         } else {
-          #expect(try edit.recall(recorded: nil, answersKeptFrom: horizon) == nil)
+          #expect(try edit.recall(recorded: nil, fingerprint: nil, answersKeptFrom: horizon) == nil)
         }
       }
     }
@@ -175,6 +185,59 @@ struct RecordedAnswerTests {
       Issue.record("bob's c-1 was answered as ann's: \(String(describing: bobs))")
       return
     }
+  }
+
+  @Test(
+    "another edit under an answered id is refused as reused on every instance and not made; the first edit's resend still gets its answer"
+  )
+  func reusedID() async throws {
+    let source = try BasicDataSource(sections: layout("A: a b"))
+    let storage = Storage(source, retention: 100)
+    let (first, second) = (Self.instance(storage), Self.instance(storage))
+    let made = WireEdit<TestSection>(
+      id: "c-1", operations: [.insert([TestItem("n")], .end(of: "A"))], base: 0)
+    guard case .confirmed("c-1", 1) = await Self.send(made, to: first, as: "ann") else {
+      Issue.record("c-1 was not made")
+      return
+    }
+    // A client that forgot c-1 (a power loss, a store cleared) counts its ids again: a new edit, same id.
+    let reused = WireEdit<TestSection>(id: "c-1", operations: [.delete(["b"])], base: 1)
+    for instance in [first, second] {
+      let answer = await Self.send(reused, to: instance, as: "ann")
+      guard case .refused("c-1", let error) = answer else {
+        Issue.record("a reused id was answered with another edit's answer: \(String(describing: answer))")
+        continue
+      }
+      #expect(error.code == .editIDReused && error.detail.contains("c-1"), "\(error)")
+    }
+    let (after, afterVersion) = (await source.snapshot, await source.version)
+    #expect(after.sections == layout("A: a b n") && afterVersion == 1)
+    // The edit the id names is still answered with its version, on either instance.
+    for instance in [first, second] {
+      guard case .confirmed("c-1", 1) = await Self.send(made, to: instance, as: "ann") else {
+        Issue.record("c-1's resend lost its answer")
+        continue
+      }
+    }
+    #expect(await storage.made == ["c-1": 1])
+  }
+
+  @Test("a fingerprint covers an edit's operations and base, not its id, and is the same in every process")
+  func fingerprints() {
+    let edit = WireEdit<TestSection>(
+      id: "c-1", operations: [.insert([TestItem("n")], .end(of: "A"))], base: 3)
+    // A fixed value: storage written by one process is read by another, and by the next release.
+    #expect(edit.fingerprint == "fb17a649c3833550", "\(edit.fingerprint)")
+    #expect(WireEdit(id: "other", operations: edit.operations, base: 3).fingerprint == edit.fingerprint)
+    let others: [WireEdit<TestSection>] = [
+      WireEdit(id: "c-1", operations: edit.operations, base: 4),
+      WireEdit(id: "c-1", operations: edit.operations),
+      WireEdit(id: "c-1", operations: [.insert([TestItem("n", version: 1)], .end(of: "A"))], base: 3),
+      WireEdit(id: "c-1", operations: [.insert([TestItem("n")], .end(of: "B"))], base: 3),
+      WireEdit(id: "c-1", operations: edit.operations + [.delete(["n"])], base: 3),
+    ]
+    let prints = Set(others.map(\.fingerprint) + [edit.fingerprint])
+    #expect(prints.count == others.count + 1 && prints.allSatisfy { $0.count == 16 }, "\(prints)")
   }
 
   @Test("an edit older than the answers kept is refused as expired and not made; a newer unknown one is made")
