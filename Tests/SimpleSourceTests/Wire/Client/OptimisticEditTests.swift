@@ -376,7 +376,7 @@ struct OptimisticEditTests {
   /// The depth of the exploration with other writers and reconnects: `SIMPLESOURCE_EDIT_DEPTH`, 5 by
   /// default (6 in CI).
   static let depth = Self.variable("SIMPLESOURCE_EDIT_DEPTH") ?? 5
-  /// The depth of the exploration with restarts: `SIMPLESOURCE_RESTART_DEPTH`, 4 by default (7 in CI).
+  /// The depth of the exploration with restarts: `SIMPLESOURCE_RESTART_DEPTH`, 4 by default (6 in CI).
   static let restartDepth = Self.variable("SIMPLESOURCE_RESTART_DEPTH") ?? 4
   /// The depth of the power-loss exploration: `SIMPLESOURCE_POWER_LOSS_DEPTH`, 4 by default (5 in CI),
   /// the shortest sequence that confirms an edit never made when epochs are missing (an edit, its

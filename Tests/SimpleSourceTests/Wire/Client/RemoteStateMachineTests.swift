@@ -54,7 +54,7 @@ struct RemoteStateMachineTests {
   }
 
   /// Every sequence of messages and waits to the depth `SIMPLESOURCE_REMOTE_STATE_DEPTH` gives (5 by
-  /// default, 7 in CI), against a model of the sender: resets and resumes of two streams, batches that
+  /// default, 6 in CI), against a model of the sender: resets and resumes of two streams, batches that
   /// chain from the version held, that skip or repeat one (as a stream that went wrong would), or that do
   /// not apply, refusals, waits and cancellations. A batch is applied only while following and only
   /// from the version held (never a gap, never a duplicate); every waiter is resumed exactly once, when
