@@ -25,4 +25,18 @@ public protocol ReorderingDelegate<Section>: Sendable {
 }
 
 /// `BasicDataSource` applies moves with ``BasicDataSource/reorder(_:)``.
-extension BasicDataSource: ReorderingDelegate {}
+extension BasicDataSource: ReorderingDelegate {
+  /// Moves the item where `move` says, resolved against the current data
+  /// (``InteractiveMove/resolve(in:)-(Snapshot<Section>)``), in the write's turn: behind a prepared
+  /// write, against the state it leaves.
+  /// - Returns: The version that includes the move (the current one if the item is already there).
+  /// - Throws: ``DataSourceError`` if the item or its destination section is gone; nothing changes then.
+  /// - Complexity: O(log *n*): lookups in the source's index, plus the move itself.
+  @discardableResult
+  public func reorder(_ move: InteractiveMove<Section>) async throws(Error) -> Int {
+    try await transaction { (transaction: inout Transaction<Section>) throws(Error) in
+      let (from, to) = try move.resolve(in: transaction.snapshot)
+      try transaction.moveItem(at: from, to: to)
+    }
+  }
+}

@@ -87,9 +87,9 @@ extension DataSourceError {
   }
 
   @usableFromInline
-  static func unknownSection(_ id: SectionID) -> Self { Self(code: .unknownSectionID, sectionID: id) }
+  package static func unknownSection(_ id: SectionID) -> Self { Self(code: .unknownSectionID, sectionID: id) }
   @usableFromInline
-  static func unknownItem(_ id: ItemID) -> Self { Self(code: .unknownItemID, itemID: id) }
+  package static func unknownItem(_ id: ItemID) -> Self { Self(code: .unknownItemID, itemID: id) }
   @usableFromInline
   package static func sectionOutOfRange(_ index: Int) -> Self {
     Self(code: .sectionIndexOutOfRange, sectionIndices: [index])

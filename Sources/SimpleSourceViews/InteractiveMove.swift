@@ -1,5 +1,7 @@
 // A move the user made in a view by dragging, recorded by ids so it lands right however the data changed since.
 
+public import SimpleSourceCore
+
 /// A move the user made in a view (interactive reordering), as the view showed the data when it happened.
 ///
 /// The view reports index paths, but by the time the move reaches the data source other tasks may have
@@ -86,7 +88,7 @@ public struct InteractiveMove<Section: SectionType>: Sendable, Hashable {
     let section = snapshot.index(ofSection: destinationSectionID)
     return try place(
       from: snapshot.position(ofItem: itemID), inSection: section,
-      itemCount: section.map { snapshot.sections[$0].items.count }, position: snapshot.position(ofItem:))
+      itemCount: section.map(snapshot.itemCount(inSection:)), position: snapshot.position(ofItem:))
   }
 
   /// The destination: after the predecessor if it is in the section, else before the successor, else at

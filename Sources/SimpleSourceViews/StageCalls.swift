@@ -1,5 +1,7 @@
 // The UIKit calls of one stage, made inside one performBatchUpdates block, and how a ChangeStage becomes them.
 
+public import SimpleSourceCore
+
 /// The calls a list view makes inside one `performBatchUpdates` block, in UIKit's vocabulary.
 ///
 /// Lists are arrays, not sets, so that a checker can see duplicates (R25). Build one from a stage with
