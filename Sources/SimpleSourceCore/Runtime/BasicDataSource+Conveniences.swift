@@ -19,7 +19,7 @@ extension BasicDataSource {
   public func setSections(_ sections: [Section]) async throws(Error) -> Int {
     try await inTurn { () throws(Error) in
       try replaceAll(store.snapshot, with: sections)
-      return pipeline.version
+      return publishing.version
     }
   }
 

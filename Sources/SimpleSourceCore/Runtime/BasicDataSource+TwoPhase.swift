@@ -86,7 +86,7 @@ extension BasicDataSource {
   @usableFromInline
   func reserve(from version: Int?) async throws(Error) -> Int {
     let ticket: Int? = await cancellableWait { (preparer: CheckedContinuation<Int?, Never>) in
-      switch pipeline.reserve(preparer) {
+      switch publishing.reserve(preparer) {
       case .granted(let ticket):
         preparer.resume(returning: ticket)
         return nil
@@ -101,7 +101,7 @@ extension BasicDataSource {
       await self.cancelReserve($0)
     }
     guard let ticket else { throw Error(code: .cancelled) }
-    if let version, version != pipeline.version {
+    if let version, version != publishing.version {
       release(ticket: ticket)
       throw Error(code: .unexpectedVersion)
     }
@@ -114,7 +114,7 @@ extension BasicDataSource {
 
   /// Resumes the preparer `id` names with nothing, if it still waits: its task was cancelled.
   func cancelReserve(_ id: WaiterID) {
-    if let parked = id.parked { pipeline.cancelReserve(parked)?.resume(returning: nil) }
+    if let parked = id.parked { publishing.cancelReserve(parked)?.resume(returning: nil) }
   }
 
   /// Derives the batch of a transaction run against the reserved state, off the actor.
@@ -122,7 +122,7 @@ extension BasicDataSource {
   func prepared<Result: Sendable>(_ transaction: Transaction<Section>, result: Result, ticket: Int) async
     -> PreparedWrite<Section, Result>
   {
-    let base = pipeline.version
+    let base = publishing.version
     guard transaction.changed else {
       let claim = PreparedWriteClaim(source: self, ticket: ticket, store: nil, refreshing: [])
       return PreparedWrite(result: result, base: base, batch: nil, claim: claim)
@@ -159,7 +159,7 @@ extension BasicDataSource {
   @usableFromInline
   @discardableResult
   func release(ticket: Int, committing: Bool = false, refreshing: Set<Item.ID> = []) -> Int {
-    let release = pipeline.released(ticket, committing: committing, refreshing: refreshing)
+    let release = publishing.released(ticket, committing: committing, refreshing: refreshing)
     if release.startPublishing { Task { await self.publish() } }
     if let next = release.next { next.preparer.resume(returning: next.ticket) }
     return release.version

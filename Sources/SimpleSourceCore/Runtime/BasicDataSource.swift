@@ -45,7 +45,7 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   @usableFromInline var store: SectionStore<Section>
   /// Versions, cuts, publications and settle waiters: every decision the writers, the publish loop and
   /// the waiters share (see ``PublishStateMachine``).
-  @usableFromInline var pipeline:
+  @usableFromInline var publishing:
     PublishStateMachine<
       Snapshot<Section>, Item.ID, CheckedContinuation<Bool, Never>, CheckedContinuation<Int?, Never>
     >
@@ -60,7 +60,7 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   @usableFromInline var writerQueued: (@Sendable () -> Void)?
 
   /// The version of the newest state; every mutation that changes something adds one.
-  public var version: Int { pipeline.version }
+  public var version: Int { publishing.version }
 
   /// Creates a source holding `sections` at `version` (0 unless given).
   ///
@@ -92,14 +92,14 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
     self.clock = clock
     let snapshot = try Snapshot(sections)
     store = SectionStore(trusted: snapshot)
-    pipeline = PublishStateMachine(state: snapshot, version: version)
+    publishing = PublishStateMachine(state: snapshot, version: version)
     differ = Differ()
     hub = SubscriptionHub(version: version, snapshot: snapshot, differ: differ, history: history)
   }
 
   deinit {
     hub.finish()
-    let (waiters, preparers) = pipeline.finish()
+    let (waiters, preparers) = publishing.finish()
     for waiter in waiters { waiter.resume(returning: false) }
     for preparer in preparers { preparer.resume(returning: nil) }
   }
@@ -116,8 +116,8 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   /// Returns the current snapshot and the batches that follow it; see ``Subscription`` for the promises.
   /// - Parameter pacing: How often this subscriber receives batches; ``Pacing/immediate`` by default.
   public func subscribe(pacing: Pacing = .immediate) -> Subscription<Section> {
-    pipeline.subscribed()
-    return hub.subscribe(at: (pipeline.version, currentSnapshot()), pacing: pacing)
+    publishing.subscribed()
+    return hub.subscribe(at: (publishing.version, currentSnapshot()), pacing: pacing)
   }
 
   /// Resumes a subscriber that holds the state at `version` (G11): see ``Resumption``.
@@ -129,7 +129,7 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   ///
   /// - Complexity: O(log *v*) for *v* retained versions, plus O(*k*) for the *k* ids changed since.
   public func subscribe(from version: Int, pacing: Pacing = .immediate) -> Resumption<Section> {
-    if version == pipeline.version { return .resumed(subscribe(pacing: pacing)) }
+    if version == publishing.version { return .resumed(subscribe(pacing: pacing)) }
     return hub.resume(from: version, pacing: pacing)
   }
 
@@ -146,12 +146,12 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   ///
   /// Tests await this instead of sleeping. It does not wait for subscribers to consume. It returns early
   /// when the waiting task is cancelled (``settled(through:)`` says which).
-  public func settled() async { await settled(through: pipeline.version) }
+  public func settled() async { await settled(through: publishing.version) }
 
   /// The version a subscriber that has taken every batch offered so far is at: the `to` of the newest
   /// batch, or the version mutations that cancelled out reached when a subscriber had started from a
   /// state between them. Behind ``version`` after mutations that cancelled out (G4).
-  public var offeredVersion: Int { pipeline.offeredVersion }
+  public var offeredVersion: Int { publishing.offeredVersion }
 
   /// Returns once `version` exists and every mutation up to it has been diffed and offered to every
   /// subscriber. A writer uses it to await the delivery of the version its mutation returned.
@@ -160,7 +160,7 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   @discardableResult
   public func settled(through version: Int) async -> Bool {
     await cancellableWait {
-      pipeline.settle(through: version, $0)
+      publishing.settle(through: version, $0)
     } cancel: {
       await self.cancelSettle($0)
     }
@@ -168,7 +168,7 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
 
   /// Resumes the waiter `id` names with `false`, if it still waits: its task was cancelled.
   func cancelSettle(_ id: WaiterID) {
-    if let parked = id.parked { pipeline.cancelSettle(parked)?.resume(returning: false) }
+    if let parked = id.parked { publishing.cancelSettle(parked)?.resume(returning: false) }
   }
 
   @inlinable
@@ -283,7 +283,7 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
       @Sendable (_ store: inout SectionStore<Section>, _ refreshing: inout Set<Item.ID>) throws(Error)
       -> Bool
   ) throws(Error) -> Int {
-    guard try change(&store, &pipeline.pendingRefresh) else { return pipeline.version }
+    guard try change(&store, &publishing.pendingRefresh) else { return publishing.version }
     return commit()
   }
 
@@ -291,9 +291,9 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   @inlinable
   @discardableResult
   func finish(_ transaction: Transaction<Section>) -> Int {
-    guard transaction.changed else { return pipeline.version }
+    guard transaction.changed else { return publishing.version }
     store = transaction.store
-    if !transaction.refreshing.isEmpty { pipeline.pendingRefresh.formUnion(transaction.refreshing) }
+    if !transaction.refreshing.isEmpty { publishing.pendingRefresh.formUnion(transaction.refreshing) }
     return commit()
   }
 
@@ -401,7 +401,7 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   /// - Complexity: O(1), plus the wait.
   @inlinable
   func takeTurn() async -> DirectTurn {
-    guard pipeline.isReserved else { return .free }
+    guard publishing.isReserved else { return .free }
     do { return .held(ticket: try await reserve(from: nil)) } catch { return .cancelled }
   }
 
@@ -415,7 +415,7 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   @inlinable
   @discardableResult
   func commit() -> Int {
-    let (version, startPublishing) = pipeline.committed()
+    let (version, startPublishing) = publishing.committed()
     if startPublishing { Task { await self.publish() } }
     return version
   }
@@ -437,17 +437,17 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   /// writers keep going meanwhile; what they write joins the next batch.
   @inlinable
   func publish() async {
-    while pipeline.continuePublishing() {
+    while publishing.continuePublishing() {
       // Writers waiting for the actor go first and join this cut, turn after turn while they keep
       // coming, up to the coalescing delay: a batch freezes the tree, so the edits after it copy the
       // paths they touch, and fewer, fuller batches copy fewer paths and wake subscribers less often.
-      var window = CoalescingWindow(version: pipeline.version, now: clock(), maximumDelay: coalescingDelay)
-      repeat { await Task.yield() } while !window.shouldCut(afterTurnAt: pipeline.version, now: clock())
+      var window = CoalescingWindow(version: publishing.version, now: clock(), maximumDelay: coalescingDelay)
+      repeat { await Task.yield() } while !window.shouldCut(afterTurnAt: publishing.version, now: clock())
       let log = store.takeLog()
-      let cut = pipeline.cut(currentSnapshot(), touched: log.touched, reshaped: log.reshaped)
+      let cut = publishing.cut(currentSnapshot(), touched: log.touched, reshaped: log.reshaped)
       let changeset = await Self.diff(
         from: cut.from, to: cut.to, touching: cut.touching, refreshing: cut.refreshing, differ: differ)
-      let (publication, waiters) = pipeline.diffed(cut, isEmpty: changeset.isEmpty)
+      let (publication, waiters) = publishing.diffed(cut, isEmpty: changeset.isEmpty)
       switch publication {
       case .publish(let from, let to):
         hub.publish(differ.batch(from, to, changeset), refreshing: cut.refreshing)
@@ -459,7 +459,7 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
       case .nothing:
         // Mutations that cancel out make no batch (G4); the next starts at the last one's end (G1). Who
         // holds the last one's state holds this version too (G13).
-        hub.quiesce(to: cut.toVersion)
+        hub.reachedWithoutBatch(to: cut.toVersion)
       }
       for waiter in waiters { waiter.resume(returning: true) }
     }

@@ -192,11 +192,11 @@ public final class Broadcaster<Section: SectionType>: Sendable {
   /// the newest state holds `version` too (G13). Ignored while batches are being offered (only a sole
   /// publisher, between its publishes, can vouch for it).
   /// - Complexity: O(*s*) for *s* subscribers.
-  @usableFromInline package func quiesce(to version: Int) {
+  @usableFromInline package func reachedWithoutBatch(to version: Int) {
     let isIdle = state.withLock { state in
       !state.sequencer.isDraining && state.sequencer.queue.isEmpty && version > state.sequencer.version
     }
-    if isIdle { hub.quiesce(to: version) }
+    if isIdle { hub.reachedWithoutBatch(to: version) }
   }
 
   /// Ends every subscription; publishing then throws ``BroadcastError/Code-swift.enum/finished``.

@@ -30,8 +30,8 @@ struct PublishStateMachine<State, ID: Hashable, Waiter, Preparer> {
   /// Mutations up to this version have been diffed (and, unless they cancelled out, published).
   @usableFromInline var cutVersion = 0
   /// The `to` of the newest published batch.
-  @usableFromInline var publishedVersion = 0
-  /// The state at ``publishedVersion``: the next batch's `from`.
+  @usableFromInline var batchOfferedVersion = 0
+  /// The state at ``batchOfferedVersion``: the next batch's `from`.
   @usableFromInline var published: State
   /// The newest version a subscriber started at: when it is past ``offeredVersion``, a subscriber may
   /// hold a state that no batch has offered.
@@ -66,13 +66,13 @@ struct PublishStateMachine<State, ID: Hashable, Waiter, Preparer> {
     published = state
     self.version = version
     cutVersion = version
-    publishedVersion = version
+    batchOfferedVersion = version
     newestSubscribedVersion = version
     advancedVersion = version
   }
 
   /// The version a subscriber that has taken every batch offered so far is at.
-  @inlinable var offeredVersion: Int { max(publishedVersion, advancedVersion) }
+  @inlinable var offeredVersion: Int { max(batchOfferedVersion, advancedVersion) }
 
   // MARK: - Writers and subscribers
 
@@ -140,7 +140,7 @@ struct PublishStateMachine<State, ID: Hashable, Waiter, Preparer> {
     pendingRefresh = []
     diffing = version
     return Cut(
-      from: published, fromVersion: publishedVersion, to: state, toVersion: version,
+      from: published, fromVersion: batchOfferedVersion, to: state, toVersion: version,
       touching: unpublishedReshaped ? nil : unpublishedTouched, refreshing: refreshing)
   }
 
@@ -165,14 +165,15 @@ struct PublishStateMachine<State, ID: Hashable, Waiter, Preparer> {
     cutVersion = cut.toVersion
     let publication: Publication
     if !isEmpty {
-      publication = .publish(from: publishedVersion, to: cut.toVersion)
-      publishedVersion = cut.toVersion
+      publication = .publish(from: batchOfferedVersion, to: cut.toVersion)
+      batchOfferedVersion = cut.toVersion
       published = cut.to
       unpublishedTouched = []
       unpublishedReshaped = false
     } else if newestSubscribedVersion > offeredVersion {
       publication = .advance(
-        to: cut.toVersion, since: publishedVersion, touched: unpublishedReshaped ? nil : unpublishedTouched)
+        to: cut.toVersion, since: batchOfferedVersion, touched: unpublishedReshaped ? nil : unpublishedTouched
+      )
       advancedVersion = cut.toVersion
     } else {
       publication = .nothing
@@ -276,7 +277,9 @@ struct PublishStateMachine<State, ID: Hashable, Waiter, Preparer> {
   var violations: [String] {
     var found: [String] = []
     if !(0...version).contains(cutVersion) { found.append("cut \(cutVersion) outside 0...\(version)") }
-    if publishedVersion > cutVersion { found.append("published \(publishedVersion) past cut \(cutVersion)") }
+    if batchOfferedVersion > cutVersion {
+      found.append("published \(batchOfferedVersion) past cut \(cutVersion)")
+    }
     if advancedVersion > cutVersion { found.append("advanced \(advancedVersion) past cut \(cutVersion)") }
     if newestSubscribedVersion > version { found.append("a subscriber past the newest version") }
     if !isPublishing && cutVersion != version { found.append("versions left uncut with no loop running") }
@@ -291,7 +294,7 @@ struct PublishStateMachine<State, ID: Hashable, Waiter, Preparer> {
     if reservation == nil && !preparers.isEmpty { found.append("preparers wait for a free source") }
     if isFinished && !preparers.isEmpty { found.append("preparers parked after the end") }
     if let reservation, reservation != lastTicket { found.append("the source held by an old ticket") }
-    if diffing == nil && publishedVersion == cutVersion
+    if diffing == nil && batchOfferedVersion == cutVersion
       && (unpublishedReshaped || !unpublishedTouched.isEmpty)
     {
       found.append("edits remembered with nothing unpublished")

@@ -33,7 +33,7 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
   @usableFromInline var held: Held
   /// The newest version known to hold the same content as ``held`` (≥ ``version``): a composed batch
   /// that turned out empty advances this, not ``version`` (G1, G4).
-  @usableFromInline var seen: Int
+  @usableFromInline var takenVersion: Int
   /// Ids force-refreshed in published batches this subscriber has not received yet.
   @usableFromInline var refreshing: Set<ItemID> = []
   /// When the subscriber missed batches: the version whose state it holds (or will hold once a catch-up
@@ -53,12 +53,12 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
   @usableFromInline var newestSnapshot: Snapshot<Section>
   /// The newest version whose state is ``newestSnapshot``, reached by mutations that cancelled out with no
   /// subscriber between them (no batch, G4); ≤ ``newestVersion`` when there was none since.
-  @usableFromInline var quietVersion: Int
+  @usableFromInline var unbatchedVersion: Int
   /// The newest advance (``advance(to:snapshot:since:touched:)``): version `to` holds the state of the
   /// published version `since`, so a subscriber at `to` follows the batches from `since` by their ids.
   @usableFromInline var advanced: (since: Int, to: Int)?
   /// The newest held version reported to the subscription's progress (G13).
-  @usableFromInline var reportedHeld: Int
+  @usableFromInline var progressVersion: Int
   /// Told each newly held version (a follower's bookkeeping); installed once, after subscribing.
   @usableFromInline var heldObserver: (@Sendable (Int) -> Void)?
 
@@ -69,17 +69,17 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
   @inlinable
   init(
     version: Int, snapshot: Snapshot<Section>, newest: UpdateBatch<Section>?, newestVersion: Int,
-    newestSnapshot: Snapshot<Section>, quietVersion: Int = 0, missedTouched: Set<ItemID>? = nil,
+    newestSnapshot: Snapshot<Section>, unbatchedVersion: Int = 0, missedTouched: Set<ItemID>? = nil,
     missedRefreshing: Set<ItemID> = []
   ) {
     self.version = version
     self.held = .snapshot(snapshot)
-    self.seen = version
+    self.takenVersion = version
     self.newest = newest
     self.newestVersion = newestVersion
     self.newestSnapshot = newestSnapshot
-    self.quietVersion = quietVersion
-    self.reportedHeld = version
+    self.unbatchedVersion = unbatchedVersion
+    self.progressVersion = version
     if version < newestVersion {
       missed = (version, missedTouched)
       refreshing = missedRefreshing
@@ -98,7 +98,7 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
   /// The newest version the consumer holds when it asks for a batch (G13): what it took, and, once that
   /// is the newest published state, the versions after it whose mutations cancelled out.
   @inlinable @inline(__always)
-  var heldVersion: Int { seen >= newestVersion ? max(seen, quietVersion) : seen }
+  var heldVersion: Int { takenVersion >= newestVersion ? max(takenVersion, unbatchedVersion) : takenVersion }
 
   /// The version the consumer holds, when it is newer than the last one reported: the caller reports it
   /// (outside the lock). `nil` when nothing is new or the subscription ended.
@@ -106,8 +106,8 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
   mutating func newlyHeld() -> Int? {
     guard !isEnded else { return nil }
     let held = heldVersion
-    guard held > reportedHeld else { return nil }
-    reportedHeld = held
+    guard held > progressVersion else { return nil }
+    progressVersion = held
     return held
   }
 
@@ -115,9 +115,9 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
   /// source is at `version` with the state ``newestSnapshot``. Returns the version the consumer now holds
   /// if it is waiting (it has taken everything) and has not been reported, `nil` otherwise.
   @inlinable
-  mutating func quiesce(to version: Int) -> Int? {
-    guard version > quietVersion else { return nil }
-    quietVersion = version
+  mutating func reachedWithoutBatch(to version: Int) -> Int? {
+    guard version > unbatchedVersion else { return nil }
+    unbatchedVersion = version
     guard waiter != nil else { return nil }
     return newlyHeld()
   }
@@ -135,24 +135,26 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
   }
 
   /// The sink to write `batch` to, before it is published to this subscriber: the consumer is parked with
-  /// one, holds the batch's `from` and has not seen its `to`. The caller writes it under the same lock,
-  /// then reports with ``sank(_:)`` (it took the batch) or ``sinkRefused()`` before ``publish(_:refreshing:)``.
+  /// one, holds the batch's `from` and has not taken its `to`. The caller writes it under the same lock,
+  /// then reports with ``sinkTook(_:)`` (it took the batch) or ``sinkRefused()`` before ``publish(_:refreshing:)``.
   @inlinable @inline(__always)
   func sink(for batch: UpdateBatch<Section>) -> Sink? {
-    guard let sink, waiter != nil, !isEnded, batch.from == version, seen < batch.to else { return nil }
+    guard let sink, waiter != nil, !isEnded, batch.from == version, takenVersion < batch.to else {
+      return nil
+    }
     return sink
   }
 
   /// The sink took `batch`, which is now the newest: the consumer holds it (G13) and stays parked.
   /// Returns the version to report held (outside the lock).
   @inlinable @inline(__always)
-  mutating func sank(_ batch: UpdateBatch<Section>) -> Int? {
+  mutating func sinkTook(_ batch: UpdateBatch<Section>) -> Int? {
     newest = batch
     newestVersion = batch.to
     newestSnapshot = batch.snapshot
     version = batch.to
     held = .batch(batch)
-    seen = batch.to
+    takenVersion = batch.to
     refreshing = []
     missed = nil
     return newlyHeld()
@@ -169,7 +171,7 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
     guard !isEnded, version > self.version else { return }
     self.version = version
     held = .snapshot(snapshot)
-    seen = max(seen, version)
+    takenVersion = max(takenVersion, version)
     // The record started by the composition holds what was published since; with nothing published, the
     // next batch starts at `version` and is shared.
     if newestVersion == version { missed = nil }
@@ -182,16 +184,16 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
     newest = batch
     newestVersion = batch.to
     newestSnapshot = batch.snapshot
-    guard !isEnded, seen < batch.to else { return nil }
+    guard !isEnded, takenVersion < batch.to else { return nil }
     if batch.from != version {
       // It will compose. A subscriber whose state is that of the `from` of the first batch it missed is
-      // caught up from the batches' ids: that is `seen`, the newest version with its state (after a
+      // caught up from the batches' ids: that is `takenVersion`, the newest version with its state (after a
       // composition that turned out empty, newer than `version`). One that holds a snapshot no batch
       // started from (newer than the published batches) gets a full diff.
       let start =
         missed
         ?? (
-          seen,
+          takenVersion,
           holdsState(of: batch.from)
             ? [] : previous.flatMap { holdsState(of: $0.from) && $0.to == batch.from ? $0.touchedIDs : nil }
         )
@@ -209,7 +211,7 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
   /// no batch is published (G4), yet a subscriber that started from a state between the two holds
   /// something else, and must reach `snapshot` too. Returns the waiter to resume, with its delivery.
   ///
-  /// Every subscriber that has not seen `version` composes its way there; one that holds `since` (or a
+  /// Every subscriber that has not taken `version` composes its way there; one that holds `since` (or a
   /// batch still to come that ends there) usually finds its composition empty, which is not delivered but
   /// advances the version it holds (G13). `touched` holds the
   /// ids changed from `since` to `version`, when known: a subscriber at `since` then derives the
@@ -222,7 +224,7 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
     newestVersion = version
     newestSnapshot = snapshot
     advanced = (since, version)
-    guard !isEnded, seen < version else { return nil }
+    guard !isEnded, takenVersion < version else { return nil }
     // The shared batch, if it is this subscriber's next, still goes first; the catch-up after it starts
     // at `since`, where the ids are known.
     if let start = missed ?? (holdsState(of: since) ? (since, []) : nil) {
@@ -233,11 +235,11 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
     return (waiter, delivery)
   }
 
-  /// Whether the subscriber's state is that of `version`: the newest version with its state (``seen``), or
-  /// the version an advance to ``seen`` came from.
+  /// Whether the subscriber's state is that of `version`: the newest version with its state (``takenVersion``), or
+  /// the version an advance to ``takenVersion`` came from.
   @inlinable @inline(__always)
   func holdsState(of version: Int) -> Bool {
-    version == seen || (advanced.map { $0.to == seen && $0.since == version } ?? false)
+    version == takenVersion || (advanced.map { $0.to == takenVersion && $0.since == version } ?? false)
   }
 
   /// The missed batches from `start` extended by ids `touched` later, `nil` when either is unknown.
@@ -269,27 +271,27 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
     return waiter
   }
 
-  /// What the subscriber should get now; `nil` if it has seen the newest version.
+  /// What the subscriber should get now; `nil` if it has taken the newest version.
   @inlinable
   mutating func pending() -> Delivery? {
-    guard seen < newestVersion else { return nil }
+    guard takenVersion < newestVersion else { return nil }
     if let newest, newest.from == version {
       version = newest.to
       held = .batch(newest)
-      seen = newest.to
+      takenVersion = newest.to
       refreshing = []
       missed = nil
       return .batch(newest)
     }
     defer {
-      seen = newestVersion
+      takenVersion = newestVersion
       refreshing = []
       // What is published while the catch-up is diffed is remembered from the version it composes to.
       missed = (newestVersion, [])
     }
     return .compose(
       from: snapshot, fromVersion: version, to: newestSnapshot, toVersion: newestVersion,
-      refreshing: refreshing, touched: missed.flatMap { $0.from == seen ? $0.touched : nil })
+      refreshing: refreshing, touched: missed.flatMap { $0.from == takenVersion ? $0.touched : nil })
   }
 }
 

@@ -32,11 +32,11 @@ final class SubscriberMailbox<Section: SectionType>: Sendable {
     }
   }
 
-  /// See ``SubscriberStateMachine/quiesce(to:)``.
+  /// See ``SubscriberStateMachine/reachedWithoutBatch(to:)``.
   @inlinable
-  func quiesce(to version: Int) {
+  func reachedWithoutBatch(to version: Int) {
     if let (held, observer) = state.withLock({ state in
-      state.quiesce(to: version).map { ($0, state.heldObserver) }
+      state.reachedWithoutBatch(to: version).map { ($0, state.heldObserver) }
     }) {
       report(held, to: observer)
     }
@@ -73,7 +73,7 @@ final class SubscriberMailbox<Section: SectionType>: Sendable {
       if let sink = state.sink(for: batch) {
         // Written under the lock: a subscription cancelled after this returns is written to no more.
         if sink(batch) {
-          held = state.sank(batch)
+          held = state.sinkTook(batch)
           observer = state.heldObserver
           return nil
         }
@@ -197,8 +197,8 @@ final class SubscriptionHub<Section: SectionType>: Sendable {
     @usableFromInline var newestVersion: Int
     @usableFromInline var newestSnapshot: Snapshot<Section>
     @usableFromInline var isFinished = false
-    /// See ``SubscriberStateMachine/quietVersion``.
-    @usableFromInline var quietVersion: Int
+    /// See ``SubscriberStateMachine/unbatchedVersion``.
+    @usableFromInline var unbatchedVersion: Int
     /// The newest offered versions, for subscribers that resume (G11).
     @usableFromInline var history: RetainedHistory<Section>
 
@@ -206,7 +206,7 @@ final class SubscriptionHub<Section: SectionType>: Sendable {
     init(version: Int, snapshot: Snapshot<Section>, history limit: HistoryLimit) {
       newestVersion = version
       newestSnapshot = snapshot
-      quietVersion = version
+      unbatchedVersion = version
       history = RetainedHistory(version: version, snapshot: snapshot, limit: limit)
     }
   }
@@ -267,7 +267,7 @@ final class SubscriptionHub<Section: SectionType>: Sendable {
         SubscriberMailbox<Section>.Machine(
           version: version, snapshot: snapshot, newest: registry.newest,
           newestVersion: registry.newestVersion, newestSnapshot: registry.newestSnapshot,
-          quietVersion: registry.quietVersion, missedTouched: touched, missedRefreshing: refreshing),
+          unbatchedVersion: registry.unbatchedVersion, missedTouched: touched, missedRefreshing: refreshing),
         differ: differ, fullDiffs: fullDiffs)
       registry.mailboxes.append(mailbox)
       return (mailbox, version, snapshot)
@@ -329,12 +329,12 @@ final class SubscriptionHub<Section: SectionType>: Sendable {
   /// state hold `version` too (G13).
   /// - Complexity: O(*s*) for *s* subscribers.
   @inlinable
-  func quiesce(to version: Int) {
+  func reachedWithoutBatch(to version: Int) {
     let mailboxes = registry.withLock { registry in
-      registry.quietVersion = max(registry.quietVersion, version)
+      registry.unbatchedVersion = max(registry.unbatchedVersion, version)
       return registry.mailboxes
     }
-    for mailbox in mailboxes { mailbox.quiesce(to: version) }
+    for mailbox in mailboxes { mailbox.reachedWithoutBatch(to: version) }
   }
 
   /// Ends a subscription and releases it; idempotent, and safe before, during or after a wait.

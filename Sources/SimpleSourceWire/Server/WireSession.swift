@@ -197,7 +197,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   package var sinkParks: HeldVersion? { current?.control.sinkParks }
   /// The newest version sent to the client, or held with nothing to send (G13); `nil` when not subscribed
   /// or before the subscription's first message is sent (tests read it).
-  package var sentVersion: Int? {
+  package var clientHeldVersion: Int? {
     guard let current, current.started.current >= 0 else { return nil }
     return current.feed.subscription.heldVersion
   }

@@ -21,7 +21,7 @@ struct CancelledWaitsTests {
       waiter.cancel()
       #expect(await waiter.value == false)
     }
-    #expect(await source.pipeline.settleWaiters.isEmpty, "nothing left parked")
+    #expect(await source.publishing.settleWaiters.isEmpty, "nothing left parked")
     let version = try await source.appendItems([item("b")], toSection: "A")
     #expect(await source.settled(through: version))
   }

@@ -170,7 +170,7 @@ struct SubscriberStateMachineExhaustiveTests {
           }
           if accepted {
             try apply(from: batch.from, to: batch.to, batch.changeset)
-            if let held = machine.sank(batch) { try report(held) }
+            if let held = machine.sinkTook(batch) { try report(held) }
             guard machine.sink(for: batch) == nil else {
               throw ExplorationFailure(description: "the sink is offered \(batch.from)→\(batch.to) twice")
             }
@@ -190,7 +190,7 @@ struct SubscriberStateMachineExhaustiveTests {
             .union(states[startedAhead].sections.flatMap(\.items).map(\.id))
           try resume(
             machine.advance(to: version, snapshot: states[published], since: published, touched: touched))
-        } else if let held = machine.quiesce(to: version) {
+        } else if let held = machine.reachedWithoutBatch(to: version) {
           guard case .parked = consumer else {
             throw ExplorationFailure(
               description: "a quiet version \(held) reported for a consumer not parked")

@@ -28,15 +28,15 @@ struct SubscriberStateMachineTests {
   func heldVersionAndQuiet() {
     var machine = machine(at: 0, v0)
     #expect(machine.heldVersion == 0)
-    var held = machine.quiesce(to: 3)
+    var held = machine.reachedWithoutBatch(to: 3)
     #expect(held == nil, "not waiting: told when it asks")
     #expect(machine.heldVersion == 3, "it holds the newest state, which is also version 3's")
-    held = machine.quiesce(to: 2)
+    held = machine.reachedWithoutBatch(to: 2)
     #expect(held == nil && machine.heldVersion == 3, "an older quiet version changes nothing")
     // The next batch starts where the last published one ended (G1), not at the quiet version.
     _ = machine.publish(batch(v0, v1, 0, 4), refreshing: [])
     #expect(machine.heldVersion == 0, "a batch it has not taken: it holds only what it took")
-    held = machine.quiesce(to: 5)
+    held = machine.reachedWithoutBatch(to: 5)
     #expect(held == nil && machine.heldVersion == 0, "a quiet version after a batch not taken is not held")
     guard case .batch? = machine.next(waiter: "w") else {
       Issue.record("expected the shared batch")
@@ -45,11 +45,11 @@ struct SubscriberStateMachineTests {
     #expect(machine.heldVersion == 5, "the batch taken, then the quiet version after it")
     let waits = machine.next(waiter: "w")
     #expect(waits == nil)
-    held = machine.quiesce(to: 6)
+    held = machine.reachedWithoutBatch(to: 6)
     #expect(held == 6, "waiting with everything taken: held at once")
     let ended = machine.end()
     #expect(ended == "w")
-    held = machine.quiesce(to: 7)
+    held = machine.reachedWithoutBatch(to: 7)
     #expect(held == nil, "ended")
   }
 

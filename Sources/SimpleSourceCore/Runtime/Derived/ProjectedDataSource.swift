@@ -83,7 +83,7 @@ public final class ProjectedDataSource<Section: SectionType>: DataSourceType {
     // Numbered by the parent: a parent version held with no batch (G4) is held here too (G13).
     let broadcaster = engine.broadcaster
     let numberedByParent = versions == .parent
-    let held: @Sendable (Int) -> Void = { if numberedByParent { broadcaster.quiesce(to: $0) } }
+    let held: @Sendable (Int) -> Void = { if numberedByParent { broadcaster.reachedWithoutBatch(to: $0) } }
     follower = followParent(subscription, applied: engine.heldParentVersion, on: engine, held: held) {
       $0.receive($1)
     }
@@ -268,7 +268,7 @@ actor ProjectionEngine<Section: SectionType> {
       state = next
       let published = change.map { broadcaster.publishNext($0, as: versions == .parent ? batch.to : nil) }
       // A parent version that changed nothing here is held by whoever holds the newest state (G13).
-      if versions == .parent, published != true { broadcaster.quiesce(to: batch.to) }
+      if versions == .parent, published != true { broadcaster.reachedWithoutBatch(to: batch.to) }
     } catch {
       reporter.yield(error)
       state = state.skipping(to: batch.snapshot)
