@@ -63,6 +63,12 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
 
   typealias State = ViewStateMachine<InteractiveMove<Section>, CheckedContinuation<Void, Never>>
 
+  // Guard map: every field is the main actor's; no lock. Its tasks all run on the main actor and
+  // share `state` (the view state machine): the follow task of each subscription (dropped when its
+  // epoch is not the current one), a task per user move that writes it through the reordering delegate
+  // (not cancelled with this object, so the user's write lands), and a reconciliation task; each takes
+  // the machine's gate before touching the view, so a batch, a drag and a reconciliation never overlap
+  // across a suspension.
   private let differ: Differ<Section>
   private var following: Task<Void, Never>?
   /// Callers of ``showing(_:)``, until the view shows their snapshot.

@@ -6,6 +6,9 @@ import SimpleSourceCore
 /// each batch to the model on the main actor, and the version the model holds, for `reached(_:)`.
 @MainActor
 final class ModelFollowing {
+  // Guard map: `task` is the main actor's; the task runs on the main actor and is the only one to apply
+  // batches to the model and advance `applied` past a batch (a lock of its own), which the subscription's
+  // hub also advances for versions whose batch cancelled out.
   /// The newest version the model applied; finished when the subscription ends.
   let applied: HeldVersion
   private var task: Task<Void, Never>?

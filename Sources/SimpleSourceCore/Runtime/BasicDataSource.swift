@@ -41,6 +41,11 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   /// The error every mutation throws for bad input.
   public typealias Error = DataSourceError<Section.ID, Item.ID>
 
+  // Guard map: `store`, `publishing` and `writerQueued` are the actor's, read and written only on it.
+  // One task at a time (the publish task, started by the write that finds the source idle, `publish()`)
+  // cuts, diffs and offers batches; it leaves the actor only for the diff, which reads the two snapshots
+  // it was given, never `store`. Subscribers live in `hub`, behind its own locks, taken one at a time
+  // and never while the actor waits; settle and prepare waiters are resumed on the actor.
   // The hot paths are @inlinable so that clients' builds specialise them for their section types.
   @usableFromInline var store: SectionStore<Section>
   /// Versions, cuts, publications and settle waiters: every decision the writers, the publish loop and

@@ -48,6 +48,10 @@ public final class Broadcaster<Section: SectionType>: Sendable {
   /// The item type.
   public typealias Item = Section.Item
 
+  // Guard map: `state` (the sequencer's queue and version, the newest accepted snapshot) is read and
+  // written only under its lock. No task of its own: the publisher whose batch finds the queue idle drains
+  // it (the sequencer elects one drainer), offering each batch through `hub` after releasing the lock, and
+  // `publish(_:as:)` diffs in the caller's task, outside every lock, off the caller's actor.
   @usableFromInline let hub: SubscriptionHub<Section>
   @usableFromInline package let differ: Differ<Section>
   @usableFromInline let state: Locked<PublishState>

@@ -21,6 +21,8 @@ public final class ObservedDataSource<Section: SectionType>: DataSourceType {
   /// The error reported for a bad value.
   public typealias Error = DataSourceError<Section.ID, Section.Item.ID>
 
+  // Guard map: nothing mutable of its own. The feed task is the only writer of `base` (an actor), in the
+  // order `values` gives; errors go to a stream; readers and subscribers use `base`.
   @usableFromInline let base: BasicDataSource<Section>
   @usableFromInline let feed: Task<(any Swift.Error)?, Never>
 

@@ -98,6 +98,9 @@ public struct PreparedWriteReleaser<Section: SectionType>: Sendable {
 /// without an answer (its `deinit` runs once the last reference to the write goes).
 @usableFromInline
 final class PreparedWriteClaim<Section: SectionType>: Sendable {
+  // Guard map: everything is set once but `answered`, which apply, abandon and the deinit settle under
+  // its lock, so exactly one of them answers for the write; the deinit of a write never answered starts
+  // one task to release its reservation on the source's actor.
   @usableFromInline let source: BasicDataSource<Section>
   /// The reservation the write holds (see ``PublishStateMachine/reserve(_:)``).
   @usableFromInline let ticket: Int

@@ -190,6 +190,12 @@ final class SubscriberMailbox<Section: SectionType>: Sendable {
 /// task, off the main actor (G6, G7, G9).
 @usableFromInline
 final class SubscriptionHub<Section: SectionType>: Sendable {
+  // Guard map: `registry` (the mailboxes, the newest batch and state, the history, whether it finished) is
+  // read and written only under its lock; each subscriber's machine only under its mailbox's `state` lock;
+  // `fullDiffs` under its own. No lock is taken while another is held: the hub copies the mailboxes out of
+  // `registry` and visits each after releasing it, and a mailbox resumes its waiter, reports a held version
+  // to its `progress` (a lock of its own) and calls the held observer after releasing its `state`. No task
+  // of its own: publishers' and consumers' tasks call in, and a consumer composes its catch-up in its task.
   @usableFromInline
   struct Registry: Sendable {
     @usableFromInline var mailboxes: [SubscriberMailbox<Section>] = []

@@ -39,6 +39,11 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   /// Where the source stands with its sender.
   package typealias Phase = RemotePhase
 
+  // Guard map: the remote state machine (`state`), `pending`, `connection`, the counters, the connection's
+  // start and the store's last error are the actor's; every message, edit and disconnect is one step on
+  // it. Subscribers live in `broadcaster`, behind its own locks. ``follow(_:sending:)`` starts one task per
+  // connection, which only drains that connection's outbox (an `AsyncStream`) into `send` and, when
+  // `send` throws, closes the connection on the actor. The store is written on the actor, in order.
   @usableFromInline let broadcaster: Broadcaster<Section>
   /// ``WireBatch/update(from:at:)``, made in the inlinable initialiser so that the client's build
   /// specialises it (see ``Differ``).

@@ -61,6 +61,12 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   /// The sections a scope may see, read from a section's own content (its id and header).
   public typealias Sections = @Sendable (Scope) -> @Sendable (Section) -> Bool
 
+  // Guard map: `admissions`, the views (`views`, `viewsMade`) and the edit answers (`answers`,
+  // `answerOrder`, `oldestAnswer`, `awaiting`) are the actor's. The counters `sessionsMade` and
+  // `resetsEncoded` are locks of their own, taken alone; each shared view's encodings are behind its
+  // own locks. A view is started by one task (its `start`), which every session opening the view awaits,
+  // so it is projected once however many sessions race; an edit is made in its caller's task, and a
+  // resend of an edit being made waits on the actor for that answer.
   /// The whole source's stream name; views' streams start with it.
   public nonisolated let stream: String
   /// The source served.

@@ -7,6 +7,9 @@ import SimpleSourceCore
 /// What ``WireSession`` stops when its subscription is replaced or closed: the subscription its sending
 /// task holds.
 final class SendingControl<Section: SectionType>: Sendable {
+  // Guard map: `state` (whether sending stopped, and the subscription the sending task reads) is read and
+  // written only under its lock; the session's actor stops it, the sending task holds its subscription;
+  // a subscription is cancelled after the lock is released.
   private let state = Locked<(stopped: Bool, subscription: Subscription<Section>?)>((false, nil))
 
   /// How many times the sending task parked with the session's sink (it then costs the server a call of

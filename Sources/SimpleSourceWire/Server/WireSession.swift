@@ -33,6 +33,13 @@ public import SimpleSourceCore
 /// written to either.
 public actor WireSession<Section: SectionType, Scope: Hashable & Sendable>
 where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item.ID: Codable {
+  // Guard map: `scope`, `formatVersion`, `current`, the last requests, `subscribedScope`, `isClosed` and
+  // `turns` are the actor's. Each subscription has one sending task (`current.sending`), which reads
+  // only what it was started with: its feed, its `SendingControl` (a lock of its own, through which the
+  // actor stops it and after whose `stop()` it writes nothing) and its `started` progress (a lock of its
+  // own). Subscribes, scope changes and closing take `turns`, so each awaits the one before it; an edit's
+  // answer is made in the caller's task on the service's actor. The deinit of a session never closed
+  // starts one task, to leave its scope's count.
   /// The service the session belongs to.
   public nonisolated let service: WireService<Section, Scope>
   /// The session's number in its service, unique for the service's life: what its scope's limit counts.

@@ -238,6 +238,10 @@ actor CompositeEngine<Section: SectionType> {
     }
   }
 
+  // Guard map: `children` (each child's subscription, what is shown of it and its follower task) is the
+  // actor's; each child's follower task hands its batches to the actor, one step each; subscribers live
+  // in `broadcaster`, behind its own locks; each child's progress (`applied`) is a lock of its own.
+  // `stop()` starts one task to end the children on the actor.
   @usableFromInline var children: [Child] = []
   @usableFromInline nonisolated let broadcaster: Broadcaster<Section>
   @usableFromInline let reporter: AsyncStream<CompositionError>.Continuation
