@@ -192,6 +192,11 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   /// ``base`` in the wire format's JSON with sorted keys (the id is not part of it). A resend of an edit
   /// has its fingerprint; another edit under the same id almost surely has another. A server records it
   /// beside an edit's answer, to tell a resend from an id used again (``recall(recorded:fingerprint:answersKeptFrom:)``).
+  ///
+  /// It is the same in every process that encodes the edit alike (the same item types and `Encodable`
+  /// conformances, the same Foundation): instances that answer each other's resends should run such
+  /// builds. Across a change of encoding, a resend of an edit answered before it is refused as reused, not
+  /// made again; the client's state shows it was made.
   /// - Complexity: O(*s*) in the size of the edit's encoding.
   public var fingerprint: String {
     let encoder = JSONEncoder()
