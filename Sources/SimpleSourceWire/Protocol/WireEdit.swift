@@ -188,9 +188,9 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
 
 extension WireEdit
 where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item.ID: Codable {
-  /// What the edit asks for, as 16 hexadecimal digits: a 64-bit FNV-1a hash of its operations and
-  /// ``base`` in the wire format's JSON with sorted keys (the id is not part of it). A resend of an edit
-  /// has its fingerprint; another edit under the same id almost surely has another. A server records it
+  /// What the edit asks for, as 16 hexadecimal digits: a 64-bit FNV-1a hash of its operations in the wire
+  /// format's JSON with sorted keys (neither its id nor its ``base``, which a client may send anew). A
+  /// resend of an edit has its fingerprint; another edit under the same id almost surely has another. A server records it
   /// beside an edit's answer, to tell a resend from an id used again (``recall(recorded:fingerprint:answersKeptFrom:)``).
   ///
   /// It is the same in every process that encodes the edit alike (the same item types and `Encodable`
@@ -202,17 +202,11 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
     // Encoding the wire format's own types cannot fail; an item whose encoding throws is hashed as none.
-    let bytes = (try? encoder.encode(Fingerprinted(operations: operations, base: base))) ?? Data()
+    let bytes = (try? encoder.encode(operations)) ?? Data()
     var hash: UInt64 = 0xcbf2_9ce4_8422_2325
     for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
     let digits = String(hash, radix: 16)
     return String(repeating: "0", count: 16 - digits.count) + digits
-  }
-
-  /// What a fingerprint encodes: the edit without its id.
-  private struct Fingerprinted: Encodable {
-    var operations: [WireOperation<Section>]
-    var base: Int?
   }
 
   /// What a server that records its answers with its writes (in the same storage transaction) does with

@@ -59,7 +59,7 @@ public struct WireError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The client's scope holds as many subscribed connections as the server allows, or a subscribe names
     /// more views than it allows (``WireLimits``); nothing changed, and the connection stays usable.
     public static let limitReached = Code(rawValue: "limitReached")
-    /// The edit's id was answered before for another edit (other operations or base, by its
+    /// The edit's id was answered before for another edit (other operations, by its
     /// ``WireEdit/fingerprint``): a client counted its ids again after forgetting what it sent. The edit
     /// was not made, and the other edit's answer is not given (format 2).
     public static let editIDReused = Code(rawValue: "editIDReused")

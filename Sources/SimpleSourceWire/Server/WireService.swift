@@ -92,11 +92,11 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   nonisolated let wholeSourceEncodings: SharedEncodings
   /// Makes clients' edits; `nil` when clients may not write.
   nonisolated let writer: WireWriter<Section, Scope>?
-  /// The answers to the newest edits, by the scope that made them and their id, with the edit each
-  /// answers (a resend is answered only when it asks for the same); their keys in a ring whose oldest is at
+  /// The answers to the newest edits, by the scope that made them and their id, with the operations of the
+  /// edit each answers (a resend is answered only when it asks for the same, as its fingerprint would say); their keys in a ring whose oldest is at
   /// `oldestAnswer`. An answer still being made is `nil`; the callers of the same edit meanwhile wait in
   /// `awaiting`, which forgetting old answers never touches.
-  var answers: [EditKey: (edit: WireEdit<Section>, answer: Result<Int, WireError>?)] = [:]
+  var answers: [EditKey: (operations: [WireOperation<Section>], answer: Result<Int, WireError>?)] = [:]
   var answerOrder: [EditKey] = []
   var oldestAnswer = 0
   var awaiting: [EditKey: [CheckedContinuation<Result<Int, WireError>, Never>]] = [:]
@@ -364,12 +364,12 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     guard let writer else { return .failure(WireError(.editNotMade, "this server takes no edits")) }
     let key = EditKey(scope: scope, id: edit.id)
     if let (made, answer) = answers[key] {
-      guard made == edit else { return .failure(edit.reused) }
+      guard made == edit.operations else { return .failure(edit.reused) }
       if let answer { return answer }
       // Made by another call now (a resend that raced its first delivery): wait for that answer.
       return await withCheckedContinuation { awaiting[key, default: []].append($0) }
     }
-    answers[key] = (edit, nil)
+    answers[key] = (edit.operations, nil)
     if answerOrder.count < Self.rememberedEdits {
       answerOrder.append(key)
     } else {

@@ -143,7 +143,9 @@ struct WireEditTests {
     // told the first edit's answer; the first edit's resend still is.
     let reused = bytes(.edit(WireEdit(id: "c-1", operations: [.delete(["a"])])))
     for connection in [session, other] { await connection.receive(reused) }
-    await session.receive(edit)
+    // The same operations sent again with a base of their own are the same edit.
+    await session.receive(
+      bytes(.edit(WireEdit(id: "c-1", operations: [.insert([TestItem("n")], .end(of: "A"))], base: 7))))
     let (after, afterVersion) = (await source.snapshot, await source.version)
     #expect(after.sections == layout("A: a b n") && afterVersion == 1)
     let later = answers.withLock { Array($0.dropFirst(2)) }

@@ -222,18 +222,24 @@ struct RecordedAnswerTests {
     #expect(await storage.made == ["c-1": 1])
   }
 
-  @Test("a fingerprint covers an edit's operations and base, not its id, and is the same in every process")
+  @Test("a fingerprint covers an edit's operations, not its id or base, and is the same in every process")
   func fingerprints() {
     let edit = WireEdit<TestSection>(
       id: "c-1", operations: [.insert([TestItem("n")], .end(of: "A"))], base: 3)
     // A fixed value: storage written by one process is read by another, and by the next release.
-    #expect(edit.fingerprint == "fb17a649c3833550", "\(edit.fingerprint)")
-    #expect(WireEdit(id: "other", operations: edit.operations, base: 3).fingerprint == edit.fingerprint)
-    let others: [WireEdit<TestSection>] = [
+    #expect(edit.fingerprint == "a6db878240e59366", "\(edit.fingerprint)")
+    // A resend may carry another id's prefix or a base sent anew: the same operations, the same print.
+    for same in [
+      WireEdit(id: "other", operations: edit.operations, base: 3),
       WireEdit(id: "c-1", operations: edit.operations, base: 4),
       WireEdit(id: "c-1", operations: edit.operations),
+    ] {
+      #expect(same.fingerprint == edit.fingerprint)
+    }
+    let others: [WireEdit<TestSection>] = [
       WireEdit(id: "c-1", operations: [.insert([TestItem("n", version: 1)], .end(of: "A"))], base: 3),
       WireEdit(id: "c-1", operations: [.insert([TestItem("n")], .end(of: "B"))], base: 3),
+      WireEdit(id: "c-1", operations: [.insert([TestItem("n")], .before("a"))], base: 3),
       WireEdit(id: "c-1", operations: edit.operations + [.delete(["n"])], base: 3),
     ]
     let prints = Set(others.map(\.fingerprint) + [edit.fingerprint])
