@@ -18,8 +18,8 @@ public import SimpleSourceCore
 ///   ``RemoteViews``);
 /// - an `edit` (format 2) is made by the service's ``WireWriter``, and answered `confirmed` after every batch
 ///   of its version that the subscription carries (so the client holds the edit when the answer arrives),
-///   or `refused`; the session reads the client's next message meanwhile only when the transport calls
-///   ``receive(_:)-(Data)`` concurrently;
+///   or `refused` (after the subscription's first message); the session reads the client's next message
+///   meanwhile only when the transport calls ``receive(_:)-(Data)`` concurrently;
 /// - a message it refuses (bytes that are not a message, another format, an unknown query, bad
 ///   parameters, a message a client does not send) gets an `error` message, and changes nothing: the
 ///   subscription it had goes on, and the connection stays usable.
@@ -276,9 +276,19 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
       await caughtUp(to: version)
       message = .confirmed(edit: edit.id, version: version)
     case .failure(let error):
+      // After the subscription's first message all the same: a client that sent its subscribe and then its
+      // edit reads its reset or resume before the refusal.
+      await started()
       message = .refused(edit: edit.id, error: error)
     }
     try? await send(coder.encode(message))
+  }
+
+  /// Returns once the subscription's first message (its reset, views or resume) was sent, or it ended;
+  /// at once when there is none.
+  private func started() async {
+    guard let current else { return }
+    _ = await current.started.reached(current.feed.subscription.version)
   }
 
   /// Returns once the subscription has sent every batch of the source's versions up to `version` that it

@@ -248,6 +248,30 @@ struct WireEditTests {
     await session.close()
   }
 
+  @Test("a client that subscribes and then sends an edit reads its reset before the edit's refusal")
+  func refusalAfterTheStart() async throws {
+    // A large state, so that the reset takes far longer to encode than the edit takes to be refused: a
+    // refusal that did not wait for the subscription's first message (sent by its own task) would overtake it.
+    let items = (0..<20_000).map { TestItem("i\($0)") }
+    let source = try BasicDataSource(sections: [TestSection(id: "A", header: "A", items: items)])
+    let service = WireService(source: source, stream: "s", edits: .transactions(on: source))
+    for round in 0..<5 {
+      let received = Locked<[String]>([])
+      let session = service.session { data in
+        received.withLock { $0.append(String(decoding: data.suffix(80), as: UTF8.self)) }
+      }
+      await session.receive(subscribe(nil))
+      await session.receive(bytes(.edit(WireEdit(id: "r\(round)", operations: [.delete(["zz"])]))))
+      let texts = received.withLock { $0 }
+      #expect(texts.count == 2, "\(texts)")
+      #expect(
+        texts.first?.contains(#""type":"reset""#) == true
+          && texts.last?.contains(#""type":"refused""#) == true,
+        "round \(round): \(texts)")
+      await session.close()
+    }
+  }
+
   @Test("settling and answering a session reach a version whose batch cancelled out for a lagging client")
   func cancelledOutVersion() async throws {
     let source = try BasicDataSource(sections: layout("A: a b"))
