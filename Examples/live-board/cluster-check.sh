@@ -28,7 +28,7 @@ fi
 # Nothing of the cluster may outlive `stop`: its instances (named by PostgreSQL's address), nginx and
 # PostgreSQL (named by the cluster's folder).
 bash cluster.sh stop
-left=$(pgrep -f -- "--postgres 127.0.0.1:${PG_PORT:-55432}/|$CLUSTER_DIR" || true)
+left=$(pgrep -f -- "--postgres 127.0.0.1:${PG_PORT:-25432}/|$CLUSTER_DIR" || true)
 if [ -n "$left" ]; then
   echo "cluster-check: still running after stop: $(echo $left)" >&2
   exit 1

@@ -18,7 +18,8 @@
 #
 #   bash cluster.sh install          # only installs PostgreSQL and nginx when missing
 #
-# Ports: nginx $WEB_PORT (8090), instances $INSTANCE_PORT+1..3 (8091-8093), PostgreSQL $PG_PORT (55432).
+# Ports: nginx $WEB_PORT (8090), instances $INSTANCE_PORT+1..3 (8091-8093), PostgreSQL $PG_PORT (25432: below the
+# kernel's ephemeral ports, 32768-60999, which a client's connection may hold when PostgreSQL starts).
 # The instances are .build/debug/live-board unless $LIVE_BOARD names another binary; `start` builds it.
 # $INSTANCE_CPUS and $PG_CPUS, when set, pin the instances and PostgreSQL to those CPUs (taskset -c).
 set -euo pipefail
@@ -26,7 +27,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 dir=${CLUSTER_DIR:-/tmp/live-board-cluster}
 web=${WEB_PORT:-8090}
 base=${INSTANCE_PORT:-8090}
-pgport=${PG_PORT:-55432}
+pgport=${PG_PORT:-25432}
 checkpoint=${CHECKPOINT_INTERVAL:-500}
 binary=${LIVE_BOARD:-$here/.build/debug/live-board}
 pgbin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
