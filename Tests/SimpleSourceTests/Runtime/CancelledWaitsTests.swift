@@ -8,7 +8,7 @@ import Testing
 @testable import SimpleSourceViews
 @testable import SimpleSourceWire
 
-@Suite("Cancelled waits", .timeLimit(.minutes(10)))
+@Suite("Cancelled waits", .timeLimit(.minutes(20)))
 struct CancelledWaitsTests {
   /// How many times each wait is cancelled: the scheduler cancels some before they park, some after.
   static let rounds = 50

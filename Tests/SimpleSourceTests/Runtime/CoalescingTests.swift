@@ -6,7 +6,7 @@
 import SimpleSourceTesting
 import Testing
 
-@Suite("Coalescing", .timeLimit(.minutes(10)))
+@Suite("Coalescing", .timeLimit(.minutes(20)))
 struct CoalescingTests {
   // MARK: - The decision after each turn
 

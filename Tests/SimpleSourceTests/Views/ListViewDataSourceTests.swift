@@ -4,7 +4,7 @@ import SimpleSource
 import SimpleSourceTesting
 import Testing
 
-@Suite("ListViewDataSource", .timeLimit(.minutes(10)))
+@Suite("ListViewDataSource", .timeLimit(.minutes(20)))
 @MainActor
 struct ListViewDataSourceTests {
   @Test(

@@ -20,7 +20,7 @@ struct Boom: Error, CustomStringConvertible {
   var description: String { "boom" }
 }
 
-@Suite("ProjectedDataSource", .timeLimit(.minutes(10)))
+@Suite("ProjectedDataSource", .timeLimit(.minutes(20)))
 struct ProjectedDataSourceTests {
   static let settings = RandomTestSettings.current(
     defaultCases: 40, casesVariable: "SIMPLESOURCE_DERIVED_RUNS")
@@ -312,7 +312,7 @@ struct ProjectedDataSourceTests {
   }
 }
 
-@Suite("Following a source", .timeLimit(.minutes(10)))
+@Suite("Following a source", .timeLimit(.minutes(20)))
 struct FollowingTests {
   @Test("a lagging follower is told when its composed batch cancelled out, so derived sources settle")
   func cancelledOutComposition() async throws {

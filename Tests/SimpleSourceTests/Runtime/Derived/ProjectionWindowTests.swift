@@ -20,7 +20,7 @@ func windowOf(_ sections: [TestSection], _ rows: Range<Int>?) -> [TestSection] {
   }
 }
 
-@Suite("Projection windows", .timeLimit(.minutes(10)))
+@Suite("Projection windows", .timeLimit(.minutes(20)))
 struct ProjectionWindowTests {
   static let settings = RandomTestSettings.current(
     defaultCases: 600, casesVariable: "SIMPLESOURCE_DERIVED_CASES")

@@ -21,7 +21,7 @@ private final class Gate: Sendable {
   }
 }
 
-@Suite("Group commit", .timeLimit(.minutes(5)))
+@Suite("Group commit", .timeLimit(.minutes(20)))
 struct GroupCommitTests {
   @Test(
     "writes that arrive while a group commits form the next group: one batch, one version, one storage commit, each answered on its own"

@@ -113,7 +113,7 @@ struct RetainedHistoryTests {
   }
 }
 
-@Suite("Resume from a version", .timeLimit(.minutes(10)))
+@Suite("Resume from a version", .timeLimit(.minutes(20)))
 struct ResumeTests {
   /// Applies every batch of `subscription` until it reaches `version`; returns the snapshot.
   static func follow(_ subscription: Subscription<TestSection>, until version: Int) async -> Snapshot<
