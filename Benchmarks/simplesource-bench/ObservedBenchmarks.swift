@@ -10,7 +10,8 @@ import SimpleSource
 @available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
 @MainActor
 func medianEditLatency(
-  _ source: BasicDataSource<BenchSection>, rounds: Int, id: (Int) -> Int, until reached: (Int) async -> Void
+  _ source: BasicDataSource<BenchSection>, rounds: Int, id: (Int) -> Int,
+  until reached: (Version) async throws -> Void
 ) async -> Double {
   var times: [Double] = []
   for round in 0..<rounds {
@@ -18,7 +19,7 @@ func medianEditLatency(
     guard let version = try? await source.replaceItem(Item(id: id(round), version: round + 1)) else {
       fatalError("the edit failed")
     }
-    await reached(version)
+    do { try await reached(version) } catch { fatalError("\(error)") }
     times.append(elapsedMS(since: start))
   }
   return median(times)
@@ -31,7 +32,7 @@ func observedEditLatency(count: Int, rounds: Int) async -> Double {
   guard let source = try? BasicDataSource(sections: flatItems(count)) else { fatalError("invalid data") }
   let list = await ObservedList(following: source, pacing: .immediate)
   let latency = await medianEditLatency(source, rounds: rounds, id: { $0 * 7_919 % count }) {
-    await list.reached($0)
+    try await list.reached($0)
   }
   list.stop()
   return latency
@@ -70,7 +71,7 @@ func observedInvalidations() async -> RuntimeResult {
     for row in section.rows { observe { _ = row.item } }
   }
   guard let version = try? await source.replaceItem(Item(id: 5_000, version: 1)) else { fatalError("edit") }
-  await list.reached(version)
+  do { try await list.reached(version) } catch { fatalError("\(error)") }
   list.stop()
   return RuntimeResult(
     name: "observed-invalidations", ms: .nan, floorMS: .nan, extra: ["invalidations": Double(count.value)],
@@ -89,7 +90,7 @@ func observedWindowLatency(count: Int, inside: Bool, rounds: Int) async -> Doubl
   // Inside: one of the 50 rows shown; outside: a row far from them.
   let latency = await medianEditLatency(
     source, rounds: rounds, id: { inside ? start + $0 % 50 : $0 * 7_919 % (count / 4) }
-  ) { await window.reached($0) }
+  ) { try await window.reached($0) }
   window.stop()
   return latency
 }

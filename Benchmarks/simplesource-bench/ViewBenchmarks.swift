@@ -7,7 +7,7 @@ import SimpleSourceTesting
 final class HeldDelegate: ReorderingDelegate {
   struct Released: Error {}
   let gate = Countdown(1)
-  func reorder(_ move: InteractiveMove<BenchSection>) async throws -> Int {
+  func reorder(_ move: InteractiveMove<BenchSection>) async throws -> Version {
     await gate.wait()
     throw Released()
   }

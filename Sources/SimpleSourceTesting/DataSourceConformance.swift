@@ -187,11 +187,16 @@ public struct DataSourceConformance<Source: DataSourceType>: Sendable {
     }
     // The steady consumer took every batch: it holds the source's version, also when the last
     // mutations made no batch.
-    if let reached = await within(skippable: false, { _ = await steadySubscription.reached(finalVersion) }),
-      !reached || steadySubscription.heldVersion < finalVersion
-    {
+    if steadySubscription.counter != finalVersion.counter {
       fail(
-        "G13: the steady subscription holds version \(steadySubscription.heldVersion), not \(finalVersion)")
+        "the source's version is of \(finalVersion.counter), its subscriptions of \(steadySubscription.counter)"
+      )
+    }
+    let finalNumber = finalVersion.number
+    if let reached = await within(skippable: false, { _ = await steadySubscription.reached(finalNumber) }),
+      !reached || steadySubscription.heldVersion < finalNumber
+    {
+      fail("G13: the steady subscription holds version \(steadySubscription.heldVersion), not \(finalNumber)")
     }
     // Nothing was mutated since settled(): a version made since was still on its way when it returned.
     let versionNow = await source.version

@@ -77,6 +77,8 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
   private var sourceSnapshot = Snapshot<Section>()
   /// The type of the source followed, which ``InvalidBatch`` names.
   private var sourceName = ""
+  /// The counter of the followed source's versions, which a reordering delegate's answer is checked against.
+  private var counter: VersionCounter?
   /// Every decision its tasks share: subscriptions, the gate, the user's moves, waiters.
   private var state = State()
 
@@ -138,6 +140,7 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
     let subscription = await source.subscribe(pacing: pacing)
     // A later follow() or stop() while this one subscribed wins.
     guard let waiters = state.subscribed(epoch: current, version: subscription.version) else { return }
+    counter = subscription.counter
     sourceSnapshot = subscription.snapshot
     shown = subscription.snapshot
     view?.reloadData()
@@ -305,7 +308,9 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
     Task { [weak self] in
       do {
         let included = try await reorderingDelegate.reorder(move)
-        self?.moveLanded(serial, in: included)
+        guard let self else { return }
+        if let counter = self.counter { try VersionError.check(included, against: counter) }
+        self.moveLanded(serial, in: included.number)
       } catch {
         self?.moveFailed(serial, error)
       }

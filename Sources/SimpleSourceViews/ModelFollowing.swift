@@ -11,6 +11,8 @@ final class ModelFollowing {
   // hub also advances for versions whose batch cancelled out.
   /// The newest version the model applied; finished when the subscription ends.
   let applied: HeldVersion
+  /// The counter that numbers the subscription's versions, which waits are checked against.
+  let counter: VersionCounter
   private var task: Task<Void, Never>?
 
   /// Starts handing `subscription`'s batches to `apply`, which answers `false` once the model is gone.
@@ -22,6 +24,7 @@ final class ModelFollowing {
     subscription.onCancelledOut { applied.advance(to: $0) }
     let batches = subscription.batches
     self.applied = applied
+    counter = subscription.counter
     task = Task { @MainActor in
       for await batch in batches {
         guard apply(batch) else { break }
@@ -44,6 +47,12 @@ final class ModelFollowing {
   }
 
   /// Returns `true` once the model holds `version` or a later one, `false` when it stops first or the
-  /// waiting task is cancelled.
-  func reached(_ version: Int) async -> Bool { await applied.reached(version) }
+  /// waiting task is cancelled; throws at once for a version of another counter.
+  func reached(_ version: Version) async throws(VersionError) -> Bool {
+    try VersionError.check(version, against: counter)
+    return await applied.reached(version.number)
+  }
+
+  /// Returns `true` once the model holds version `number` of its subscription's counter or a later one.
+  func reached(_ number: Int) async -> Bool { await applied.reached(number) }
 }

@@ -2,7 +2,7 @@
 // reconciled when the source's batches come back, without showing the edit twice or undoing it meanwhile.
 
 public import Foundation
-import SimpleSourceCore
+public import SimpleSourceCore
 
 /// An edit made from an ``ObservedList`` that the source may not hold yet.
 struct PendingEdit<Section: SectionType> {
@@ -103,8 +103,8 @@ extension ObservedList {
     guard !moves.isEmpty else { return {} }
     sections[sectionIndex].rows = arrangement
     return register(moves.map { .move($0) }) { [moves] in
-      var version = 0
-      for move in moves { version = try await delegate.reorder(move) }
+      var version = try await delegate.reorder(moves[0])
+      for move in moves.dropFirst() { version = try await delegate.reorder(move) }
       return version
     }
   }
@@ -124,7 +124,7 @@ extension ObservedList {
   @discardableResult
   public func delete(
     atOffsets offsets: IndexSet, inSection sectionIndex: Int,
-    using commit: @escaping @Sendable ([Item.ID]) async throws -> Int
+    using commit: @escaping @Sendable ([Item.ID]) async throws -> Version
   ) -> Task<Void, any Error> {
     let rows: [ObservedRow<Item>]
     do {
@@ -167,14 +167,16 @@ extension ObservedList {
   /// Keeps `edits` shown, from now until the source holds them; returns what sends them: it runs
   /// `operation`, which answers the version that holds them, and rolls them back when it throws.
   private func register(
-    _ edits: [PendingEdit<Section>.Kind], _ operation: @escaping @Sendable () async throws -> Int
+    _ edits: [PendingEdit<Section>.Kind], _ operation: @escaping @Sendable () async throws -> Version
   ) -> @MainActor () async throws -> Void {
     let number = (pending.map(\.operation).max() ?? 0) + 1
     pending += edits.map { PendingEdit(kind: $0, operation: number, heldFrom: nil) }
     return { [self] in
       let version: Int
       do {
-        version = try await operation()
+        let made = try await operation()
+        try VersionError.check(made, against: counter)
+        version = made.number
       } catch {
         pending.removeAll { $0.operation == number }
         showPending()

@@ -26,7 +26,7 @@ public import SimpleSourceCore
 /// - **Pacing.** Batches arrive at most once per frame by default (``framePacing``): the source
 ///   coalesces what happened in between into one batch.
 /// - **Ending.** ``stop()`` ends the subscription; the model keeps what it shows. A source that finishes
-///   (is released) ends it too. ``reached(_:)`` then answers `false` for a version it never got.
+///   (is released) ends it too. ``reached(_:)-(Version)`` then answers `false` for a version it never got.
 @available(iOS 17, macOS 14, tvOS 17, watchOS 10, *)
 @MainActor
 @Observable
@@ -49,6 +49,8 @@ public final class ObservedList<Section: SectionType> {
   /// Every section shown, by id.
   @ObservationIgnored private var sectionsByID: [Section.ID: ObservedSection<Section>] = [:]
   @ObservationIgnored private var following: ModelFollowing?
+  /// The counter of the source's versions, which `reached(_:)` checks.
+  @ObservationIgnored let counter: VersionCounter
 
   /// One batch per frame (1/60 s) at most.
   public nonisolated static var framePacing: Pacing { .interval(.milliseconds(16), clock: ContinuousClock()) }
@@ -59,6 +61,7 @@ public final class ObservedList<Section: SectionType> {
     let subscription = await source.subscribe(pacing: pacing)
     sections = []
     version = subscription.version
+    counter = subscription.counter
     newest = subscription.snapshot
     sections = subscription.snapshot.sections.map(makeSection)
     following = ModelFollowing(subscription) { [weak self] batch in
@@ -77,8 +80,18 @@ public final class ObservedList<Section: SectionType> {
   /// Any version the source made may be passed, such as the one a mutation returned (G13): a version no
   /// batch carries (edits that cancelled out, or a change the model's view of the source skips) is
   /// reached once the model holds every batch before it.
+  /// - Throws: ``VersionError/Code-swift.enum/otherCounter``, at once, for a version of another counter
+  ///   than the source's it follows (a projection's own, or another source's).
   @discardableResult
-  public func reached(_ version: Int) async -> Bool { await following?.reached(version) ?? false }
+  public func reached(_ version: Version) async throws(VersionError) -> Bool {
+    try VersionError.check(version, against: counter)
+    return await following?.reached(version.number) ?? false
+  }
+
+  /// Returns `true` once the model holds version `number` of the source's counter (a number read from a
+  /// batch, which carries no counter) or a later one; otherwise as ``reached(_:)-(Version)``.
+  @discardableResult
+  public func reached(_ number: Int) async -> Bool { await following?.reached(number) ?? false }
 
   // MARK: - Applying
 

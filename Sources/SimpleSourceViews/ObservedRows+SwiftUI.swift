@@ -33,7 +33,7 @@
     let list: ObservedList<Section>
     let section: ObservedSection<Section>
     let reordering: (any ReorderingDelegate<Section>)?
-    let deleting: (@Sendable ([Section.Item.ID]) async throws -> Int)?
+    let deleting: (@Sendable ([Section.Item.ID]) async throws -> Version)?
     let refused: @MainActor (any Error) -> Void
     let interactions: ListInteractions<Section>?
     let reuseIdentifier: (Section.Item) -> String
@@ -54,7 +54,7 @@
     public init(
       _ list: ObservedList<Section>, section: ObservedSection<Section>,
       reordering: (any ReorderingDelegate<Section>)? = nil,
-      deleting: (@Sendable ([Section.Item.ID]) async throws -> Int)? = nil,
+      deleting: (@Sendable ([Section.Item.ID]) async throws -> Version)? = nil,
       refused: @escaping @MainActor (any Error) -> Void = { _ in },
       interactions: ListInteractions<Section>? = nil,
       reuseIdentifier: @escaping (Section.Item) -> String = { _ in "" },
@@ -102,7 +102,7 @@
     }
 
     private func delete(
-      _ offsets: IndexSet, _ commit: @escaping @Sendable ([Section.Item.ID]) async throws -> Int
+      _ offsets: IndexSet, _ commit: @escaping @Sendable ([Section.Item.ID]) async throws -> Version
     ) {
       guard let index = index() else { return }
       report(list.delete(atOffsets: offsets, inSection: index, using: commit))

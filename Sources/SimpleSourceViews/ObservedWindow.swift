@@ -55,6 +55,8 @@ public final class ObservedWindow<Section: SectionType> {
   /// The rows of the window and its margin, by id.
   @ObservationIgnored private var held: [Item.ID: ObservedRow<Item>] = [:]
   @ObservationIgnored private var following: ModelFollowing?
+  /// The counter of the source's versions, which `reached(_:)` checks.
+  @ObservationIgnored private let counter: VersionCounter
 
   /// Follows rows `range` of the section `section` of `source`: shows them at once, then applies each
   /// batch.
@@ -75,6 +77,7 @@ public final class ObservedWindow<Section: SectionType> {
     self.margin = max(margin, 0)
     snapshot = subscription.snapshot
     version = subscription.version
+    counter = subscription.counter
     readWindow(refreshing: [])
     following = ModelFollowing(subscription) { [weak self] batch in
       guard let self else { return false }
@@ -92,8 +95,18 @@ public final class ObservedWindow<Section: SectionType> {
   /// Any version the source made may be passed, such as the one a mutation returned (G13): a version no
   /// batch carries (edits that cancelled out, or a change the model's view of the source skips) is
   /// reached once the model holds every batch before it.
+  /// - Throws: ``VersionError/Code-swift.enum/otherCounter``, at once, for a version of another counter
+  ///   than the source's it follows (a projection's own, or another source's).
   @discardableResult
-  public func reached(_ version: Int) async -> Bool { await following?.reached(version) ?? false }
+  public func reached(_ version: Version) async throws(VersionError) -> Bool {
+    try VersionError.check(version, against: counter)
+    return await following?.reached(version.number) ?? false
+  }
+
+  /// Returns `true` once the model holds version `number` of the source's counter (a number read from a
+  /// batch, which carries no counter) or a later one; otherwise as ``reached(_:)-(Version)``.
+  @discardableResult
+  public func reached(_ number: Int) async -> Bool { await following?.reached(number) ?? false }
 
   /// Shows rows `range` instead: ``rows`` is assigned once, and rows whose ids stay in the window or its
   /// margin keep their objects.

@@ -18,10 +18,12 @@ public protocol ReorderingDelegate<Section>: Sendable {
   associatedtype Section: SectionType
 
   /// Applies a move the user made.
-  /// - Returns: A version of the source that includes the move. Until the view receives it, the view
-  ///   keeps showing the move over every batch it applies, so the item does not jump back and forth.
+  /// - Returns: A version of the source the view follows that includes the move. Until the view receives
+  ///   it, the view keeps showing the move over every batch it applies, so the item does not jump back and
+  ///   forth. A version of another counter is taken as a failure (``VersionError``): the view could never
+  ///   tell when it arrived.
   /// - Throws: Any error; the view then shows the source as it is, without the move.
-  func reorder(_ move: InteractiveMove<Section>) async throws -> Int
+  func reorder(_ move: InteractiveMove<Section>) async throws -> Version
 }
 
 /// `BasicDataSource` applies moves with ``BasicDataSource/reorder(_:)``.
@@ -33,7 +35,7 @@ extension BasicDataSource: ReorderingDelegate {
   /// - Throws: ``DataSourceError`` if the item or its destination section is gone; nothing changes then.
   /// - Complexity: O(log *n*): lookups in the source's index, plus the move itself.
   @discardableResult
-  public func reorder(_ move: InteractiveMove<Section>) async throws(Error) -> Int {
+  public func reorder(_ move: InteractiveMove<Section>) async throws(Error) -> Version {
     try await transaction { (transaction: inout Transaction<Section>) throws(Error) in
       let (from, to) = try move.resolve(in: transaction.snapshot)
       try transaction.moveItem(at: from, to: to)

@@ -16,10 +16,10 @@ extension BasicDataSource {
   ///   current state's (an unedited copy) cost O(1).
   @inlinable
   @discardableResult
-  public func setSections(_ sections: [Section]) async throws(Error) -> Int {
+  public func setSections(_ sections: [Section]) async throws(Error) -> Version {
     try await inTurn { () throws(Error) in
       try replaceAll(store.snapshot, with: sections)
-      return publishing.version
+      return stamped(publishing.version)
     }
   }
 
@@ -27,7 +27,7 @@ extension BasicDataSource {
   /// - Throws: ``DataSourceError`` when a section or item id already exists or repeats.
   @inlinable
   @discardableResult
-  public nonisolated func appendSections(_ sections: [Section]) async throws(Error) -> Int {
+  public nonisolated func appendSections(_ sections: [Section]) async throws(Error) -> Version {
     try await applyEdit { (transaction: inout Transaction<Section>) throws(Error) in
       try transaction.appendSections(sections)
     }
@@ -38,7 +38,7 @@ extension BasicDataSource {
   @inlinable
   @discardableResult
   public nonisolated func insertSections(_ sections: [Section], before anchor: Section.ID) async throws(Error)
-    -> Int
+    -> Version
   {
     try await applyEdit { (transaction: inout Transaction<Section>) throws(Error) in
       try transaction.insertSections(sections, before: anchor)
@@ -50,7 +50,7 @@ extension BasicDataSource {
   @inlinable
   @discardableResult
   public nonisolated func insertSections(_ sections: [Section], after anchor: Section.ID) async throws(Error)
-    -> Int
+    -> Version
   {
     try await applyEdit { (transaction: inout Transaction<Section>) throws(Error) in
       try transaction.insertSections(sections, after: anchor)
@@ -61,7 +61,7 @@ extension BasicDataSource {
   /// - Throws: ``DataSourceErrorCode/unknownSectionID`` for the first unknown id.
   @inlinable
   @discardableResult
-  public nonisolated func deleteSections(_ ids: [Section.ID]) async throws(Error) -> Int {
+  public nonisolated func deleteSections(_ ids: [Section.ID]) async throws(Error) -> Version {
     try await applyEdit { (transaction: inout Transaction<Section>) throws(Error) in
       try transaction.deleteSections(ids)
     }
@@ -71,7 +71,8 @@ extension BasicDataSource {
   /// - Throws: ``DataSourceError`` for unknown ids, or ``DataSourceErrorCode/moveRelativeToItself``.
   @inlinable
   @discardableResult
-  public nonisolated func moveSection(_ id: Section.ID, before anchor: Section.ID) async throws(Error) -> Int
+  public nonisolated func moveSection(_ id: Section.ID, before anchor: Section.ID) async throws(Error)
+    -> Version
   {
     try await applyEdit { (transaction: inout Transaction<Section>) throws(Error) in
       try transaction.moveSection(id, before: anchor)
@@ -82,7 +83,9 @@ extension BasicDataSource {
   /// - Throws: ``DataSourceError`` for unknown ids, or ``DataSourceErrorCode/moveRelativeToItself``.
   @inlinable
   @discardableResult
-  public nonisolated func moveSection(_ id: Section.ID, after anchor: Section.ID) async throws(Error) -> Int {
+  public nonisolated func moveSection(_ id: Section.ID, after anchor: Section.ID) async throws(Error)
+    -> Version
+  {
     try await applyEdit { (transaction: inout Transaction<Section>) throws(Error) in
       try transaction.moveSection(id, after: anchor)
     }
@@ -92,7 +95,7 @@ extension BasicDataSource {
   /// - Throws: ``DataSourceError`` for an unknown id or an index out of range.
   @inlinable
   @discardableResult
-  public nonisolated func moveSection(_ id: Section.ID, to index: Int) async throws(Error) -> Int {
+  public nonisolated func moveSection(_ id: Section.ID, to index: Int) async throws(Error) -> Version {
     try await applyEdit { (transaction: inout Transaction<Section>) throws(Error) in
       try transaction.moveSection(id, to: index)
     }
@@ -102,7 +105,7 @@ extension BasicDataSource {
   /// - Throws: ``DataSourceErrorCode/unknownSectionID`` when no section has `section.id`.
   @inlinable
   @discardableResult
-  public nonisolated func updateSection(_ section: Section) async throws(Error) -> Int {
+  public nonisolated func updateSection(_ section: Section) async throws(Error) -> Version {
     try await applyEdit { (transaction: inout Transaction<Section>) throws(Error) in
       try transaction.updateSection(section)
     }
@@ -114,7 +117,9 @@ extension BasicDataSource {
   /// - Throws: ``DataSourceError`` for an unknown section, or item ids that exist or repeat.
   @inlinable
   @discardableResult
-  public nonisolated func appendItems(_ items: [Item], toSection id: Section.ID) async throws(Error) -> Int {
+  public nonisolated func appendItems(_ items: [Item], toSection id: Section.ID) async throws(Error)
+    -> Version
+  {
     try await applyEdit { (transaction: inout Transaction<Section>) throws(Error) in
       try transaction.appendItems(items, toSection: id)
     }
@@ -124,7 +129,8 @@ extension BasicDataSource {
   /// - Throws: ``DataSourceError`` for an unknown `anchor`, or item ids that exist or repeat.
   @inlinable
   @discardableResult
-  public nonisolated func insertItems(_ items: [Item], before anchor: Item.ID) async throws(Error) -> Int {
+  public nonisolated func insertItems(_ items: [Item], before anchor: Item.ID) async throws(Error) -> Version
+  {
     try await applyEdit { (transaction: inout Transaction<Section>) throws(Error) in
       try transaction.insertItems(items, before: anchor)
     }
@@ -134,7 +140,7 @@ extension BasicDataSource {
   /// - Throws: ``DataSourceError`` for an unknown `anchor`, or item ids that exist or repeat.
   @inlinable
   @discardableResult
-  public nonisolated func insertItems(_ items: [Item], after anchor: Item.ID) async throws(Error) -> Int {
+  public nonisolated func insertItems(_ items: [Item], after anchor: Item.ID) async throws(Error) -> Version {
     try await applyEdit { (transaction: inout Transaction<Section>) throws(Error) in
       try transaction.insertItems(items, after: anchor)
     }
@@ -144,7 +150,7 @@ extension BasicDataSource {
   /// - Throws: ``DataSourceErrorCode/unknownItemID`` for the first unknown id.
   @inlinable
   @discardableResult
-  public nonisolated func deleteItems(_ ids: [Item.ID]) async throws(Error) -> Int {
+  public nonisolated func deleteItems(_ ids: [Item.ID]) async throws(Error) -> Version {
     try await applyEdit { (transaction: inout Transaction<Section>) throws(Error) in
       try transaction.deleteItems(ids)
     }
@@ -154,7 +160,7 @@ extension BasicDataSource {
   /// - Throws: ``DataSourceErrorCode/unknownItemID`` when no item has `item.id`.
   @inlinable
   @discardableResult
-  public nonisolated func replaceItem(_ item: Item) async throws(Error) -> Int {
+  public nonisolated func replaceItem(_ item: Item) async throws(Error) -> Version {
     try await applyEdit { (transaction: inout Transaction<Section>) throws(Error) in
       try transaction.replaceItem(item)
     }
@@ -175,7 +181,7 @@ extension BasicDataSource {
   @inlinable
   @discardableResult
   public nonisolated func updateItem(_ id: Item.ID, _ body: @Sendable (inout Item) -> Void)
-    async throws(Error) -> Int
+    async throws(Error) -> Version
   {
     try await applyEdit { (transaction: inout Transaction<Section>) throws(Error) in
       try transaction.updateItem(id, body)
@@ -186,7 +192,7 @@ extension BasicDataSource {
   /// - Throws: ``DataSourceError`` for unknown ids, or ``DataSourceErrorCode/moveRelativeToItself``.
   @inlinable
   @discardableResult
-  public nonisolated func moveItem(_ id: Item.ID, before anchor: Item.ID) async throws(Error) -> Int {
+  public nonisolated func moveItem(_ id: Item.ID, before anchor: Item.ID) async throws(Error) -> Version {
     try await applyEdit { (transaction: inout Transaction<Section>) throws(Error) in
       try transaction.moveItem(id, before: anchor)
     }
@@ -196,7 +202,7 @@ extension BasicDataSource {
   /// - Throws: ``DataSourceError`` for unknown ids, or ``DataSourceErrorCode/moveRelativeToItself``.
   @inlinable
   @discardableResult
-  public nonisolated func moveItem(_ id: Item.ID, after anchor: Item.ID) async throws(Error) -> Int {
+  public nonisolated func moveItem(_ id: Item.ID, after anchor: Item.ID) async throws(Error) -> Version {
     try await applyEdit { (transaction: inout Transaction<Section>) throws(Error) in
       try transaction.moveItem(id, after: anchor)
     }
@@ -206,7 +212,9 @@ extension BasicDataSource {
   /// - Throws: ``DataSourceError`` for an unknown item or section.
   @inlinable
   @discardableResult
-  public nonisolated func moveItem(_ id: Item.ID, toSection section: Section.ID) async throws(Error) -> Int {
+  public nonisolated func moveItem(_ id: Item.ID, toSection section: Section.ID) async throws(Error)
+    -> Version
+  {
     try await applyEdit { (transaction: inout Transaction<Section>) throws(Error) in
       try transaction.moveItem(id, toSection: section)
     }
@@ -219,7 +227,7 @@ extension BasicDataSource {
   @inlinable
   @discardableResult
   public nonisolated func moveItem(at source: ItemPosition, to destination: ItemPosition) async throws(Error)
-    -> Int
+    -> Version
   {
     try await applyEdit { (transaction: inout Transaction<Section>) throws(Error) in
       try transaction.moveItem(at: source, to: destination)
@@ -237,10 +245,11 @@ extension BasicDataSource {
   @inlinable
   @discardableResult
   nonisolated func applyEdit(_ change: @Sendable (inout Transaction<Section>) throws(Error) -> Bool)
-    async throws(Error) -> Int
+    async throws(Error) -> Version
   {
-    try await apply { (store, refreshing) throws(Error) in
-      try Transaction.run(change, on: &store, refreshing: &refreshing)
-    }
+    stamped(
+      try await apply { (store, refreshing) throws(Error) in
+        try Transaction.run(change, on: &store, refreshing: &refreshing)
+      })
   }
 }

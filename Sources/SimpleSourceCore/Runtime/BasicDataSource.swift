@@ -64,8 +64,16 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   /// Told each time a writer queues behind the one that holds the source (see `onWriterQueued(_:)`).
   @usableFromInline var writerQueued: (@Sendable () -> Void)?
 
-  /// The version of the newest state; every mutation that changes something adds one.
-  public var version: Int { publishing.version }
+  /// The version of the newest state; every mutation that changes something adds one to its number.
+  /// - Complexity: O(1).
+  public var version: Version { stamped(publishing.version) }
+
+  /// The counter this source's versions belong to.
+  /// - Complexity: O(1).
+  public nonisolated var counter: VersionCounter { hub.counter }
+
+  /// Version `number` of this source's counter.
+  @inlinable nonisolated func stamped(_ number: Int) -> Version { Version(number, of: hub.counter) }
 
   /// Creates a source holding `sections` at `version` (0 unless given).
   ///
@@ -99,7 +107,8 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
     store = SectionStore(trusted: snapshot)
     publishing = PublishStateMachine(state: snapshot, version: version)
     differ = Differ()
-    hub = SubscriptionHub(version: version, snapshot: snapshot, differ: differ, history: history)
+    hub = SubscriptionHub(
+      version: version, snapshot: snapshot, differ: differ, history: history, counter: VersionCounter())
   }
 
   deinit {
@@ -150,16 +159,28 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   /// Returns once every mutation made before the call has been diffed and offered to every subscriber.
   ///
   /// Tests await this instead of sleeping. It does not wait for subscribers to consume. It returns early
-  /// when the waiting task is cancelled (``settled(through:)`` says which).
+  /// when the waiting task is cancelled (``settled(through:)-(Version)`` says which).
   public func settled() async { await settled(through: publishing.version) }
 
   /// The version a subscriber that has taken every batch offered so far is at: the `to` of the newest
   /// batch, or the version mutations that cancelled out reached when a subscriber had started from a
   /// state between them. Behind ``version`` after mutations that cancelled out (G4).
-  public var offeredVersion: Int { publishing.offeredVersion }
+  public var offeredVersion: Version { stamped(publishing.offeredVersion) }
 
   /// Returns once `version` exists and every mutation up to it has been diffed and offered to every
   /// subscriber. A writer uses it to await the delivery of the version its mutation returned.
+  ///
+  /// - Returns: `true` then; `false` when the waiting task was cancelled first, or the source went away.
+  /// - Throws: ``VersionError/Code-swift.enum/otherCounter``, at once, when another counter than this
+  ///   source's made `version`.
+  @discardableResult
+  public func settled(through version: Version) async throws(VersionError) -> Bool {
+    try VersionError.check(version, against: counter)
+    return await settled(through: version.number)
+  }
+
+  /// Returns once version `number` of this source exists and is offered to every subscriber: a number
+  /// read from a batch, which carries no counter; otherwise as ``settled(through:)-(Version)``.
   ///
   /// - Returns: `true` then; `false` when the waiting task was cancelled first, or the source went away.
   @discardableResult
@@ -326,7 +347,7 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   @discardableResult
   public func transaction<Failure: Swift.Error>(
     _ body: @Sendable (inout Transaction<Section>) throws(Failure) -> Void
-  ) async throws(Failure) -> Int {
+  ) async throws(Failure) -> Version {
     try await transaction { (transaction: inout Transaction<Section>) throws(Failure) in
       try body(&transaction)
       return ()
@@ -350,12 +371,12 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   @discardableResult
   public func transaction<Result: Sendable, Failure: Swift.Error>(
     _ body: @Sendable (inout Transaction<Section>) throws(Failure) -> Result
-  ) async throws(Failure) -> (version: Int, value: Result) {
+  ) async throws(Failure) -> (version: Version, value: Result) {
     try await inTurn { (refusal: DataSourceErrorCode?) throws(Failure) in
       // A task cancelled while it waited for its turn makes nothing: every edit throws, so the body sees why.
       var transaction = Transaction(store: store, refusal: refusal)
       let result = try body(&transaction)
-      return (finish(transaction), result)
+      return (stamped(finish(transaction)), result)
     }
   }
 
@@ -430,10 +451,11 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   /// - Throws: ``DataSourceErrorCode/unknownItemID`` for an id that does not exist.
   @inlinable
   @discardableResult
-  public func refreshItems(_ ids: some Sequence<Item.ID> & Sendable) async throws(Error) -> Int {
-    try await edit { (transaction: inout Transaction<Section>) throws(Error) in
-      try transaction.refreshItems(ids)
-    }
+  public func refreshItems(_ ids: some Sequence<Item.ID> & Sendable) async throws(Error) -> Version {
+    stamped(
+      try await edit { (transaction: inout Transaction<Section>) throws(Error) in
+        try transaction.refreshItems(ids)
+      })
   }
 
   // MARK: - Publishing

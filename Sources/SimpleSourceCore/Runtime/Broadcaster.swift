@@ -29,7 +29,7 @@
 ///   /// Called by the feed, one value at a time.
 ///   func received(_ quotes: [Quote]) async throws {
 ///     let next = try Snapshot([Section(id: "all", items: quotes)])
-///     try await broadcaster.publish(next, as: broadcaster.version + 1)
+///     try await broadcaster.publish(next, as: broadcaster.version.number + 1)
 ///   }
 /// }
 /// ```
@@ -89,16 +89,26 @@ public final class Broadcaster<Section: SectionType>: Sendable {
   ///   - snapshot: The newest state.
   ///   - version: Its version.
   ///   - history: How many offered versions are retained for subscribers that resume (G11).
+  ///   - counter: The counter its versions belong to: a new one unless given. Give the parent's
+  ///     (`parentVersion.counter`) when the broadcaster numbers its versions with its parent's, so that
+  ///     waits for the parent's versions are answered (see ``Version``).
   @inlinable
-  public init(snapshot: Snapshot<Section>, version: Int = 0, history: HistoryLimit = .default) {
+  public init(
+    snapshot: Snapshot<Section>, version: Int = 0, history: HistoryLimit = .default,
+    counter: VersionCounter? = nil
+  ) {
     let differ = Differ<Section>()
     self.differ = differ
-    hub = SubscriptionHub(version: version, snapshot: snapshot, differ: differ, history: history)
+    hub = SubscriptionHub(
+      version: version, snapshot: snapshot, differ: differ, history: history,
+      counter: counter ?? VersionCounter())
     state = Locked(PublishState(version: version, snapshot: snapshot))
   }
 
-  /// The newest version offered to subscribers.
-  public var version: Int { hub.newest.version }
+  /// The newest version offered to subscribers; its ``Version/number`` is what ``publish(_:as:refreshing:)`` counts
+  /// from.
+  /// - Complexity: O(1).
+  public var version: Version { Version(hub.newest.version, of: hub.counter) }
 
   /// The newest snapshot offered to subscribers.
   public var snapshot: Snapshot<Section> { hub.newest.snapshot }

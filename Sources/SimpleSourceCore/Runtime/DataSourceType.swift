@@ -14,8 +14,9 @@ public protocol DataSourceType<Section>: AnyObject, Sendable {
   /// The newest state.
   var snapshot: Snapshot<Section> { get async }
 
-  /// The version of the newest state.
-  var version: Int { get async }
+  /// The version of the newest state, with the counter that made it: waits on this source's followers
+  /// check it (see ``Version``).
+  var version: Version { get async }
 
   /// The version a subscriber that has taken every batch offered so far is at: the `to` of the newest
   /// batch offered to subscribers, or the first version when none was, or a later version the source
@@ -24,7 +25,7 @@ public protocol DataSourceType<Section>: AnyObject, Sendable {
   /// Mutations that cancel out make versions but no batch (G4), so this can be behind ``version``. A
   /// source built on a source awaits it after `settled()`, to know when it has followed everything. The
   /// default is ``version``, which is right for a source that offers a batch for every version.
-  var offeredVersion: Int { get async }
+  var offeredVersion: Version { get async }
 
   /// Returns the current snapshot and the batches that follow it (G5).
   func subscribe(pacing: Pacing) async -> Subscription<Section>
@@ -43,7 +44,7 @@ public protocol DataSourceType<Section>: AnyObject, Sendable {
 
 extension DataSourceType {
   /// The version of the newest state: every version of such a source is offered as a batch.
-  public var offeredVersion: Int { get async { await version } }
+  public var offeredVersion: Version { get async { await version } }
 
   /// Returns the current snapshot and every batch after it, as soon as each is ready.
   public func subscribe() async -> Subscription<Section> { await subscribe(pacing: .immediate) }

@@ -77,10 +77,10 @@ public final class ObservedDataSource<Section: SectionType>: DataSourceType {
   public var snapshot: Snapshot<Section> { get async { await base.snapshot } }
 
   /// The version of the newest state: one more for every value that changed something.
-  public var version: Int { get async { await base.version } }
+  public var version: Version { get async { await base.version } }
 
   /// The `to` of the newest batch offered to subscribers; see ``DataSourceType/offeredVersion``.
-  public var offeredVersion: Int { get async { await base.offeredVersion } }
+  public var offeredVersion: Version { get async { await base.offeredVersion } }
 
   /// The number of live subscriptions.
   public var subscriberCount: Int { base.subscriberCount }

@@ -56,15 +56,15 @@ public struct PreparedWrite<Section: SectionType, Result: Sendable>: ~Copyable, 
   ///   nothing was made (``applyIfHeld()`` tells the two apart).
   /// - Complexity: O(1) on the source (it takes the prepared state); the batch is published as any is.
   @discardableResult
-  public consuming func apply() async -> Int {
-    await claim.applyIfHeld(base: base) ?? base
+  public consuming func apply() async -> Version {
+    claim.source.stamped(await claim.applyIfHeld(base: base) ?? base)
   }
 
   /// Applies the write as ``apply()`` does, unless its ``releaser`` abandoned it first.
   /// - Returns: ``version``, or `nil` when the write was abandoned and nothing was made.
   /// - Complexity: as ``apply()``.
-  public consuming func applyIfHeld() async -> Int? {
-    await claim.applyIfHeld(base: base)
+  public consuming func applyIfHeld() async -> Version? {
+    await claim.applyIfHeld(base: base).map(claim.source.stamped)
   }
 
   /// Drops the write: the source is left exactly as it was, with no version and no batch, and the next

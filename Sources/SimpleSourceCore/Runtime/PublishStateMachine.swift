@@ -8,7 +8,7 @@
 /// waiters); the actor performs it. There is no `await` inside, so every interleaving of the writers, the
 /// loop and the waiters is a sequence of these events, and `PublishStateMachineTests` enumerates those
 /// sequences exhaustively. `State` is what a cut freezes (a ``Snapshot``; an `Int` in tests), `ID` an
-/// item id, `Waiter` a suspended caller of ``BasicDataSource/settled(through:)``, `Preparer` a suspended
+/// item id, `Waiter` a suspended caller of ``BasicDataSource/settled(through:)-(Version)``, `Preparer` a suspended
 /// caller of `BasicDataSource.prepare(_:)` waiting its turn.
 ///
 /// **Two-phase writes.** A prepared write reserves the source from ``reserve(_:)`` to

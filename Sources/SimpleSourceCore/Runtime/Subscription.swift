@@ -13,7 +13,7 @@
 ///   received to the newest state when it asks (G6). A batch is never empty (G4).
 /// - **Actor.** Batches are produced off the main actor (G9); the consumer receives them on whatever
 ///   actor iterates the stream.
-/// - **Progress.** ``heldVersion`` is the newest version the consumer holds, and ``reached(_:)`` waits
+/// - **Progress.** ``heldVersion`` is the newest version the consumer holds, and ``reached(_:)-(Version)`` waits
 ///   for one (G13). The consumer holds a batch's `to` once it asks for the next batch (for a `for await`
 ///   loop: once the loop's body for that batch has run), and holds a version whose mutations cancelled
 ///   out (no batch carries it, G4) as soon as it has taken every batch before it. So waiting for any
@@ -39,9 +39,12 @@ public struct Subscription<Section: SectionType>: Sendable {
   public let snapshot: Snapshot<Section>
   /// The version of ``snapshot``: the `from` of the first batch.
   public let version: Int
+  /// The counter that numbers ``version``, the batches and ``heldVersion``: the source's, or the one it
+  /// shares with its parent (``ProjectedVersions/parent``).
+  public let counter: VersionCounter
   /// The batches after ``snapshot``.
   public let batches: AsyncStream<UpdateBatch<Section>>
-  /// The newest version the consumer holds, for ``reached(_:)``.
+  /// The newest version the consumer holds, for ``reached(_:)-(Version)``.
   @usableFromInline let progress: HeldVersion
   @usableFromInline let onCancel: (@Sendable () -> Void)?
   /// Installs an observer told the versions the consumer holds (G13) each time it asks for a batch,
@@ -86,12 +89,13 @@ public struct Subscription<Section: SectionType>: Sendable {
   /// ``Broadcaster``, publishes through.
   @inlinable
   package init(
-    snapshot: Snapshot<Section>, version: Int, batches: AsyncStream<UpdateBatch<Section>>,
-    onCancel: (@Sendable () -> Void)? = nil
+    snapshot: Snapshot<Section>, version: Int, counter: VersionCounter = VersionCounter(),
+    batches: AsyncStream<UpdateBatch<Section>>, onCancel: (@Sendable () -> Void)? = nil
   ) {
     let progress = HeldVersion(version)
     self.snapshot = snapshot
     self.version = version
+    self.counter = counter
     self.batches = batches
     self.progress = progress
     self.onCancel = {
@@ -104,8 +108,9 @@ public struct Subscription<Section: SectionType>: Sendable {
 
   @inlinable
   init(
-    snapshot: Snapshot<Section>, version: Int, batches: AsyncStream<UpdateBatch<Section>>,
-    progress: HeldVersion, onCancel: @escaping @Sendable () -> Void,
+    snapshot: Snapshot<Section>, version: Int, counter: VersionCounter,
+    batches: AsyncStream<UpdateBatch<Section>>, progress: HeldVersion,
+    onCancel: @escaping @Sendable () -> Void,
     observeCancelledOut: @escaping @Sendable (@escaping @Sendable (Int) -> Void) -> Void,
     nextSinking: (
       @Sendable (@escaping SubscriptionSink<Section>, (@Sendable () -> Void)?) async -> UpdateBatch<Section>?
@@ -113,6 +118,7 @@ public struct Subscription<Section: SectionType>: Sendable {
   ) {
     self.snapshot = snapshot
     self.version = version
+    self.counter = counter
     self.batches = batches
     self.progress = progress
     self.onCancel = onCancel
@@ -132,15 +138,29 @@ public struct Subscription<Section: SectionType>: Sendable {
   ///
   /// ```swift
   /// let version = try await source.appendItems([order], toSection: "open")
-  /// if await subscription.reached(version) { /* the consumer's loop has handled the order */ }
+  /// if try await subscription.reached(version) { /* the consumer's loop has handled the order */ }
   /// ```
   ///
   /// - Returns: `true` once `version` is held; `false` when the subscription ends first (``cancel()``,
   ///   the consumer stopped, the source is gone) or the waiting task is cancelled.
+  /// - Throws: ``VersionError/Code-swift.enum/otherCounter``, at once and without waiting, when another
+  ///   counter than ``counter`` made `version`: a parent's version asked of a projection that numbers its
+  ///   own, for example.
   /// - Important: Do not wait from the consumer's own loop for a version after the batch it is handling:
   ///   the consumer holds that batch only once it asks for the next.
   /// - Complexity: O(1) when `version` is held; otherwise O(*w*) to register, for *w* waiting tasks.
-  public func reached(_ version: Int) async -> Bool { await progress.reached(version) }
+  public func reached(_ version: Version) async throws(VersionError) -> Bool {
+    try VersionError.check(version, against: counter)
+    return await progress.reached(version.number)
+  }
+
+  /// Returns once the consumer holds version `number` of ``counter`` or a later one: a number read from
+  /// a batch or from ``version``, which carry no counter; otherwise as ``reached(_:)-(Version)``.
+  ///
+  /// - Returns: `true` once `number` is held; `false` when the subscription ends first or the waiting
+  ///   task is cancelled.
+  /// - Complexity: O(1) when `number` is held; otherwise O(*w*) to register, for *w* waiting tasks.
+  public func reached(_ number: Int) async -> Bool { await progress.reached(number) }
 
   /// Ends the subscription: ``batches`` finishes (a waiting `for await` loop ends) and the source
   /// releases the subscriber.
@@ -179,7 +199,8 @@ extension SubscriptionHub {
     if let subscription { return subscription }
     let (version, snapshot) = start ?? newest
     // The hub has finished: an ended subscription, whose progress is over too.
-    let ended = Subscription(snapshot: snapshot, version: version, batches: AsyncStream { $0.finish() })
+    let ended = Subscription(
+      snapshot: snapshot, version: version, counter: counter, batches: AsyncStream { $0.finish() })
     ended.cancel()
     return ended
   }
@@ -235,7 +256,7 @@ extension SubscriptionHub {
     }
     // The hub and mailbox, not the token: a held Subscription must not keep its stream alive.
     return Subscription(
-      snapshot: snapshot, version: version, batches: batches, progress: mailbox.progress,
+      snapshot: snapshot, version: version, counter: counter, batches: batches, progress: mailbox.progress,
       onCancel: { [hub = self] in hub.cancel(mailbox) },
       observeCancelledOut: { observer in mailbox.observeHeld(observer) },
       nextSinking: nextSinking)

@@ -223,11 +223,17 @@ final class SubscriptionHub<Section: SectionType>: Sendable {
   @usableFromInline let fullDiffs = Locked(0)
 
   @usableFromInline let differ: Differ<Section>
+  /// The counter the hub's versions belong to, which its subscriptions check waits against.
+  @usableFromInline let counter: VersionCounter
 
   @inlinable
-  init(version: Int, snapshot: Snapshot<Section>, differ: Differ<Section>, history: HistoryLimit) {
+  init(
+    version: Int, snapshot: Snapshot<Section>, differ: Differ<Section>, history: HistoryLimit,
+    counter: VersionCounter
+  ) {
     registry = Locked(Registry(version: version, snapshot: snapshot, history: history))
     self.differ = differ
+    self.counter = counter
   }
 
   @inlinable

@@ -499,7 +499,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   /// Offers a change to local subscribers as the next local version (the remote one when it is after).
   private func offer(_ changeset: Changeset<Section>, remote version: Int) {
     guard !changeset.isEmpty else { return }
-    let from = broadcaster.version
+    let from = broadcaster.version.number
     let batch = UpdateBatch(from: from, to: max(from + 1, version), changeset: changeset)
     do { try broadcaster.publish(batch, refreshing: changeset.forcedRefreshes) } catch {
       preconditionFailure("SimpleSource: the remote source is the broadcaster's only publisher: \(error)")
@@ -531,7 +531,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   /// The state held.
   public var snapshot: Snapshot<Section> { broadcaster.snapshot }
   /// The local version of the state held: the newest offered to subscribers.
-  public var version: Int { broadcaster.version }
+  public var version: Version { broadcaster.version }
   /// The number of live local subscriptions.
   public nonisolated var subscriberCount: Int { broadcaster.subscriberCount }
 

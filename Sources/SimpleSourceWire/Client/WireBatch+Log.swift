@@ -63,8 +63,8 @@ extension BasicDataSource {
     } catch let error as WireError {
       throw error
     } catch let error as Error where error.code == .unexpectedVersion {
-      if version >= batch.to { return false }
-      throw WireError(.versionMismatch, "batch from \(batch.from), the source holds \(version)")
+      if version.number >= batch.to { return false }
+      throw WireError(.versionMismatch, "batch from \(batch.from), the source holds \(version.number)")
     } catch {
       throw WireError(.unexpectedMessage, "the source refused the batch: \(error)")
     }

@@ -301,7 +301,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     // was sent (through the sink or `send`), and versions that no batch carries (G13).
     let subscription = current.feed.subscription
     guard await current.started.reached(subscription.version) else { return }
-    _ = await subscription.reached(min(version, await source.version))
+    _ = await subscription.reached(min(version, await source.version.number))
   }
 
   /// Stops the subscription being sent, waits until its last message is sent, and releases its view.

@@ -50,7 +50,7 @@ public struct WireWriter<Section: SectionType, Scope: Hashable & Sendable>: Send
             try check(operation, in: transaction.snapshot, visible: visible)
             try operation.apply(to: &transaction)
           }
-        }.version
+        }.version.number
       } catch let error as WireError {
         throw error
       } catch let error as DataSourceError<Section.ID, Section.Item.ID> {

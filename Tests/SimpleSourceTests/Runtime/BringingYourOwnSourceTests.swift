@@ -40,7 +40,7 @@ actor Prices: DataSourceType {
   }
 
   nonisolated var snapshot: Snapshot<Quotes> { get async { broadcaster.snapshot } }
-  nonisolated var version: Int { get async { broadcaster.version } }
+  nonisolated var version: Version { get async { broadcaster.version } }
 
   nonisolated func subscribe(pacing: Pacing) async -> Subscription<Quotes> {
     broadcaster.subscribe(pacing: pacing)
@@ -114,7 +114,7 @@ struct BringingYourOwnSourceTests {
     for price in 1...50 { await prices.send([Quote(id: "aapl", price: Double(price))]) }
     await prices.settled()
     #expect(await prices.snapshot.item(withID: "aapl")?.price == 50, "settled() returned before the feed")
-    #expect(await subscription.reached(await prices.version))
+    #expect(try await subscription.reached(await prices.version))
     await recorder.showing(await prices.snapshot)
     #expect(await recorder.violations.isEmpty)
     await recorder.cancel()
@@ -128,7 +128,7 @@ final class HastyPrices: DataSourceType {
   init(_ prices: Prices) { self.prices = prices }
 
   var snapshot: Snapshot<Prices.Quotes> { get async { await prices.snapshot } }
-  var version: Int { get async { await prices.version } }
+  var version: Version { get async { await prices.version } }
   func subscribe(pacing: Pacing) async -> Subscription<Prices.Quotes> {
     await prices.subscribe(pacing: pacing)
   }

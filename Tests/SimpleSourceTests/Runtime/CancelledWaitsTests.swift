@@ -23,7 +23,7 @@ struct CancelledWaitsTests {
     }
     #expect(await source.publishing.settleWaiters.isEmpty, "nothing left parked")
     let version = try await source.appendItems([item("b")], toSection: "A")
-    #expect(await source.settled(through: version))
+    #expect(try await source.settled(through: version))
   }
 
   @Test("a remote source's reached(remoteVersion:) returns false when cancelled")

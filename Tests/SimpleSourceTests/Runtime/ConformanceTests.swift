@@ -53,7 +53,7 @@ actor BroadcastSource: DataSourceType {
   }
 
   var snapshot: Snapshot<TestSection> { broadcaster.snapshot }
-  var version: Int { broadcaster.version }
+  var version: Version { broadcaster.version }
   func subscribe(pacing: Pacing) -> Subscription<TestSection> { broadcaster.subscribe(pacing: pacing) }
   func settled() {}  // publish returns once the batch is offered
 
@@ -80,7 +80,7 @@ actor UnboundedSource: DataSourceType {
   }
 
   var snapshot: Snapshot<TestSection> { get async { await base.snapshot } }
-  var version: Int { get async { await base.version } }
+  var version: Version { get async { await base.version } }
   func settled() async { await base.settled() }
 
   func subscribe(pacing: Pacing) async -> Subscription<TestSection> {

@@ -37,7 +37,7 @@ struct DataSourceContractTests {
     let batches = await recorder.batches
     #expect(batches.first?.from == subscription.version)
     #expect(zip(batches, batches.dropFirst()).allSatisfy { $0.to == $1.from })
-    #expect(batches.last?.to == (await source.version))
+    #expect(batches.last?.to == (await source.version.number))
   }
 
   @Test("G3 UIKit-valid: every batch passes the reference view, moves stay moves, with both refresh styles")
@@ -129,7 +129,7 @@ struct DataSourceContractTests {
     let batches = await stalled.batches
     #expect(batches.count == 1)
     #expect(batches.first?.from == subscription.version)
-    #expect(batches.first?.to == (await source.version))
+    #expect(batches.first?.to == (await source.version.number))
     #expect(batches.first?.isComposed == true)
     #expect(await stalled.violations == [])
   }
@@ -213,7 +213,7 @@ struct DataSourceContractTests {
     #expect(await source.offeredVersion == version)
     await recorder.resume()
     await recorder.showing(await source.snapshot)
-    #expect(await recorder.batches.first?.to == version)
+    #expect(await recorder.batches.first?.to == version.number)
 
     // settled(through:) waits for a version that does not exist yet.
     let waiter = Task { await source.settled(through: version + 1) }
@@ -289,7 +289,7 @@ struct DataSourceContractTests {
     #expect(await source.openGateThenSettle(gate) == newest)
     let last = await source.newestOfferedBatch
     #expect(
-      last?.from == 1 && last?.to == newest,
+      last?.from == 1 && last?.to == newest.number,
       "the mutations made meanwhile make one batch: \(String(describing: last))")
     _ = subscription.version
   }

@@ -297,7 +297,7 @@ struct CatchingErrorsTests {
     let source = try TestSource(sections: layout("A: a"))
     var caught = false
     do {
-      try await withThrowingTaskGroup(of: Int.self) { group in
+      try await withThrowingTaskGroup(of: Version.self) { group in
         group.addTask { try await source.deleteItems(["zz"]) }
         try await group.waitForAll()
       }

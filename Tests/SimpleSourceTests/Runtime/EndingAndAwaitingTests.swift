@@ -64,7 +64,7 @@ struct EndingAndAwaitingTests {
     }
     for index in 0..<20 {
       let version = try await source.appendItems([item("n\(index)")], toSection: "A")
-      #expect(await applied.reached(version))
+      #expect(await applied.reached(version.number))
       #expect(
         shown.withLock { $0.itemCount } == index + 1, "reached(\(version)) returned before it was applied")
     }

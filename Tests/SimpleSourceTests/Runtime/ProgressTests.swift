@@ -34,9 +34,9 @@ struct ProgressTests {
     #expect(subscription.heldVersion == 0)
     for index in 0..<20 {
       let version = try await source.appendItems([item("n\(index)")], toSection: "A")
-      #expect(await subscription.reached(version))
+      #expect(try await subscription.reached(version))
       #expect(shown.withLock { $0.itemCount } == index + 1, "reached(\(version)) before the body ran")
-      #expect(subscription.heldVersion >= version)
+      #expect(subscription.heldVersion >= version.number)
     }
     #expect(await subscription.reached(3), "a version held long ago returns at once")
     subscription.cancel()
@@ -54,9 +54,9 @@ struct ProgressTests {
       try transaction.replaceItem(item("a", 0))
     }
     #expect(version == 1)
-    #expect(await subscription.reached(version), "no batch carries version 1")
+    #expect(try await subscription.reached(version), "no batch carries version 1")
     let next = try await source.appendItems([item("c")], toSection: "A")
-    #expect(await subscription.reached(next))
+    #expect(try await subscription.reached(next))
     #expect(shown.withLock { $0.description } == "[A: a b c]")
     subscription.cancel()
     #expect(await consumer.value == 1, "one batch: the undone edit made none")
@@ -72,7 +72,7 @@ struct ProgressTests {
     try await source.insertThenDelete(item("x"), in: "A")
     let version = await source.version
     #expect(version == 2)
-    #expect(await subscription.reached(version))
+    #expect(try await subscription.reached(version))
     #expect(subscription.heldVersion == 2)
     subscription.cancel()
     #expect(await consumer.value == 0)
@@ -88,12 +88,12 @@ struct ProgressTests {
     let back = try await source.replaceItem(item("a", 0))
     await source.settled()
     #expect(back == renamed + 1)
-    let waiter = Task { await subscription.reached(back) }
+    let waiter = Task { try await subscription.reached(back) }
     #expect(subscription.heldVersion == 0, "nothing taken yet")
     let shown = Locked(subscription.snapshot)
     let consumer = Self.consume(subscription, into: shown)
-    #expect(await waiter.value, "held once the consumer asks: the composition cancelled out")
-    #expect(await subscription.reached(renamed))
+    #expect(try await waiter.value, "held once the consumer asks: the composition cancelled out")
+    #expect(try await subscription.reached(renamed))
     subscription.cancel()
     #expect(await consumer.value == 0)
   }
@@ -107,14 +107,14 @@ struct ProgressTests {
     let shown = Locked(subscription.snapshot)
     let consumer = Self.consume(subscription, into: shown)
     let first = try await source.appendItems([item("b")], toSection: "A")
-    #expect(await subscription.reached(first), "held before the pacing gate")
+    #expect(try await subscription.reached(first), "held before the pacing gate")
     // The pacing gate holds the consumer after its first batch: the next two cancel out meanwhile.
     await clock.sleepers(atLeast: 1)
     try await source.replaceItem(item("a", 1))
     let back = try await source.replaceItem(item("a", 0))
     await source.settled()
     clock.advance(by: .seconds(1))
-    #expect(await subscription.reached(back))
+    #expect(try await subscription.reached(back))
     #expect(shown.withLock { $0.description } == "[A: a b]")
     subscription.cancel()
     #expect(await consumer.value == 1)
@@ -182,7 +182,7 @@ struct ProgressTests {
         for writer in 0..<2 {
           group.addTask {
             for (index, step) in steps.enumerated() where index % 2 == writer {
-              let version: Int
+              let version: Version
               switch step {
               case 0:
                 version = try await source.updateItem("a") { $0.version += 1 }
@@ -197,15 +197,16 @@ struct ProgressTests {
               default:
                 version = try await source.updateItem("b") { $0.version += 1 }
               }
-              #expect(await subscription.reached(version), "seed \(seed): version \(version) never reached")
-              #expect(subscription.heldVersion >= version)
+              #expect(
+                try await subscription.reached(version), "seed \(seed): version \(version) never reached")
+              #expect(subscription.heldVersion >= version.number)
             }
           }
         }
         try await group.waitForAll()
       }
       await source.settled()
-      #expect(await subscription.reached(await source.version), "seed \(seed)")
+      #expect(try await subscription.reached(await source.version), "seed \(seed)")
       #expect(shown.withLock { $0 } == (await source.snapshot), "seed \(seed)")
       subscription.cancel()
       await consumer.value
@@ -223,12 +224,12 @@ struct DerivedProgressTests {
     let shown = Locked(subscription.snapshot)
     let consumer = ProgressTests.consume(subscription, into: shown)
     let shownEdit = try await parent.replaceItem(item("a", 1))
-    #expect(await subscription.reached(shownEdit))
+    #expect(try await subscription.reached(shownEdit))
     #expect(shown.withLock { $0.description } == "[A: a]")
     let skipped = try await parent.replaceItem(item("b", 2))
-    #expect(await subscription.reached(skipped), "a parent version that changes nothing shown")
+    #expect(try await subscription.reached(skipped), "a parent version that changes nothing shown")
     try await parent.insertThenDelete(item("x", 1), in: "A")
-    #expect(await subscription.reached(await parent.version), "parent versions that cancelled out")
+    #expect(try await subscription.reached(await parent.version), "parent versions that cancelled out")
     subscription.cancel()
     #expect(await consumer.value == 1)
   }
@@ -246,9 +247,9 @@ struct ModelProgressTests {
       try transaction.replaceItem(item("a", 1))
       try transaction.replaceItem(item("a", 0))
     }
-    #expect(await list.reached(undone), "no batch carries the transaction's version")
+    #expect(try await list.reached(undone), "no batch carries the transaction's version")
     try await source.insertThenDelete(item("x"), in: "A")
-    #expect(await list.reached(await source.version))
+    #expect(try await list.reached(await source.version))
     list.stop()
   }
 }

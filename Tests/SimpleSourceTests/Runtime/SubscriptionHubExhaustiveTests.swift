@@ -66,7 +66,8 @@ struct SubscriptionHubExhaustiveTests {
   /// The hub, the source's version, the consumers, and a publish between its halves.
   final class World {
     let hub = SubscriptionHub<TestSection>(
-      version: 0, snapshot: state(0), differ: Differ(), history: HistoryLimit(versions: 2, bytes: 1 << 20))
+      version: 0, snapshot: state(0), differ: Differ(), history: HistoryLimit(versions: 2, bytes: 1 << 20),
+      counter: VersionCounter())
     var version = 0
     var consumers: [Consumer] = []
     var offering: (batch: UpdateBatch<TestSection>, to: [SubscriberMailbox<TestSection>])?

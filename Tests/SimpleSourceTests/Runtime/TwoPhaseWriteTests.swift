@@ -195,7 +195,7 @@ struct TwoPhaseWriteTests {
           }
           let base = write.base
           let version = await write.apply()
-          return (base, version)
+          return (base, version.number)
         }
       }
       return try await group.reduce(into: []) { $0.append($1) }

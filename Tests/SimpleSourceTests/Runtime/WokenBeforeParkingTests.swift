@@ -21,7 +21,8 @@ struct WokenBeforeParkingTests {
   func wokenBeforeParking() async throws {
     let start = Snapshot<TestSection>(tree: snapshot("A: a b").tree)
     let hub = SubscriptionHub<TestSection>(
-      version: 0, snapshot: start, differ: Differ(), history: HistoryLimit(versions: 2, bytes: 1 << 20))
+      version: 0, snapshot: start, differ: Differ(), history: HistoryLimit(versions: 2, bytes: 1 << 20),
+      counter: VersionCounter())
     let (mailbox, _, _) = try #require(hub.register(.newest))
     let resumed = Atomic<Bool>(false)
     // A task of its own on the global executor, as a subscription's consumer runs: nothing makes it hop

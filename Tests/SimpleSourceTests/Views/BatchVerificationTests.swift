@@ -14,7 +14,7 @@ final class ScriptedSource: DataSourceType {
   init(_ snapshot: Snapshot<TestSection>) { broadcaster = Broadcaster(snapshot: snapshot) }
 
   var snapshot: Snapshot<TestSection> { get async { broadcaster.snapshot } }
-  var version: Int { get async { broadcaster.version } }
+  var version: Version { get async { broadcaster.version } }
   func subscribe(pacing: Pacing) async -> Subscription<TestSection> { broadcaster.subscribe(pacing: pacing) }
   func settled() async {}
 }

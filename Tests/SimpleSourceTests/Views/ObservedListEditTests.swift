@@ -16,13 +16,13 @@ actor HeldEdits: ReorderingDelegate {
   init(_ source: BasicDataSource<TestSection>) { self.source = source }
 
   /// Waits to be let go; then moves, or refuses as if the item were gone.
-  func reorder(_ move: InteractiveMove<TestSection>) async throws -> Int {
+  func reorder(_ move: InteractiveMove<TestSection>) async throws -> Version {
     guard await hold() else { throw TestSource.Error(code: .unknownItemID, itemID: move.itemID) }
     return try await source.reorder(move)
   }
 
   /// Waits to be let go; then deletes, or refuses.
-  func delete(_ ids: [String]) async throws -> Int {
+  func delete(_ ids: [String]) async throws -> Version {
     guard await hold() else { throw TestSource.Error(code: .unknownItemID, itemID: ids.first) }
     return try await source.deleteItems(ids)
   }
@@ -86,7 +86,7 @@ struct ObservedListEditTests {
     #expect(Self.shownIDs(list) == [["b", "c", "a", "d"], ["e"]], "shown at once")
 
     let other = try await source.replaceItem(TestItem("d", version: 1))  // another writer meanwhile
-    #expect(await list.reached(other))
+    #expect(try await list.reached(other))
     #expect(Self.shownIDs(list) == [["b", "c", "a", "d"], ["e"]], "kept over a batch without it")
     #expect(list.sections[0].rows.last?.item.version == 1)
 
@@ -200,7 +200,7 @@ struct ObservedListEditTests {
   enum OtherWrite: String, CaseIterable, Sendable {
     case insertAbove, deleteAbove, moveDragged
 
-    func apply(to source: BasicDataSource<TestSection>) async throws -> Int {
+    func apply(to source: BasicDataSource<TestSection>) async throws -> Version {
       switch self {
       case .insertAbove: try await source.insertItems([TestItem("x")], before: "a")
       case .deleteAbove: try await source.deleteItems(["c"])
@@ -243,7 +243,7 @@ struct ObservedListEditTests {
       }
       await delegate.arrived()
       if otherFirst {
-        #expect(await list.reached(try await other.apply(to: source)))
+        #expect(try await list.reached(try await other.apply(to: source)))
         other.apply(to: &expected)
         await delegate.release(allowing: true)
         try await commit.value
@@ -252,7 +252,7 @@ struct ObservedListEditTests {
         await delegate.release(allowing: true)
         try await commit.value
         user(&expected)
-        #expect(await list.reached(try await other.apply(to: source)))
+        #expect(try await list.reached(try await other.apply(to: source)))
         other.apply(to: &expected)
       }
       let context = "\(deleting ? "delete" : "move") d, \(other) \(otherFirst ? "first" : "after")"

@@ -88,13 +88,13 @@ struct ObservedListInteractionTests {
     let invalidations = Invalidations()
     invalidations.track("c's actions") { _ = list.swipeActions(.trailing, forRow: "c", in: interactions) }
     var version = try await source.insertItems([TestItem("new")], before: "a")
-    #expect(await list.reached(version))
+    #expect(try await list.reached(version))
     try await source.moveItem("d", before: "b")
     version = try await source.deleteItems(["a"])
-    #expect(await list.reached(version))
+    #expect(try await list.reached(version))
     #expect(invalidations.counts.isEmpty, "inserts, moves and deletes around the row")
     version = try await source.replaceItem(TestItem("c", version: 1))
-    #expect(await list.reached(version))
+    #expect(try await list.reached(version))
     #expect(invalidations.counts == ["c's actions": 1], "the row's own edit")
   }
 
@@ -109,19 +109,19 @@ struct ObservedListInteractionTests {
     var version = try await source.replaceItem(TestItem("b", version: 2))
     try await source.moveItem("b", before: "a")
     version = await source.version
-    #expect(await list.reached(version))
+    #expect(try await list.reached(version))
     let task = try #require(list.perform(action, onRow: "b", in: interactions))
     #expect(await task.value)
     #expect(done.values == ["b'' at 0.0"], "the item and position now, not when the actions were made")
 
     version = try await source.replaceItem(TestItem("c", version: 9))
-    #expect(await list.reached(version))
+    #expect(try await list.reached(version))
     let refused = try #require(list.perform(action, onRow: "c", in: interactions))
     #expect(await refused.value == false)
     #expect(done.values.last == "failed c''''''''': ArchiveRefused()")
 
     version = try await source.deleteItems(["a"])
-    #expect(await list.reached(version))
+    #expect(try await list.reached(version))
     #expect(list.perform(action, onRow: "a", in: interactions) == nil)
     #expect(done.values.count == 3)
   }

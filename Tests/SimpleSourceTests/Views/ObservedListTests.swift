@@ -58,8 +58,8 @@ struct ObservedListTests {
 
   /// Waits until the model holds `version`, then until the invalidation callbacks ran.
   @available(iOS 17, macOS 14, tvOS 17, watchOS 10, *)
-  static func awaitVersion(_ list: ObservedList<TestSection>, at version: Int) async {
-    #expect(await list.reached(version))
+  static func awaitVersion(_ list: ObservedList<TestSection>, at version: Version) async throws {
+    #expect(try await list.reached(version))
   }
 
   @Test("one edit on 100,000 rows invalidates exactly that row; an insert or a move only its section's list")
@@ -72,22 +72,22 @@ struct ObservedListTests {
 
     Self.observeEverything(list, in: invalidations)
     var version = try await source.replaceItem(TestItem("i500", version: 1))
-    await Self.awaitVersion(list, at: version)
+    try await Self.awaitVersion(list, at: version)
     #expect(invalidations.counts == ["row i500": 1], "an edit: that row only")
 
     Self.observeEverything(list, in: invalidations)
     version = try await source.insertItems([TestItem("new")], before: "i7")
-    await Self.awaitVersion(list, at: version)
+    try await Self.awaitVersion(list, at: version)
     #expect(invalidations.counts == ["rows A": 1], "an insert: section A's list only")
 
     Self.observeEverything(list, in: invalidations)
     version = try await source.moveItem("i3", before: "i90000")
-    await Self.awaitVersion(list, at: version)
+    try await Self.awaitVersion(list, at: version)
     #expect(invalidations.counts == ["rows A": 1], "a move within a section: its list only")
 
     Self.observeEverything(list, in: invalidations)
     version = try await source.refreshItems(["b2"])
-    await Self.awaitVersion(list, at: version)
+    try await Self.awaitVersion(list, at: version)
     #expect(invalidations.counts == ["row b2": 1], "a forced refresh: that row")
 
     #expect(Self.shownContent(list) == (await source.snapshot).sections)
@@ -102,11 +102,11 @@ struct ObservedListTests {
     let a = try #require(list.sections.first?.rows.first)
     let sectionB = list.sections[1]
     var version = try await source.moveItem("a", toSection: "B")
-    await Self.awaitVersion(list, at: version)
+    try await Self.awaitVersion(list, at: version)
     #expect(list.sections[1].rows.last === a)
     try await source.update { $0.reverse() }  // sections move: the list is rebuilt
     version = await source.version
-    await Self.awaitVersion(list, at: version)
+    try await Self.awaitVersion(list, at: version)
     #expect(list.sections[0] === sectionB && list.sections[0].rows.last === a)
     #expect(Self.shownContent(list) == (await source.snapshot).sections)
   }
@@ -138,7 +138,7 @@ struct ObservedListTests {
         default: try await source.refreshItems(ids.prefix(1))
         }
         let version = await source.version
-        #expect(await list.reached(version))
+        #expect(try await list.reached(version))
         #expect(
           Self.shownContent(list) == (await source.snapshot).sections,
           "run \(run) step \(step); \(settings.replay)")
@@ -211,7 +211,7 @@ struct ObservedListTests {
     let source = try BasicDataSource(sections: layout("A: a | B: b"))
     let list = await ObservedList(following: source, pacing: .interval(.milliseconds(16), clock: clock))
     let first = try await source.appendItems([TestItem("c")], toSection: "A")
-    #expect(await list.reached(first), "the first batch is not held")
+    #expect(try await list.reached(first), "the first batch is not held")
     await clock.sleepers(atLeast: 1)  // the model now waits out its interval
     try await source.update { $0.reverse() }
     await source.settled()
@@ -234,7 +234,7 @@ struct ObservedListTests {
     let list = await ObservedList(following: source, pacing: .immediate)
     list.stop()
     let version = try await source.appendItems([TestItem("b")], toSection: "A")
-    #expect(await list.reached(version) == false)
+    #expect(try await list.reached(version) == false)
     #expect(Self.shownContent(list) == layout("A: a"))
   }
 }

@@ -115,7 +115,7 @@ struct ObservedRowsRenderTests {
       #expect(drawing.rowBodies == Self.count)
       drawing.resetCount()
       let renamed = (await source.snapshot).sections[0].items[500].id
-      #expect(await list.reached(try await source.updateItem(renamed) { $0.version += 1 }))
+      #expect(try await list.reached(try await source.updateItem(renamed) { $0.version += 1 }))
       drawing.frame()
       // Observation alone decides a rename, whatever the comparison: the section's rows are not assigned.
       #expect(drawing.rowBodies == 1, "\(comparison)")
@@ -130,10 +130,10 @@ struct ObservedRowsRenderTests {
     let compared = RowsDrawing(list, section: 0, comparison: .identity)
     let uncompared = RowsDrawing(list, section: 0, comparison: .storedClosures)
     /// Makes one write, draws the frame its batch invalidated, and returns the row bodies each model ran.
-    func bodies(_ write: () async throws -> Int) async throws -> (compared: Int, uncompared: Int) {
+    func bodies(_ write: () async throws -> Version) async throws -> (compared: Int, uncompared: Int) {
       compared.resetCount()
       uncompared.resetCount()
-      #expect(await list.reached(try await write()))
+      #expect(try await list.reached(try await write()))
       compared.frame()
       uncompared.frame()
       return (compared.rowBodies, uncompared.rowBodies)

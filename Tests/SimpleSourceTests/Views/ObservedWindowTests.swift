@@ -41,31 +41,31 @@ struct ObservedWindowTests {
 
     Self.observe(window, in: invalidations)
     var version = try await source.replaceItem(TestItem("i7", version: 1))
-    #expect(await window.reached(version))
+    #expect(try await window.reached(version))
     #expect(invalidations.counts == [:], "an edit outside the window: nothing")
 
     version = try await source.replaceItem(TestItem("i50010", version: 1))
-    #expect(await window.reached(version))
+    #expect(try await window.reached(version))
     #expect(invalidations.counts == ["row i50010": 1], "an edit inside: that row only")
 
     Self.observe(window, in: invalidations)
     version = try await source.appendItems([TestItem("last")], toSection: "A")
-    #expect(await window.reached(version))
+    #expect(try await window.reached(version))
     #expect(invalidations.counts == ["count": 1], "an insert after the window: the count only")
 
     Self.observe(window, in: invalidations)
     version = try await source.insertItems([TestItem("first")], before: "i0")
-    #expect(await window.reached(version))
+    #expect(try await window.reached(version))
     #expect(invalidations.counts == ["rows": 1, "count": 1], "an insert before it shifts what it shows")
 
     Self.observe(window, in: invalidations)
     version = try await source.moveItem("i50020", before: "i50001")
-    #expect(await window.reached(version))
+    #expect(try await window.reached(version))
     #expect(invalidations.counts == ["rows": 1], "a move within the window: its rows only")
 
     Self.observe(window, in: invalidations)
     version = try await source.refreshItems(["i50030"])
-    #expect(await window.reached(version))
+    #expect(try await window.reached(version))
     #expect(invalidations.counts == ["row i50030": 1], "a forced refresh: that row")
 
     #expect(window.rows.map(\.item) == Self.slice(await source.snapshot, "A", 50_000..<50_050))
@@ -107,20 +107,20 @@ struct ObservedWindowTests {
     #expect(absent.rows.isEmpty && absent.count == 0)
 
     var version = try await source.appendItems([TestItem("d")], toSection: "A")
-    #expect(await past.reached(version))
+    #expect(try await past.reached(version))
     #expect(past.rows.map(\.id) == ["c", "d"] && past.count == 4, "rows appear within a range past the end")
     try await source.update { $0.append(TestSection(id: "Z", items: [TestItem("z")])) }
     version = await source.version
-    #expect(await absent.reached(version))
+    #expect(try await absent.reached(version))
     #expect(absent.rows.map(\.id) == ["z"] && absent.count == 1, "the section came")
     try await source.update { sections in sections.removeAll { $0.id == "Z" } }
     version = await source.version
-    #expect(await absent.reached(version))
+    #expect(try await absent.reached(version))
     #expect(absent.rows.isEmpty && absent.count == 0 && absent.heldRowCount == 0, "and went")
 
     past.stop()
     version = try await source.deleteItems(["c"])
-    #expect(await past.reached(version) == false, "stopped: a later version is never reached")
+    #expect(try await past.reached(version) == false, "stopped: a later version is never reached")
     #expect(past.rows.map(\.id) == ["c", "d"], "it keeps what it shows")
     past.move(to: 0..<2)
     #expect(past.rows.map(\.id) == ["a", "b"], "and moves over the last state it had")
@@ -135,8 +135,8 @@ struct ObservedWindowTests {
     let window = await ObservedWindow(following: source!, section: "A", range: 1..<3, pacing: .immediate)
     let list = await ObservedList(following: source!, pacing: .immediate)
     let version = try await source!.deleteItems(["b"])
-    #expect(await window.reached(version))
-    #expect(await list.reached(version))
+    #expect(try await window.reached(version))
+    #expect(try await list.reached(version))
     source = nil
     #expect(await window.reached(version + 1) == false, "the stream ended: a later version is never reached")
     #expect(await list.reached(version + 1) == false)
@@ -179,7 +179,7 @@ struct ObservedWindowTests {
         default: try await source.refreshItems(ids.prefix(1))
         }
         let version = await source.version
-        #expect(await window.reached(version))
+        #expect(try await window.reached(version))
         #expect(
           window.rows.map(\.item) == Self.slice(await source.snapshot, "A", range),
           "run \(run) step \(step); \(settings.replay)")

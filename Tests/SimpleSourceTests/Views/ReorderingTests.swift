@@ -9,7 +9,7 @@ private typealias Move = InteractiveMove<TestSection>
 /// A delegate that rejects every move, as a server might.
 private struct RejectingDelegate: ReorderingDelegate {
   struct Rejected: Error {}
-  func reorder(_ move: InteractiveMove<TestSection>) async throws -> Int { throw Rejected() }
+  func reorder(_ move: InteractiveMove<TestSection>) async throws -> Version { throw Rejected() }
 }
 
 @Suite("InteractiveMove")
@@ -309,7 +309,7 @@ struct ReorderingTests {
 private struct GatedDelegate: ReorderingDelegate {
   struct Rejected: Error {}
   let gate: AsyncStream<Void>
-  func reorder(_ move: InteractiveMove<Section<Int, ProbeItem>>) async throws -> Int {
+  func reorder(_ move: InteractiveMove<Section<Int, ProbeItem>>) async throws -> Version {
     for await _ in gate { break }
     throw Rejected()
   }

@@ -104,7 +104,7 @@ extension WireSession where Section == TestSection {
   func delivered(to client: WireClient, sourceLocation: SourceLocation = #_sourceLocation) async {
     await settled()
     guard let (source, stream) = following else { return }
-    let (version, shown) = (await source.version, await source.snapshot)
+    let (version, shown) = (await source.version.number, await source.snapshot)
     // A client whose batches to `version` composed to nothing holds an older number and the same rows.
     #expect(
       client.state.withLock { $0.stream == stream && ($0.version >= version || $0.held == shown) },

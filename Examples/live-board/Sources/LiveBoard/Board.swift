@@ -184,7 +184,7 @@ public actor Board {
       if case .some(let user) = user {
         for index in columns.indices { columns[index].items.removeAll { !$0.isVisible(to: user) } }
       }
-      return (version: await self.source.version, columns: columns)
+      return (version: await self.source.version.number, columns: columns)
     }
   }
 
@@ -347,7 +347,7 @@ public actor Board {
     }
     return try decide(
       ticket, recorded: recorded?["version"], fingerprint: recorded?["fingerprint"],
-      newest: await source.version)
+      newest: await source.version.number)
   }
 
   func deleteNow(_ id: String, user: String?, answering ticket: EditTicket?) async throws(BoardError) -> Int {
@@ -520,7 +520,7 @@ public actor Board {
       await prepared.abandon()
       throw error
     }
-    return await prepared.apply()
+    return await prepared.apply().number
   }
 
   /// Makes the source show what the database holds, after a write the source refused; logs what happened.
@@ -530,7 +530,7 @@ public actor Board {
     do {
       let columns = try read { db in try Self.readColumns(db) }
       try await source.setSections(columns)
-      let version = await source.version
+      let version = await source.version.number
       try write { db in try db.execute(sql: "UPDATE board_meta SET version = ?", arguments: [version]) }
     } catch {
       Self.log(

@@ -349,7 +349,7 @@ public actor ClusterBoard: BoardStore {
 
   /// Reads the log once when the source is behind `version`; see ``BoardStore/reach(_:)``.
   public func reach(_ version: Int) async {
-    guard await source.version < version else { return }
+    guard await source.version.number < version else { return }
     do {
       try await catchUp()
     } catch {
@@ -373,7 +373,7 @@ public actor ClusterBoard: BoardStore {
     }
     repeat {
       catchUpAgain = false
-      let held = await source.version
+      let held = await source.version.number
       // Bounded like a write: a read stuck on a connection PostgreSQL dropped is closed and retried.
       let entries = try await withDeadline(settings.writeDeadline, logger: logger) { race in
         do {
@@ -643,7 +643,7 @@ public actor ClusterBoard: BoardStore {
   ) async throws -> (Int, Card?) {
     let head = try await Self.newestVersion(on: connection, logger: logger, lock: true)
     // Entries other instances committed before this lock: make them first, from this connection's view.
-    for entry in try await Self.readLog(after: await source.version, on: connection, logger: logger) {
+    for entry in try await Self.readLog(after: await source.version.number, on: connection, logger: logger) {
       guard race.withLockedValue({ $0.mayProceed() }) else { throw CancellationError() }
       try await make(entry)
     }
@@ -699,7 +699,7 @@ public actor ClusterBoard: BoardStore {
       throw error
     }
     // The deadline may have abandoned the write meanwhile: then the log's follower makes it.
-    return (await prepared.applyIfHeld() ?? batch.to, planned.card)
+    return (await prepared.applyIfHeld()?.number ?? batch.to, planned.card)
   }
 
   /// Records `ticket`'s answer, `version`, in the open transaction; fails it when one is recorded already.

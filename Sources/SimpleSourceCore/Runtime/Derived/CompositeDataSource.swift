@@ -168,7 +168,7 @@ public final class CompositeDataSource<Section: SectionType>: DataSourceType {
   public var snapshot: Snapshot<Section> { get async { engine.broadcaster.snapshot } }
 
   /// The version of the newest state shown.
-  public var version: Int { get async { engine.broadcaster.version } }
+  public var version: Version { get async { engine.broadcaster.version } }
 
   /// The number of live subscriptions.
   public var subscriberCount: Int { engine.broadcaster.subscriberCount }

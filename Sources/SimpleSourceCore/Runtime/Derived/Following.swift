@@ -9,7 +9,7 @@ extension Broadcaster {
   @discardableResult
   func publishNext(_ change: Changeset<Section>, as next: Int? = nil) -> Bool {
     if change.isEmpty { return false }
-    let version = self.version
+    let version = self.version.number
     do {
       try publish(
         UpdateBatch(from: version, to: next ?? version + 1, changeset: change),
@@ -63,5 +63,5 @@ func follow<Section: SectionType, Follower: Actor>(
 @usableFromInline
 func settle<Section: SectionType>(_ parent: any DataSourceType<Section>, applied: HeldVersion) async {
   await parent.settled()
-  _ = await applied.reached(await parent.offeredVersion)
+  _ = await applied.reached(await parent.offeredVersion.number)
 }

@@ -74,8 +74,8 @@ public final class ProjectedDataSource<Section: SectionType>: DataSourceType {
     let (errors, reporter) = AsyncStream.makeStream(
       of: ProjectionError.self, bufferingPolicy: .bufferingNewest(100))
     let engine = ProjectionEngine(
-      state: state, parentVersion: subscription.version, versions: versions, history: history, steps: steps,
-      reporter: reporter)
+      state: state, parentVersion: subscription.version, parentCounter: subscription.counter,
+      versions: versions, history: history, steps: steps, reporter: reporter)
     self.engine = engine
     self.errors = errors
     self.parentSubscription = subscription
@@ -127,7 +127,7 @@ public final class ProjectedDataSource<Section: SectionType>: DataSourceType {
   public var snapshot: Snapshot<Section> { get async { engine.broadcaster.snapshot } }
 
   /// The version of the newest state shown.
-  public var version: Int { get async { engine.broadcaster.version } }
+  public var version: Version { get async { engine.broadcaster.version } }
 
   /// The number of live subscriptions.
   public var subscriberCount: Int { engine.broadcaster.subscriberCount }
@@ -247,16 +247,20 @@ actor ProjectionEngine<Section: SectionType> {
 
   @usableFromInline
   init(
-    state: ProjectionState<Section>, parentVersion: Int, versions: ProjectedVersions, history: HistoryLimit,
-    steps: ProjectionSteps<Section>, reporter: AsyncStream<ProjectionError>.Continuation
+    state: ProjectionState<Section>, parentVersion: Int, parentCounter: VersionCounter,
+    versions: ProjectedVersions, history: HistoryLimit, steps: ProjectionSteps<Section>,
+    reporter: AsyncStream<ProjectionError>.Continuation
   ) {
     self.state = state
     self.parentVersion = parentVersion
     self.versions = versions
     self.steps = steps
     self.reporter = reporter
+    // Numbered by the parent, it counts with the parent's counter: a wait for a parent's version is
+    // answered here, and one for another counter's throws (see ``Version``).
     broadcaster = Broadcaster(
-      snapshot: state.published, version: versions == .parent ? parentVersion : 0, history: history)
+      snapshot: state.published, version: versions == .parent ? parentVersion : 0, history: history,
+      counter: versions == .parent ? parentCounter : nil)
     heldParentVersion = HeldVersion(parentVersion)
   }
 

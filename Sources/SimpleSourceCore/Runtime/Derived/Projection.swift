@@ -86,12 +86,14 @@ public struct Projection<Section: SectionType>: Sendable {
 
 /// How a ``ProjectedDataSource`` numbers its versions.
 public enum ProjectedVersions: Hashable, Sendable {
-  /// Its own count: one version per batch it publishes, from 0 (the default).
+  /// Its own count: one version per batch it publishes, from 0 (the default), with a counter of its own:
+  /// waiting on it for a parent's ``Version`` throws ``VersionError/Code-swift.enum/otherCounter``.
   case own
   /// The parent's: each batch is numbered with the parent version whose state it shows, and the first
   /// state with the parent's version at the start, so versions have gaps where the parent changed nothing
   /// shown. A client that wrote to the parent and was answered with version *v* holds its write once it
-  /// holds *v* or later, if the write changed what it is shown. The projection is then fixed:
+  /// holds *v* or later, if the write changed what it is shown; it counts with the parent's
+  /// ``VersionCounter``, so the parent's ``Version``s are waited for here. The projection is then fixed:
   /// ``ProjectedDataSource/setProjection(_:)`` throws ``ProjectionError/Code-swift.enum/projectionFixed``.
   case parent
 }

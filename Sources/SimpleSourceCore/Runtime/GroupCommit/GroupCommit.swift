@@ -63,7 +63,8 @@ public final class GroupCommit<Section: SectionType, Value: Sendable>: Sendable 
   struct Submitted: Sendable {
     @usableFromInline let id: Int
     @usableFromInline let body: Body
-    @usableFromInline let answer: CheckedContinuation<Result<(version: Int, value: Value), any Error>, Never>
+    @usableFromInline let answer:
+      CheckedContinuation<Result<(version: Version, value: Value), any Error>, Never>
   }
 
   @usableFromInline let source: BasicDataSource<Section>
@@ -95,7 +96,7 @@ public final class GroupCommit<Section: SectionType, Value: Sendable>: Sendable 
   ///   while the write waited for its group.
   /// - Complexity: O(*k* log *n*) for *k* edits, as a transaction; the group's diff and commit are shared.
   public func write(_ body: @escaping @Sendable (inout Transaction<Section>) throws -> Value) async throws
-    -> (version: Int, value: Value)
+    -> (version: Version, value: Value)
   {
     let id = state.withLock { state in
       state.nextID += 1
@@ -103,7 +104,7 @@ public final class GroupCommit<Section: SectionType, Value: Sendable>: Sendable 
     }
     let answer = await withTaskCancellationHandler {
       await withCheckedContinuation {
-        (continuation: CheckedContinuation<Result<(version: Int, value: Value), any Error>, Never>) in
+        (continuation: CheckedContinuation<Result<(version: Version, value: Value), any Error>, Never>) in
         if Task.isCancelled {
           continuation.resume(returning: .failure(BasicDataSource<Section>.Error(code: .cancelled)))
           return

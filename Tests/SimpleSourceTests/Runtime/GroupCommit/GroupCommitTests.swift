@@ -65,7 +65,8 @@ struct GroupCommitTests {
     let direct = Task { try await source.appendItems([item("d")], toSection: "A") }
     _ = await queued.first { _ in true }
     gate.open.yield()
-    #expect(try await first.value == (version: 1, value: "x"))
+    let (firstVersion, firstValue) = try await first.value
+    #expect(firstVersion == 1 && firstValue == "x")
     let answers = await writes.asyncMap { await $0.result }
     let later = try await direct.value
     await source.settled()

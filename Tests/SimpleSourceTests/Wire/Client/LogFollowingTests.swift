@@ -14,7 +14,7 @@ struct LogFollowingTests {
     _ writer: TestSource, to log: inout [Data],
     _ edit: @escaping @Sendable (inout Transaction<TestSection>) throws(TestSource.Error) -> Void
   ) async throws {
-    let prepared = try await writer.prepare(from: await writer.version, edit)
+    let prepared = try await writer.prepare(from: await writer.version.number, edit)
     let made = prepared.batch
     let batch = try #require(made)
     log.append(WireCoder().encode(batch))

@@ -79,7 +79,7 @@ struct RemoteDataSourceTests {
       }
     }
     await Self.converge(remote, to: server)
-    let final = await ResumeTests.follow(local, until: await remote.version)
+    let final = await ResumeTests.follow(local, until: await remote.version.number)
     #expect(final == (await server.snapshot))
     await connection.drop()
   }
@@ -104,7 +104,7 @@ struct RemoteDataSourceTests {
     #expect(stream == "s1" && version == before)
     await Self.converge(remote, to: server)
     #expect(await remote.connectionStart == .resumed(version: version), "the remote knows it resumed")
-    let final = await ResumeTests.follow(local, until: await remote.version)
+    let final = await ResumeTests.follow(local, until: await remote.version.number)
     #expect(final == (await server.snapshot))
     await connection.drop()
   }
@@ -139,7 +139,7 @@ struct RemoteDataSourceTests {
     }
     await remote.reached(remoteVersion: 0, inStream: "s2")
     #expect(await remote.snapshot == restarted.snapshot)
-    let final = await ResumeTests.follow(local, until: await remote.version)
+    let final = await ResumeTests.follow(local, until: await remote.version.number)
     #expect(final == (await restarted.snapshot))
     await connection.drop()
   }

@@ -86,7 +86,7 @@ struct RemoteViewsTests {
         default:
           if step % 5 == 4 { await wiring.session.settled() }  // a consumer that keeps up, sometimes
         }
-        states[await source.version] = await source.snapshot.sections
+        states[await source.version.number] = await source.snapshot.sections
       }
       await wiring.session.settled()
       let received = wiring.received.withLock { $0 }

@@ -139,11 +139,11 @@ struct ResumeTests {
     for id in ["a", "c", "e"] {
       try await source.replaceItem(TestItem(id, version: 1))
       await source.settled()
-      versions[await source.version] = await source.snapshot
+      versions[await source.version.number] = await source.snapshot
     }
     try await source.moveItem("f", before: "a")
     await source.settled()
-    let newest = await source.version
+    let newest = await source.version.number
     for from in 0..<newest {
       guard case .resumed(let subscription) = await source.subscribe(from: from) else {
         Issue.record("version \(from) was not resumed")
@@ -190,7 +190,7 @@ struct ResumeTests {
     try await source.appendItems([TestItem("x")], toSection: "A")
     await source.settled()
     let held = await source.snapshot
-    let version = await source.version
+    let version = await source.version.number
     try await source.deleteItems(["b"])
     await source.settled()
     let resumption = await source.subscribe(from: version)
@@ -198,7 +198,7 @@ struct ResumeTests {
     #expect(resumption.subscription.snapshot == held)
     try await source.moveItem("d", before: "a")
     try await source.appendSections([TestSection(id: "C", items: [TestItem("y")])])
-    let target = await source.version
+    let target = await source.version.number
     let final = await Self.follow(resumption.subscription, until: target)
     #expect(final == (await source.snapshot))
   }
@@ -223,18 +223,18 @@ struct ResumeTests {
   func derivedSourcesResume() async throws {
     let parent = try BasicDataSource(sections: layout("A: a b c d"))
     let projected = try await ProjectedDataSource(parent, projection: Projection(where: { $0.id != "b" }))
-    let first = await projected.version
+    let first = await projected.version.number
     let held = await projected.snapshot
     try await parent.deleteItems(["c"])
     await parent.settled()
     await projected.settled()
-    #expect(await projected.version > first)
+    #expect(await projected.version.number > first)
     guard case .resumed(let subscription) = await projected.subscribe(from: first, pacing: .immediate) else {
       Issue.record("the projection did not resume from \(first)")
       return
     }
     #expect(subscription.snapshot == held)
-    let final = await Self.follow(subscription, until: await projected.version)
+    let final = await Self.follow(subscription, until: await projected.version.number)
     #expect(final == (await projected.snapshot))
   }
 }
@@ -243,6 +243,7 @@ struct ResumeTests {
 final class FixedSource: DataSourceType {
   let fixed: Snapshot<TestSection>
   let fixedVersion: Int
+  let counter = VersionCounter()
 
   init(snapshot: Snapshot<TestSection>, version: Int) {
     fixed = snapshot
@@ -250,9 +251,10 @@ final class FixedSource: DataSourceType {
   }
 
   var snapshot: Snapshot<TestSection> { fixed }
-  var version: Int { fixedVersion }
+  var version: Version { Version(fixedVersion, of: counter) }
   func subscribe(pacing: Pacing) async -> Subscription<TestSection> {
-    Subscription(snapshot: fixed, version: fixedVersion, batches: AsyncStream { $0.finish() })
+    Subscription(
+      snapshot: fixed, version: fixedVersion, counter: counter, batches: AsyncStream { $0.finish() })
   }
   func settled() async {}
 }

@@ -310,7 +310,7 @@ extension ReplicaStoreTests {
     let store = ProbingStore()
     let remote = RemoteDataSource<TestSection>(store: store)
     // Runs inside the store's calls, which the source makes on its own actor.
-    store.probe.withLock { $0 = { remote.assumeIsolated { $0.version } } }
+    store.probe.withLock { $0 = { remote.assumeIsolated { $0.version.number } } }
     try await remote.receive(.reset(stream: "s", version: 4, snapshot: snapshot("A: a b")))
     let grown = Changeset(from: snapshot("A: a b"), to: snapshot("A: b a c"))
     try await remote.receive(.batch(WireBatch(UpdateBatch(from: 4, to: 6, changeset: grown))))

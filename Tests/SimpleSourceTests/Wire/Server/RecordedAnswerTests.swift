@@ -300,7 +300,8 @@ struct RecordedAnswerTests {
         } else {
           // A title change (made again, it would change the source again) from the version held now.
           edit = WireEdit(
-            id: "e\(step)", operations: [.replace(TestItem("a", version: step))], base: await source.version)
+            id: "e\(step)", operations: [.replace(TestItem("a", version: step))],
+            base: await source.version.number)
           sent.append(edit)
         }
         let answer = await Self.send(edit, to: instances.randomElement(using: &random)!, as: "ann")

@@ -26,7 +26,7 @@ final class GatedSource: DataSourceType {
   }
 
   var snapshot: Snapshot<TestSection> { get async { await base.snapshot } }
-  var version: Int { get async { await base.version } }
+  var version: Version { get async { await base.version } }
   func settled() async { await base.settled() }
 
   func subscribe(pacing: Pacing) async -> Subscription<TestSection> {
