@@ -36,8 +36,8 @@ final class QueryFanout: Sendable {
     var sessions: [WireSession<BenchSection, NoScope>] = []
     for client in 0..<clients {
       let session = service.session { [count, received] _ in
-        received.advance(
-          to: count.withLock { count in
+        received.hold(
+          through: count.withLock { count in
             count += 1
             return count
           })

@@ -7,8 +7,8 @@ import SimpleSourceCore
 @MainActor
 final class ModelFollowing {
   // Guard map: `task` is the main actor's; the task runs on the main actor and is the only one to apply
-  // batches to the model and advance `applied` past a batch (a lock of its own), which the subscription's
-  // hub also advances for versions whose batch cancelled out.
+  // batches to the model and move `applied` past a batch (a lock of its own), which the subscription's
+  // hub also holds through versions whose batch cancelled out.
   /// The newest version the model applied; finished when the subscription ends.
   let applied: HeldVersion
   /// The counter that numbers the subscription's versions, which waits are checked against.
@@ -21,14 +21,14 @@ final class ModelFollowing {
   ) {
     let applied = HeldVersion(subscription.version)
     // Versions whose batch cancelled out (G4) are held too: the model shows them already.
-    subscription.onCancelledOut { applied.advance(to: $0) }
+    subscription.onCancelledOut { applied.hold(through: $0) }
     let batches = subscription.batches
     self.applied = applied
     counter = subscription.counter
     task = Task { @MainActor in
       for await batch in batches {
         guard apply(batch) else { break }
-        applied.advance(to: batch.to)
+        applied.hold(through: batch.to)
       }
       applied.finish()
     }

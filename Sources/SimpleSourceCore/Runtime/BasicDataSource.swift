@@ -478,11 +478,11 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
       switch publication {
       case .publish(let from, let to):
         hub.publish(differ.batch(from, to, changeset), refreshing: cut.refreshing)
-      case .advance(let to, let since, let touched):
+      case .cancelledOut(let to, let since, let touched):
         // A subscriber started from a state these mutations went through and undid: it holds something
         // else, and no batch would tell it (G2). Every subscriber is brought to this version instead;
         // those that hold the offered state compose nothing.
-        hub.advance(to: to, snapshot: cut.to, since: since, touched: touched)
+        hub.cancelledOut(to: to, snapshot: cut.to, since: since, touched: touched)
       case .nothing:
         // Mutations that cancel out make no batch (G4); the next starts at the last one's end (G1). Who
         // holds the last one's state holds this version too (G13).

@@ -105,8 +105,8 @@ public final class Broadcaster<Section: SectionType>: Sendable {
     state = Locked(PublishState(version: version, snapshot: snapshot))
   }
 
-  /// The newest version offered to subscribers; its ``Version/number`` is what ``publish(_:as:refreshing:)`` counts
-  /// from.
+  /// The newest version offered to subscribers; its ``Version/number`` is what
+  /// ``publish(_:as:refreshing:)`` counts from.
   /// - Complexity: O(1).
   public var version: Version { Version(hub.newest.version, of: hub.counter) }
 

@@ -1,19 +1,20 @@
 // The version a consumer holds, for any task to await: "has my client reached version N?"
 
 /// The newest version a consumer holds, which any task can await: the storage of a subscription's
-/// progress (``Subscription/reached(_:)-(Version)``, G13) and of the package's followers (models, sessions, derived
-/// sources), fed by the subscription's hub, which alone knows the versions no batch carries.
+/// progress (``Subscription/reached(_:)-(Version)``, G13) and of the package's followers (models,
+/// sessions, derived sources), fed by the subscription's hub, which alone knows the versions no batch
+/// carries.
 ///
 /// What is promised:
-/// - ``reached(_:)`` returns `true` _exactly_ when the version has been advanced to `version` or past it,
+/// - ``reached(_:)`` returns `true` _exactly_ when ``hold(through:)`` reached `version` or past it,
 ///   and then at once, also for a version reached long before.
 /// - It returns `false` when ``finish()`` was called before the version was reached, or when the
 ///   waiting task is cancelled; nothing waits for ever once the consumer finishes.
-/// - Versions only grow: advancing to a lower version changes nothing.
+/// - Versions only grow: holding through a lower version changes nothing.
 /// - Safe from any task; a waiter is resumed outside the lock, exactly once.
 ///
-/// A copy is the same tracker (it holds the lock's storage, one object): a struct, so that advancing it
-/// reaches that object directly, as a publisher does for each of its subscribers.
+/// A copy is the same tracker (it holds the lock's storage, one object): a struct, so that holding through
+/// a version reaches that object directly, as a publisher does for each of its subscribers.
 @usableFromInline package struct HeldVersion: Sendable {
   @usableFromInline typealias Machine = HeldVersionStateMachine<CheckedContinuation<Bool, Never>>
   private let state: Locked<Machine>
@@ -31,8 +32,8 @@
   /// it or an earlier one.
   ///
   /// - Complexity: O(*w*) in the number of waiting tasks.
-  @usableFromInline package func advance(to version: Int) {
-    for waiter in state.withLock({ $0.advance(to: version) }) { waiter.resume(returning: true) }
+  @usableFromInline package func hold(through version: Int) {
+    for waiter in state.withLock({ $0.hold(through: version) }) { waiter.resume(returning: true) }
   }
 
   /// Ends the consumer's progress (its stream ended): waiting tasks return `false`.

@@ -2,7 +2,7 @@
 
 /// The version a consumer holds and the tasks waiting for later ones; synchronous, no `await`.
 ///
-/// Every waiter is handed out exactly once: by ``advance(to:)`` (reached), ``cancel(id:)`` or ``finish()``
+/// Every waiter is handed out exactly once: by ``hold(through:)`` (reached), ``cancel(id:)`` or ``finish()``
 /// (not reached). A cancellation that arrives before its wait is registered is remembered, so the wait
 /// then returns at once.
 @usableFromInline
@@ -41,7 +41,7 @@ struct HeldVersionStateMachine<Waiter: Sendable>: Sendable {
   }
 
   /// Raises the version (a lower one is ignored) and hands out the waiters it satisfies.
-  mutating func advance(to newVersion: Int) -> [Waiter] {
+  mutating func hold(through newVersion: Int) -> [Waiter] {
     guard newVersion > version else { return [] }
     version = newVersion
     // Nobody waits (a follower's usual state): no pass over the waiters.

@@ -1,10 +1,10 @@
-// The pure state machine of a source's publish pipeline: versions made, cut, published, advanced; waiters.
+// The pure state machine of a source's publish pipeline: versions made, cut, published, cancelled out; waiters.
 
 /// What a ``BasicDataSource`` decides while its writers, its publish loop and its waiters interleave:
 /// which versions exist, which are cut into a batch, which batch is published, and who to wake.
 ///
 /// Plain synchronous code in the style of ``SubscriberStateMachine``: each event changes the state and
-/// returns what to do (start the loop, diff this cut, publish, advance subscribers, resume these
+/// returns what to do (start the loop, diff this cut, publish, bring subscribers to a version that cancelled out, resume these
 /// waiters); the actor performs it. There is no `await` inside, so every interleaving of the writers, the
 /// loop and the waiters is a sequence of these events, and `PublishStateMachineTests` enumerates those
 /// sequences exhaustively. `State` is what a cut freezes (a ``Snapshot``; an `Int` in tests), `ID` an
@@ -37,7 +37,7 @@ struct PublishStateMachine<State, ID: Hashable, Waiter, Preparer> {
   /// hold a state that no batch has offered.
   @usableFromInline var newestSubscribedVersion = 0
   /// The version subscribers were brought to after mutations that cancelled out.
-  @usableFromInline var advancedVersion = 0
+  @usableFromInline var cancelledOutVersion = 0
   /// Items to refresh in the next batch although `==` did not change.
   @usableFromInline var pendingRefresh = Set<ID>()
   /// The item ids edited since ``published``, and whether the sections were reshaped or replaced meanwhile:
@@ -68,11 +68,11 @@ struct PublishStateMachine<State, ID: Hashable, Waiter, Preparer> {
     cutVersion = version
     batchOfferedVersion = version
     newestSubscribedVersion = version
-    advancedVersion = version
+    cancelledOutVersion = version
   }
 
   /// The version a subscriber that has taken every batch offered so far is at.
-  @inlinable var offeredVersion: Int { max(batchOfferedVersion, advancedVersion) }
+  @inlinable var offeredVersion: Int { max(batchOfferedVersion, cancelledOutVersion) }
 
   // MARK: - Writers and subscribers
 
@@ -151,7 +151,7 @@ struct PublishStateMachine<State, ID: Hashable, Waiter, Preparer> {
     case publish(from: Int, to: Int)
     /// Mutations cancelled out while a subscriber had started between them: bring every subscriber to
     /// `to` (its state is the cut's), composing from `since` with the ids `touched` (`nil`: a full diff).
-    case advance(to: Int, since: Int, touched: Set<ID>?)
+    case cancelledOut(to: Int, since: Int, touched: Set<ID>?)
     /// Nothing changed, and no subscriber holds anything but the offered state (G4).
     case nothing
   }
@@ -171,10 +171,10 @@ struct PublishStateMachine<State, ID: Hashable, Waiter, Preparer> {
       unpublishedTouched = []
       unpublishedReshaped = false
     } else if newestSubscribedVersion > offeredVersion {
-      publication = .advance(
+      publication = .cancelledOut(
         to: cut.toVersion, since: batchOfferedVersion, touched: unpublishedReshaped ? nil : unpublishedTouched
       )
-      advancedVersion = cut.toVersion
+      cancelledOutVersion = cut.toVersion
     } else {
       publication = .nothing
     }
@@ -280,7 +280,9 @@ struct PublishStateMachine<State, ID: Hashable, Waiter, Preparer> {
     if batchOfferedVersion > cutVersion {
       found.append("published \(batchOfferedVersion) past cut \(cutVersion)")
     }
-    if advancedVersion > cutVersion { found.append("advanced \(advancedVersion) past cut \(cutVersion)") }
+    if cancelledOutVersion > cutVersion {
+      found.append("cancelled out to \(cancelledOutVersion) past cut \(cutVersion)")
+    }
     if newestSubscribedVersion > version { found.append("a subscriber past the newest version") }
     if !isPublishing && cutVersion != version { found.append("versions left uncut with no loop running") }
     if let diffing, !(cutVersion < diffing && diffing <= version) {

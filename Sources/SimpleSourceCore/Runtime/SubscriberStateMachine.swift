@@ -54,9 +54,9 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
   /// The newest version whose state is ``newestSnapshot``, reached by mutations that cancelled out with no
   /// subscriber between them (no batch, G4); ≤ ``newestVersion`` when there was none since.
   @usableFromInline var unbatchedVersion: Int
-  /// The newest advance (``advance(to:snapshot:since:touched:)``): version `to` holds the state of the
+  /// The newest cancelled-out version (``cancelledOut(to:snapshot:since:touched:)``): version `to` holds the state of the
   /// published version `since`, so a subscriber at `to` follows the batches from `since` by their ids.
-  @usableFromInline var advanced: (since: Int, to: Int)?
+  @usableFromInline var cancelledOut: (since: Int, to: Int)?
   /// The newest held version reported to the subscription's progress (G13).
   @usableFromInline var progressVersion: Int
   /// Told each newly held version (a follower's bookkeeping); installed once, after subscribing.
@@ -217,13 +217,13 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
   /// ids changed from `since` to `version`, when known: a subscriber at `since` then derives the
   /// composition from them.
   @inlinable
-  mutating func advance(
+  mutating func cancelledOut(
     to version: Int, snapshot: Snapshot<Section>, since: Int, touched: Set<ItemID>?
   ) -> (Waiter, Delivery)? {
     guard version > newestVersion else { return nil }
     newestVersion = version
     newestSnapshot = snapshot
-    advanced = (since, version)
+    cancelledOut = (since, version)
     guard !isEnded, takenVersion < version else { return nil }
     // The shared batch, if it is this subscriber's next, still goes first; the catch-up after it starts
     // at `since`, where the ids are known.
@@ -236,10 +236,10 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
   }
 
   /// Whether the subscriber's state is that of `version`: the newest version with its state (``takenVersion``), or
-  /// the version an advance to ``takenVersion`` came from.
+  /// the version a cancelling out to ``takenVersion`` came from.
   @inlinable @inline(__always)
   func holdsState(of version: Int) -> Bool {
-    version == takenVersion || (advanced.map { $0.to == takenVersion && $0.since == version } ?? false)
+    version == takenVersion || (cancelledOut.map { $0.to == takenVersion && $0.since == version } ?? false)
   }
 
   /// The missed batches from `start` extended by ids `touched` later, `nil` when either is unknown.

@@ -51,7 +51,7 @@ final class SubscriberMailbox<Section: SectionType>: Sendable {
   /// The consumer holds `version`: its progress and its follower's observer learn it.
   @inlinable
   func report(_ version: Int, to observer: (@Sendable (Int) -> Void)?) {
-    progress.advance(to: version)
+    progress.hold(through: version)
     observer?(version)
   }
 
@@ -88,11 +88,12 @@ final class SubscriberMailbox<Section: SectionType>: Sendable {
     }
   }
 
-  /// See ``SubscriberStateMachine/advance(to:snapshot:since:touched:)``.
+  /// See ``SubscriberStateMachine/cancelledOut(to:snapshot:since:touched:)``.
   @inlinable
-  func advance(to version: Int, snapshot: Snapshot<Section>, since: Int, touched: Set<Section.Item.ID>?) {
+  func cancelledOut(to version: Int, snapshot: Snapshot<Section>, since: Int, touched: Set<Section.Item.ID>?)
+  {
     if let (waiter, delivery) = state.withLock({
-      $0.advance(to: version, snapshot: snapshot, since: since, touched: touched)
+      $0.cancelledOut(to: version, snapshot: snapshot, since: since, touched: touched)
     }) {
       waiter.resume(returning: delivery)
     }
@@ -321,18 +322,19 @@ final class SubscriptionHub<Section: SectionType>: Sendable {
 
   /// Brings every subscriber to `version` when the mutations since the published version `since`
   /// cancelled out (G4): no batch, but a subscriber that started from a state between them holds
-  /// something else (see ``SubscriberStateMachine/advance(to:snapshot:since:touched:)``). New subscribers
+  /// something else (see ``SubscriberStateMachine/cancelledOut(to:snapshot:since:touched:)``). New subscribers
   /// start at `version`; the history keeps only published versions.
   /// - Complexity: O(*s*) for *s* subscribers; each composes its own catch-up when it next asks.
   @inlinable
-  func advance(to version: Int, snapshot: Snapshot<Section>, since: Int, touched: Set<Section.Item.ID>?) {
+  func cancelledOut(to version: Int, snapshot: Snapshot<Section>, since: Int, touched: Set<Section.Item.ID>?)
+  {
     let mailboxes = registry.withLock { registry in
       registry.newestVersion = version
       registry.newestSnapshot = snapshot
       return registry.mailboxes
     }
     for mailbox in mailboxes {
-      mailbox.advance(to: version, snapshot: snapshot, since: since, touched: touched)
+      mailbox.cancelledOut(to: version, snapshot: snapshot, since: since, touched: touched)
     }
   }
 

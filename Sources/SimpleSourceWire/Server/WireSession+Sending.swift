@@ -70,7 +70,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
       default:
         return
       }
-      started.advance(to: subscription.version)
+      started.hold(through: subscription.version)
       var writeFrame: (@Sendable (UpdateBatch<Section>) -> Bool)?
       if let sink {
         let format = coder.formatVersion
@@ -83,7 +83,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
         let next: UpdateBatch<Section>?
         if let writeFrame, subscription.takesSinks {
           next = await subscription.next(sinkingInto: writeFrame) { [control] in
-            control.sinkParks.advance(to: control.sinkParks.current + 1)
+            control.sinkParks.hold(through: control.sinkParks.current + 1)
           }
         } else {
           next = await batches.next()

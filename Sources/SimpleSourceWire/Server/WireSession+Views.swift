@@ -89,7 +89,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
       default:
         return
       }
-      started.advance(to: subscription.version)
+      started.hold(through: subscription.version)
       // The subscription holds each batch once the loop asks for the next: an edit's answer follows the
       // message of its version, or the batch that changed no view.
       for await batch in subscription.batches {

@@ -211,7 +211,7 @@ final class HandOffFeed: AsyncSequence, Sendable {
   func makeAsyncIterator() -> Iterator { Iterator(feed: self) }
 
   private func take() async -> [TestSection]? {
-    asked.advance(to: asked.current + 1)
+    asked.hold(through: asked.current + 1)
     return await withCheckedContinuation { continuation in
       let ready = state.withLock { state -> [TestSection]?? in
         if !state.values.isEmpty { return .some(state.values.removeFirst()) }

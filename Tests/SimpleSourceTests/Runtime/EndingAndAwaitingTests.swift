@@ -58,7 +58,7 @@ struct EndingAndAwaitingTests {
     let consumer = Task {
       for await batch in subscription.batches {
         shown.withLock { $0 = batch.snapshot }
-        applied.advance(to: batch.to)
+        applied.hold(through: batch.to)
       }
       applied.finish()
     }
@@ -78,13 +78,13 @@ struct EndingAndAwaitingTests {
   @Test("a waiting task that is cancelled returns false; advancing below the current version changes nothing")
   func cancelledWait() async {
     let applied = HeldVersion(5)
-    applied.advance(to: 2)
+    applied.hold(through: 2)
     #expect(applied.current == 5)
     let waiter = Task { await applied.reached(10) }
     waiter.cancel()
     #expect(await waiter.value == false)
     let later = Task { await applied.reached(6) }
-    applied.advance(to: 6)
+    applied.hold(through: 6)
     #expect(await later.value == true)
   }
 }

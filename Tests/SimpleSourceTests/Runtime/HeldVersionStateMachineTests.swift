@@ -12,7 +12,7 @@ struct HeldVersionStateMachineTests {
   enum Event: CustomStringConvertible {
     case makeID
     case wait(target: Int)  // registers the oldest id made and not yet registered
-    case advance(Int)
+    case hold(Int)
     case cancel(Int)  // by id
     case finish
 
@@ -20,7 +20,7 @@ struct HeldVersionStateMachineTests {
       switch self {
       case .makeID: "makeID"
       case .wait(let target): "wait(\(target))"
-      case .advance(let version): "advance(\(version))"
+      case .hold(let version): "hold(\(version))"
       case .cancel(let id): "cancel(\(id))"
       case .finish: "finish"
       }
@@ -59,8 +59,8 @@ struct HeldVersionStateMachineTests {
         let id = unregistered.removeFirst()
         targets[id] = target
         if let reached = machine.wait(for: target, id: id, waiter: id) { answer(id, reached) }
-      case .advance(let version):
-        for id in machine.advance(to: version) { answer(id, true) }
+      case .hold(let version):
+        for id in machine.hold(through: version) { answer(id, true) }
       case .cancel(let id):
         cancelled.insert(id)
         if let waiter = machine.cancel(id: id) { answer(waiter, false) }
@@ -84,7 +84,7 @@ struct HeldVersionStateMachineTests {
     }
 
     func events() -> [Event] {
-      var events: [Event] = [.makeID, .advance(1), .advance(2), .finish]
+      var events: [Event] = [.makeID, .hold(1), .hold(2), .finish]
       if !unregistered.isEmpty { events += [.wait(target: 1), .wait(target: 2)] }
       events += made.map { .cancel($0) }
       return events

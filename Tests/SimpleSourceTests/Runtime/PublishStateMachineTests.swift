@@ -38,7 +38,7 @@ struct PublishStateMachineTests {
   }
 
   @Test(
-    "mutations that cancel out publish nothing, unless a subscriber started between them: then it is advanced"
+    "mutations that cancel out publish nothing, unless a subscriber started between them: then it is brought there"
   )
   func cancelledOut() {
     var machine = Machine(state: 0)
@@ -61,7 +61,8 @@ struct PublishStateMachineTests {
     #expect(r10)
     cut = machine.cut(0, touched: [2], reshaped: false)
     #expect(cut.touching == [1, 2], "the ids of the cut that published nothing are kept")
-    guard case .advance(to: 3, since: 0, touched: [1, 2]) = machine.diffed(cut, isEmpty: true).publication
+    guard
+      case .cancelledOut(to: 3, since: 0, touched: [1, 2]) = machine.diffed(cut, isEmpty: true).publication
     else {
       Issue.record("the subscriber is brought to version 3")
       return
@@ -458,9 +459,9 @@ struct PublishWorld: ExplorableWorld {
         lastPublished = to
         lastPublishedContent = cut.to
         subscribers = subscribers.map { _ in cut.to }
-      case .advance(let to, let since, _):
+      case .cancelledOut(let to, let since, _):
         guard isEmpty, since == lastPublished, to == cut.toVersion, to > offeredBefore else {
-          throw PublishFailure(description: "advance to \(to) since \(since) out of place")
+          throw PublishFailure(description: "cancelled out to \(to) since \(since) out of place")
         }
         subscribers = subscribers.map { _ in cut.to }
       case .nothing:

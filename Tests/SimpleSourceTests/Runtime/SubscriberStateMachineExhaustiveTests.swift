@@ -189,7 +189,8 @@ struct SubscriberStateMachineExhaustiveTests {
           let touched = Set(states[published].sections.flatMap(\.items).map(\.id))
             .union(states[startedAhead].sections.flatMap(\.items).map(\.id))
           try resume(
-            machine.advance(to: version, snapshot: states[published], since: published, touched: touched))
+            machine.cancelledOut(to: version, snapshot: states[published], since: published, touched: touched)
+          )
         } else if let held = machine.reachedWithoutBatch(to: version) {
           guard case .parked = consumer else {
             throw ExplorationFailure(

@@ -174,12 +174,12 @@ struct SubscriberStateMachineTests {
     _ = machine.publish(batch(v0, v1, 0, 1), refreshing: [])
     #expect(machine.next(waiter: "w") == .batch(batch(v0, v1, 0, 1)))
     #expect(machine.next(waiter: "w") == nil)
-    let resumed = machine.advance(to: 3, snapshot: v1, since: 1, touched: ["b"])
+    let resumed = machine.cancelledOut(to: 3, snapshot: v1, since: 1, touched: ["b"])
     #expect(resumed?.0 == "w")
     let composed = composition(resumed?.1, to: v1)
     #expect(composed?.from == 1 && composed?.to == 3 && composed?.touched == ["b"])
     #expect(machine.next(waiter: "w") == nil, "it has seen 3; an empty composition is not reported")
-    #expect(machine.advance(to: 3, snapshot: v1, since: 1, touched: []) == nil, "a repeated advance")
+    #expect(machine.cancelledOut(to: 3, snapshot: v1, since: 1, touched: []) == nil, "a repeated advance")
     // The next shared batch still starts at the published version 1, which this subscriber holds.
     let next = machine.publish(batch(v1, v2, 1, 4), refreshing: [])
     #expect(next?.0 == "w" && next?.1 == .batch(batch(v1, v2, 1, 4)))
@@ -188,7 +188,7 @@ struct SubscriberStateMachineTests {
   @Test("advance: a subscriber that started past the published version composes from its own, in full")
   func advanceFromAhead() {
     var machine = Machine(version: 2, snapshot: v2, newest: nil, newestVersion: 0, newestSnapshot: v0)
-    #expect(machine.advance(to: 3, snapshot: v0, since: 0, touched: ["b", "c"]) == nil, "nobody waits")
+    #expect(machine.cancelledOut(to: 3, snapshot: v0, since: 0, touched: ["b", "c"]) == nil, "nobody waits")
     let composed = composition(machine.next(waiter: "w"), to: v0)
     #expect(composed?.from == 2 && composed?.to == 3 && composed?.touched == .some(nil))
     machine.delivered(version: 3, snapshot: v0)
@@ -198,19 +198,19 @@ struct SubscriberStateMachineTests {
   @Test("advance: a subscriber already past it is untouched; a lagging one gets the shared batch first")
   func advanceOthers() {
     var past = Machine(version: 5, snapshot: v1, newest: nil, newestVersion: 0, newestSnapshot: v0)
-    #expect(past.advance(to: 3, snapshot: v0, since: 0, touched: []) == nil)
+    #expect(past.cancelledOut(to: 3, snapshot: v0, since: 0, touched: []) == nil)
     #expect(past.next(waiter: "w") == nil)
 
     var lagging = machine(at: 0, v0)
     _ = lagging.publish(batch(v0, v1, 0, 1), refreshing: [])
-    #expect(lagging.advance(to: 3, snapshot: v1, since: 1, touched: ["b"]) == nil)
+    #expect(lagging.cancelledOut(to: 3, snapshot: v1, since: 1, touched: ["b"]) == nil)
     #expect(lagging.next(waiter: "w") == .batch(batch(v0, v1, 0, 1)))
     let composed = composition(lagging.next(waiter: "w"), to: v1)
     #expect(composed?.from == 1 && composed?.to == 3)
 
     var ended = machine(at: 0, v0)
     _ = ended.end()
-    #expect(ended.advance(to: 3, snapshot: v0, since: 0, touched: []) == nil)
+    #expect(ended.cancelledOut(to: 3, snapshot: v0, since: 0, touched: []) == nil)
   }
 
   @Test("ending is idempotent, returns the waiter once, and ends later requests")

@@ -34,7 +34,8 @@ struct WokenBeforeParkingTests {
           // Inside the consumer's wait, before its task suspends: another thread makes the next state
           // (no batch is published for it, so the consumer composes one) and resumes the waiter.
           Thread.detachNewThread {
-            hub.advance(to: 1, snapshot: Snapshot(tree: snapshot("A: b a c").tree), since: 0, touched: nil)
+            hub.cancelledOut(
+              to: 1, snapshot: Snapshot(tree: snapshot("A: b a c").tree), since: 0, touched: nil)
             resumed.store(true, ordering: .relaxed)
           }
           while !resumed.load(ordering: .relaxed) {}

@@ -38,7 +38,7 @@ func followParent<Section: SectionType, Follower: Actor>(
   receive: @escaping @Sendable (isolated Follower, UpdateBatch<Section>) -> Void
 ) -> Task<Void, Never> {
   subscription.observeCancelledOut? { version in
-    applied.advance(to: version)
+    applied.hold(through: version)
     held?(version)
   }
   let batches = subscription.batches
@@ -53,7 +53,7 @@ func follow<Section: SectionType, Follower: Actor>(
 ) async {
   for await batch in batches {
     receive(follower, batch)
-    applied.advance(to: batch.to)
+    applied.hold(through: batch.to)
   }
   applied.finish()
 }

@@ -327,7 +327,7 @@ struct OutlineState<Base: SectionType>: Sendable where Base.Item: OutlineNode {
     parentVersion = batch.to
     // The parent's refreshes of nodes that are rows: a row shows its node, so it is refreshed too.
     let refreshing = batch.changeset.forcedRefreshes.filter { next.contains(item: $0) }
-    return advance(to: next, touched: touched, refreshing: refreshing)
+    return show(next, touched: touched, refreshing: refreshing)
   }
 
   /// Expands or collapses `ids`; throws, changing nothing, for an id that is not in the tree.
@@ -370,14 +370,14 @@ struct OutlineState<Base: SectionType>: Sendable where Base.Item: OutlineNode {
         touched.insert(child.id)
       }
     }
-    return advance(to: Snapshot(tree: tree), touched: touched, refreshing: [])
+    return show(Snapshot(tree: tree), touched: touched, refreshing: [])
   }
 
   /// Shows `next`, and returns the change from what was shown, derived from the `touched` rows when they
   /// are known.
   @inlinable
-  mutating func advance(
-    to next: Snapshot<OutlineSection<Base>>, touched: Set<Row.ID>?, refreshing: Set<Row.ID>
+  mutating func show(
+    _ next: Snapshot<OutlineSection<Base>>, touched: Set<Row.ID>?, refreshing: Set<Row.ID>
   ) -> Changeset<OutlineSection<Base>> {
     let change =
       touched.flatMap { Changeset(from: shown, to: next, logged: $0, refreshing: refreshing) }

@@ -320,7 +320,7 @@ struct FollowingTests {
     let subscription = await parent.subscribe()
     let passed = HeldVersion()
     try #require(subscription.observeCancelledOut != nil)
-    subscription.observeCancelledOut? { passed.advance(to: $0) }
+    subscription.observeCancelledOut? { passed.hold(through: $0) }
     // Two batches the subscriber does not read: a change and its reversal.
     try await parent.replaceItem(TestItem("a", version: 1))
     await parent.settled()
