@@ -309,8 +309,10 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
       @Sendable (_ store: inout SectionStore<Section>, _ refreshing: inout Set<Item.ID>) throws(Error)
       -> Bool
   ) throws(Error) -> Int {
-    guard try change(&store, &publishing.pendingRefresh) else { return publishing.version }
-    return commit()
+    // The edit's refreshes are its own until it commits: an edit that throws leaves none behind.
+    var refreshing = Set<Item.ID>()
+    guard try change(&store, &refreshing) else { return publishing.version }
+    return commit(refreshing: refreshing)
   }
 
   /// Makes a transaction's edits the next version, if it changed something.
@@ -319,8 +321,7 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   func finish(_ transaction: Transaction<Section>) -> Int {
     guard transaction.changed else { return publishing.version }
     store = transaction.store
-    if !transaction.refreshing.isEmpty { publishing.pendingRefresh.formUnion(transaction.refreshing) }
-    return commit()
+    return commit(refreshing: transaction.refreshing)
   }
 
   /// Runs `body`'s edits as one step: they become the next version together, and the batch is derived
@@ -440,8 +441,8 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   /// Makes a new version of the current state and makes sure a batch will be cut for it.
   @inlinable
   @discardableResult
-  func commit() -> Int {
-    let (version, startPublishing) = publishing.committed()
+  func commit(refreshing: Set<Item.ID> = []) -> Int {
+    let (version, startPublishing) = publishing.committed(refreshing: refreshing)
     if startPublishing { Task { await self.publish() } }
     return version
   }

@@ -1,15 +1,16 @@
-// The pure state machine of a source's publish pipeline: versions made, cut, published, cancelled out; waiters.
+// The pure state machine of a source's publishing: versions made, cut, published, cancelled out; waiters.
 
 /// What a ``BasicDataSource`` decides while its writers, its publish loop and its waiters interleave:
 /// which versions exist, which are cut into a batch, which batch is published, and who to wake.
 ///
 /// Plain synchronous code in the style of ``SubscriberStateMachine``: each event changes the state and
-/// returns what to do (start the loop, diff this cut, publish, bring subscribers to a version that cancelled out, resume these
-/// waiters); the actor performs it. There is no `await` inside, so every interleaving of the writers, the
-/// loop and the waiters is a sequence of these events, and `PublishStateMachineTests` enumerates those
-/// sequences exhaustively. `State` is what a cut freezes (a ``Snapshot``; an `Int` in tests), `ID` an
-/// item id, `Waiter` a suspended caller of ``BasicDataSource/settled(through:)-(Version)``, `Preparer` a suspended
-/// caller of `BasicDataSource.prepare(_:)` waiting its turn.
+/// returns what to do (start the loop, diff this cut, publish, bring subscribers to a version that
+/// cancelled out, resume these waiters); the actor performs it. There is no `await` inside, so every
+/// interleaving of the writers, the loop and the waiters is a sequence of these events, and
+/// `PublishStateMachineTests` enumerates those sequences exhaustively. `State` is what a cut freezes (a
+/// ``Snapshot``; an `Int` in tests), `ID` an item id, `Waiter` a suspended caller of
+/// ``BasicDataSource/settled(through:)-(Version)``, `Preparer` a
+/// suspended caller of `BasicDataSource.prepare(_:)` waiting its turn.
 ///
 /// **Two-phase writes.** A prepared write reserves the source from ``reserve(_:)`` to
 /// ``released(_:committing:refreshing:)``, so the state the write was prepared against is the state it is
@@ -25,40 +26,97 @@
 /// never left uncut with no loop running.
 @usableFromInline
 struct PublishStateMachine<State, ID: Hashable, Waiter, Preparer> {
+  // Each part of the state is a phase or a value the others cannot contradict: the loop's phase says
+  // whether it runs and what it diffs, the turns say who holds the source and who waits for it (and
+  // that the source has ended), the unpublished edits say what a log-derived batch may use. What the
+  // types cannot say (the order of the version numbers, the waiters due) ``violations`` checks.
+
+  /// Where the publish loop stands.
+  @usableFromInline
+  enum Loop: Equatable, Sendable {
+    /// No loop runs: every version is cut.
+    case idle
+    /// The loop runs, between two cuts.
+    case running
+    /// The loop diffs the cut that ends at this version.
+    case diffing(through: Int)
+  }
+
+  /// Who holds the source between writers, first come first served.
+  @usableFromInline
+  enum Turns {
+    /// No prepared write holds it: direct mutations run at once.
+    case free
+    /// The write with `ticket` holds it; `waiting` preparers queue behind it, in the order they came.
+    case held(ticket: Int, waiting: ParkedWaiters<Void, Preparer>)
+    /// The source went away: waits return at once, and no one is granted it.
+    case ended
+  }
+
+  /// What the edits since ``published`` touched, for a batch derived from them.
+  @usableFromInline
+  enum Unpublished: Equatable {
+    /// Nothing is edited since the published state (the touched ids of a cut that published nothing
+    /// stay until a batch is published).
+    case nothing
+    /// Only these item ids were edited.
+    case touched(Set<ID>)
+    /// The sections were reshaped or replaced: a batch needs a full diff.
+    case reshaped
+
+    /// The ids a batch may be derived from; `nil` when it needs a full diff.
+    @inlinable var touching: Set<ID>? {
+      switch self {
+      case .nothing: []
+      case .touched(let ids): ids
+      case .reshaped: nil
+      }
+    }
+
+    /// Adds a cut's `touched` ids, `reshaped` or not.
+    /// - Complexity: O(1) when nothing was unpublished; otherwise O(*k*) for *k* ids, in place.
+    @inlinable
+    mutating func add(_ touched: Set<ID>, reshaped: Bool) {
+      if reshaped {
+        self = .reshaped
+        return
+      }
+      switch self {
+      case .nothing: if !touched.isEmpty { self = .touched(touched) }
+      case .touched(var ids):
+        self = .nothing  // the payload's only reference is `ids` now: the union is made in place
+        ids.formUnion(touched)
+        self = .touched(ids)
+      case .reshaped: break
+      }
+    }
+  }
+
   /// The newest version: every mutation that changes something adds one.
-  @usableFromInline var version = 0
+  @usableFromInline private(set) var version = 0
   /// Mutations up to this version have been diffed (and, unless they cancelled out, published).
-  @usableFromInline var cutVersion = 0
+  @usableFromInline private(set) var cutVersion = 0
   /// The `to` of the newest published batch.
-  @usableFromInline var batchOfferedVersion = 0
+  @usableFromInline private(set) var batchOfferedVersion = 0
   /// The state at ``batchOfferedVersion``: the next batch's `from`.
-  @usableFromInline var published: State
+  @usableFromInline private(set) var published: State
   /// The newest version a subscriber started at: when it is past ``offeredVersion``, a subscriber may
   /// hold a state that no batch has offered.
-  @usableFromInline var newestSubscribedVersion = 0
+  @usableFromInline private(set) var newestSubscribedVersion = 0
   /// The version subscribers were brought to after mutations that cancelled out.
-  @usableFromInline var cancelledOutVersion = 0
+  @usableFromInline private(set) var cancelledOutVersion = 0
   /// Items to refresh in the next batch although `==` did not change.
-  @usableFromInline var pendingRefresh = Set<ID>()
-  /// The item ids edited since ``published``, and whether the sections were reshaped or replaced meanwhile:
-  /// what a log-derived batch needs. The touched ids of a cut that published nothing stay here.
-  @usableFromInline var unpublishedTouched = Set<ID>()
-  @usableFromInline var unpublishedReshaped = false
-  /// Whether the publish loop runs.
-  @usableFromInline var isPublishing = false
-  /// The cut being diffed, if any: the loop is between ``cut(_:touched:reshaped:)`` and
-  /// ``diffed(_:isEmpty:)``.
-  @usableFromInline var diffing: Int?
+  @usableFromInline private(set) var pendingRefresh = Set<ID>()
+  /// What the edits since ``published`` touched.
+  @usableFromInline private(set) var unpublished = Unpublished.nothing
+  /// Where the publish loop stands.
+  @usableFromInline private(set) var loop = Loop.idle
   /// Callers of `settled(through:)`, until the version they wait for is cut.
-  @usableFromInline var settleWaiters = ParkedWaiters<Int, Waiter>()
-  /// The source went away: waits return at once.
-  @usableFromInline var isFinished = false
-  /// The ticket of the prepared write that holds the source, from its grant to its apply or abandon.
-  @usableFromInline var reservation: Int?
+  @usableFromInline private(set) var settleWaiters = ParkedWaiters<Int, Waiter>()
+  /// Who holds the source.
+  @usableFromInline private(set) var turns = Turns.free
   /// The newest ticket granted; tickets count up from 1.
-  @usableFromInline var lastTicket = 0
-  /// Preparers waiting for the reservation, in the order they came.
-  @usableFromInline var preparers = ParkedWaiters<Void, Preparer>()
+  @usableFromInline private(set) var lastTicket = 0
 
   /// A source whose version `version` (0 unless given) is `state`.
   @inlinable
@@ -74,6 +132,24 @@ struct PublishStateMachine<State, ID: Hashable, Waiter, Preparer> {
   /// The version a subscriber that has taken every batch offered so far is at.
   @inlinable var offeredVersion: Int { max(batchOfferedVersion, cancelledOutVersion) }
 
+  /// Whether the source went away.
+  @inlinable var isFinished: Bool {
+    if case .ended = turns { return true }
+    return false
+  }
+
+  /// The cut being diffed, if any.
+  @inlinable var diffing: Int? {
+    if case .diffing(let through) = loop { return through }
+    return nil
+  }
+
+  /// The ticket of the prepared write that holds the source.
+  @inlinable var reservation: Int? {
+    if case .held(let ticket, _) = turns { return ticket }
+    return nil
+  }
+
   // MARK: - Writers and subscribers
 
   /// A mutation made the next version, forcing `refreshing` to be refreshed in the next batch.
@@ -82,8 +158,8 @@ struct PublishStateMachine<State, ID: Hashable, Waiter, Preparer> {
   mutating func committed(refreshing: Set<ID> = []) -> (version: Int, startPublishing: Bool) {
     version += 1
     if !refreshing.isEmpty { pendingRefresh.formUnion(refreshing) }
-    if isPublishing { return (version, false) }
-    isPublishing = true
+    guard loop == .idle else { return (version, false) }
+    loop = .running
     return (version, true)
   }
 
@@ -119,9 +195,9 @@ struct PublishStateMachine<State, ID: Hashable, Waiter, Preparer> {
   /// - Precondition: The loop runs and is not diffing.
   @inlinable
   mutating func continuePublishing() -> Bool {
-    precondition(isPublishing && diffing == nil, "SimpleSource: publish loop out of step")
+    precondition(loop == .running, "SimpleSource: publish loop out of step")
     if cutVersion < version { return true }
-    isPublishing = false
+    loop = .idle
     return false
   }
 
@@ -129,19 +205,15 @@ struct PublishStateMachine<State, ID: Hashable, Waiter, Preparer> {
   /// - Precondition: ``continuePublishing()`` just returned `true`.
   @inlinable
   mutating func cut(_ state: State, touched: Set<ID>, reshaped: Bool) -> Cut {
-    precondition(isPublishing && diffing == nil && cutVersion < version, "SimpleSource: cut out of step")
-    if unpublishedTouched.isEmpty {
-      unpublishedTouched = touched  // the usual case: no rehash of thousands of ids on the actor
-    } else {
-      unpublishedTouched.formUnion(touched)
-    }
-    unpublishedReshaped = unpublishedReshaped || reshaped
+    precondition(loop == .running && cutVersion < version, "SimpleSource: cut out of step")
+    // Usually nothing is unpublished: the cut's ids are taken as they are, no rehash on the actor.
+    unpublished.add(touched, reshaped: reshaped)
     let refreshing = pendingRefresh
     pendingRefresh = []
-    diffing = version
+    loop = .diffing(through: version)
     return Cut(
       from: published, fromVersion: batchOfferedVersion, to: state, toVersion: version,
-      touching: unpublishedReshaped ? nil : unpublishedTouched, refreshing: refreshing)
+      touching: unpublished.touching, refreshing: refreshing)
   }
 
   /// What to do with a cut's diff.
@@ -160,20 +232,18 @@ struct PublishStateMachine<State, ID: Hashable, Waiter, Preparer> {
   /// - Returns: What to publish, and the waiters whose version is now cut, to resume.
   @inlinable
   mutating func diffed(_ cut: Cut, isEmpty: Bool) -> (publication: Publication, resume: [Waiter]) {
-    precondition(diffing == cut.toVersion, "SimpleSource: a diff for another cut")
-    diffing = nil
+    precondition(loop == .diffing(through: cut.toVersion), "SimpleSource: a diff for another cut")
+    loop = .running
     cutVersion = cut.toVersion
     let publication: Publication
     if !isEmpty {
       publication = .publish(from: batchOfferedVersion, to: cut.toVersion)
       batchOfferedVersion = cut.toVersion
       published = cut.to
-      unpublishedTouched = []
-      unpublishedReshaped = false
+      unpublished = .nothing
     } else if newestSubscribedVersion > offeredVersion {
       publication = .cancelledOut(
-        to: cut.toVersion, since: batchOfferedVersion, touched: unpublishedReshaped ? nil : unpublishedTouched
-      )
+        to: cut.toVersion, since: batchOfferedVersion, touched: unpublished.touching)
       cancelledOutVersion = cut.toVersion
     } else {
       publication = .nothing
@@ -201,8 +271,10 @@ struct PublishStateMachine<State, ID: Hashable, Waiter, Preparer> {
   /// - Returns: Every waiter and every waiting preparer, to resume (with nothing).
   @inlinable
   mutating func finish() -> (waiters: [Waiter], preparers: [Preparer]) {
-    isFinished = true
-    return (settleWaiters.take { _ in true }, preparers.take { _ in true })
+    var preparers: [Preparer] = []
+    if case .held(_, var waiting) = turns { preparers = waiting.take { _ in true } }
+    turns = .ended
+    return (settleWaiters.take { _ in true }, preparers)
   }
 
   // MARK: - Two-phase writes
@@ -224,22 +296,35 @@ struct PublishStateMachine<State, ID: Hashable, Waiter, Preparer> {
   /// A preparer asks for the source: it is granted at once when no prepared write holds it.
   @inlinable
   mutating func reserve(_ preparer: Preparer) -> Reservation {
-    if isFinished { return .ended }
-    if reservation == nil { return .granted(ticket: grant()) }
-    return .wait(id: preparers.park(preparer, until: ()))
+    switch turns {
+    case .ended: return .ended
+    case .free: return .granted(ticket: grant(queue: ParkedWaiters()))
+    case .held(let ticket, var waiting):
+      turns = .free  // the queue's only reference is `waiting` now: it is changed in place
+      let id = waiting.park(preparer, until: ())
+      turns = .held(ticket: ticket, waiting: waiting)
+      return .wait(id: id)
+    }
   }
 
+  /// Hands the source to a new ticket, with `queue` waiting behind it.
   @inlinable
-  mutating func grant() -> Int {
+  mutating func grant(queue: ParkedWaiters<Void, Preparer>) -> Int {
     lastTicket += 1
-    reservation = lastTicket
+    turns = .held(ticket: lastTicket, waiting: queue)
     return lastTicket
   }
 
   /// The task of preparer `id` was cancelled while it waited.
   /// - Returns: The preparer, to resume with nothing, unless it was granted already.
   @inlinable
-  mutating func cancelReserve(_ id: Int) -> Preparer? { preparers.cancel(id) }
+  mutating func cancelReserve(_ id: Int) -> Preparer? {
+    guard case .held(let ticket, var waiting) = turns else { return nil }
+    turns = .free
+    let preparer = waiting.cancel(id)
+    turns = .held(ticket: ticket, waiting: waiting)
+    return preparer
+  }
 
   /// What releasing a reservation does.
   @usableFromInline
@@ -258,15 +343,17 @@ struct PublishStateMachine<State, ID: Hashable, Waiter, Preparer> {
   /// A ticket that no longer holds the source (abandoned already) releases nothing.
   /// - Precondition: A write that commits holds the source.
   mutating func released(_ ticket: Int, committing: Bool, refreshing: Set<ID> = []) -> Release {
-    guard reservation == ticket else {
+    guard case .held(ticket, var waiting) = turns else {
       precondition(!committing, "SimpleSource: a prepared write was applied without holding the source")
       return Release(version: version, startPublishing: false, next: nil)
     }
+    turns = .free
     var started = (version: version, startPublishing: false)
     if committing { started = committed(refreshing: refreshing) }
-    reservation = nil
     var next: (Preparer, Int)?
-    if let preparer = preparers.takeFirst() { next = (preparer, grant()) }
+    if let preparer = waiting.takeFirst() {
+      next = (preparer, grant(queue: waiting))
+    }
     return Release(version: started.version, startPublishing: started.startPublishing, next: next)
   }
 
@@ -284,21 +371,16 @@ struct PublishStateMachine<State, ID: Hashable, Waiter, Preparer> {
       found.append("cancelled out to \(cancelledOutVersion) past cut \(cutVersion)")
     }
     if newestSubscribedVersion > version { found.append("a subscriber past the newest version") }
-    if !isPublishing && cutVersion != version { found.append("versions left uncut with no loop running") }
+    if loop == .idle && cutVersion != version { found.append("versions left uncut with no loop running") }
     if let diffing, !(cutVersion < diffing && diffing <= version) {
       found.append("diffing \(diffing) out of range")
     }
-    if diffing != nil && !isPublishing { found.append("diffing with no loop") }
     if settleWaiters.conditions.contains(where: { $0 <= cutVersion }) {
       found.append("a due waiter still parked")
     }
     if isFinished && !settleWaiters.isEmpty { found.append("waiters parked after the end") }
-    if reservation == nil && !preparers.isEmpty { found.append("preparers wait for a free source") }
-    if isFinished && !preparers.isEmpty { found.append("preparers parked after the end") }
     if let reservation, reservation != lastTicket { found.append("the source held by an old ticket") }
-    if diffing == nil && batchOfferedVersion == cutVersion
-      && (unpublishedReshaped || !unpublishedTouched.isEmpty)
-    {
+    if diffing == nil && batchOfferedVersion == cutVersion && unpublished != .nothing {
       found.append("edits remembered with nothing unpublished")
     }
     return found
@@ -309,4 +391,8 @@ struct PublishStateMachine<State, ID: Hashable, Waiter, Preparer> {
 extension PublishStateMachine: Sendable
 where State: Sendable, ID: Sendable, Waiter: Sendable, Preparer: Sendable {}
 extension PublishStateMachine.Cut: Sendable
+where State: Sendable, ID: Sendable, Waiter: Sendable, Preparer: Sendable {}
+extension PublishStateMachine.Unpublished: Sendable
+where State: Sendable, ID: Sendable, Waiter: Sendable, Preparer: Sendable {}
+extension PublishStateMachine.Turns: Sendable
 where State: Sendable, ID: Sendable, Waiter: Sendable, Preparer: Sendable {}
