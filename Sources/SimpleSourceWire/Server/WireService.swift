@@ -33,7 +33,8 @@ public struct NoScope: Hashable, Sendable {
 ///   enters is an insert. A rule such as "the members of a channel" belongs to `sections`: the channel's
 ///   messages then need no copy of it.
 /// - **Shared work.** Sessions with the same (query, parameters, scope) share one ``ProjectedDataSource``
-///   of the source and one encoded message per batch: an edit costs each distinct view O(*k* log *n*) and
+///   of the source and one encoded message per batch (the views of a subscribe of several views, format 3,
+///   are shared per (query, parameters, scope) too: each batch is projected once per distinct view): an edit costs each distinct view O(*k* log *n*) and
 ///   each further client a copy of bytes, or with a ``WireSink`` one call of its sink from the view's
 ///   publisher (no task woken per client). A reset is encoded once per (view, version, format) too. The last session to leave a view keeps it idle for resumes; the `keepingIdleViews` most recently
 ///   used idle views are kept, and older ones are dropped.
@@ -106,6 +107,9 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   var views: SharedViews<ViewKey, SharedView>
   /// The number of the last view made.
   var viewsMade = 0
+  /// The views of subscribes of several views (format 3), projected once per (query, scope) for the
+  /// sessions that use them, and the idle ones kept.
+  var viewSteps: SharedViews<ViewKey, SharedViewSteps<Section>>
 
   /// Serves `source` to clients whose scope restricts the rows they see.
   /// - Parameters:
@@ -181,6 +185,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     self.rows = rows
     self.sections = sections
     views = SharedViews(idleLimit: keepingIdleViews)
+    viewSteps = SharedViews(idleLimit: keepingIdleViews)
   }
 
   /// A session for one connection of a client whose scope is `scope`; see ``WireSession``.
@@ -208,6 +213,12 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   package var liveViewCount: Int { views.live.count }
   /// The number of views kept idle for resumes.
   package var idleViewCount: Int { views.idle.count }
+  /// The views of subscribes of several views that sessions use now, and how many states and steps they
+  /// made in all (tests read it: sessions in step share them).
+  package var liveViewSteps: (views: Int, projected: Int) {
+    let shared = viewSteps.live.values.map(\.entry.view)
+    return (shared.count, shared.reduce(0) { $0 + $1.projected.withLock { $0 } })
+  }
 
   // MARK: - Views
 
@@ -242,11 +253,19 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     let source: ProjectedDataSource<Section>
   }
 
-  /// A subscribe's feed, the view it uses (if any), and where its encodings are shared.
+  /// A session's use of a view of a subscribe of several views, given back with ``release(_:)-([StepsLease])``.
+  struct StepsLease: Sendable {
+    let key: ViewKey
+    let number: Int
+  }
+
+  /// A subscribe's feed, the views it uses (if any), and where its encodings are shared.
   struct Opened: Sendable {
     let feed: WireFeed<Section>
     let lease: Lease?
     let encodings: SharedEncodings
+    /// The views of a subscribe of several views, projected from `feed`.
+    var stepsLeases: [StepsLease] = []
   }
 
   /// The feed for a client's subscribe, and the view it uses, if any.
@@ -412,6 +431,51 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   func release(_ lease: Lease) {
     // Evicted views are dropped here: their projections stop following the source.
     _ = views.release(lease.key, number: lease.number)
+  }
+
+  /// The shared projections of the views of one subscribe of several views (format 3) by a session of
+  /// `scope`, by the client's names for them: the view of each (query, parameters, scope) is shared by
+  /// every session that asks for it. Give them back with ``release(_:)-([StepsLease])``.
+  /// - Throws: ``WireError``: `unknownQuery` or `invalidParameters` for a view, naming it; nothing is
+  ///   acquired then.
+  /// - Complexity: O(*v*) for *v* views, besides their queries' parameter checks.
+  func viewSteps(for requested: [String: WireQueryRequest?], scope: Scope) throws(WireError) -> (
+    views: [String: SharedViewSteps<Section>], leases: [StepsLease]
+  ) {
+    var projections: [String: (ViewKey, Projection<Section>)] = [:]
+    for (name, query) in requested {
+      guard let query else {
+        projections[name] = (ViewKey(query: nil, scope: scope), .all)
+        continue
+      }
+      guard let declared = queries[query.name] else {
+        throw WireError(.unknownQuery, "view \(name): no query is named \(query.name)")
+      }
+      projections[name] = (
+        ViewKey(query: query, scope: scope), try declared.projection(for: query, scope: scope)
+      )
+    }
+    var views: [String: SharedViewSteps<Section>] = [:]
+    var leases: [StepsLease] = []
+    for (name, (key, projection)) in projections {
+      let entry: SharedViews<ViewKey, SharedViewSteps<Section>>.Entry
+      if let shared = viewSteps.acquire(key) {
+        entry = shared
+      } else {
+        viewsMade += 1
+        entry = .init(view: SharedViewSteps(projection), number: viewsMade)
+        viewSteps.add(key, entry)
+      }
+      views[name] = entry.view
+      leases.append(StepsLease(key: key, number: entry.number))
+    }
+    return (views, leases)
+  }
+
+  /// A session stops using the views of a subscribe of several views.
+  /// - Complexity: O(*v* × idle views kept) for *v* views.
+  func release(_ leases: [StepsLease]) {
+    for lease in leases { _ = viewSteps.release(lease.key, number: lease.number) }
   }
 }
 

@@ -10,9 +10,12 @@ extension WireSession {
   /// declared query with its parameters, or the whole scope (`nil`), under the client's name for it.
   ///
   /// The session follows its scope's state (the whole source, or the scope's shared view) with one
-  /// subscription and keeps every view's projection itself, so that one batch of that state becomes the
-  /// batches of every view for the same versions, sent in one ``WireMessage/viewBatches(from:to:batches:)``
-  /// message; views that did not change are left out, and a batch that changes no view sends nothing. It
+  /// subscription and keeps every view's state, so that one batch of that state becomes the batches of
+  /// every view for the same versions, sent in one ``WireMessage/viewBatches(from:to:batches:)`` message;
+  /// views that did not change are left out, and a batch that changes no view sends nothing. The views'
+  /// projections are shared: every session of the scope that asks for the same query and parameters takes
+  /// its states from one ``SharedViewSteps``, so a batch is projected once per distinct view, not once per
+  /// session, and sessions in step hold the same states rather than copies. It
   /// starts with ``WireMessage/views(stream:version:snapshots:)``, or with
   /// ``WireMessage/resumed(stream:version:)`` when the client holds the views at a version of the scope's
   /// stream that is still retained (`stream`, `from`): the views' projections then start from the first
@@ -20,8 +23,9 @@ extension WireSession {
   /// - Throws: ``WireError``: `invalidParameters` for no views, `limitReached` for more than the service's
   ///   ``WireLimits/viewsPerSubscribe`` or a scope with as many subscriptions as it allows; a query's
   ///   `unknownQuery` or `invalidParameters`.
-  /// - Complexity: O(*v* *n*) predicate calls to start *v* views; O(*v* *k* log *n*) per batch of *k*
-  ///   changes (the views are the session's own, not shared with other sessions).
+  /// - Complexity: O(*v* *n*) predicate calls to start *v* views at a version no session of the scope
+  ///   started them at, O(*v*) otherwise; per batch of *k* changes, O(*v* *k* log *n*) for the first session
+  ///   that receives it and O(*v*) for every other (a session that lagged projects its own catch-up).
   func subscribeViews(_ requested: [String: WireQueryRequest?], stream: String?, from: Int?)
     async throws(WireError)
   {
@@ -32,24 +36,21 @@ extension WireSession {
       throw WireError(.limitReached, "a subscribe names at most \(limit) views, not \(requested.count)")
     }
     let scope = scope
-    var projections: [String: Projection<Section>] = [:]
-    for (name, query) in requested {
-      guard let query else {
-        projections[name] = .all
-        continue
-      }
-      guard let declared = service.queries[query.name] else {
-        throw WireError(.unknownQuery, "view \(name): no query is named \(query.name)")
-      }
-      projections[name] = try declared.projection(for: query, scope: scope)
+    let (views, leases) = try await service.viewSteps(for: requested, scope: scope)
+    var opened: WireService<Section, Scope>.Opened
+    do throws(WireError) {
+      opened = try await service.open(
+        stream: stream, from: from, query: nil, scope: scope, pacing: pacing, session: number)
+    } catch {
+      await service.release(leases)
+      throw error
     }
-    let opened = try await service.open(
-      stream: stream, from: from, query: nil, scope: scope, pacing: pacing, session: number)
+    opened.stepsLeases = leases
     let send = send
     await install(opened, scope: scope) {
       (request, viewsRequest) = (nil, requested)
-    } sending: { [projections] feed, started, control in
-      await ViewsSender(send: send, started: started, control: control, projections: projections).run(feed)
+    } sending: { feed, started, control in
+      await ViewsSender(send: send, started: started, control: control, views: views).run(feed)
     }
   }
 }
@@ -62,8 +63,8 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   /// Reaches the subscription's version once the views' states are sent.
   let started: HeldVersion
   let control: SendingControl<Section>
-  let projections: [String: Projection<Section>]
-  let steps = ProjectionSteps<Section>()
+  /// The views' shared projections, by the client's names for them.
+  let views: [String: SharedViewSteps<Section>]
   let coder = WireCoder(formatVersion: WireMessage<Section>.viewsFormat)
 
   /// Sends the views' states (or that they are resumed), then their batches. A view whose query throws
@@ -77,7 +78,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
       var sent: Int
       switch feed.start {
       case .reset(let stream, let version, let snapshot):
-        guard let made = try await project(snapshot) else { return }
+        guard let made = try await project(snapshot, at: version) else { return }
         states = made
         let snapshots = states.mapValues(\.published)
         try await send(
@@ -95,12 +96,12 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
       for await batch in subscription.batches {
         if states.isEmpty {
           // Resumed: the client holds the views at this batch's start, the state they project from.
-          guard let made = try await project(batch.changeset.source) else { return }
+          guard let made = try await project(batch.changeset.source, at: batch.from) else { return }
           states = made
         }
         var batches: [String: WireBatch<Section>] = [:]
         for (name, state) in states {
-          guard let (next, change) = try? steps.apply(state, batch.changeset, true) else {
+          guard let view = views[name], let (next, change) = view.apply(batch, to: state) else {
             return try await failed(name)
           }
           states[name] = next
@@ -120,10 +121,12 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   }
 
   /// Every view's projection of `state`; `nil` once a view failed (the client was told).
-  private func project(_ state: Snapshot<Section>) async throws -> [String: ProjectionState<Section>]? {
+  private func project(_ state: Snapshot<Section>, at version: Int) async throws
+    -> [String: ProjectionState<Section>]?
+  {
     var states: [String: ProjectionState<Section>] = [:]
-    for (name, projection) in projections {
-      guard let projected = try? steps.make(state, projection) else {
+    for (name, view) in views {
+      guard let projected = view.start(state, at: version) else {
         try await failed(name)
         return nil
       }

@@ -13,9 +13,9 @@ public import SimpleSourceCore
 ///   number the client wrote;
 /// - a second `subscribe` replaces the first: the first's last message is sent before the second's reset
 ///   or resume;
-/// - a `subscribeViews` (format 3) replaces it with several views, each projected by the session from
-///   one subscription to the scope's state, whose batches of one version are sent in one message (see
-///   ``RemoteViews``);
+/// - a `subscribeViews` (format 3) replaces it with several views, projected from one subscription to the
+///   scope's state (each view once for every session of the scope that asks for it), whose batches of one
+///   version are sent in one message (see ``RemoteViews``);
 /// - an `edit` (format 2) is made by the service's ``WireWriter``, and answered `confirmed` after every batch
 ///   of its version that the subscription carries (so the client holds the edit when the answer arrives),
 ///   or `refused` (after the subscription's first message); the session reads the client's next message
@@ -58,7 +58,8 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   var current:
     (
       feed: WireFeed<Section>, sending: Task<Void, Never>, control: SendingControl<Section>,
-      lease: WireService<Section, Scope>.Lease?, started: HeldVersion
+      lease: WireService<Section, Scope>.Lease?, stepsLeases: [WireService<Section, Scope>.StepsLease],
+      started: HeldVersion
     )?
   /// The last subscribe, replayed when the scope changes.
   var request: (stream: String?, from: Int?, query: WireQueryRequest?)?
@@ -247,6 +248,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     if isClosed {
       opened.feed.cancel()
       if let lease = opened.lease { await service.release(lease) }
+      await service.release(opened.stepsLeases)
       return
     }
     record()
@@ -256,7 +258,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     let control = SendingControl<Section>()
     let feed = opened.feed
     let task = Task { await sending(feed, started, control) }
-    current = (feed, task, control, opened.lease, started)
+    current = (feed, task, control, opened.lease, opened.stepsLeases, started)
   }
 
   /// Returns once every batch of the writes to the service's source made before the call has been sent
@@ -306,12 +308,13 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
 
   /// Stops the subscription being sent, waits until its last message is sent, and releases its view.
   func stop() async {
-    guard let (_, sending, control, lease, _) = current else { return }
+    guard let (_, sending, control, lease, stepsLeases, _) = current else { return }
     current = nil
     subscribedScope = nil
     control.stop()
     await sending.value
     if let lease { await service.release(lease) }
+    if !stepsLeases.isEmpty { await service.release(stepsLeases) }
   }
 
   func reply(_ error: WireError) async {

@@ -18,6 +18,17 @@ struct RemoteViewsTests {
     "all": nil,
   ]
 
+  /// A service whose scope 0 sees items of even version and scope 1 those of odd version, and two views
+  /// (the a's, and the whole scope).
+  static func byParity(_ source: BasicDataSource<TestSection>) -> (
+    WireService<TestSection, Int>, [String: WireQueryRequest?]
+  ) {
+    let service = WireService<TestSection, Int>(
+      source: source, stream: "s", queries: WireServiceTests.queries
+    ) { scope in { $0.version % 2 == scope } }
+    return (service, ["as": WireQueryRequest("prefix", ["prefix": .string("a")]), "all": nil])
+  }
+
   /// A session whose every message is applied to `client`, in order, recording each message's type and
   /// the client's views and version after it.
   final class Wiring: Sendable {
@@ -180,13 +191,7 @@ struct RemoteViewsTests {
   )
   func scoped() async throws {
     let source = try BasicDataSource(sections: layout("A: a0 a1' b0 b1'"))
-    // Scope 0 sees items of even version, scope 1 those of odd version.
-    let service = WireService<TestSection, Int>(
-      source: source, stream: "s", queries: WireServiceTests.queries
-    ) { scope in { $0.version % 2 == scope } }
-    let views: [String: WireQueryRequest?] = [
-      "as": WireQueryRequest("prefix", ["prefix": .string("a")]), "all": nil,
-    ]
+    let (service, views) = Self.byParity(source)
     let client = RemoteViews<TestSection>(views: views)
     let types = Locked<[String]>([])
     let session = service.session(scope: 0) { data in

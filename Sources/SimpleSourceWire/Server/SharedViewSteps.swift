@@ -1,0 +1,61 @@
+// One view of a subscribe of several views (a query in one scope), projected once for every session of
+// that scope that asks for it.
+
+import SimpleSourceCore
+
+/// The projection of one view of format 3 (a declared query with its parameters, or the whole scope, in
+/// one scope), shared by every session of that scope that subscribes it.
+///
+/// Each session keeps its views' states, but takes them from here: the state at the version it starts
+/// from is made once per version (the newest is kept), and a batch of the scope's state is projected once
+/// per batch (the result is stored on the batch, which every session in step with the scope receives as
+/// the same value). Sessions in step therefore hold the same states, not copies, and an edit costs each
+/// distinct view one projection step, not each session. A session that lagged receives a batch of its own
+/// (what it missed, composed) and projects that one itself.
+///
+/// The states are equal whichever session made them: a view's state at a version of its scope's stream is
+/// the projection of the scope's state at that version.
+final class SharedViewSteps<Section: SectionType>: Sendable {
+  /// A step stored on a batch. It holds its maker, so that no other object takes the maker's identity (the
+  /// batch's key) while the batch lives.
+  private struct Step: Sendable {
+    let maker: SharedViewSteps
+    let result: (state: ProjectionState<Section>, change: Changeset<Section>?)?
+  }
+
+  let projection: Projection<Section>
+  private let steps = ProjectionSteps<Section>()
+  /// The newest state made to start from, and its version of the scope's stream.
+  private let newestStart = Locked<(version: Int, state: ProjectionState<Section>)?>(nil)
+  /// How many states and steps were made here (not taken from another session): tests read it.
+  package let projected = Locked(0)
+
+  init(_ projection: Projection<Section>) {
+    self.projection = projection
+  }
+
+  /// The view's state at `version` of the scope's stream, whose state is `scope`; `nil` when the
+  /// projection throws.
+  /// - Complexity: O(1) when a session started at `version` already; O(*n*) predicate calls otherwise.
+  func start(_ scope: Snapshot<Section>, at version: Int) -> ProjectionState<Section>? {
+    if let newest = newestStart.withLock({ $0 }), newest.version == version { return newest.state }
+    guard let state = try? steps.make(scope, projection) else { return nil }
+    projected.withLock { $0 += 1 }
+    newestStart.withLock { newest in
+      if newest.map({ $0.version < version }) ?? true { newest = (version, state) }
+    }
+    return state
+  }
+
+  /// The view's state after `batch` of the scope's state, applied to `state` (the view at `batch.from`),
+  /// and the change of what the view shows (`nil` or empty: none); `nil` when the projection throws.
+  /// - Complexity: O(1) when another session took this batch; O(*k* log *n*) for *k* changes otherwise.
+  func apply(_ batch: UpdateBatch<Section>, to state: ProjectionState<Section>)
+    -> (state: ProjectionState<Section>, change: Changeset<Section>?)?
+  {
+    batch.shared(ObjectIdentifier(self)) {
+      projected.withLock { $0 += 1 }
+      return Step(maker: self, result: try? steps.apply(state, batch.changeset, true))
+    }.result
+  }
+}
