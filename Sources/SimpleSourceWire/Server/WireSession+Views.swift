@@ -73,6 +73,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     defer { started.finish() }
     let subscription = feed.subscription
     guard control.hold(subscription) else { return }
+    let key = ViewsOfBatch<Section>.Key(views)
     do {
       var states: [String: ProjectionState<Section>] = [:]
       var sent: Int
@@ -99,19 +100,23 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
           guard let made = try await project(batch.changeset.source, at: batch.from) else { return }
           states = made
         }
-        var batches: [String: WireBatch<Section>] = [:]
-        for (name, state) in states {
-          guard let view = views[name], let (next, change) = view.apply(batch, to: state) else {
-            return try await failed(name)
-          }
-          states[name] = next
-          if let change, !change.isEmpty {
-            batches[name] = WireBatch(from: sent, to: batch.to, stages: change.stages.map(WireStage.init))
-          }
+        // Projected and encoded once per batch for every session that holds the same views.
+        let shared = batch.shared(ObjectIdentifier(ViewsOfBatch<Section>.self)) { ViewsOfBatch<Section>() }
+        let step = shared.step(views, key: key, from: states, batch)
+        guard case .stepped(let next, let changes) = step.outcome else {
+          if case .failed(let name) = step.outcome { try await failed(name) }
+          return
         }
-        guard !batches.isEmpty else { continue }
+        states = next
+        guard !changes.isEmpty else { continue }
+        let (from, coder) = (sent, coder)
         try await send(
-          coder.encode(WireMessage<Section>.viewBatches(from: sent, to: batch.to, batches: batches)))
+          step.message(from: from) {
+            let batches = changes.mapValues { change in
+              WireBatch(from: from, to: batch.to, stages: change.stages.map(WireStage.init))
+            }
+            return coder.encode(WireMessage<Section>.viewBatches(from: from, to: batch.to, batches: batches))
+          })
         sent = batch.to
       }
     } catch {
@@ -140,5 +145,83 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     control.stop()
     let error = WireError(.queryFailed, "the view \(name) could not be evaluated")
     try await send(coder.encode(WireMessage<Section>.error(error)))
+  }
+}
+
+/// What one batch of a scope's state becomes for the sessions that follow it with the same views (the same
+/// shared projections under the same names): the views' next states and changes, made once, and each
+/// `viewBatches` message, encoded once per version it starts from. Kept on the batch
+/// (``UpdateBatch/shared(_:_:)``), so it lives as long as the batch does.
+final class ViewsOfBatch<Section: SectionType>: Sendable {
+  /// A session's views, by name and identity.
+  struct Key: Hashable {
+    let views: [String: ObjectIdentifier]
+
+    init(_ views: [String: SharedViewSteps<Section>]) {
+      self.views = views.mapValues { ObjectIdentifier($0) }
+    }
+  }
+
+  /// What the views became.
+  enum Outcome: Sendable {
+    /// Every view's state after the batch, and the changes of those it changed.
+    case stepped([String: ProjectionState<Section>], [String: Changeset<Section>])
+    /// The view of this name could not be evaluated.
+    case failed(String)
+  }
+
+  /// The batch stepped for one set of views, and its messages.
+  final class Step: Sendable {
+    /// Held, so that no other view takes their identities (the key) while the batch lives.
+    let views: [String: SharedViewSteps<Section>]
+    let outcome: Outcome
+    private let messages = Locked<[Int: Data]>([:])
+
+    init(views: [String: SharedViewSteps<Section>], outcome: Outcome) {
+      self.views = views
+      self.outcome = outcome
+    }
+
+    /// The message from version `from`: made by `make` the first time, then shared. Two sessions racing
+    /// may both make it; the first stored is sent by both.
+    /// - Complexity: O(1) besides `make` the first time.
+    func message(from: Int, make: () -> Data) -> Data {
+      if let bytes = messages.withLock({ $0[from] }) { return bytes }
+      let bytes = make()
+      return messages.withLock { messages in
+        if let stored = messages[from] { return stored }
+        messages[from] = bytes
+        return bytes
+      }
+    }
+  }
+
+  private let steps = Locked<[Key: Step]>([:])
+
+  /// The batch stepped for `views` (`key`), from `states` (the views at the batch's start): made by the
+  /// first session that asks, from each view's shared step (``SharedViewSteps/apply(_:to:)``).
+  /// - Complexity: O(*v*) for *v* views when another session asked; otherwise as *v* shared steps.
+  func step(
+    _ views: [String: SharedViewSteps<Section>], key: Key, from states: [String: ProjectionState<Section>],
+    _ batch: UpdateBatch<Section>
+  ) -> Step {
+    if let step = steps.withLock({ $0[key] }) { return step }
+    var next = states
+    var changes: [String: Changeset<Section>] = [:]
+    var outcome: Outcome?
+    for (name, state) in states {
+      guard let view = views[name], let (stepped, change) = view.apply(batch, to: state) else {
+        outcome = .failed(name)
+        break
+      }
+      next[name] = stepped
+      if let change, !change.isEmpty { changes[name] = change }
+    }
+    let step = Step(views: views, outcome: outcome ?? .stepped(next, changes))
+    return steps.withLock { steps in
+      if let stored = steps[key] { return stored }
+      steps[key] = step
+      return step
+    }
   }
 }

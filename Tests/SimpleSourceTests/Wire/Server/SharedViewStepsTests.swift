@@ -78,4 +78,27 @@ struct SharedViewStepsTests {
     #expect(await service.liveViewSteps.views == 2 * views.count, "one view per query and scope")
     for (_, _, session) in clients { await session.close() }
   }
+
+  @Test("sessions of one scope that send the same views from the same version send one encoding of it")
+  func oneEncodingPerMessage() async throws {
+    let source = try BasicDataSource(sections: layout("A: a0 b0"))
+    let service = WireService(source: source, stream: "s", queries: WireServiceTests.queries)
+    let views = RemoteViewsTests.views
+    let sent = Locked<[[Data]]>([[], []])
+    var sessions: [WireSession<TestSection, NoScope>] = []
+    for index in 0..<2 {
+      let session = service.session { data in sent.withLock { $0[index].append(data) } }
+      await session.receive(bytes(.subscribeViews(views), format: 3))
+      sessions.append(session)
+    }
+    try await source.appendItems([TestItem("a1")], toSection: "A")
+    for session in sessions { await session.settled() }
+    let (first, second) = sent.withLock { ($0[0].last!, $0[1].last!) }
+    #expect(String(decoding: first, as: UTF8.self).contains("viewBatches"))
+    #expect(first == second)
+    // The same bytes, not a copy: encoded once.
+    let addresses = [first, second].map { $0.withUnsafeBytes { Int(bitPattern: $0.baseAddress) } }
+    #expect(addresses[0] == addresses[1], "one encoding shared by both sessions")
+    for session in sessions { await session.close() }
+  }
 }
