@@ -22,6 +22,8 @@
 # kernel's ephemeral ports, 32768-60999, which a client's connection may hold when PostgreSQL starts).
 # The instances are .build/debug/live-board unless $LIVE_BOARD names another binary; `start` builds it.
 # $INSTANCE_CPUS and $PG_CPUS, when set, pin the instances and PostgreSQL to those CPUs (taskset -c).
+# $SOCKETS_PER_ADDRESS (64) bounds the WebSockets one client address holds through nginx (limit_conn; past it
+# the upgrade is answered 429); 0: no limit. The instances see only nginx's address, so they limit nothing.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 dir=${CLUSTER_DIR:-/tmp/live-board-cluster}
@@ -29,6 +31,7 @@ web=${WEB_PORT:-8090}
 base=${INSTANCE_PORT:-8090}
 pgport=${PG_PORT:-25432}
 checkpoint=${CHECKPOINT_INTERVAL:-500}
+sockets_per_address=${SOCKETS_PER_ADDRESS:-64}
 binary=${LIVE_BOARD:-$here/.build/debug/live-board}
 pgbin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
 
@@ -85,7 +88,7 @@ instance_start() {
   (
     close_inherited
     exec "${instance_pin[@]}" "$binary" --port $((base + n)) --postgres "127.0.0.1:$pgport/board" --checkpoint "$checkpoint" \
-      </dev/null >>"$dir/instance$n.log" 2>&1
+      --sockets-per-address 0 </dev/null >>"$dir/instance$n.log" 2>&1
   ) &
   echo $! >"$dir/instance$n.pid"
   for _ in $(seq 1 300); do
@@ -125,6 +128,8 @@ http {
     server 127.0.0.1:$((base + 3)) max_fails=1 fail_timeout=3s;
   }
   map \$http_upgrade \$connection_upgrade { default upgrade; '' close; }
+  limit_conn_zone \$binary_remote_addr zone=per_address:10m;
+  limit_conn_status 429;
   server {
     listen 127.0.0.1:$web;
     # Every request is answered within 8 s when an instance hangs: reads then go to another instance,
@@ -140,6 +145,7 @@ http {
       proxy_set_header Connection \$connection_upgrade;
       proxy_read_timeout 1h;
       proxy_next_upstream error timeout http_502 http_503;
+      $([ "$sockets_per_address" -gt 0 ] && echo "limit_conn per_address $sockets_per_address;")
     }
     # A write is never sent again to another instance: the first may have made it (a DELETE resent after
     # its instance died would be answered 404 for the client's own delete).

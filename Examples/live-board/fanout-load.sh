@@ -24,6 +24,8 @@ cc -O2 -Wall -o .build/fanout-client fanout/fanout-client.c
 cc -O2 -Wall -o .build/write-floor fanout/write-floor.c
 export CLUSTER_DIR=${CLUSTER_DIR:-$(mktemp -d /tmp/live-board-fanout.XXXXXX)}
 export LIVE_BOARD="$here/.build/release/live-board" INSTANCE_CPUS=0 PG_CPUS=1
+# Every client comes from 127.0.0.1: no limit per address.
+export SOCKETS_PER_ADDRESS=0
 trap 'bash "$here/cluster.sh" stop' EXIT
 bash cluster.sh start >&2
 taskset -c 1 python3 fanout/fanout_load.py --client .build/fanout-client --floor .build/write-floor \

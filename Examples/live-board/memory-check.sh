@@ -19,7 +19,8 @@ swift build -c "$configuration" --product live-board
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 pin_server=() pin_client=()
 if command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ]; then pin_server=(taskset -c 0) pin_client=(taskset -c 1); fi
-exec 3< <(exec "${pin_server[@]}" ".build/$configuration/live-board" --port "$port" --memory 2>&1)
+exec 3< <(exec "${pin_server[@]}" ".build/$configuration/live-board" --port "$port" --memory \
+  --sockets-per-address 0 2>&1)
 server=$!
 trap 'kill $server 2>/dev/null || true' EXIT
 read -r listening <&3

@@ -4,6 +4,7 @@ import Foundation
 import Hummingbird
 import HummingbirdWebSocket
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOWebSocket
 import SimpleSource
@@ -132,6 +133,8 @@ public func makeApplication(
     // Guests share one scope (nil): the board does not limit subscriptions per scope.
     limits: WireLimits(subscriptionsPerScope: .max), edits: boardWriter(board)
   ) { (user: String?) in { card in card.isVisible(to: user) } }
+  let sockets = NIOLockedValueBox(AddressCounts())
+  let userSockets = NIOLockedValueBox(AddressCounts())
   router.ws("/live") { request, _ in
     do {
       _ = try user(of: request)
@@ -139,8 +142,30 @@ public func makeApplication(
     } catch {
       return .dontUpgrade
     }
-  } onUpgrade: { inbound, _, context in
+  } onUpgrade: { inbound, outbound, context in
+    // One address holds at most `limits.webSocketsPerAddress` WebSockets, one user at most
+    // `limits.webSocketsPerUser`: past either, the new one is closed with a reason, and the others go on.
+    let address = context.requestContext.channel.remoteAddress?.ipAddress ?? "unknown"
     let user = try? user(of: context.request)
+    guard sockets.withLockedValue({ $0.enter(address, limit: limits.webSocketsPerAddress) }) else {
+      try await outbound.close(
+        .policyViolation,
+        reason:
+          "tooManyConnections: this address holds \(limits.webSocketsPerAddress) WebSockets, the most allowed"
+      )
+      return
+    }
+    defer { sockets.withLockedValue { $0.leave(address) } }
+    if let user {
+      guard userSockets.withLockedValue({ $0.enter(user, limit: limits.webSocketsPerUser) }) else {
+        try await outbound.close(
+          .policyViolation,
+          reason:
+            "tooManyConnections: this user holds \(limits.webSocketsPerUser) WebSockets, the most allowed")
+        return
+      }
+    }
+    defer { if let user { userSockets.withLockedValue { $0.leave(user) } } }
     // Messages are written as pre-framed text frames below the WebSocket encoder: a batch is framed once
     // for every client of its view (the sink), a client's own messages (its reset, answers, catching up
     // after its connection was full) are framed for it and awaited (send).

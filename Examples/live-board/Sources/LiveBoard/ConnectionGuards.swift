@@ -20,9 +20,41 @@ public struct ConnectionLimits: Sendable {
   public var idle = Duration.seconds(30)
   /// The largest request head (request line and headers), in bytes.
   public var headBytes = 16 * 1024
+  /// The most WebSockets one client address may hold open at once: past it, a new one is closed as soon
+  /// as it opens, with 1008 (policy violation) and a reason naming the limit, and the others go on.
+  /// `Int.max`: no limit (behind a proxy, every client has the proxy's address: limit there instead).
+  public var webSocketsPerAddress = 64
+  /// The most WebSockets one user (`?user=`) may hold open at once, from any addresses: past it, a new one
+  /// is closed as soon as it opens, with 1008 and a reason naming the limit. Guests share one view of the
+  /// board and are held to the limit per address instead. `Int.max`: no limit.
+  public var webSocketsPerUser = 16
 
-  /// The defaults: 10 s, 10 s, 30 s and 16 KiB.
+  /// The defaults: 10 s, 10 s, 30 s, 16 KiB, 64 WebSockets per address and 16 per user.
   public init() {}
+}
+
+/// The open WebSockets of each client address (or each user), held to a limit such as
+/// ``ConnectionLimits/webSocketsPerAddress``.
+struct AddressCounts {
+  /// How many WebSockets each address holds open; an address with none is absent.
+  private(set) var open: [String: Int] = [:]
+
+  /// Counts one more WebSocket of `address`, unless it holds `limit` already; returns whether it counted.
+  /// - Complexity: O(1) expected.
+  mutating func enter(_ address: String, limit: Int) -> Bool {
+    let count = open[address, default: 0]
+    guard count < limit else { return false }
+    open[address] = count + 1
+    return true
+  }
+
+  /// One WebSocket of `address` closed.
+  /// - Precondition: it was counted by ``enter(_:limit:)``.
+  /// - Complexity: O(1) expected.
+  mutating func leave(_ address: String) {
+    guard let count = open[address] else { preconditionFailure("live-board: a socket left uncounted") }
+    open[address] = count > 1 ? count - 1 : nil
+  }
 }
 
 /// Sits after NIO's HTTP request decoder, before Hummingbird's handlers: answers a request the decoder

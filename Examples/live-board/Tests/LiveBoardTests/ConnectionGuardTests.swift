@@ -46,6 +46,47 @@ func exchange(port: Int, _ chunks: [[UInt8]]) async throws -> [UInt8] {
   return try await closed.futureResult.get()
 }
 
+/// Tells when the server's bytes first hold `awaited`.
+final class AwaitingCollector: ChannelInboundHandler, Sendable {
+  typealias InboundIn = ByteBuffer
+  let received = NIOLockedValueBox<[UInt8]>([])
+  let awaited: [UInt8]
+  let arrived: EventLoopPromise<Void>
+
+  init(awaiting text: String, arrived: EventLoopPromise<Void>) {
+    awaited = Array(text.utf8)
+    self.arrived = arrived
+  }
+
+  func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    let bytes = unwrapInboundIn(data).readableBytesView
+    let all = received.withLockedValue {
+      $0 += bytes
+      return $0
+    }
+    if all.indices.contains(where: { all[$0...].starts(with: awaited) }) { arrived.succeed() }
+  }
+
+  func channelInactive(context: ChannelHandlerContext) { arrived.succeed() }
+}
+
+/// Opens a TCP connection to `port`, writes `bytes`, and returns the open channel once the server's bytes
+/// hold `awaited` (or it closed).
+func open(port: Int, _ bytes: [UInt8], awaiting awaited: String) async throws -> any Channel {
+  let group = MultiThreadedEventLoopGroup.singleton
+  let arrived = group.next().makePromise(of: Void.self)
+  let channel = try await ClientBootstrap(group: group)
+    .channelInitializer { channel in
+      channel.eventLoop.makeCompletedFuture {
+        try channel.pipeline.syncOperations.addHandler(AwaitingCollector(awaiting: awaited, arrived: arrived))
+      }
+    }
+    .connect(host: "127.0.0.1", port: port).get()
+  try await channel.writeAndFlush(ByteBuffer(bytes: bytes))
+  try await arrived.futureResult.get()
+  return channel
+}
+
 /// The HTTP status line of `bytes`.
 func statusLine(_ bytes: [UInt8]) -> String {
   String(decoding: bytes.prefix { $0 != 13 }, as: UTF8.self)
@@ -103,6 +144,8 @@ struct ConnectionGuardTests {
     limits.firstRequest = .milliseconds(300)
     limits.body = .milliseconds(300)
     limits.idle = .milliseconds(600)
+    limits.webSocketsPerAddress = 3
+    limits.webSocketsPerUser = 1
     return limits
   }()
 
@@ -176,5 +219,70 @@ struct ConnectionGuardTests {
       let answer = try await exchange(port: port, [handshake, textFrame([0x7B, 0xFF, 0xFE, 0x7D])])
       #expect(closeCode(in: answer) == 1007)
     }
+  }
+
+  @Test(
+    "a WebSocket past the limit of its user or its address is closed at once with 1008 and a reason; the others go on"
+  )
+  func socketsPerUserAndAddress() async throws {
+    let subscribe = Array(#"{"format":"simplesource","formatVersion":2,"type":"subscribe"}"#.utf8)
+    let ann = Array(
+      String(decoding: handshake, as: UTF8.self).replacingOccurrences(of: "/live", with: "/live?user=ann")
+        .utf8)
+    /// The bytes of a WebSocket the server closed as it opened, and whether they name `limit`.
+    @Sendable func refused(_ bytes: [UInt8], naming limit: String) {
+      #expect(statusLine(bytes) == "HTTP/1.1 101 Switching Protocols")
+      #expect(closeCode(in: bytes) == 1008)
+      let text = String(decoding: bytes, as: UTF8.self)
+      #expect(text.contains("tooManyConnections: \(limit)"), "the reason names the limit: \(text)")
+      #expect(!text.contains("reset"), "nothing of the board is sent to it")
+    }
+    try await serving { port in
+      // WebSockets that hold their subscriptions (their reset arrived: the server counts them): one of
+      // ann (the limit per user is 1), then guests up to the limit per address (3).
+      var held = [try await open(port: port, ann + textFrame(subscribe), awaiting: "reset")]
+      refused(try await exchange(port: port, [ann, textFrame(subscribe)]), naming: "this user holds 1")
+      for _ in 0..<2 {
+        held.append(try await open(port: port, handshake + textFrame(subscribe), awaiting: "reset"))
+      }
+      refused(
+        try await exchange(port: port, [handshake, textFrame(subscribe)]), naming: "this address holds 3")
+      for channel in held {
+        #expect(channel.isActive, "the other WebSockets go on")
+        try await channel.close()
+      }
+    }
+  }
+
+  @Test("every sequence of opens and closes from two addresses, to depth 8, counts each within its limit")
+  func addressCountsExplored() {
+    enum Step: CaseIterable { case openA, openB, closeA, closeB }
+    let limit = 2
+    var sequences = 0
+    /// Runs every continuation of `steps` to `depth` from (`counts`, `model`).
+    func explore(_ counts: AddressCounts, _ model: [String: Int], _ steps: [Step], depth: Int) {
+      sequences += 1
+      guard depth > 0 else { return }
+      for step in Step.allCases {
+        var (counts, model) = (counts, model)
+        let address = step == .openA || step == .closeA ? "a" : "b"
+        switch step {
+        case .openA, .openB:
+          let fits = model[address, default: 0] < limit
+          #expect(counts.enter(address, limit: limit) == fits, "\(steps + [step])")
+          if fits { model[address, default: 0] += 1 }
+        case .closeA, .closeB:
+          // Only a counted WebSocket closes.
+          guard model[address, default: 0] > 0 else { continue }
+          counts.leave(address)
+          model[address] = model[address]! > 1 ? model[address]! - 1 : nil
+        }
+        #expect(counts.open == model, "\(steps + [step])")
+        explore(counts, model, steps + [step], depth: depth - 1)
+      }
+    }
+    explore(AddressCounts(), [:], [], depth: 8)
+    print("Address counts: \(sequences) sequences of up to 8 opens and closes")
+    #expect(sequences > 1000)
   }
 }
