@@ -3,7 +3,12 @@
 // and the server's resident memory. A benchmark program, not a test: `bash Examples/live-board/load.sh`.
 //
 //   board-load --port 8080 [--clients 1000] [--writers 8] [--writes 40] [--server-pid PID]
-//              [--replicas checkpoints|every-record]
+//              [--replicas checkpoints|every-record] [--attackers N]
+//
+// With --attackers N, N more WebSockets of one user (`mallory`) each subscribe 16 views (format 3) and read
+// what they are sent, as a client that opens many connections would: the run then also prints the
+// server's resident memory per attacking connection, and the latency printed is still the other clients'
+// (compare it with a run without attackers: the control).
 //
 // With --replicas, every other client keeps a durable replica in a SQLite database of its own
 // (BoardReplicaStore, through GRDB, each append a committed transaction, flushed at WAL checkpoints or at
@@ -28,6 +33,7 @@ struct Settings: Sendable {
   var writesPerWriter = 40
   var serverPID: Int?
   var replicas: BoardReplicaStore.Sync?
+  var attackerCount = 0
 
   static func parse() -> Settings {
     var settings = Settings()
@@ -44,9 +50,10 @@ struct Settings: Sendable {
       case "--writers": settings.writerCount = value ?? settings.writerCount
       case "--writes": settings.writesPerWriter = value ?? settings.writesPerWriter
       case "--server-pid": settings.serverPID = value
+      case "--attackers": settings.attackerCount = value ?? 0
       default:
         print(
-          "usage: board-load --port N [--clients N] [--writers N] [--writes N] [--server-pid PID] [--replicas SYNC]"
+          "usage: board-load --port N [--clients N] [--writers N] [--writes N] [--server-pid PID] [--replicas SYNC] [--attackers N]"
         )
         exit(2)
       }
@@ -186,6 +193,82 @@ func runClient(_ index: Int, settings: Settings, tally: Tally, goal: Goal) async
   return remote
 }
 
+/// The 16 views each attacking connection subscribes: searches and windows of the board.
+let attackViews: [String: WireQueryRequest?] = Dictionary(
+  uniqueKeysWithValues: (0..<8).map {
+    ("search\($0)", WireQueryRequest("search", ["text": .string("\($0)")]))
+  }
+    + (1...8).map { ("top\($0)", WireQueryRequest("top", ["limit": .integer($0)])) })
+
+/// How many attacking connections received their views.
+actor AttackTally {
+  var started = 0
+  /// The attacking connections that received their first message.
+  var received: Set<Int> = []
+  /// Attacking connections the server closed before their first message (a limit per user or address).
+  var refused = 0
+  var failures: [String] = []
+  var waiters: [(Int, CheckedContinuation<Void, Never>)] = []
+  /// Attacker `index` received its first message.
+  func attackerStarted(_ index: Int) {
+    received.insert(index)
+    count()
+  }
+  /// Attacker `index`'s connection ended: refused, when it received nothing.
+  func attackerEnded(_ index: Int) {
+    guard !received.contains(index) else { return }
+    refused += 1
+    received.insert(index)
+    count()
+  }
+  private func count() {
+    started += 1
+    waiters.removeAll { count, waiter in
+      guard started >= count else { return false }
+      waiter.resume()
+      return true
+    }
+  }
+  func failed(_ failure: String) { failures.append(failure) }
+  func waitForStarted(_ count: Int) async {
+    if started >= count { return }
+    await withCheckedContinuation { waiters.append((count, $0)) }
+  }
+}
+let attackTally = AttackTally()
+
+/// One attacking connection: user `mallory`, 16 views, every message read and dropped, closed once the
+/// writes are done; or closed by the server before its first message (refused).
+func runAttacker(_ index: Int, settings: Settings) async {
+  var logger = Logger(label: "board-load")
+  logger.logLevel = .critical
+  let request = WireMessage<Column>.subscribeViews(attackViews)
+  do {
+    try await WebSocketClient.connect(
+      url: "ws://127.0.0.1:\(settings.port)/live?user=mallory", configuration: .init(maxFrameSize: 1 << 22),
+      logger: logger
+    ) { inbound, outbound, _ in
+      try await outbound.write(.text(String(decoding: WireCoder().encode(request), as: UTF8.self)))
+      let closer = Task {
+        _ = await goal.value()
+        try await outbound.close(.normalClosure, reason: nil)
+      }
+      defer { closer.cancel() }
+      var first = true
+      for try await message in inbound.messages(maxSize: 1 << 22) {
+        guard first, case .text(let text) = message else { continue }
+        first = false
+        if text.contains(#""type":"error""#) { await attackTally.failed("attacker \(index): \(text)") }
+        await attackTally.attackerStarted(index)
+      }
+    }
+  } catch {
+    // Before its first message, the server refused it (counted below); after it, a failure.
+    if await attackTally.received.contains(index) { await attackTally.failed("attacker \(index): \(error)") }
+  }
+  await attackTally.attackerEnded(index)
+}
+
 struct Reply: Decodable { var version: Int }
 
 func request(_ method: String, _ path: String, _ body: String?, settings: Settings, tally: Tally) async throws
@@ -272,6 +355,14 @@ let clients = Task {
 }
 await tally.waitForStarted(clientCount)
 let connected = clock.now - start
+let rssClients = serverPID.flatMap(residentBytes)
+let attackers = Task {
+  await withTaskGroup(of: Void.self) { group in
+    for index in 0..<settings.attackerCount { group.addTask { await runAttacker(index, settings: settings) } }
+  }
+}
+await attackTally.waitForStarted(settings.attackerCount)
+let rssAttacked = serverPID.flatMap(residentBytes)
 let writeStart = clock.now
 let finalVersions = try await withThrowingTaskGroup(of: Int.self) { group in
   for writer in 0..<writerCount {
@@ -291,6 +382,7 @@ struct Truth: Decodable {
 let truth = try JSONDecoder().decode(Truth.self, from: truthData)
 await goal.set(max(truth.version, finalVersions.max() ?? 0))
 let remotes = await clients.value
+await attackers.value
 let elapsed = clock.now - writeStart
 
 var equal = 0
@@ -331,7 +423,7 @@ func percentile(_ p: Double, of latencies: [Duration]) -> Double {
   let value = latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))]
   return Double(value.components.seconds) * 1000 + Double(value.components.attoseconds) / 1e15
 }
-let failures = await tally.failures
+let failures = await tally.failures + attackTally.failures
 let writes = writerCount * writesPerWriter
 let meanBatches = batchCounts.isEmpty ? 0 : Double(batchCounts.reduce(0, +)) / Double(batchCounts.count)
 print(
@@ -353,8 +445,17 @@ if let rssBefore, let rssPeak {
     "  server resident memory: \(rssBefore / 1_048_576) MiB before the clients, \(rssPeak / 1_048_576) MiB with them after the writes"
   )
 }
+var attackPerConnection = 0
+if settings.attackerCount > 0, let rssClients, let rssAttacked {
+  let refused = await attackTally.refused
+  // Per connection the server kept (those refused as they opened hold nothing).
+  attackPerConnection = (rssAttacked - rssClients) / max(1, settings.attackerCount - refused)
+  print(
+    "  attack: \(settings.attackerCount) connections of one user x \(attackViews.count) views (\(refused) refused as they opened): server resident memory \(rssClients / 1_048_576) -> \(rssAttacked / 1_048_576) MiB, \(attackPerConnection / 1024) KiB per attacking connection kept; the latency above is the other clients'"
+  )
+}
 print(
-  #"{"clients":\#(clientCount),"writers":\#(writerCount),"writes":\#(writes),"equal":\#(equal),"p50_ms":\#(percentile(0.5, of: latencies)),"p99_ms":\#(percentile(0.99, of: latencies)),"batches_per_client":\#(meanBatches),"server_rss_bytes":\#(rssPeak ?? 0)}"#
+  #"{"clients":\#(clientCount),"attackers":\#(settings.attackerCount),"rss_per_attacker_bytes":\#(attackPerConnection),"attackers_refused":\#(await attackTally.refused),"writers":\#(writerCount),"writes":\#(writes),"equal":\#(equal),"p50_ms":\#(percentile(0.5, of: latencies)),"p99_ms":\#(percentile(0.99, of: latencies)),"batches_per_client":\#(meanBatches),"server_rss_bytes":\#(rssPeak ?? 0)}"#
 )
 if let sync = settings.replicas {
   let (on, off) = (percentile(0.5, of: heldOn), percentile(0.5, of: heldOff))
