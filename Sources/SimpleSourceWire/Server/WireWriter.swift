@@ -40,7 +40,8 @@ public struct WireWriter<Section: SectionType, Scope: Hashable & Sendable>: Send
   /// together or not at all, after the edits that arrived before it. The service's own writers keep
   /// writing the source directly meanwhile: they take their turns with the groups, never refused.
   /// - Complexity: O(*k* log *n*) for *k* ids an edit names, as any transaction; the group's diff is
-  ///   shared.
+  ///   shared. Inlinable, so that an edit's body is specialized for your sections where you call this.
+  @inlinable
   public static func transactions(on source: BasicDataSource<Section>) -> Self {
     let commits = GroupCommit<Section, Void>(source)
     return Self { (edit, _, visible) throws(WireError) in
@@ -64,6 +65,7 @@ public struct WireWriter<Section: SectionType, Scope: Hashable & Sendable>: Send
   /// What a client is told of the source's refusal: its code and the id it names (an id the client sent),
   /// never positions or section indices, which count rows of the whole source the client may not see.
   /// - Complexity: O(1).
+  @usableFromInline
   static func refusal(_ error: DataSourceError<Section.ID, Section.Item.ID>) -> String {
     var parts = ["\(error.code)"]
     if let section = error.sectionID { parts.append("section id \(section)") }
@@ -74,6 +76,7 @@ public struct WireWriter<Section: SectionType, Scope: Hashable & Sendable>: Send
   /// Refuses `operation` when it names an item or a section `visible` does not allow, as if it did not
   /// exist, or writes an item `visible`'s row rule does not accept.
   /// - Complexity: O(log *n*) per id the operation names, besides the rules.
+  @usableFromInline
   static func check(
     _ operation: WireOperation<Section>, in snapshot: Snapshot<Section>, visible: WireVisibility<Section>
   ) throws {
