@@ -189,7 +189,8 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   /// Whether the client is subscribed (and its last subscribe was accepted).
   package var isSubscribed: Bool { current != nil }
 
-  /// The source the client follows (the whole source, or its view), and the stream it is sent as.
+  /// The source the client follows (the whole source, or its view), and the stream it is sent as (tests
+  /// read it).
   var following: (source: any DataSourceType<Section>, stream: String)? {
     guard let current else { return nil }
     let stream: String
@@ -264,7 +265,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   /// Returns once every batch of the writes to the service's source made before the call has been sent
   /// to the client (`send` returned), or the subscription ended. Tests and services await this instead
   /// of sleeping.
-  public func settled() async { await caughtUp(to: .max) }
+  public func settled() async { await caughtUp(to: await service.source.version.number) }
 
   /// Makes the client's edit, and answers it once the subscription has sent the batches of its version.
   private func write(_ edit: WireEdit<Section>) async {
@@ -295,15 +296,16 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
 
   /// Returns once the subscription has sent every batch of the source's versions up to `version` that it
   /// carries (a view skips the versions that changed nothing it shows), or ended.
+  ///
+  /// Every subscription a session sends counts with the source's numbers (a view's versions are the
+  /// source's), so this is one wait on the subscription's progress, after its first message: its consumer
+  /// (the sending task) holds a batch once it was sent (through the sink or `send`), and versions that no
+  /// batch carries once it took what precedes them (G13).
   private func caughtUp(to version: Int) async {
-    guard let current, let (source, _) = following else { return }
-    await service.source.settled()
-    await source.settled()
-    // The subscription's first message, then what its consumer (the sending task) holds: a batch once it
-    // was sent (through the sink or `send`), and versions that no batch carries (G13).
+    guard let current else { return }
     let subscription = current.feed.subscription
     guard await current.started.reached(subscription.version) else { return }
-    _ = await subscription.reached(min(version, await source.version.number))
+    _ = await subscription.reached(version)
   }
 
   /// Stops the subscription being sent, waits until its last message is sent, and releases its view.
