@@ -2,8 +2,8 @@
 # The cluster's fault tests: installs PostgreSQL and nginx when they are missing (Debian, as root), builds
 # live-board, starts PostgreSQL, three instances and nginx on loopback (cluster.sh), runs cluster-check
 # (kill -9 an instance, restart PostgreSQL, a failed transaction, an instance started late, a hung instance, a schedule of
-# instance kills and PostgreSQL restarts under writers: $SCHEDULE_RESTARTS restarts, 5 by default), then the
-# page offline in Chromium (browser/check_offline.py), stops them all and checks that nothing is left running.
+# instance kills and PostgreSQL restarts under writers: $SCHEDULE_RESTARTS restarts, 5 by default), then
+# nginx's limit per client address (limits/per_address_check.py), then the page offline in Chromium (browser/check_offline.py), stops them all and checks that nothing is left running.
 # Prints the versions it ran and `N passed, 0 failed`, then stops the cluster and says that nothing is left running.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -19,6 +19,11 @@ bash cluster.sh start
 status=0
 timeout 900 .build/debug/cluster-check --script "$here/cluster.sh" --schedule-restarts "${SCHEDULE_RESTARTS:-5}" ||
   status=$?
+# nginx's limit per client address: the WebSockets past it answered 429, a closed one's place taken again.
+if [ "$status" -eq 0 ]; then
+  timeout 120 python3 limits/per_address_check.py --web "127.0.0.1:${WEB_PORT:-8090}" --limit "${SOCKETS_PER_ADDRESS:-64}" ||
+    status=$?
+fi
 # The page offline in Chromium: three edits, a reload while offline, an instance killed, back online.
 if [ "$status" -eq 0 ]; then
   bash browser/install.sh
