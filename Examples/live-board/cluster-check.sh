@@ -3,7 +3,8 @@
 # live-board, starts PostgreSQL, three instances and nginx on loopback (cluster.sh), runs cluster-check
 # (kill -9 an instance, restart PostgreSQL, a failed transaction, an instance started late, a hung instance, a schedule of
 # instance kills and PostgreSQL restarts under writers: $SCHEDULE_RESTARTS restarts, 5 by default), then
-# nginx's limit per client address (limits/per_address_check.py), then the page offline in Chromium (browser/check_offline.py), stops them all and checks that nothing is left running.
+# nginx's limit per client address (limits/per_address_check.py), then the page offline in Chromium
+# (browser/check_offline.py), stops them all and checks that nothing is left running.
 # Prints the versions it ran and `N passed, 0 failed`, then stops the cluster and says that nothing is left running.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
