@@ -8,7 +8,9 @@
 // With --attackers N, N more WebSockets of one user (`mallory`) each subscribe 16 views (format 3) and read
 // what they are sent, as a client that opens many connections would: the run then also prints the
 // server's resident memory per attacking connection, and the latency printed is still the other clients'
-// (compare it with a run without attackers: the control).
+// (compare it with a run without attackers: the control). With --stallers N, N more WebSockets (users
+// staller0, staller1, …) subscribe 16 views each and never read: what they cost the writers and the other
+// clients is their bounded backlog.
 //
 // With --replicas, every other client keeps a durable replica in a SQLite database of its own
 // (BoardReplicaStore, through GRDB, each append a committed transaction, flushed at WAL checkpoints or at
@@ -34,6 +36,7 @@ struct Settings: Sendable {
   var serverPID: Int?
   var replicas: BoardReplicaStore.Sync?
   var attackerCount = 0
+  var stallerCount = 0
 
   static func parse() -> Settings {
     var settings = Settings()
@@ -51,9 +54,10 @@ struct Settings: Sendable {
       case "--writes": settings.writesPerWriter = value ?? settings.writesPerWriter
       case "--server-pid": settings.serverPID = value
       case "--attackers": settings.attackerCount = value ?? 0
+      case "--stallers": settings.stallerCount = value ?? 0
       default:
         print(
-          "usage: board-load --port N [--clients N] [--writers N] [--writes N] [--server-pid PID] [--replicas SYNC] [--attackers N]"
+          "usage: board-load --port N [--clients N] [--writers N] [--writes N] [--server-pid PID] [--replicas SYNC] [--attackers N] [--stallers N]"
         )
         exit(2)
       }
@@ -269,6 +273,22 @@ func runAttacker(_ index: Int, settings: Settings) async {
   await attackTally.attackerEnded(index)
 }
 
+/// One connection that subscribes 16 views and then reads nothing until the writes are done.
+func runStaller(_ index: Int, settings: Settings) async {
+  var logger = Logger(label: "board-load")
+  logger.logLevel = .critical
+  let request = WireMessage<Column>.subscribeViews(attackViews)
+  try? await WebSocketClient.connect(
+    url: "ws://127.0.0.1:\(settings.port)/live?user=staller\(index)",
+    configuration: .init(maxFrameSize: 1 << 22),
+    logger: logger
+  ) { _, outbound, _ in
+    try await outbound.write(.text(String(decoding: WireCoder().encode(request), as: UTF8.self)))
+    _ = await goal.value()
+    try await outbound.close(.normalClosure, reason: nil)
+  }
+}
+
 struct Reply: Decodable { var version: Int }
 
 func request(_ method: String, _ path: String, _ body: String?, settings: Settings, tally: Tally) async throws
@@ -362,6 +382,11 @@ let attackers = Task {
   }
 }
 await attackTally.waitForStarted(settings.attackerCount)
+let stallers = Task {
+  await withTaskGroup(of: Void.self) { group in
+    for index in 0..<settings.stallerCount { group.addTask { await runStaller(index, settings: settings) } }
+  }
+}
 let rssAttacked = serverPID.flatMap(residentBytes)
 let writeStart = clock.now
 let finalVersions = try await withThrowingTaskGroup(of: Int.self) { group in
@@ -372,6 +397,8 @@ let finalVersions = try await withThrowingTaskGroup(of: Int.self) { group in
   for try await version in group { versions.append(version) }
   return versions
 }
+/// How long the writers took, alone: what clients that never read must not slow.
+let writersTook = clock.now - writeStart
 let rssPeak = serverPID.flatMap(residentBytes)
 let serverCPU = serverPID.flatMap(cpuSeconds).map { $0 - (serverCPUBefore ?? 0) }
 let (truthData, _) = try await URLSession.shared.data(from: URL(string: base + "/api/board")!)
@@ -383,6 +410,7 @@ let truth = try JSONDecoder().decode(Truth.self, from: truthData)
 await goal.set(max(truth.version, finalVersions.max() ?? 0))
 let remotes = await clients.value
 await attackers.value
+await stallers.value
 let elapsed = clock.now - writeStart
 
 var equal = 0
@@ -455,7 +483,7 @@ if settings.attackerCount > 0, let rssClients, let rssAttacked {
   )
 }
 print(
-  #"{"clients":\#(clientCount),"attackers":\#(settings.attackerCount),"rss_per_attacker_bytes":\#(attackPerConnection),"attackers_refused":\#(await attackTally.refused),"writers":\#(writerCount),"writes":\#(writes),"equal":\#(equal),"p50_ms":\#(percentile(0.5, of: latencies)),"p99_ms":\#(percentile(0.99, of: latencies)),"batches_per_client":\#(meanBatches),"server_rss_bytes":\#(rssPeak ?? 0)}"#
+  #"{"clients":\#(clientCount),"attackers":\#(settings.attackerCount),"rss_per_attacker_bytes":\#(attackPerConnection),"attackers_refused":\#(await attackTally.refused),"stallers":\#(settings.stallerCount),"writers_ms":\#(Double(writersTook.components.seconds) * 1000 + Double(writersTook.components.attoseconds) / 1e15),"writers":\#(writerCount),"writes":\#(writes),"equal":\#(equal),"p50_ms":\#(percentile(0.5, of: latencies)),"p99_ms":\#(percentile(0.99, of: latencies)),"batches_per_client":\#(meanBatches),"server_rss_bytes":\#(rssPeak ?? 0)}"#
 )
 if let sync = settings.replicas {
   let (on, off) = (percentile(0.5, of: heldOn), percentile(0.5, of: heldOff))
