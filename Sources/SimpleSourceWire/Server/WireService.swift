@@ -33,11 +33,13 @@ public struct NoScope: Hashable, Sendable {
 ///   enters is an insert. A rule such as "the members of a channel" belongs to `sections`: the channel's
 ///   messages then need no copy of it.
 /// - **Shared work.** Sessions with the same (query, parameters, scope) share one ``ProjectedDataSource``
-///   of the source and one encoded message per batch (the views of a subscribe of several views, format 3,
-///   are shared per (query, parameters, scope) too: each batch is projected once per distinct view): an edit costs each distinct view O(*k* log *n*) and
+///   of the source and one encoded message per batch: an edit costs each distinct view O(*k* log *n*) and
 ///   each further client a copy of bytes, or with a ``WireSink`` one call of its sink from the view's
-///   publisher (no task woken per client). A reset is encoded once per (view, version, format) too. The last session to leave a view keeps it idle for resumes; the `keepingIdleViews` most recently
-///   used idle views are kept, and older ones are dropped.
+///   publisher (no task woken per client). A reset is encoded once per (view, version, format) too. The
+///   views of a subscribe of several views (format 3) are shared per (query, parameters, scope) as well:
+///   a batch is projected once per distinct view, and its message encoded once per set of views. The last
+///   session to leave a view keeps it idle for resumes; the `keepingIdleViews` most recently used idle
+///   views are kept, and older ones are dropped.
 /// - **Streams.** The whole source, with no scope, is `stream`; each view's stream is `stream` followed by
 ///   `.v` and a stable hash of its query, parameters and scope, the same
 ///   on every instance serving `stream`. A client resumes a view from any version the source retains, even

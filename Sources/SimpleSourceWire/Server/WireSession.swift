@@ -249,7 +249,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     if isClosed {
       opened.feed.cancel()
       if let lease = opened.lease { await service.release(lease) }
-      await service.release(opened.stepsLeases)
+      if !opened.stepsLeases.isEmpty { await service.release(opened.stepsLeases) }
       return
     }
     record()
