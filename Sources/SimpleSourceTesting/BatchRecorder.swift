@@ -45,7 +45,7 @@ public actor BatchRecorder<Section: SectionType> {
     self.refreshStyle = refreshStyle
     isPaused = paused
     let batches = subscription.batches
-    consumer = Task { await self.consume(batches) }
+    consumer = Task.schedulable("recording batches") { await self.consume(batches) }
   }
 
   deinit { consumer?.cancel() }

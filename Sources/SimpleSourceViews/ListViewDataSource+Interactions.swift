@@ -82,7 +82,7 @@ extension ListViewDataSource {
   @discardableResult
   package func commitEdit(_ action: EditingAction, at position: ItemPosition) -> Task<Void, Never>? {
     guard let (item, commit) = closure(\.commitEdit, at: position) else { return nil }
-    return Task { [weak self] in
+    return Task.schedulable("committing an edit") { [weak self] in
       do {
         try await commit(action, item, position)
       } catch {
@@ -105,7 +105,7 @@ extension ListViewDataSource {
   package func perform(_ action: SwipeAction<Item>, on item: Item, at position: ItemPosition) -> Task<
     Bool, Never
   > {
-    Task { [weak self] in
+    Task.schedulable("a swipe action") { [weak self] in
       do {
         return try await action.handler(item, position)
       } catch {

@@ -146,7 +146,7 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
     view?.reloadData()
     for waiter in waiters { waiter.resume() }
     let batches = subscription.batches
-    following = Task { [weak self] in
+    following = Task.schedulable("following a source") { [weak self] in
       for await batch in batches {
         guard let self, self.state.epoch == current else { return }
         await self.receive(batch, epoch: current)
@@ -305,7 +305,7 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
     if source == destination { return }
     let serial = state.userMoved(move)
     // The user's write must land even if this object goes away, so the task is not cancelled with it.
-    Task { [weak self] in
+    Task.schedulable("a list view data source") { [weak self] in
       do {
         let included = try await reorderingDelegate.reorder(move)
         guard let self else { return }
@@ -331,7 +331,9 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
       return true
     } onCancel: {
       // Parked waiters ask again when woken; the cancelled one then returns.
-      Task { @MainActor in for waiter in self.state.wakeLandingWaiters() { waiter.resume() } }
+      Task.schedulable("waking landing waiters") { @MainActor in
+        for waiter in self.state.wakeLandingWaiters() { waiter.resume() }
+      }
     }
   }
 
@@ -352,7 +354,7 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
   /// and no drag is under way (a batch being applied does the same when it ends, and this finds nothing).
   private func reconcileSoon() {
     let current = state.epoch
-    Task { [weak self] in
+    Task.schedulable("a list view data source") { [weak self] in
       guard let self, await self.admit(.reconcile, epoch: current) == .reconcile else { return }
       await self.reconcile(through: self.version, epoch: current)
       self.leave()

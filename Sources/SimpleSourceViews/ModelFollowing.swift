@@ -25,7 +25,7 @@ final class ModelFollowing {
     let batches = subscription.batches
     self.applied = applied
     counter = subscription.counter
-    task = Task { @MainActor in
+    task = Task.schedulable("following a source") { @MainActor in
       for await batch in batches {
         guard apply(batch) else { break }
         applied.hold(through: batch.to)

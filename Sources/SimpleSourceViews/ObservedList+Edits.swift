@@ -52,9 +52,9 @@ extension ObservedList {
       commit = try startMove(
         fromOffsets: offsets, toOffset: destination, inSection: sectionIndex, using: delegate)
     } catch {
-      return Task { throw error }
+      return Task.schedulable("an edit") { throw error }
     }
-    return Task { try await commit() }
+    return Task.schedulable("an edit") { try await commit() }
   }
 
   /// The synchronous half of ``move(fromOffsets:toOffset:inSection:using:)``: resolves, shows and
@@ -130,13 +130,13 @@ extension ObservedList {
     do {
       rows = try checkedRows(offsets, inSection: sectionIndex)
     } catch {
-      return Task { throw error }
+      return Task.schedulable("a deletion") { throw error }
     }
     let ids = offsets.map { rows[$0].id }
-    guard !ids.isEmpty else { return Task {} }
+    guard !ids.isEmpty else { return Task.schedulable("a deletion") {} }
     sections[sectionIndex].rows = rows.indices.filter { !offsets.contains($0) }.map { rows[$0] }
     let send = register([.delete(Set(ids))]) { try await commit(ids) }
-    return Task { try await send() }
+    return Task.schedulable("a deletion") { try await send() }
   }
 
   // MARK: - Reconciling

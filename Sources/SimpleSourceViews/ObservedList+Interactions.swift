@@ -40,7 +40,7 @@ extension ObservedList {
   ) -> Task<Bool, Never>? {
     guard let row = rowsByID[id], let position = sourcePosition(ofRow: id) else { return nil }
     let item = row.item
-    return Task { [weak interactions] in
+    return Task.schedulable("an interaction") { [weak interactions] in
       do {
         return try await action.handler(item, position)
       } catch {

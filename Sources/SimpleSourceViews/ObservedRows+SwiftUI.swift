@@ -110,7 +110,7 @@
 
     /// Hands a refused commit's error to `refused`.
     private func report(_ commit: Task<Void, any Error>) {
-      Task {
+      Task.schedulable("reporting a commit") {
         do { try await commit.value } catch { refused(error) }
       }
     }

@@ -160,7 +160,7 @@ extension BasicDataSource {
   @discardableResult
   func release(ticket: Int, committing: Bool = false, refreshing: Set<Item.ID> = []) -> Int {
     let release = publishing.released(ticket, committing: committing, refreshing: refreshing)
-    if release.startPublishing { Task { await self.publish() } }
+    if release.startPublishing { Task.schedulable("publishing") { await self.publish() } }
     if let next = release.next { next.preparer.resume(returning: next.ticket) }
     return release.version
   }

@@ -443,7 +443,7 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   @discardableResult
   func commit(refreshing: Set<Item.ID> = []) -> Int {
     let (version, startPublishing) = publishing.committed(refreshing: refreshing)
-    if startPublishing { Task { await self.publish() } }
+    if startPublishing { Task.schedulable("publishing") { await self.publish() } }
     return version
   }
 

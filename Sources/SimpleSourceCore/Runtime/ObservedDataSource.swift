@@ -44,7 +44,7 @@ public final class ObservedDataSource<Section: SectionType>: DataSourceType {
     let (errors, reporter) = AsyncStream.makeStream(of: Error.self, bufferingPolicy: .bufferingNewest(100))
     self.base = base
     self.errors = errors
-    feed = Task {
+    feed = Task.schedulable("feeding an observed source") {
       defer { reporter.finish() }
       do {
         for try await sections in values {

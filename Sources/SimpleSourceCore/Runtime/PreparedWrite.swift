@@ -151,6 +151,6 @@ final class PreparedWriteClaim<Section: SectionType>: Sendable {
     guard !answered.withLock({ $0 }) else { return }
     let source = source
     let ticket = ticket
-    Task { await source.release(ticket: ticket) }
+    Task.schedulable("releasing a prepared write") { await source.release(ticket: ticket) }
   }
 }

@@ -123,16 +123,18 @@ final class SubscriberMailbox<Section: SectionType>: Sendable {
       // Asking, the consumer holds what it took (G13): reported before it may park, since nothing may
       // run once it is parked (a publisher may resume it at once, on another thread).
       asked()
-      let delivery = await withUnsafeContinuation { continuation in
-        let delivery = state.withLock { state in
-          // A quiet version that arrived since `asked()` is reported first, then the consumer asks again.
-          state.newlyHeld().map { .held($0) } ?? state.next(waiter: continuation, sink: sink)
-        }
-        if let delivery {
-          continuation.resume(returning: delivery)
-        } else if sink != nil {
-          // Parked; the callback touches nothing of the consumer's.
-          parkedWithSink?()
+      let delivery = await TaskSchedule.waiting(for: "the next batch of a subscription") {
+        await withUnsafeContinuation { continuation in
+          let delivery = state.withLock { state in
+            // A quiet version that arrived since `asked()` is reported first, then the consumer asks again.
+            state.newlyHeld().map { .held($0) } ?? state.next(waiter: continuation, sink: sink)
+          }
+          if let delivery {
+            continuation.resume(returning: delivery)
+          } else if sink != nil {
+            // Parked; the callback touches nothing of the consumer's.
+            parkedWithSink?()
+          }
         }
       }
       // A publisher may resume the wait before the task has suspended (between the closure above and the

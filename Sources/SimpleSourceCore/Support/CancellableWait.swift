@@ -15,16 +15,20 @@
 /// - Returns: The value the continuation was resumed with.
 package func cancellableWait<Value: Sendable>(
   isolation: isolated (any Actor)? = #isolation,
+  waiting function: StaticString = #function,
   park: (CheckedContinuation<Value, Never>) -> Int?,
   cancel: @escaping @Sendable (WaiterID) async -> Void
 ) async -> Value {
   let id = WaiterID()
-  return await withTaskCancellationHandler {
-    await withCheckedContinuation(isolation: isolation) { (continuation: CheckedContinuation<Value, Never>) in
-      if let parked = park(continuation) { id.value.withLock { $0 = parked } }
+  return await TaskSchedule.waiting(for: "\(function)", isolation: isolation) {
+    await withTaskCancellationHandler {
+      await withCheckedContinuation(isolation: isolation) {
+        (continuation: CheckedContinuation<Value, Never>) in
+        if let parked = park(continuation) { id.value.withLock { $0 = parked } }
+      }
+    } onCancel: {
+      Task.schedulable("cancelling a wait") { await cancel(id) }
     }
-  } onCancel: {
-    Task { await cancel(id) }
   }
 }
 
@@ -36,11 +40,12 @@ package func cancellableWait<Value: Sendable>(
 /// - Returns: Whether the state was reached.
 package func cancellableWait(
   isolation: isolated (any Actor)? = #isolation,
+  waiting function: StaticString = #function,
   decide: (CheckedContinuation<Bool, Never>) -> WaitDecision<CheckedContinuation<Bool, Never>>,
   cancel: @escaping @Sendable (WaiterID) async -> Void
 ) async -> Bool {
   await cancellableWait(
-    isolation: isolation,
+    isolation: isolation, waiting: function,
     park: { continuation in
       switch decide(continuation) {
       case .resume(let continuation, let reached):

@@ -474,7 +474,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   ) async throws where Messages.Element == WireMessage<Section> {
     let (outbox, continuation) = AsyncStream.makeStream(of: WireMessage<Section>.self)
     let number = open { continuation.yield($0) }
-    let sending = Task {
+    let sending = Task.schedulable("sending edits") {
       do {
         for await message in outbox { try await send(message) }
       } catch {

@@ -37,7 +37,7 @@ extension WireService {
     let session = session(scope: scope) { bytes in try? await remote.receive(bytes) }
     await remote.connect { outgoing.yield(.message($0)) }
     // One task takes the client's messages to the session, in the order the client sent them.
-    let pump = Task {
+    let pump = Task.schedulable("pumping an in-process connection") {
       for await outbound in outbox {
         switch outbound {
         case .message(let message): await session.receive(message)

@@ -325,7 +325,8 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
       entry = shared
     } else {
       viewsMade += 1
-      let start = Task { [source] () -> Result<ProjectedDataSource<Section>, ProjectionError> in
+      let start = Task.schedulable("starting a live query") {
+        [source] () -> Result<ProjectedDataSource<Section>, ProjectionError> in
         do throws(ProjectionError) {
           return .success(try await source.projected(projection, versions: .parent, history: history))
         } catch {

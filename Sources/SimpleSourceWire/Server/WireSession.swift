@@ -92,7 +92,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     // one already left, and costs no task.
     guard !isClosed else { return }
     let (service, session) = (service, number)
-    Task { await service.leave(session) }
+    Task.schedulable("leaving a service") { await service.leave(session) }
   }
 
   /// Receives one message's bytes from the client.
@@ -258,7 +258,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     let started = HeldVersion(-1)
     let control = SendingControl<Section>()
     let feed = opened.feed
-    let task = Task { await sending(feed, started, control) }
+    let task = Task.schedulable("sending to a session") { await sending(feed, started, control) }
     current = (feed, task, control, opened.lease, opened.stepsLeases, started)
   }
 

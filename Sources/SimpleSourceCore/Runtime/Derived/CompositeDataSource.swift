@@ -262,7 +262,7 @@ actor CompositeEngine<Section: SectionType> {
   nonisolated func stop() {
     broadcaster.finish()
     reporter.finish()
-    Task { await self.endAll() }
+    Task.schedulable("ending a composite's children") { await self.endAll() }
   }
 
   private func endAll() {

@@ -42,7 +42,9 @@ func followParent<Section: SectionType, Follower: Actor>(
     held?(version)
   }
   let batches = subscription.batches
-  return Task { await follow(batches, applied: applied, on: follower, receive: receive) }
+  return Task.schedulable("following a source") {
+    await follow(batches, applied: applied, on: follower, receive: receive)
+  }
 }
 
 /// The loop of ``followParent(_:applied:on:receive:)``, on the follower's actor.

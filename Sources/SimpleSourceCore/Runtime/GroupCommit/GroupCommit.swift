@@ -111,7 +111,7 @@ public final class GroupCommit<Section: SectionType, Value: Sendable>: Sendable 
         }
         let submitted = Submitted(id: id, body: body, answer: continuation)
         if case .startGroup(let group) = state.withLock({ $0.machine.submit(submitted) }) {
-          Task { await self.run(from: group) }
+          Task.schedulable("committing a group") { await self.run(from: group) }
         }
       }
     } onCancel: {
