@@ -2,7 +2,9 @@
 
 import SimpleSource
 
-/// A `Clock` whose time moves only when ``advance(by:)`` is called.
+/// A `Clock` whose time moves only when ``advance(by:)`` is called, or, under a seeded schedule
+/// (``exploreSchedules(count:quietPeriod:maxSteps:_:)``), when nothing else can run: then it jumps to its
+/// earliest sleeper's deadline, so a test that waits for a deadline neither sleeps nor flakes.
 ///
 /// ```swift
 /// let clock = ManualClock()
@@ -57,6 +59,11 @@ public final class ManualClock: Clock, Sendable {
 
   /// Suspends until the clock is advanced to `deadline`, or throws `CancellationError` when cancelled.
   public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
+    if #available(iOS 18, macOS 15, tvOS 18, watchOS 11, visionOS 2, *),
+      let schedule = TaskSchedule.host as? ScheduleExecutor
+    {
+      schedule.watch(self)
+    }
     let id = state.withLock { state in
       defer { state.nextID += 1 }
       return state.nextID
@@ -96,6 +103,14 @@ public final class ManualClock: Clock, Sendable {
       return woken
     }
     for sleeper in woken { sleeper.continuation.resume() }
+  }
+
+  /// How long until the earliest sleeper's deadline, or `nil` when nobody sleeps: what a seeded schedule
+  /// advances the clock by when nothing else can run.
+  package var timeToNextSleeper: Duration? {
+    state.withLock { state in
+      state.sleepers.map(\.deadline).min().map { state.now.duration(to: $0) }
+    }
   }
 
   /// The number of tasks sleeping on this clock.

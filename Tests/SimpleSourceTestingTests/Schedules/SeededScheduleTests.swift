@@ -1,0 +1,155 @@
+// What a seeded schedule promises: the same seed takes the same steps, the package's tasks run under it,
+// time is virtual, deadlocks are reported with what each task awaits, and a failure replays from its text.
+
+import SimpleSource
+@testable import SimpleSourceTesting
+import Testing
+
+@Suite("Seeded schedules", .timeLimit(.minutes(10)))
+struct SeededScheduleTests {
+  /// A body with a source, a subscriber, two writers and a clock: enough tasks for schedules to differ.
+  @Sendable static func busyBody() async throws {
+    let source = try BasicDataSource(sections: [TestSection(id: "inbox", items: [])])
+    let recorder = await BatchRecorder(source.subscribe())
+    let writers = (0..<3).map { index in
+      Task.schedulable("writer \(index)") {
+        try await source.appendItems([TestItem("item \(index)")], toSection: "inbox")
+      }
+    }
+    for writer in writers { _ = try await writer.value }
+    await source.settled()
+    #expect(await recorder.showing(source.snapshot))
+  }
+
+  @Test("the same schedule takes the same steps: 10 seeds, each replayed 10 times")
+  func sameSeedSameTrace() async throws {
+    let limits = ScheduleExecutor.Limits(quietPeriod: .seconds(2), maxSteps: 100_000)
+    var hashes: Set<String> = []
+    for index in 0..<10 {
+      let plan = SchedulePlan(seed: scheduleSeed(index))
+      var traces: Set<String> = []
+      for _ in 0..<10 {
+        let attempt = await attemptSchedule(plan, body: Self.busyBody, limits: limits)
+        #expect(attempt.failure == nil, "schedule \(plan): \(attempt.failure?.reason ?? "")")
+        traces.insert(attempt.trace.hashText)
+      }
+      #expect(traces.count == 1, "schedule \(plan) gave \(traces.count) different traces: \(traces.sorted())")
+      hashes.formUnion(traces)
+    }
+    print("10 seeds, 10 replays each: \(hashes.count) distinct traces, each replayed identically")
+    #expect(hashes.count > 1, "ten seeds all took the same steps: the schedule chose nothing")
+  }
+
+  @Test("the package's tasks and Task.schedulable run under the schedule; Task { } and no schedule do not")
+  func tasksRunUnderTheSchedule() async throws {
+    let outside = await Task.schedulable("outside") { TaskSchedule.host == nil }.value
+    #expect(outside)
+    try await exploreSchedules(count: 4) {
+      let inside = await Task.schedulable("inside") { TaskSchedule.host != nil }.value
+      // Task-locals reach a plain task; the schedule's executor does not.
+      let plain = await Task { TaskSchedule.host != nil }.value
+      guard inside, plain else {
+        throw PlantedBugFound(description: "the schedule's host did not reach the tasks")
+      }
+    }
+  }
+
+  @Test("a manual clock moves to its next sleeper when nothing else can run")
+  func virtualTime() async throws {
+    try await exploreSchedules(count: 10) {
+      let clock = ManualClock()
+      async let late: Void = clock.sleep(for: .seconds(3600))
+      async let early: Void = clock.sleep(for: .seconds(60))
+      _ = try await (late, early)
+      guard clock.now.offset == .seconds(3600) else {
+        throw PlantedBugFound(description: "an hour of sleeps ended at \(clock.now)")
+      }
+    }
+  }
+
+  @Test("a deadlock is reported with what each task awaits, and the body is cancelled to unwind")
+  func deadlockNamesWhatEachTaskAwaits() async throws {
+    let failure = try await #require(throws: ScheduleFailure.self) {
+      try await exploreSchedules(count: 1, quietPeriod: .milliseconds(100)) {
+        let source = try BasicDataSource(sections: [TestSection(id: "inbox", items: [])])
+        let subscription = await source.subscribe()
+        let reader = Task.schedulable("a reader that expects a batch") {
+          for await _ in subscription.batches { return }
+        }
+        let recorder = await BatchRecorder(source.subscribe())
+        let never = try Snapshot([TestSection(id: "inbox", items: [TestItem("never written")])])
+        await withTaskCancellationHandler {
+          _ = await recorder.showing(never)
+        } onCancel: {
+          reader.cancel()
+        }
+      }
+    }
+    print(failure)
+    #expect(failure.reason.hasPrefix("deadlock"))
+    #expect(
+      failure.awaited.contains { $0.hasPrefix("the test's body awaits showing(_:)") }, "\(failure.awaited)")
+    #expect(
+      failure.awaited.contains {
+        $0.contains("(a reader that expects a batch) awaits the next batch of a subscription")
+      }, "\(failure.awaited)")
+  }
+
+  @Test("a body that never returns fails after the most steps, and unwinds when cancelled")
+  func tooManySteps() async throws {
+    let failure = try await #require(throws: ScheduleFailure.self) {
+      try await exploreSchedules(count: 1, maxSteps: 1_000) {
+        while !Task.isCancelled { await Task.yield() }
+      }
+    }
+    #expect(failure.reason.contains("after 1000 steps"))
+  }
+
+  @Test("a failure's shrunk schedule replays the same failure with the same trace")
+  func shrunkScheduleReplays() async throws {
+    let limits = ScheduleExecutor.Limits(quietPeriod: .milliseconds(200), maxSteps: 100_000)
+    let failure = try await #require(throws: ScheduleFailure.self) {
+      try await exploreSchedules(count: 200, limits: limits, replaying: nil) {
+        try await PlantedBug.waitForTheFirstWriter.run(correct: false)
+      }
+    }
+    for _ in 0..<10 {
+      let replayed = try await #require(throws: ScheduleFailure.self) {
+        try await exploreSchedules(count: 1, limits: limits, replaying: failure.schedule) {
+          try await PlantedBug.waitForTheFirstWriter.run(correct: false)
+        }
+      }
+      #expect(replayed.traceHash == failure.traceHash)
+      #expect(replayed.preemptions == failure.preemptions)
+    }
+    // The seed it was found under fails again too.
+    await #expect(throws: ScheduleFailure.self) {
+      try await exploreSchedules(count: 1, limits: limits, replaying: failure.foundSchedule) {
+        try await PlantedBug.waitForTheFirstWriter.run(correct: false)
+      }
+    }
+  }
+
+  @Test("a replay that is neither a seed nor a list of choices is a typed error naming it")
+  func badReplay() async throws {
+    let limits = ScheduleExecutor.Limits(quietPeriod: .milliseconds(100), maxSteps: 1_000)
+    let failure = try await #require(throws: ScheduleFailure.self) {
+      try await exploreSchedules(count: 1, limits: limits, replaying: "choices:1=x") {}
+    }
+    #expect(failure.reason.contains("choices:1=x"))
+  }
+
+  @Test("the trait records a failing schedule as an issue that says how to replay it")
+  func traitRecordsTheFailure() async throws {
+    let trait = SeededSchedules.seededSchedules(50, quietPeriod: .milliseconds(200))
+    let body: @Sendable () async throws -> Void = {
+      try await PlantedBug.lostUpdateAcrossAwait.run(correct: false)
+    }
+    let test = try #require(Test.current)
+    try await withKnownIssue {
+      try await trait.provideScope(for: test, testCase: nil, performing: body)
+    } matching: { issue in
+      issue.description.contains("replay with SIMPLESOURCE_SCHEDULE_SEED=")
+    }
+  }
+}
