@@ -11,13 +11,15 @@ import Testing
 /// `SIMPLESOURCE_SCHEDULE_SEED=… swift test --filter …`.
 public struct ScheduleFailure: Error, Sendable, CustomStringConvertible {
   /// The shrunk schedule, as `SIMPLESOURCE_SCHEDULE_SEED` takes it: the failing schedule with the fewest
-  /// preemptions found (`choices:17=2,42=1`, or `choices:` for the plain oldest-first order).
+  /// preemptions found (`choices:17=2,42=1`, or `choices:` for the default order, which goes on with the
+  /// task that ran last while it can).
   public let schedule: String
   /// The schedule that failed first, as `SIMPLESOURCE_SCHEDULE_SEED` takes it (its seed).
   public let foundSchedule: String
   /// How many schedules ran until one failed, counting the failing one.
   public let schedulesUntilFound: Int
-  /// The shrunk schedule's preemptions: the steps where it ran another job than the oldest ready one.
+  /// The shrunk schedule's preemptions: the steps where it left the task that ran last while that task had
+  /// a job ready.
   public let preemptions: Int
   /// The hash of the shrunk schedule's trace: a replay of ``schedule`` gives the same one.
   public let traceHash: String
@@ -52,14 +54,17 @@ let scheduleScaleVariable = "SIMPLESOURCE_SCHEDULE_SCALE"
 /// thread; the schedule chooses which ready job runs next. A ``ManualClock`` slept on during the run moves
 /// to its next deadline when nothing else can run, so waits for time neither sleep nor flake.
 ///
-/// - The schedules' seeds come from the process's seed (`SIMPLESOURCE_SEED`, printed): even seeds choose
-///   every next job at random, odd ones run the oldest ready job except at a few random steps (at most 3
-///   preemptions). `SIMPLESOURCE_SCHEDULE_SCALE=k` runs `k * count` schedules (CI sets it).
+/// - The schedules' seeds come from the process's seed (`SIMPLESOURCE_SEED`, printed), and take three
+///   strategies in turn: a random walk (every next job uniform among the ready ones); priorities, as PCT
+///   draws them (each task a random priority, the highest runs, at most 3 random changes, so a task can be
+///   starved for as long as a bug needs); and few preemptions (on with the task that ran last, except at most 3
+///   times). `SIMPLESOURCE_SCHEDULE_SCALE=k` runs `k * count` schedules (CI sets it).
 /// - A schedule fails when the body throws, records an issue (under Swift Testing), runs `maxSteps` steps,
 ///   or deadlocks: nothing can run, no manual clock has a sleeper, nothing arrives from outside the schedule
 ///   for `quietPeriod`, and the body has not returned. A deadlock is reported with what each task awaits;
 ///   the body is then cancelled, and the call returns once it has unwound.
-/// - A failing schedule is shrunk: its preemptions are taken away, a chunk at a time, while it still fails.
+/// - A failing schedule is shrunk: its choices that differ from the default are taken away, a chunk at a
+///   time, while it still fails, which leaves the fewest preemptions this search finds.
 ///   The result names the shrunk schedule; `SIMPLESOURCE_SCHEDULE_SEED=<schedule>` replays it alone (and
 ///   `SWIFT_DETERMINISTIC_HASHING=1` makes a replay in another process take the same steps when the code
 ///   under test iterates sets or dictionaries).
@@ -139,11 +144,11 @@ func exploreSchedules(
   )
 }
 
-/// The seed of the `index`th schedule of this process: the process's seed mixed with the index, even for
-/// even indices and odd for odd ones, so explorations alternate random walks and bounded preemptions.
+/// The seed of the `index`th schedule of this process: the process's seed mixed with the index, with the
+/// index's remainder modulo 3, so explorations take the three strategies of ``SchedulePlan`` in turn.
 func scheduleSeed(_ index: Int) -> UInt64 {
   var mixer = SeededGenerator(seed: RandomTestSettings.runSeed ^ (UInt64(index) &* 0x9FB2_1C65_1E98_DF25))
-  return (mixer.next() & ~1) | UInt64(index & 1)
+  return mixer.next() / 3 * 3 + UInt64(index % 3)
 }
 
 /// Why one schedule failed.
@@ -196,13 +201,13 @@ func attemptSchedule(
   }
 }
 
-/// Takes preemptions out of a failing schedule, a chunk at a time, while it still fails (at most 100 runs).
+/// Takes a failing schedule's explicit choices away, a chunk at a time, while it still fails (at most 100 runs).
 @available(iOS 18, macOS 15, tvOS 18, watchOS 11, visionOS 2, *)
 func shrink(
   _ trace: ScheduleTrace, failure: AttemptFailure, body: @Sendable () async throws -> Void,
   limits: ScheduleExecutor.Limits
 ) async -> (plan: SchedulePlan, trace: ScheduleTrace, failure: AttemptFailure) {
-  var kept = trace.choices.filter { $0.value != 0 }.sorted { $0.key < $1.key }
+  var kept = trace.choices.sorted { $0.key < $1.key }
   var best = (
     plan: SchedulePlan(choices: Dictionary(uniqueKeysWithValues: kept)), trace: trace, failure: failure
   )

@@ -23,7 +23,7 @@ enum ScheduleEnd: Sendable {
 /// driver thread (locals of ``drive(plan:limits:)``). A job runs outside every lock.
 @available(iOS 18, macOS 15, tvOS 18, watchOS 11, visionOS 2, *)
 final class ScheduleExecutor: TaskExecutor, TaskScheduleHost, Sendable {
-  private let state = Locked(ScheduleState<UnownedJob>())
+  private let state = Locked(ScheduleState<ScheduledJob>())
   private let clocks = Locked<[ManualClock]>([])
   private let wake = DispatchSemaphore(value: 0)
   /// Runs the jobs of a run that is over, one at a time, as they come.
@@ -32,7 +32,8 @@ final class ScheduleExecutor: TaskExecutor, TaskScheduleHost, Sendable {
   var taskExecutor: any TaskExecutor { self }
 
   func enqueue(_ job: consuming ExecutorJob) {
-    let job = UnownedJob(job)
+    let task = ScheduledJob.taskNumber(in: job.description)
+    let job = ScheduledJob(job: UnownedJob(job), task: task)
     switch state.withLock({ $0.enqueue(job) }) {
     case .wakeDriver:
       wake.signal()
@@ -41,11 +42,11 @@ final class ScheduleExecutor: TaskExecutor, TaskScheduleHost, Sendable {
     }
   }
 
-  private func runReleased(_ jobs: [UnownedJob]) {
+  private func runReleased(_ jobs: [ScheduledJob]) {
     guard !jobs.isEmpty else { return }
     let executor = asUnownedTaskExecutor()
     released.async {
-      for job in jobs { job.runSynchronously(on: executor) }
+      for scheduled in jobs { scheduled.job.runSynchronously(on: executor) }
     }
   }
 
@@ -115,11 +116,18 @@ final class ScheduleExecutor: TaskExecutor, TaskScheduleHost, Sendable {
     var trace = ScheduleTrace()
     let executor = asUnownedTaskExecutor()
     while true {
-      let step = state.withLock { $0.step { chooser.choose(among: $0) } }
+      var choice: SchedulePlan.Choice?
+      let step = state.withLock { state in
+        state.step { ready in
+          let made = chooser.choose(among: ready.map(\.task))
+          choice = made
+          return made.index
+        }
+      }
       switch step {
-      case .run(let job, let choice, let count):
-        trace.ran(choice: choice, count: count)
-        job.runSynchronously(on: executor)
+      case .run(let scheduled, _, let count):
+        if let choice { trace.ran(choice, count: count) }
+        scheduled.job.runSynchronously(on: executor)
         if trace.steps >= limits.maxSteps {
           runReleased(state.withLock { $0.release() })
           return (.tooManySteps(trace.steps), trace)
@@ -133,7 +141,7 @@ final class ScheduleExecutor: TaskExecutor, TaskScheduleHost, Sendable {
           limits.quietPeriod.components.seconds * 1_000_000_000
           + limits.quietPeriod.components.attoseconds / 1_000_000_000
         if wake.wait(timeout: .now() + .nanoseconds(Int(nanoseconds))) == .success { continue }
-        let (awaited, leftover) = state.withLock { state -> ([String], [UnownedJob]?) in
+        let (awaited, leftover) = state.withLock { state -> ([String], [ScheduledJob]?) in
           if case .driving(let ready) = state.phase, !ready.isEmpty || state.hasBodyReturned {
             return ([], nil)
           }
@@ -161,5 +169,20 @@ final class ScheduleExecutor: TaskExecutor, TaskScheduleHost, Sendable {
       nanoseconds: components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000)
     watched[nearest.index].advance(by: nearest.wait)
     return true
+  }
+}
+
+/// A ready job and the number of the task it continues (`nil` for a job of no task, such as an actor's).
+struct ScheduledJob: Sendable {
+  let job: UnownedJob
+  let task: Int?
+
+  /// The task number a job's description names (`ExecutorJob(id: 12)`), or `nil` when it names none.
+  ///
+  /// The runtime offers no other way to tell which task a job continues; a description it cannot read
+  /// leaves every job anonymous, and the priority strategy then runs the oldest ready job first.
+  static func taskNumber(in description: String) -> Int? {
+    guard let range = description.range(of: "id: ") else { return nil }
+    return Int(description[range.upperBound...].prefix { $0.isNumber })
   }
 }

@@ -5,14 +5,24 @@ import Foundation
 /// One schedule: the rule that picks which ready job runs next, written as the text
 /// `SIMPLESOURCE_SCHEDULE_SEED` takes.
 ///
-/// - A seed (`1234`): an even seed walks at random (every choice uniform among the ready jobs); an odd
-///   seed runs the oldest ready job except at a few random steps, at most ``preemptionBound`` of them,
-///   where it runs another (a bounded number of preemptions, as PCT bounds them).
-/// - A list of choices (`choices:17=2,42=1`): the oldest ready job at every step but the ones listed,
-///   where the listed index (0 is the oldest) runs; what shrinking finds.
+/// Left to itself, a schedule does what a cooperative thread does: it goes on with the task that ran last
+/// while that task has a job ready, and otherwise runs the oldest ready job. A step that runs another job
+/// while the last task has one ready is a *preemption*.
+///
+/// - A seed (`1234`) picks one of three strategies by its remainder modulo 3:
+///   - 0, a random walk: every choice uniform among the ready jobs;
+///   - 1, priorities (PCT): each task draws a random priority when it first has a job ready, the ready job
+///     of the highest one runs, and at up to ``priorityChanges`` random steps the task about to run drops
+///     below every other, so one task can be starved for as long as a bug needs;
+///   - 2, few preemptions: the default choice, except at up to ``preemptionBound`` random steps, where
+///     another ready job runs.
+/// - A list of choices (`choices:17=2,42=1`): the default choice at every step but the ones listed, where
+///   the listed index among the ready jobs (0 is the oldest) runs; what shrinking finds.
 struct SchedulePlan: Hashable, Sendable, CustomStringConvertible {
-  /// The most preemptions an odd seed makes.
+  /// The most preemptions a few-preemptions seed makes.
   static let preemptionBound = 3
+  /// The most priority changes a priorities seed makes.
+  static let priorityChanges = 3
 
   enum Rule: Hashable, Sendable {
     case seed(UInt64)
@@ -22,7 +32,7 @@ struct SchedulePlan: Hashable, Sendable, CustomStringConvertible {
   let rule: Rule
 
   init(seed: UInt64) { rule = .seed(seed) }
-  init(choices: [Int: Int]) { rule = .choices(choices.filter { $0.value != 0 }) }
+  init(choices: [Int: Int]) { rule = .choices(choices) }
 
   /// Reads a schedule written as ``description`` writes it; `nil` for anything else.
   init?(_ text: String) {
@@ -54,54 +64,109 @@ struct SchedulePlan: Hashable, Sendable, CustomStringConvertible {
   /// The chooser that plays this schedule.
   func chooser() -> Chooser { Chooser(rule: rule) }
 
+  /// One step's choice.
+  struct Choice {
+    /// The index of the job that runs among the ready ones (0 is the oldest).
+    let index: Int
+    /// Whether it is not the default choice: what a list of choices must name to replay it.
+    let isExplicit: Bool
+    /// Whether it left the last task while that task had a job ready.
+    let preempts: Bool
+  }
+
   /// Picks each step's job: a value the driver thread owns.
   struct Chooser {
     private let rule: Rule
     private var random: SeededGenerator
-    private var preemptionsLeft = SchedulePlan.preemptionBound
+    private var changesLeft: Int
     private var step = 0
+    /// The task of the job that ran last, once one has.
+    private var last: Int??
+    /// Each task's priority (the key of jobs of no task is `nil`), drawn when it first has a job ready.
+    private var priorities: [Int?: UInt64] = [:]
 
     init(rule: Rule) {
       self.rule = rule
       if case .seed(let seed) = rule {
         random = SeededGenerator(seed: seed)
+        changesLeft = seed % 3 == 1 ? SchedulePlan.priorityChanges : SchedulePlan.preemptionBound
       } else {
         random = SeededGenerator(seed: 0)
+        changesLeft = 0
       }
     }
 
-    /// The index (0 is the oldest) of the job to run among `count` ready ones.
-    mutating func choose(among count: Int) -> Int {
-      defer { step += 1 }
+    /// The job to run among the ready ones (oldest first), given the task each continues.
+    mutating func choose(among tasks: [Int?]) -> Choice {
+      let lastTaskReady = last.flatMap { last in tasks.firstIndex { $0 == last } }
+      let fallback = lastTaskReady ?? 0
+      let index = min(max(pick(tasks, fallback: fallback), 0), tasks.count - 1)
+      step += 1
+      last = .some(tasks[index])
+      return Choice(
+        index: index, isExplicit: index != fallback, preempts: lastTaskReady.map { $0 != index } ?? false)
+    }
+
+    private mutating func pick(_ tasks: [Int?], fallback: Int) -> Int {
+      let count = tasks.count
       guard count > 1 else { return 0 }
       switch rule {
       case .choices(let choices):
-        return min(choices[step] ?? 0, count - 1)
-      case .seed(let seed) where seed % 2 == 0:
+        return choices[step] ?? fallback
+      case .seed(let seed) where seed % 3 == 0:
         return Int(random.next() % UInt64(count))
+      case .seed(let seed) where seed % 3 == 1:
+        return byPriority(tasks)
       case .seed:
-        guard preemptionsLeft > 0, random.next() % 8 == 0 else { return 0 }
-        preemptionsLeft -= 1
-        return 1 + Int(random.next() % UInt64(count - 1))
+        guard changesLeft > 0, random.next() % 8 == 0 else { return fallback }
+        changesLeft -= 1
+        return (fallback + 1 + Int(random.next() % UInt64(count - 1))) % count
       }
+    }
+
+    /// The oldest ready job of the task with the highest priority; at a change point, that task first
+    /// drops below every other.
+    private mutating func byPriority(_ tasks: [Int?]) -> Int {
+      for task in tasks where priorities[task] == nil {
+        // Drawn priorities stay above the ones change points give (at most `priorityChanges`).
+        priorities[task] = UInt64(SchedulePlan.priorityChanges) + 1 + random.next() % (1 << 40)
+      }
+      var chosen = highest(tasks)
+      if changesLeft > 0, random.next() % 16 == 0 {
+        priorities[tasks[chosen]] = UInt64(changesLeft)
+        changesLeft -= 1
+        chosen = highest(tasks)
+      }
+      return chosen
+    }
+
+    private func highest(_ tasks: [Int?]) -> Int {
+      var best = 0
+      for index in tasks.indices.dropFirst() where priorities[tasks[index]]! > priorities[tasks[best]]! {
+        best = index
+      }
+      return best
     }
   }
 }
 
 /// The record of one run's choices: what its hash is taken over, and what shrinking starts from.
 struct ScheduleTrace: Sendable {
-  /// Each step's choice, by step number, where there was more than one job to choose from.
+  /// The choices that were not the default, by step: what replays the run as a list of choices.
   private(set) var choices: [Int: Int] = [:]
   /// The steps taken.
   private(set) var steps = 0
+  /// The steps that left the last task while it had a job ready.
+  private(set) var preemptions = 0
   private var hash: UInt64 = 0xCBF2_9CE4_8422_2325
 
-  /// The step ran the job at `choice` among `count`.
-  mutating func ran(choice: Int, count: Int) {
-    if count > 1 { choices[steps] = choice }
+  /// The step ran the job `choice` picked among `count`.
+  mutating func ran(_ choice: SchedulePlan.Choice, count: Int) {
+    if choice.isExplicit { choices[steps] = choice.index }
+    if choice.preempts { preemptions += 1 }
     mix(UInt64(steps))
     mix(UInt64(count))
-    mix(UInt64(choice))
+    mix(UInt64(choice.index))
     steps += 1
   }
 
@@ -110,9 +175,6 @@ struct ScheduleTrace: Sendable {
     mix(0xFFFF_FFFF_0000_0000 | UInt64(clock))
     mix(UInt64(bitPattern: nanoseconds))
   }
-
-  /// The choices that ran another job than the oldest ready one.
-  var preemptions: Int { choices.values.count { $0 != 0 } }
 
   /// The FNV-1a hash of every choice and time step, in hexadecimal: the same schedule gives the same one.
   var hashText: String {

@@ -70,14 +70,14 @@ struct ScheduleState<Job: Sendable>: Sendable {
     }
   }
 
-  /// The driver's next step; `choose` picks an index among the ready jobs' count (at least 1) and is
-  /// called only when a job is ready.
-  mutating func step(choose: (Int) -> Int) -> Step {
+  /// The driver's next step; `choose` picks an index among the ready jobs (oldest first, at least one) and
+  /// is called only when a job is ready.
+  mutating func step(choose: ([Job]) -> Int) -> Step {
     guard case .driving(var ready) = phase else { preconditionFailure("stepped a released schedule") }
     if hasBodyReturned { return .bodyReturned }
     guard !ready.isEmpty else { return .idle }
     let count = ready.count
-    let choice = min(max(choose(count), 0), count - 1)
+    let choice = min(max(choose(ready), 0), count - 1)
     phase = .released
     let job = ready.remove(at: choice)
     phase = .driving(ready: ready)

@@ -102,6 +102,7 @@ enum PlantedBug: String, CaseIterable, Sendable, CustomStringConvertible {
       return batches
     }()
     _ = try await source.appendItems([TestItem("a")], toSection: "inbox")
+    await source.settled()  // offered, not yet taken: the reader may still be behind
     _ = try await source.appendItems([TestItem("b")], toSection: "inbox")
     guard await batchesSeen >= 1 else { throw PlantedBugFound(description: "no batch arrived") }
   }

@@ -72,7 +72,7 @@ private struct ScheduleWorld: ExplorableWorld {
 
   /// One step of the driver, choosing the oldest or the newest ready job.
   private mutating func drive(newest: Bool) throws {
-    switch state.step(choose: { newest ? $0 - 1 : 0 }) {
+    switch state.step(choose: { newest ? $0.count - 1 : 0 }) {
     case .run(let job, let choice, let count):
       guard !bodyHasReturned, count == ready.count, job == ready[choice], choice == (newest ? count - 1 : 0)
       else {
