@@ -404,6 +404,7 @@ let runtimeCaseNames =
     "projection-refilter-100k",
     "composite-one-edit", "outline-one-edit-100k", "queries-1000-clients", "observed-one-edit-1m",
     "observed-invalidations", "observed-window-1m", "throughput-100k-items", "client-edits",
+    "schedule-overhead",
   ] + editCaseNames + replicaCaseNames
 
 /// The case `name`, first, and any case measured in the same rounds with it.
@@ -414,6 +415,12 @@ func runRuntimeCase(named name: String, iterations: Int) async -> [RuntimeResult
   case "stalled": [await stalled()]
   case "throughput-100k-items": [await sustainedThroughput(iterations: max(1, iterations / 3))]
   case "client-edits": [await clientEdits(iterations: max(1, iterations / 3))]
+  case "schedule-overhead":
+    if #available(iOS 18, macOS 15, tvOS 18, watchOS 11, visionOS 2, *) {
+      [await scheduleOverhead(iterations: iterations)]
+    } else {
+      []
+    }
   case "latency": [await latency(iterations: iterations)]
   case "view-apply": [await viewBatch(iterations: iterations, rebased: false)]
   case "view-rebased": [await viewBatch(iterations: iterations, rebased: true)]
