@@ -65,5 +65,9 @@ struct CoalescingWindow: Sendable {
   }
 }
 
-/// Nanoseconds of the system's monotonic clock, which every platform the package supports has.
-@usableFromInline func monotonicNanoseconds() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+/// Nanoseconds of the system's monotonic clock, which every platform the package supports has; under a
+/// seeded schedule, the schedule's virtual time, so that coalescing decides the same in every replay.
+@usableFromInline func monotonicNanoseconds() -> UInt64 {
+  if let schedule = TaskSchedule.host { return schedule.nanoseconds }
+  return DispatchTime.now().uptimeNanoseconds
+}

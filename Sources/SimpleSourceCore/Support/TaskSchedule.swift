@@ -9,6 +9,10 @@
   @available(iOS 18, macOS 15, tvOS 18, watchOS 11, visionOS 2, *)
   var taskExecutor: any TaskExecutor { get }
 
+  /// The schedule's virtual time, in nanoseconds: it moves only when nothing can run, so the package's own
+  /// time-based decisions (how long a cut waits for more mutations) take the same course in every replay.
+  var nanoseconds: UInt64 { get }
+
   /// Records that a task named `name` started under the schedule, and returns its number.
   func taskStarted(_ name: String) -> Int
   /// Records that task `task` returned.
@@ -81,8 +85,7 @@ extension Task where Failure == Never {
 
 extension Task where Failure == any Error {
   /// Starts an unstructured throwing task, as `Task(priority:operation:)` does, that runs under the test's
-  /// seeded schedule when it is started from one: the throwing form of
-  /// ``_Concurrency/Task/schedulable(_:priority:operation:)-(_,_,()->Success)``.
+  /// seeded schedule when it is started from one: the throwing form of `Task.schedulable(_:priority:operation:)`.
   ///
   /// - Parameters:
   ///   - name: What a deadlock report calls the task.

@@ -19,17 +19,22 @@ enum ScheduleEnd: Sendable {
 /// on a thread of its own, choosing each next job by a ``SchedulePlan``.
 ///
 /// Guard map: `state` (its lock) guards the ready jobs, the phase, and the running tasks and waits;
-/// `clocks` (its lock) the manual clocks slept on during the run; the chooser and the trace belong to the
+/// `clocks` (its lock) the manual clocks slept on during the run; `virtualTime` (its lock) the time the
+/// package's own clock reads under the schedule; the chooser and the trace belong to the
 /// driver thread (locals of ``drive(plan:limits:)``). A job runs outside every lock.
 @available(iOS 18, macOS 15, tvOS 18, watchOS 11, visionOS 2, *)
 final class ScheduleExecutor: TaskExecutor, TaskScheduleHost, Sendable {
   private let state = Locked(ScheduleState<ScheduledJob>())
   private let clocks = Locked<[ManualClock]>([])
+  private let virtualTime = Locked<UInt64>(0)
   private let wake = DispatchSemaphore(value: 0)
   /// Runs the jobs of a run that is over, one at a time, as they come.
   private let released = DispatchQueue(label: "SimpleSourceTesting.ScheduleExecutor.released")
 
   var taskExecutor: any TaskExecutor { self }
+
+  /// Virtual time: it moves only when a manual clock jumps to its next sleeper, by as much.
+  var nanoseconds: UInt64 { virtualTime.withLock { $0 } }
 
   func enqueue(_ job: consuming ExecutorJob) {
     let task = ScheduledJob.taskNumber(in: job.description)
@@ -101,6 +106,13 @@ final class ScheduleExecutor: TaskExecutor, TaskScheduleHost, Sendable {
             continuation.resume(returning: ended)
           }
         }
+        if case .deadlock(let awaited) = end {
+          // Said at once, unbuffered: a body whose own waits ignore cancellation never unwinds, and then
+          // this never returns.
+          let report =
+            ["deadlock under schedule \(plan): nothing can run and the body has not returned"] + awaited
+          FileHandle.standardError.write(Data((report.joined(separator: "\n  ") + "\n").utf8))
+        }
         if case .returned = end {} else { group.cancelAll() }
         await group.waitForAll()
         return (end, trace)
@@ -164,9 +176,9 @@ final class ScheduleExecutor: TaskExecutor, TaskScheduleHost, Sendable {
     }
     guard let nearest else { return false }
     let components = nearest.wait.components
-    trace.advanced(
-      clock: nearest.index,
-      nanoseconds: components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000)
+    let nanoseconds = components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000
+    trace.advanced(clock: nearest.index, nanoseconds: nanoseconds)
+    virtualTime.withLock { $0 &+= UInt64(max(nanoseconds, 0)) }
     watched[nearest.index].advance(by: nearest.wait)
     return true
   }
