@@ -6,7 +6,7 @@ import Testing
 
 /// A schedule under which a test body failed: how to replay it, and what went wrong.
 ///
-/// ``exploreSchedules(count:quietPeriod:maxSteps:_:)`` throws it; the ``Testing/Trait/seededSchedules(_:quietPeriod:maxSteps:)``
+/// ``exploreSchedules(count:quietPeriod:maxSteps:_:)`` throws it; the `.seededSchedules(_:quietPeriod:maxSteps:)`
 /// trait records it as an issue. Its description ends with the line that replays it:
 /// `SIMPLESOURCE_SCHEDULE_SEED=… swift test --filter …`.
 public struct ScheduleFailure: Error, Sendable, CustomStringConvertible {

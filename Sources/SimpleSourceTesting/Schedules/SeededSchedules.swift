@@ -5,7 +5,7 @@ public import Testing
 /// Runs a test under seeded schedules, as ``exploreSchedules(count:quietPeriod:maxSteps:_:)`` does, and
 /// records the first failing schedule, shrunk, as an issue that says how to replay it.
 ///
-/// Spelled `.seededSchedules(_:)` on `@Test`; see ``Testing/Trait/seededSchedules(_:quietPeriod:maxSteps:)``.
+/// Spelled `.seededSchedules(_:)` on `@Test` (its other parameters have defaults).
 @available(iOS 18, macOS 15, tvOS 18, watchOS 11, visionOS 2, *)
 public struct SeededSchedules: TestTrait, TestScoping {
   /// How many schedules to run (times `SIMPLESOURCE_SCHEDULE_SCALE` when it is set).
@@ -35,10 +35,10 @@ extension Trait where Self == SeededSchedules {
   ///
   /// ```swift
   /// @Test(.seededSchedules(100))
-  /// func twoWritersKeepBothEdits() async throws {
-  ///   let source = BasicDataSource(sections: [Section(id: "inbox", items: [Mail]())])
-  ///   async let first: Void = source.append(Mail(id: 1), toSection: "inbox")
-  ///   async let second: Void = source.append(Mail(id: 2), toSection: "inbox")
+  /// func bothWritersKeepTheirItems() async throws {
+  ///   let source = try BasicDataSource(sections: [TestSection(id: "inbox", items: [])])
+  ///   async let first = source.appendItems([TestItem("a")], toSection: "inbox")
+  ///   async let second = source.appendItems([TestItem("b")], toSection: "inbox")
   ///   _ = try await (first, second)
   ///   #expect(await source.snapshot.itemCount == 2)
   /// }
