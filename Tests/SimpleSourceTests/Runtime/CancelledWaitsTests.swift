@@ -10,30 +10,33 @@ import Testing
 
 @Suite("Cancelled waits", .timeLimit(.minutes(20)))
 struct CancelledWaitsTests {
-  /// How many times each wait is cancelled: the scheduler cancels some before they park, some after.
+  /// How many times the main-actor waits are cancelled: the scheduler cancels some before they park, some
+  /// after. The waits off the main actor run under seeded schedules instead, which choose both orders.
   static let rounds = 50
 
-  @Test("settled(through:) returns false when cancelled, true when its version is cut")
+  @available(iOS 18, macOS 15, tvOS 18, watchOS 11, visionOS 2, *)
+  @Test(
+    "settled(through:) returns false when cancelled, before or after it parks; true when its version is cut",
+    .seededSchedules(50))
   func settledThrough() async throws {
     let source = try TestSource(sections: layout("A: a"))
-    for _ in 0..<Self.rounds {
-      let waiter = Task { await source.settled(through: 1_000) }
-      waiter.cancel()
-      #expect(await waiter.value == false)
-    }
+    let waiter = Task.schedulable("a waiter") { await source.settled(through: 1_000) }
+    waiter.cancel()
+    #expect(await waiter.value == false)
     #expect(await source.publishing.settleWaiters.isEmpty, "nothing left parked")
     let version = try await source.appendItems([item("b")], toSection: "A")
     #expect(try await source.settled(through: version))
   }
 
-  @Test("a remote source's reached(remoteVersion:) returns false when cancelled")
+  @available(iOS 18, macOS 15, tvOS 18, watchOS 11, visionOS 2, *)
+  @Test(
+    "a remote source's reached(remoteVersion:) returns false when cancelled, before or after it parks",
+    .seededSchedules(50))
   func remoteReached() async throws {
     let remote = RemoteDataSource<TestSection>()
-    for _ in 0..<Self.rounds {
-      let waiter = Task { await remote.reached(remoteVersion: 5) }
-      waiter.cancel()
-      #expect(await waiter.value == false)
-    }
+    let waiter = Task.schedulable("a waiter") { await remote.reached(remoteVersion: 5) }
+    waiter.cancel()
+    #expect(await waiter.value == false)
     #expect(await remote.state.waiters.isEmpty)
     try await remote.receive(.reset(stream: "s", version: 5, snapshot: try Snapshot(layout("A: a"))))
     #expect(await remote.reached(remoteVersion: 5))

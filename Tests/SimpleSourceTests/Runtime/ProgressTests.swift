@@ -163,54 +163,72 @@ struct ProgressTests {
     var generator = SeededGenerator(seed: settings.seed(forShard: 131))
     print("progress: \(settings.replay)")
     for run in 0..<settings.cases {
-      let seed = "run \(run), \(settings.replay)"
-      let source = try TestSource(sections: layout("A: a b c"))
-      let subscription = await source.subscribe()
-      let shown = Locked(subscription.snapshot)
       let stallEvery = Int.random(in: 1...4, using: &generator)
-      let consumer = Task {
-        var count = 0
-        for await batch in subscription.batches {
-          shown.withLock { $0 = batch.snapshot }
-          count += 1
-          // Stalls until the writers' mutations so far are offered: it falls behind, then composes.
-          if count % stallEvery == 0 { await source.settled() }
-        }
-      }
       let steps = (0..<40).map { _ in Int.random(in: 0..<4, using: &generator) }
-      try await withThrowingTaskGroup(of: Void.self) { group in
-        for writer in 0..<2 {
-          group.addTask {
-            for (index, step) in steps.enumerated() where index % 2 == writer {
-              let version: Version
-              switch step {
-              case 0:
-                version = try await source.updateItem("a") { $0.version += 1 }
-              case 1:
-                version = try await source.transaction { transaction in
-                  try transaction.appendItems([item("t\(writer)-\(index)")], toSection: "A")
-                  try transaction.deleteItems(["t\(writer)-\(index)"])
-                }
-              case 2:
-                try await source.insertThenDelete(item("u\(writer)-\(index)"), in: "A")
-                version = await source.version
-              default:
-                version = try await source.updateItem("b") { $0.version += 1 }
+      try await Self.writersAndStallingConsumer(
+        steps: steps, stallEvery: stallEvery, seed: "run \(run), \(settings.replay)")
+    }
+  }
+
+  @available(iOS 18, macOS 15, tvOS 18, watchOS 11, visionOS 2, *)
+  @Test(
+    "the same writers and stalling consumer under seeded schedules: every version reached in every order",
+    .seededSchedules(30))
+  func underSeededSchedules() async throws {
+    var generator = SeededGenerator(seed: RandomTestSettings.runSeed)
+    let steps = (0..<12).map { _ in Int.random(in: 0..<4, using: &generator) }
+    try await Self.writersAndStallingConsumer(
+      steps: steps, stallEvery: 2, seed: "SIMPLESOURCE_SEED=\(RandomTestSettings.runSeed)")
+  }
+
+  /// Two writers take turns through `steps` (an edit, an undo pair in one transaction, an insert then a
+  /// delete, another edit) while a consumer stalls every `stallEvery` batches; each version a writer gets
+  /// must be reached by the subscription, holding at least its state.
+  static func writersAndStallingConsumer(steps: [Int], stallEvery: Int, seed: String) async throws {
+    let source = try TestSource(sections: layout("A: a b c"))
+    let subscription = await source.subscribe()
+    let shown = Locked(subscription.snapshot)
+    let consumer = Task.schedulable("a stalling consumer") {
+      var count = 0
+      for await batch in subscription.batches {
+        shown.withLock { $0 = batch.snapshot }
+        count += 1
+        // Stalls until the writers' mutations so far are offered: it falls behind, then composes.
+        if count % stallEvery == 0 { await source.settled() }
+      }
+    }
+    try await withThrowingTaskGroup(of: Void.self) { group in
+      for writer in 0..<2 {
+        group.addTask {
+          for (index, step) in steps.enumerated() where index % 2 == writer {
+            let version: Version
+            switch step {
+            case 0:
+              version = try await source.updateItem("a") { $0.version += 1 }
+            case 1:
+              version = try await source.transaction { transaction in
+                try transaction.appendItems([item("t\(writer)-\(index)")], toSection: "A")
+                try transaction.deleteItems(["t\(writer)-\(index)"])
               }
-              #expect(
-                try await subscription.reached(version), "seed \(seed): version \(version) never reached")
-              #expect(subscription.heldVersion >= version.number)
+            case 2:
+              try await source.insertThenDelete(item("u\(writer)-\(index)"), in: "A")
+              version = await source.version
+            default:
+              version = try await source.updateItem("b") { $0.version += 1 }
             }
+            #expect(
+              try await subscription.reached(version), "seed \(seed): version \(version) never reached")
+            #expect(subscription.heldVersion >= version.number)
           }
         }
-        try await group.waitForAll()
       }
-      await source.settled()
-      #expect(try await subscription.reached(await source.version), "seed \(seed)")
-      #expect(shown.withLock { $0 } == (await source.snapshot), "seed \(seed)")
-      subscription.cancel()
-      await consumer.value
+      try await group.waitForAll()
     }
+    await source.settled()
+    #expect(try await subscription.reached(await source.version), "seed \(seed)")
+    #expect(shown.withLock { $0 } == (await source.snapshot), "seed \(seed)")
+    subscription.cancel()
+    await consumer.value
   }
 }
 
