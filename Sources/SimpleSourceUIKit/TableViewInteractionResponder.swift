@@ -135,7 +135,7 @@
           style: action.style == .destructive ? .destructive : .normal, title: action.title
         ) { [viewDataSource] _, _, completion in
           let task = viewDataSource.perform(action, on: item, at: position)
-          Task { @MainActor in completion(await task.value) }
+          Task.schedulable("answering UIKit") { @MainActor in completion(await task.value) }
         }
         if let name = action.systemImageName { contextualAction.image = UIImage(systemName: name) }
         return contextualAction

@@ -61,7 +61,7 @@
       super.init()
       answered = viewDataSource.interactions.answeredSelectors(in: Self.interactionKind)
       viewDataSource.interactions.onChange = { [weak self] in self?.answersMayHaveChanged(fallbacks: false) }
-      following = Task { await viewDataSource.follow(dataSource) }
+      following = Task.schedulable("following a source") { await viewDataSource.follow(dataSource) }
     }
 
     /// The methods the closures answered when UIKit last asked.
@@ -126,7 +126,9 @@
         if Thread.isMainThread {
           MainActor.assumeIsolated { adapter.object?.fallbackReleased(as: role) }
         } else {
-          Task { @MainActor in adapter.object?.fallbackReleased(as: role) }
+          Task.schedulable("releasing a fallback") { @MainActor in
+            adapter.object?.fallbackReleased(as: role)
+          }
         }
       }
       objc_setAssociatedObject(fallback, key, watcher, .OBJC_ASSOCIATION_RETAIN_NONATOMIC)
