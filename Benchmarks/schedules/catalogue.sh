@@ -25,7 +25,7 @@ for bug in $(sed -E 's/plain run of ([A-Za-z]+):.*/\1/' "$out" | sort -u); do
   caught=$(grep -c "plain run of $bug: caught" "$out" || true)
   echo "plain $bug: caught in $caught of $runs runs"
 done
-echo "== seeded schedules (up to 200 per bug)"
+echo "== seeded schedules (up to 1,000 per bug)"
 "$binary" --testing-library swift-testing --filter "ScheduleCatalogueTests/plantedBugIsFound" 2>/dev/null |
   grep -a "^catalogue "
 echo "== overhead of a run under a schedule (release build)"

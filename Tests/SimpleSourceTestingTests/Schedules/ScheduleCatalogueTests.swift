@@ -14,7 +14,7 @@ struct ScheduleCatalogueTests {
     let limits = ScheduleExecutor.Limits(quietPeriod: .milliseconds(200), maxSteps: 100_000)
     let start = ContinuousClock.now
     let failure = try await #require(throws: ScheduleFailure.self) {
-      try await exploreSchedules(count: 200, limits: limits, replaying: nil) {
+      try await exploreSchedules(count: 1_000, limits: limits, replaying: nil) {
         try await bug.run(correct: false)
       }
     }
