@@ -17,7 +17,7 @@ struct CancelledWaitsTests {
   @available(iOS 18, macOS 15, tvOS 18, watchOS 11, visionOS 2, *)
   @Test(
     "settled(through:) returns false when cancelled, before or after it parks; true when its version is cut",
-    .seededSchedules(50))
+    .seededSchedules(50, quietPeriod: .milliseconds(250)))
   func settledThrough() async throws {
     let source = try TestSource(sections: layout("A: a"))
     let waiter = Task.schedulable("a waiter") { await source.settled(through: 1_000) }
@@ -31,7 +31,7 @@ struct CancelledWaitsTests {
   @available(iOS 18, macOS 15, tvOS 18, watchOS 11, visionOS 2, *)
   @Test(
     "a remote source's reached(remoteVersion:) returns false when cancelled, before or after it parks",
-    .seededSchedules(50))
+    .seededSchedules(50, quietPeriod: .milliseconds(250)))
   func remoteReached() async throws {
     let remote = RemoteDataSource<TestSection>()
     let waiter = Task.schedulable("a waiter") { await remote.reached(remoteVersion: 5) }

@@ -173,7 +173,7 @@ struct ProgressTests {
   @available(iOS 18, macOS 15, tvOS 18, watchOS 11, visionOS 2, *)
   @Test(
     "the same writers and stalling consumer under seeded schedules: every version reached in every order",
-    .seededSchedules(30))
+    .seededSchedules(30, quietPeriod: .milliseconds(250)))
   func underSeededSchedules() async throws {
     var generator = SeededGenerator(seed: RandomTestSettings.runSeed)
     let steps = (0..<12).map { _ in Int.random(in: 0..<4, using: &generator) }
