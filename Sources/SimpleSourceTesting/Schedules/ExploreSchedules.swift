@@ -83,7 +83,8 @@ let scheduleScaleVariable = "SIMPLESOURCE_SCHEDULE_SCALE"
 /// ```
 ///
 /// - Parameters:
-///   - count: How many schedules to run (times `SIMPLESOURCE_SCHEDULE_SCALE` when it is set).
+///   - count: How many schedules to run (times `SIMPLESOURCE_SCHEDULE_SCALE` when it is set); none when it
+///     is not positive.
 ///   - quietPeriod: How long an idle run waits for a wake from outside the schedule before it calls
 ///     the state a deadlock.
 ///   - maxSteps: The most jobs one schedule runs before it fails as too long.
@@ -128,7 +129,7 @@ func exploreSchedules(
     return
   }
   var first: String?
-  for index in 0..<total {
+  for index in 0..<max(total, 0) {
     let plan = SchedulePlan(seed: scheduleSeed(index))
     let attempt = await attemptSchedule(plan, body: body, limits: limits)
     if first == nil { first = "\(plan) (trace \(attempt.trace.hashText))" }
