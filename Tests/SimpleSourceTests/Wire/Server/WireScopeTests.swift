@@ -95,44 +95,60 @@ struct WireScopeTests {
     let settings = RandomTestSettings.current(defaultCases: 20, casesVariable: "SIMPLESOURCE_WIRE_CASES")
     let runs = max(2, settings.cases / 10)
     for run in 0..<runs {
-      var random = SeededGenerator(seed: settings.seed &+ UInt64(run))
-      let base = try BasicDataSource(sections: [
-        TestSection(id: "A", items: (0..<10).map { TestItem("i\($0)", version: $0 % 3) })
-      ])
-      let service = Self.service(base, writing: base)
-      let allowed = Locked<Set<Int>>([0])
-      let client = WireClient(allows: { item in allowed.withLock { $0.contains(item.version % 2) } })
-      let session = service.session(scope: 0) { client.receive($0) }
-      var scope = 0
-      for step in 0..<12 {
-        let next = Int.random(in: 0..<2, using: &random)
-        allowed.withLock { _ = $0.insert(next) }
-        // A subscribe and a scope change sent at once, from two tasks, in either order.
-        let first = Bool.random(using: &random)
-        await withTaskGroup(of: Void.self) { group in
-          group.addTask {
-            if first { await session.receive(subscribe(nil)) } else { await session.setScope(next) }
-          }
-          group.addTask {
-            if first { await session.setScope(next) } else { await session.receive(subscribe(nil)) }
-          }
-        }
-        allowed.withLock { $0 = [next] }
-        scope = next
-        let id = "i\(Int.random(in: 0..<10, using: &random))"
-        try await base.replaceItem(TestItem(id, version: Int.random(in: 0..<4, using: &random)))
-        if step % 4 == 3 { await session.delivered(to: client) }
-      }
-      await session.delivered(to: client)
-      let state = client.state.withLock { $0 }
-      #expect(state.violations.isEmpty, "run \(run): \(state.violations); \(settings.replay)")
-      let expected = (await base.snapshot).sections.map { section in
-        TestSection(id: section.id, items: section.items.filter { $0.version % 2 == scope })
-      }
-      #expect(state.held.sections == expected, "run \(run); \(settings.replay)")
-      await session.close()
+      try await Self.racingRun(
+        seed: settings.seed &+ UInt64(run), steps: 12, name: "run \(run); \(settings.replay)")
     }
     print("Racing scope changes: \(runs) runs; \(settings.replay)")
+  }
+
+  @available(iOS 18, macOS 15, tvOS 18, watchOS 11, visionOS 2, *)
+  @Test(
+    "a subscribe and a scope change racing, under seeded schedules: the client ends with its newest scope only",
+    .seededSchedules(20, quietPeriod: .milliseconds(250)))
+  func racingChangesUnderSchedules() async throws {
+    try await Self.racingRun(
+      seed: RandomTestSettings.runSeed, steps: 4, name: "SIMPLESOURCE_SEED=\(RandomTestSettings.runSeed)")
+  }
+
+  /// One run of `steps` rounds: a subscribe and a scope change sent at once from two tasks, in an order the
+  /// seed picks, then an edit; the client must end with exactly its newest scope's rows.
+  static func racingRun(seed: UInt64, steps: Int, name: String) async throws {
+    var random = SeededGenerator(seed: seed)
+    let base = try BasicDataSource(sections: [
+      TestSection(id: "A", items: (0..<10).map { TestItem("i\($0)", version: $0 % 3) })
+    ])
+    let service = Self.service(base, writing: base)
+    let allowed = Locked<Set<Int>>([0])
+    let client = WireClient(allows: { item in allowed.withLock { $0.contains(item.version % 2) } })
+    let session = service.session(scope: 0) { client.receive($0) }
+    var scope = 0
+    for step in 0..<steps {
+      let next = Int.random(in: 0..<2, using: &random)
+      allowed.withLock { _ = $0.insert(next) }
+      // A subscribe and a scope change sent at once, from two tasks, in either order.
+      let first = Bool.random(using: &random)
+      await withTaskGroup(of: Void.self) { group in
+        group.addTask {
+          if first { await session.receive(subscribe(nil)) } else { await session.setScope(next) }
+        }
+        group.addTask {
+          if first { await session.setScope(next) } else { await session.receive(subscribe(nil)) }
+        }
+      }
+      allowed.withLock { $0 = [next] }
+      scope = next
+      let id = "i\(Int.random(in: 0..<10, using: &random))"
+      try await base.replaceItem(TestItem(id, version: Int.random(in: 0..<4, using: &random)))
+      if step % 4 == 3 { await session.delivered(to: client) }
+    }
+    await session.delivered(to: client)
+    let state = client.state.withLock { $0 }
+    #expect(state.violations.isEmpty, "\(name): \(state.violations)")
+    let expected = (await base.snapshot).sections.map { section in
+      TestSection(id: section.id, items: section.items.filter { $0.version % 2 == scope })
+    }
+    #expect(state.held.sections == expected, "\(name)")
+    await session.close()
   }
 
   @Test("two users reusing each other's edit ids: each is made and answered as its own, never the other's")
