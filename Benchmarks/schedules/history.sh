@@ -42,7 +42,7 @@ for bug in held-versions-not-reported scope-change-outside-its-turn; do
     echo "$bug: plain ${plain[$bug]} caught it in $caught of $runs runs (a hang of 10 s counts as caught)"
     start=$SECONDS
     "$binary" --testing-library swift-testing --filter "${seeded[$bug]}" 2>&1 |
-      grep -a "found after\|shrunk to\|explored" | sed 's/^[^a-z]*//' | cut -c1-160 | head -2 || true
+      sed 's/\x1b\[[0-9;]*m//g' | grep -a "found after\|shrunk to\|explored" | cut -c1-160 | head -2 || true
     echo "$bug: seeded ${seeded[$bug]} ran in $((SECONDS - start)) s, shrinking included"
   )
   rm -rf "$scratch"
