@@ -31,7 +31,7 @@ struct ScheduleCatalogueTests {
 
   @Test(
     "each planted bug's correct version passes every schedule",
-    .seededSchedules(100, quietPeriod: .milliseconds(200)), arguments: PlantedBug.allCases)
+    .seededSchedules(25, quietPeriod: .milliseconds(200)), arguments: PlantedBug.allCases)
   func correctVersionPasses(_ bug: PlantedBug) async throws {
     try await bug.run(correct: true)
   }
