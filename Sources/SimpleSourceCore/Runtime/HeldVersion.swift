@@ -50,16 +50,16 @@
   /// - Complexity: O(1) when `version` is already reached; otherwise O(*w*) to register.
   @usableFromInline package func reached(_ version: Int) async -> Bool {
     let id = state.withLock { $0.makeID() }
-    return await TaskSchedule.waiting(for: "version \(version) of a subscription") {
-      await withTaskCancellationHandler {
-        await withCheckedContinuation { continuation in
-          if let answer = state.withLock({ $0.wait(for: version, id: id, waiter: continuation) }) {
-            continuation.resume(returning: answer)
-          }
+    let wait = TaskSchedule.beginWait("version \(version) of a subscription")
+    defer { TaskSchedule.endWait(wait) }
+    return await withTaskCancellationHandler {
+      await withCheckedContinuation { continuation in
+        if let answer = state.withLock({ $0.wait(for: version, id: id, waiter: continuation) }) {
+          continuation.resume(returning: answer)
         }
-      } onCancel: {
-        state.withLock { $0.cancel(id: id) }?.resume(returning: false)
       }
+    } onCancel: {
+      state.withLock { $0.cancel(id: id) }?.resume(returning: false)
     }
   }
 }

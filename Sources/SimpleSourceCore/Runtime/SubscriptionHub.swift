@@ -123,20 +123,20 @@ final class SubscriberMailbox<Section: SectionType>: Sendable {
       // Asking, the consumer holds what it took (G13): reported before it may park, since nothing may
       // run once it is parked (a publisher may resume it at once, on another thread).
       asked()
-      let delivery = await TaskSchedule.waiting(for: "the next batch of a subscription") {
-        await withUnsafeContinuation { continuation in
-          let delivery = state.withLock { state in
-            // A quiet version that arrived since `asked()` is reported first, then the consumer asks again.
-            state.newlyHeld().map { .held($0) } ?? state.next(waiter: continuation, sink: sink)
-          }
-          if let delivery {
-            continuation.resume(returning: delivery)
-          } else if sink != nil {
-            // Parked; the callback touches nothing of the consumer's.
-            parkedWithSink?()
-          }
+      let wait = TaskSchedule.beginWait("the next batch of a subscription")
+      let delivery = await withUnsafeContinuation { continuation in
+        let delivery = state.withLock { state in
+          // A quiet version that arrived since `asked()` is reported first, then the consumer asks again.
+          state.newlyHeld().map { .held($0) } ?? state.next(waiter: continuation, sink: sink)
+        }
+        if let delivery {
+          continuation.resume(returning: delivery)
+        } else if sink != nil {
+          // Parked; the callback touches nothing of the consumer's.
+          parkedWithSink?()
         }
       }
+      TaskSchedule.endWait(wait)
       // A publisher may resume the wait before the task has suspended (between the closure above and the
       // suspension); the runtime then goes on without suspending, ordering memory with an atomic that
       // ThreadSanitizer does not see (it hears of a resume only through a suspended task's next run), so

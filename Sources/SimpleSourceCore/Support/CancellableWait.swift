@@ -20,15 +20,14 @@ package func cancellableWait<Value: Sendable>(
   cancel: @escaping @Sendable (WaiterID) async -> Void
 ) async -> Value {
   let id = WaiterID()
-  return await TaskSchedule.waiting(for: "\(function)", isolation: isolation) {
-    await withTaskCancellationHandler {
-      await withCheckedContinuation(isolation: isolation) {
-        (continuation: CheckedContinuation<Value, Never>) in
-        if let parked = park(continuation) { id.value.withLock { $0 = parked } }
-      }
-    } onCancel: {
-      Task.schedulable("cancelling a wait") { await cancel(id) }
+  let wait = TaskSchedule.beginWait("\(function)")
+  defer { TaskSchedule.endWait(wait) }
+  return await withTaskCancellationHandler {
+    await withCheckedContinuation(isolation: isolation) { (continuation: CheckedContinuation<Value, Never>) in
+      if let parked = park(continuation) { id.value.withLock { $0 = parked } }
     }
+  } onCancel: {
+    Task.schedulable("cancelling a wait") { await cancel(id) }
   }
 }
 

@@ -30,20 +30,24 @@
   /// The number the schedule gave the current task (0: the test's body).
   @usableFromInline @TaskLocal package static var task = 0
 
-  /// Runs `operation`, recording under the current schedule (when there is one) that the current task
-  /// awaits `label` while it runs, so that a deadlock report can say what each task waits for.
+  /// Records under the current schedule (when there is one) that the current task begins to await `label`,
+  /// so that a deadlock report can say what each task waits for; pass what it returns to ``endWait(_:)``
+  /// when the wait is over.
+  ///
+  /// Not a closure around the wait: a continuation must stay in its caller's frame, or the frame the wait
+  /// leaves behind is reused while the resuming thread may still read it (ThreadSanitizer reports that).
   ///
   /// - Complexity: O(1) and one task-local read without a schedule.
   @inlinable
-  package static func waiting<Value>(
-    for label: @autoclosure () -> String,
-    isolation: isolated (any Actor)? = #isolation,
-    _ operation: () async throws -> sending Value
-  ) async rethrows -> sending Value {
-    guard let host else { return try await operation() }
-    let wait = host.waitBegan(label(), task: task)
-    defer { host.waitEnded(wait) }
-    return try await operation()
+  package static func beginWait(_ label: @autoclosure () -> String) -> (any TaskScheduleHost, Int)? {
+    guard let host else { return nil }
+    return (host, host.waitBegan(label(), task: task))
+  }
+
+  /// Ends a wait ``beginWait(_:)`` began.
+  @inlinable
+  package static func endWait(_ wait: (any TaskScheduleHost, Int)?) {
+    if let (host, number) = wait { host.waitEnded(number) }
   }
 }
 
