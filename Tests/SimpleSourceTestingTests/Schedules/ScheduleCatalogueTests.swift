@@ -5,6 +5,7 @@ import SimpleSource
 @testable import SimpleSourceTesting
 import Testing
 
+@available(iOS 18, macOS 15, tvOS 18, watchOS 11, visionOS 2, *)
 @Suite("Seeded schedules find planted bugs", .timeLimit(.minutes(10)))
 struct ScheduleCatalogueTests {
   @Test(

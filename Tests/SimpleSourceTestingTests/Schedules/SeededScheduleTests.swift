@@ -5,6 +5,7 @@ import SimpleSource
 @testable import SimpleSourceTesting
 import Testing
 
+@available(iOS 18, macOS 15, tvOS 18, watchOS 11, visionOS 2, *)
 @Suite("Seeded schedules", .timeLimit(.minutes(10)))
 struct SeededScheduleTests {
   /// A body with a source, a subscriber, two writers and a clock: enough tasks for schedules to differ.
