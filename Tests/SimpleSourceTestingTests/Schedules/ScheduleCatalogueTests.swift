@@ -5,9 +5,9 @@ import SimpleSource
 @testable import SimpleSourceTesting
 import Testing
 
-@available(iOS 18, macOS 15, tvOS 18, watchOS 11, visionOS 2, *)
 @Suite("Seeded schedules find planted bugs", .timeLimit(.minutes(10)))
 struct ScheduleCatalogueTests {
+  @available(iOS 18, macOS 15, tvOS 18, watchOS 11, visionOS 2, *)
   @Test(
     "each planted bug is found, shrunk, and its shrunk schedule fails again",
     arguments: PlantedBug.allCases)
@@ -30,6 +30,7 @@ struct ScheduleCatalogueTests {
     }
   }
 
+  @available(iOS 18, macOS 15, tvOS 18, watchOS 11, visionOS 2, *)
   @Test(
     "each planted bug's correct version passes every schedule",
     .seededSchedules(25, quietPeriod: .milliseconds(200)), arguments: PlantedBug.allCases)
@@ -40,6 +41,7 @@ struct ScheduleCatalogueTests {
   /// One plain run of each planted bug, as `swift test` runs it, for the catalogue's plain-runs figure
   /// (`Benchmarks/schedules/plain-runs.sh` runs it 200 times). A bug that hangs is caught by a hang guard,
   /// as a plain suite's time limit would catch it.
+  @available(iOS 18, macOS 15, tvOS 18, watchOS 11, visionOS 2, *)
   @Test(
     "one plain run of each planted bug",
     .enabled(if: ProcessInfo.processInfo.environment["SIMPLESOURCE_PLANTED_PLAIN_RUN"] != nil),

@@ -5,7 +5,6 @@ import SimpleSource
 @testable import SimpleSourceTesting
 import Testing
 
-@available(iOS 18, macOS 15, tvOS 18, watchOS 11, visionOS 2, *)
 @Suite("Seeded schedules", .timeLimit(.minutes(10)))
 struct SeededScheduleTests {
   /// A body with a source, a subscriber, two writers and a clock: enough tasks for schedules to differ.
@@ -22,6 +21,7 @@ struct SeededScheduleTests {
     #expect(await recorder.showing(source.snapshot))
   }
 
+  @available(iOS 18, macOS 15, tvOS 18, watchOS 11, visionOS 2, *)
   @Test("the same schedule takes the same steps: 10 seeds, each replayed 10 times")
   func sameSeedSameTrace() async throws {
     let limits = ScheduleExecutor.Limits(quietPeriod: .seconds(2), maxSteps: 100_000)
@@ -41,6 +41,7 @@ struct SeededScheduleTests {
     #expect(hashes.count > 1, "ten seeds all took the same steps: the schedule chose nothing")
   }
 
+  @available(iOS 18, macOS 15, tvOS 18, watchOS 11, visionOS 2, *)
   @Test("the package's tasks and Task.schedulable run under the schedule; without one they see none")
   func tasksRunUnderTheSchedule() async throws {
     let outside = await Task.schedulable("outside") { TaskSchedule.host == nil }.value
@@ -59,6 +60,7 @@ struct SeededScheduleTests {
     }
   }
 
+  @available(iOS 18, macOS 15, tvOS 18, watchOS 11, visionOS 2, *)
   @Test("a manual clock moves to its next sleeper when nothing else can run")
   func virtualTime() async throws {
     try await exploreSchedules(count: 10) {
@@ -72,6 +74,7 @@ struct SeededScheduleTests {
     }
   }
 
+  @available(iOS 18, macOS 15, tvOS 18, watchOS 11, visionOS 2, *)
   @Test("a deadlock is reported with what each task awaits, and the body is cancelled to unwind")
   func deadlockNamesWhatEachTaskAwaits() async throws {
     let failure = try await #require(throws: ScheduleFailure.self) {
@@ -100,6 +103,7 @@ struct SeededScheduleTests {
       }, "\(failure.awaited)")
   }
 
+  @available(iOS 18, macOS 15, tvOS 18, watchOS 11, visionOS 2, *)
   @Test("a body that never returns fails after the most steps, and unwinds when cancelled")
   func tooManySteps() async throws {
     let failure = try await #require(throws: ScheduleFailure.self) {
@@ -110,6 +114,7 @@ struct SeededScheduleTests {
     #expect(failure.reason.contains("after 1000 steps"))
   }
 
+  @available(iOS 18, macOS 15, tvOS 18, watchOS 11, visionOS 2, *)
   @Test("a failure's shrunk schedule replays the same failure with the same trace")
   func shrunkScheduleReplays() async throws {
     let limits = ScheduleExecutor.Limits(quietPeriod: .milliseconds(200), maxSteps: 100_000)
@@ -135,6 +140,7 @@ struct SeededScheduleTests {
     }
   }
 
+  @available(iOS 18, macOS 15, tvOS 18, watchOS 11, visionOS 2, *)
   @Test("a replay that is neither a seed nor a list of choices is a typed error naming it")
   func badReplay() async throws {
     let limits = ScheduleExecutor.Limits(quietPeriod: .milliseconds(100), maxSteps: 1_000)
@@ -144,6 +150,7 @@ struct SeededScheduleTests {
     #expect(failure.reason.contains("choices:1=x"))
   }
 
+  @available(iOS 18, macOS 15, tvOS 18, watchOS 11, visionOS 2, *)
   @Test("the trait records a failing schedule as an issue that says how to replay it")
   func traitRecordsTheFailure() async throws {
     let trait = SeededSchedules.seededSchedules(50, quietPeriod: .milliseconds(200))
