@@ -65,6 +65,7 @@ struct SeededScheduleTests {
   func virtualTime() async throws {
     try await exploreSchedules(count: 10) {
       let clock = ManualClock()
+      // The sleeps are what is tested, not a wait: manual time passes only when nothing else can run.
       async let late: Void = clock.sleep(for: .seconds(3600))
       async let early: Void = clock.sleep(for: .seconds(60))
       _ = try await (late, early)
@@ -108,6 +109,7 @@ struct SeededScheduleTests {
   func tooManySteps() async throws {
     let failure = try await #require(throws: ScheduleFailure.self) {
       try await exploreSchedules(count: 1, maxSteps: 1_000) {
+        // A body that never returns on purpose: the step limit, not time, must end it.
         while !Task.isCancelled { await Task.yield() }
       }
     }
