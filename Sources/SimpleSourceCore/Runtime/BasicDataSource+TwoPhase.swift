@@ -127,18 +127,18 @@ extension BasicDataSource {
       let claim = PreparedWriteClaim(source: self, ticket: ticket, store: nil, refreshing: [])
       return PreparedWrite(result: result, base: base, batch: nil, claim: claim)
     }
+    // The transaction's store started with an empty log: it logs exactly what the write touched, and
+    // keeps it until the write is applied.
     var after = transaction.store
-    let log = after.takeLog()
     let target = after.settledSnapshot()
     let changeset = await Self.diff(
-      from: currentSnapshot(), to: target, touching: log.reshaped ? nil : log.touched,
+      from: currentSnapshot(), to: target, touching: after.log.touching,
       refreshing: transaction.refreshing, differ: differ)
     guard !changeset.isEmpty else {
       // Edits that cancel out: nothing to make (G4).
       let claim = PreparedWriteClaim(source: self, ticket: ticket, store: nil, refreshing: [])
       return PreparedWrite(result: result, base: base, batch: nil, claim: claim)
     }
-    after.restoreLog(log)
     let claim = PreparedWriteClaim(
       source: self, ticket: ticket, store: after, refreshing: transaction.refreshing)
     return PreparedWrite(
@@ -147,10 +147,9 @@ extension BasicDataSource {
 
   /// Makes a prepared write's state the next version, and passes the source to the next preparer.
   func applyPrepared(_ claim: PreparedWriteClaim<Section>) -> Int {
-    if var after = claim.store {
+    if let after = claim.store {
       // What the publish loop has not cut yet stays in the log, with what the write touched.
-      after.restoreLog(store.takeLog())
-      store = after
+      store.take(after)
     }
     return release(ticket: claim.ticket, committing: claim.store != nil, refreshing: claim.refreshing)
   }

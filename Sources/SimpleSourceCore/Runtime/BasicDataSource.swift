@@ -471,8 +471,7 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
       // paths they touch, and fewer, fuller batches copy fewer paths and wake subscribers less often.
       var window = CoalescingWindow(version: publishing.version, now: clock(), maximumDelay: coalescingDelay)
       repeat { await Task.yield() } while !window.shouldCut(afterTurnAt: publishing.version, now: clock())
-      let log = store.takeLog()
-      let cut = publishing.cut(currentSnapshot(), touched: log.touched, reshaped: log.reshaped)
+      let cut = publishing.cut(currentSnapshot(), log: store.takeLog())
       let changeset = await Self.diff(
         from: cut.from, to: cut.to, touching: cut.touching, refreshing: cut.refreshing, differ: differ)
       let (publication, waiters) = publishing.diffed(cut, isEmpty: changeset.isEmpty)

@@ -20,7 +20,7 @@
 /// straight to the next one, in the same step, so nothing slips in between two writers in the queue.
 ///
 /// The loop runs while versions are left to cut: ``committed(refreshing:)`` says when to start it,
-/// ``continuePublishing()`` says whether a version is left to cut, ``cut(_:touched:reshaped:)`` gives it
+/// ``continuePublishing()`` says whether a version is left to cut, ``cut(_:log:)`` gives it
 /// each cut, ``diffed(_:isEmpty:)`` says what to do with the diff, and the loop stops when
 /// ``continuePublishing()`` returns `false`, in the same step that saw nothing left, so a mutation is
 /// never left uncut with no loop running.
@@ -53,45 +53,6 @@ struct PublishStateMachine<State, ID: Hashable, Waiter, Preparer> {
     case ended
   }
 
-  /// What the edits since ``published`` touched, for a batch derived from them.
-  @usableFromInline
-  enum Unpublished: Equatable {
-    /// Nothing is edited since the published state (the touched ids of a cut that published nothing
-    /// stay until a batch is published).
-    case nothing
-    /// Only these item ids were edited.
-    case touched(Set<ID>)
-    /// The sections were reshaped or replaced: a batch needs a full diff.
-    case reshaped
-
-    /// The ids a batch may be derived from; `nil` when it needs a full diff.
-    @inlinable var touching: Set<ID>? {
-      switch self {
-      case .nothing: []
-      case .touched(let ids): ids
-      case .reshaped: nil
-      }
-    }
-
-    /// Adds a cut's `touched` ids, `reshaped` or not.
-    /// - Complexity: O(1) when nothing was unpublished; otherwise O(*k*) for *k* ids, in place.
-    @inlinable
-    mutating func add(_ touched: Set<ID>, reshaped: Bool) {
-      if reshaped {
-        self = .reshaped
-        return
-      }
-      switch self {
-      case .nothing: if !touched.isEmpty { self = .touched(touched) }
-      case .touched(var ids):
-        self = .nothing  // the payload's only reference is `ids` now: the union is made in place
-        ids.formUnion(touched)
-        self = .touched(ids)
-      case .reshaped: break
-      }
-    }
-  }
-
   /// The newest version: every mutation that changes something adds one.
   @usableFromInline private(set) var version = 0
   /// Mutations up to this version have been diffed (and, unless they cancelled out, published).
@@ -107,8 +68,9 @@ struct PublishStateMachine<State, ID: Hashable, Waiter, Preparer> {
   @usableFromInline private(set) var cancelledOutVersion = 0
   /// Items to refresh in the next batch although `==` did not change.
   @usableFromInline private(set) var pendingRefresh = Set<ID>()
-  /// What the edits since ``published`` touched.
-  @usableFromInline private(set) var unpublished = Unpublished.nothing
+  /// What the edits since ``published`` touched, for a batch derived from them (the log of a cut that
+  /// published nothing stays until a batch is published).
+  @usableFromInline private(set) var unpublished = EditLog<ID>.nothing
   /// Where the publish loop stands.
   @usableFromInline private(set) var loop = Loop.idle
   /// Callers of `settled(through:)`, until the version they wait for is cut.
@@ -201,13 +163,14 @@ struct PublishStateMachine<State, ID: Hashable, Waiter, Preparer> {
     return false
   }
 
-  /// The loop cuts the current version, whose state is `state`, with the ids edited since the last cut.
+  /// The loop cuts the current version, whose state is `state`, with the `log` of the edits since the
+  /// last cut, taken from the store.
   /// - Precondition: ``continuePublishing()`` just returned `true`.
   @inlinable
-  mutating func cut(_ state: State, touched: Set<ID>, reshaped: Bool) -> Cut {
+  mutating func cut(_ state: State, log: EditLog<ID>) -> Cut {
     precondition(loop == .running && cutVersion < version, "SimpleSource: cut out of step")
-    // Usually nothing is unpublished: the cut's ids are taken as they are, no rehash on the actor.
-    unpublished.add(touched, reshaped: reshaped)
+    // Usually nothing is unpublished: the cut's log is taken as it is, no rehash on the actor.
+    unpublished.merge(log)
     let refreshing = pendingRefresh
     pendingRefresh = []
     loop = .diffing(through: version)
@@ -391,8 +354,6 @@ struct PublishStateMachine<State, ID: Hashable, Waiter, Preparer> {
 extension PublishStateMachine: Sendable
 where State: Sendable, ID: Sendable, Waiter: Sendable, Preparer: Sendable {}
 extension PublishStateMachine.Cut: Sendable
-where State: Sendable, ID: Sendable, Waiter: Sendable, Preparer: Sendable {}
-extension PublishStateMachine.Unpublished: Sendable
 where State: Sendable, ID: Sendable, Waiter: Sendable, Preparer: Sendable {}
 extension PublishStateMachine.Turns: Sendable
 where State: Sendable, ID: Sendable, Waiter: Sendable, Preparer: Sendable {}

@@ -8,9 +8,9 @@
 /// already published.
 ///
 /// Every edit validates all its input before it changes anything, so a thrown error leaves the store
-/// exactly as it was (G8). Every edit returns whether it changed anything (G4), and records the item ids
-/// it inserted, deleted, moved or replaced in ``touched``, and whether it reshaped the sections (inserted,
-/// deleted or moved one) in ``reshaped``: the log a batch is derived from.
+/// exactly as it was (G8). Every edit returns whether it changed anything (G4), and records in ``log``
+/// the item ids it inserted, deleted, moved or replaced, or that it reshaped the sections (inserted,
+/// deleted or moved one): the log a batch is derived from.
 @usableFromInline
 struct SectionStore<Section: SectionType>: Sendable {
   @usableFromInline typealias Item = Section.Item
@@ -40,10 +40,8 @@ struct SectionStore<Section: SectionType>: Sendable {
     case .vacant: Self.vacantState()
     }
   }
-  /// The ids of the items edits inserted, deleted, moved or replaced since the log was last taken.
-  @usableFromInline var touched: Set<Item.ID> = []
-  /// Whether an edit inserted, deleted or moved a section since the log was last taken.
-  @usableFromInline var reshaped = false
+  /// What edits touched since the log was last taken.
+  @usableFromInline var log = EditLog<Item.ID>.nothing
 
   /// The store that replaces `current` with `sections`, validated, its log marked reshaped (the next
   /// batch is a full diff); `nil` when they are equal.
@@ -62,7 +60,7 @@ struct SectionStore<Section: SectionType>: Sendable {
     }
     if Snapshot.same(current.sections, sections) { return nil }
     var store = Self(trusted: snapshot)
-    store.reshaped = true
+    store.log = .reshaped
     return store
   }
 
@@ -148,28 +146,28 @@ struct SectionStore<Section: SectionType>: Sendable {
   }
 
   /// Takes the log of what edits touched since it was last taken, and starts a new one.
+  /// - Complexity: O(1).
   @inlinable
-  mutating func takeLog() -> (touched: Set<Item.ID>, reshaped: Bool) {
-    defer {
-      touched = []
-      reshaped = false
-    }
-    return (touched, reshaped)
-  }
+  mutating func takeLog() -> EditLog<Item.ID> { log.take() }
 
   /// This store with an empty log: edits of the copy log only what they touch.
+  /// - Complexity: O(1).
   @inlinable
   func withEmptyLog() -> Self {
     var copy = self
-    _ = copy.takeLog()
+    copy.log = .nothing
     return copy
   }
 
-  /// Adds a log taken earlier to this store's own, as if its edits had been made here.
+  /// Makes `edited`'s state this store's, its log added to what this store logged since the log was
+  /// last taken, as if its edits had been made here (a prepared write, applied).
+  /// - Complexity: O(1) when either log is empty; otherwise O(*k*) for the *k* ids `edited` logged.
   @inlinable
-  mutating func restoreLog(_ log: (touched: Set<Item.ID>, reshaped: Bool)) {
-    if touched.isEmpty { touched = log.touched } else { touched.formUnion(log.touched) }
-    reshaped = reshaped || log.reshaped
+  mutating func take(_ edited: Self) {
+    var merged = log.take()
+    merged.merge(edited.log)
+    self = edited
+    log = merged
   }
 
   // MARK: - Lookups
@@ -240,7 +238,7 @@ struct SectionStore<Section: SectionType>: Sendable {
     }
     if newSections.isEmpty { return false }
     editTree { $0.insertSections(newSections, at: index) }
-    reshaped = true
+    log.markReshaped()
     return true
   }
 
@@ -252,7 +250,7 @@ struct SectionStore<Section: SectionType>: Sendable {
     editTree { tree in
       for index in indices.sorted(by: >) { tree.removeSection(at: index) }
     }
-    reshaped = true
+    log.markReshaped()
     return true
   }
 
@@ -263,7 +261,7 @@ struct SectionStore<Section: SectionType>: Sendable {
     guard (0..<sectionCount).contains(destination) else { throw .sectionOutOfRange(destination) }
     if source == destination { return false }
     editTree { $0.moveSection(from: source, to: destination) }
-    reshaped = true
+    log.markReshaped()
     return true
   }
 
@@ -297,7 +295,7 @@ struct SectionStore<Section: SectionType>: Sendable {
         tree.insertItem(item, at: ItemPosition(section: position.section, item: position.item + offset))
       }
     }
-    for item in items { touched.insert(item.id) }
+    log.formUnion(items.lazy.map(\.id))
     return true
   }
 
@@ -307,7 +305,7 @@ struct SectionStore<Section: SectionType>: Sendable {
     for id in ids { positions.insert(try position(ofItem: id)) }
     if positions.isEmpty { return false }
     let removed = editTree { tree in positions.sorted(by: >).map { tree.removeItem(at: $0).id } }
-    touched.formUnion(removed)
+    log.formUnion(removed)
     return true
   }
 
@@ -331,7 +329,7 @@ struct SectionStore<Section: SectionType>: Sendable {
       tree.insertItem(item, at: destination)
       return item.id
     }
-    touched.insert(moved)
+    log.insert(moved)
     return true
   }
 
@@ -374,7 +372,7 @@ struct SectionStore<Section: SectionType>: Sendable {
     guard item.id == id else { throw Error(code: .changedItemID, itemID: id, positions: [position]) }
     if current == item { return false }
     editTree { $0.replaceItem(at: position, with: item) }
-    touched.insert(id)
+    log.insert(id)
     return true
   }
 

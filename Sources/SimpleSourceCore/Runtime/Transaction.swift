@@ -239,10 +239,10 @@ public struct Transaction<Section: SectionType>: Sendable {
     throws(Error)
   {
     if let refusal { throw Error(code: refusal) }
-    let log = store.takeLog()
+    var log = store.takeLog()
+    log.merge(EditLog(touching: touched))
     store = SectionStore(trusted: target)
-    store.restoreLog((touched: touched ?? [], reshaped: touched == nil))
-    store.restoreLog(log)
+    store.log = log
     self.refreshing.formUnion(refreshing)
     changed = true
   }

@@ -40,7 +40,7 @@ struct LoggedChangesetComplexityTests {
       #expect(try edit(&store), "\(name) changed nothing")
       let log = store.takeLog()
       let changeset = try #require(
-        Changeset(from: old, to: store.snapshot, logged: log.touched, refreshing: []))
+        Changeset(from: old, to: store.snapshot, logged: log.touching ?? [], refreshing: []))
       #expect(!changeset.isEmpty && changeset.stages.count <= 2, "\(name)")
       result[name] = (counter.hashes, counter.equalities)
     }

@@ -19,7 +19,7 @@ struct PublishStateMachineTests {
     #expect(r2 == (2, false))
     let r3 = machine.continuePublishing()
     #expect(r3)
-    let cut = machine.cut(2, touched: [1], reshaped: false)
+    let cut = machine.cut(2, log: .touched([1]))
     #expect(cut.fromVersion == 0 && cut.toVersion == 2 && cut.touching == [1] && cut.refreshing == [7])
     let r4 = machine.committed()
     #expect(r4 == (3, false), "the loop runs: no second loop")
@@ -29,7 +29,7 @@ struct PublishStateMachineTests {
     }
     let r5 = machine.continuePublishing()
     #expect(r5, "version 3 is left")
-    _ = machine.diffed(machine.cut(3, touched: [2], reshaped: false), isEmpty: false)
+    _ = machine.diffed(machine.cut(3, log: .touched([2])), isEmpty: false)
     let r6 = machine.continuePublishing()
     #expect(!r6)
     let r7 = machine.committed()
@@ -45,7 +45,7 @@ struct PublishStateMachineTests {
     _ = machine.committed()
     let r8 = machine.continuePublishing()
     #expect(r8)
-    var cut = machine.cut(0, touched: [1], reshaped: false)
+    var cut = machine.cut(0, log: .touched([1]))
     guard case .nothing = machine.diffed(cut, isEmpty: true).publication else {
       Issue.record("nothing to publish")
       return
@@ -59,7 +59,7 @@ struct PublishStateMachineTests {
     _ = machine.committed()
     let r10 = machine.continuePublishing()
     #expect(r10)
-    cut = machine.cut(0, touched: [2], reshaped: false)
+    cut = machine.cut(0, log: .touched([2]))
     #expect(cut.touching == [1, 2], "the ids of the cut that published nothing are kept")
     guard
       case .cancelledOut(to: 3, since: 0, touched: [1, 2]) = machine.diffed(cut, isEmpty: true).publication
@@ -93,7 +93,7 @@ struct PublishStateMachineTests {
     #expect(r12 == nil, "cancelled once")
     let r13 = machine.continuePublishing()
     #expect(r13)
-    let second = machine.cut(2, touched: [], reshaped: false)
+    let second = machine.cut(2, log: .nothing)
     let resumed = machine.diffed(second, isEmpty: false).resume
     #expect(resumed == ["two"])
     let r14 = machine.cancelSettle(two)
@@ -429,7 +429,8 @@ struct PublishWorld: ExplorableWorld {
       let from = machine.diffing ?? machine.cutVersion
       let since = (from + 1..<machine.version + 1)
       let log = since.reduce(into: Set<Int>()) { $0.formUnion(touched[$1]) }
-      let cut = machine.cut(content, touched: log, reshaped: since.contains { reshaped[$0] })
+      let cut = machine.cut(
+        content, log: since.contains { reshaped[$0] } ? .reshaped : EditLog(touching: log))
       guard cut.fromVersion == lastPublished, cut.from == lastPublishedContent,
         cut.toVersion == machine.version
       else {

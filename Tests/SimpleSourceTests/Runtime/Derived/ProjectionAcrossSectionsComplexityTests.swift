@@ -52,7 +52,7 @@ struct ProjectionAcrossSectionsComplexityTests {
       #expect(try edit(&store), "\(name) changed nothing")
       let log = store.takeLog()
       let parentChange = try #require(
-        Changeset(from: old, to: store.snapshot, logged: log.touched, refreshing: []))
+        Changeset(from: old, to: store.snapshot, logged: log.touching ?? [], refreshing: []))
       comparisons.withLock { $0 = 0 }
       let (next, change) = try state.applying(parentChange, startsAtParent: true)
       let (windowed, published) = next.windowing(change, after: state)

@@ -72,7 +72,7 @@ struct ProjectionComplexityTests {
       #expect(try edit(&store), "\(name) changed nothing")
       let log = store.takeLog()
       let parentChange = try #require(
-        Changeset(from: old, to: store.snapshot, logged: log.touched, refreshing: []))
+        Changeset(from: old, to: store.snapshot, logged: log.touching ?? [], refreshing: []))
       let (next, change) = try state.applying(parentChange, startsAtParent: true)
       let published = !change.isEmpty
       #expect(published, "\(name): the projection's batch is empty")

@@ -76,7 +76,8 @@ struct WireBatchTests {
         LoggedChangesetTests.randomEdit(&store, serial: serial, using: &random)
       }
       let log = store.takeLog()
-      guard let changeset = Changeset(from: old, to: store.snapshot, logged: log.touched, refreshing: []),
+      guard
+        let changeset = Changeset(from: old, to: store.snapshot, logged: log.touching ?? [], refreshing: []),
         !changeset.isEmpty
       else { continue }
       let problems = Self.roundTrip(changeset)
