@@ -59,8 +59,12 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
   @usableFromInline var cancelledOut: (since: Int, to: Int)?
   /// The newest held version reported to the subscription's progress (G13).
   @usableFromInline var progressVersion: Int
-  /// Told each newly held version (a follower's bookkeeping); installed once, after subscribing.
-  @usableFromInline var heldObserver: (@Sendable (Int) -> Void)?
+  /// Whether the consumer is told, as a delivery (``SubscriptionDelivery/announce(_:)``), each version it
+  /// comes to hold with no batch, before its progress holds it: a follower that republishes such versions
+  /// (a projection numbered by its parent). Set by the consumer's first request that asks for it.
+  @usableFromInline var announcesHeld = false
+  /// The newest version announced to the consumer (``announcesHeld``).
+  @usableFromInline var announcedVersion: Int
 
   /// A subscriber holding `snapshot` at `version`, which may be newer than the newest published batch
   /// when the source has mutations still being diffed, or older when it resumes (G11): then
@@ -80,6 +84,7 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
     self.newestSnapshot = newestSnapshot
     self.unbatchedVersion = unbatchedVersion
     self.progressVersion = version
+    self.announcedVersion = version
     if version < newestVersion {
       missed = (version, missedTouched)
       refreshing = missedRefreshing
@@ -100,35 +105,80 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
   @inlinable @inline(__always)
   var heldVersion: Int { takenVersion >= newestVersion ? max(takenVersion, unbatchedVersion) : takenVersion }
 
+  /// The newest version the consumer's progress may hold: ``heldVersion``, except that a consumer told of
+  /// versions held with no batch (``announcesHeld``) holds one only once it was announced and the consumer
+  /// asked again.
+  @inlinable @inline(__always)
+  var progressCeiling: Int {
+    announcesHeld ? min(heldVersion, max(version, announcedVersion)) : heldVersion
+  }
+
   /// The version the consumer holds, when it is newer than the last one reported: the caller reports it
   /// (outside the lock). `nil` when nothing is new or the subscription ended.
   @inlinable @inline(__always)
   mutating func newlyHeld() -> Int? {
     guard !isEnded else { return nil }
-    let held = heldVersion
+    let held = progressCeiling
     guard held > progressVersion else { return nil }
     progressVersion = held
     return held
   }
 
-  /// Mutations after the newest published version cancelled out with no subscriber between them: the
-  /// source is at `version` with the state ``newestSnapshot``. Returns the version the consumer now holds
-  /// if it is waiting (it has taken everything) and has not been reported, `nil` otherwise.
-  @inlinable
-  mutating func reachedWithoutBatch(to version: Int) -> Int? {
-    guard version > unbatchedVersion else { return nil }
-    unbatchedVersion = version
-    guard waiter != nil else { return nil }
+  /// The consumer asks for its next batch: the version it now holds, when newer than the last one
+  /// reported (see ``newlyHeld()``). With `announcing`, it is told of versions held with no batch from now
+  /// on (``announcesHeld``), and holds one only once it was announced.
+  @inlinable @inline(__always)
+  mutating func asks(announcing: Bool) -> Int? {
+    if announcing { announcesHeld = true }
     return newlyHeld()
   }
 
+  /// For a consumer told of versions held with no batch (``announcesHeld``): the newest such version, when
+  /// it has not been announced; `nil` otherwise.
+  @inlinable @inline(__always)
+  mutating func announcement() -> Int? {
+    guard announcesHeld, !isEnded else { return nil }
+    let held = heldVersion
+    guard held > max(version, announcedVersion) else { return nil }
+    announcedVersion = held
+    return held
+  }
+
+  /// What a version reached with no batch asks of the caller, outside the lock.
+  @usableFromInline
+  enum Reached {
+    /// The parked consumer holds this version: report it to its progress, without waking it.
+    case report(Int)
+    /// Wake the parked consumer with this delivery (an ``SubscriptionDelivery/announce(_:)``).
+    case resume(Waiter, Delivery)
+  }
+
+  /// Mutations after the newest published version cancelled out with no subscriber between them: the
+  /// source is at `version` with the state ``newestSnapshot``. When the consumer is parked (it has taken
+  /// everything), it holds `version`: reported without waking it, or, when it is told of such versions
+  /// (``announcesHeld``), woken with the announcement. `nil` when there is nothing to do.
+  @inlinable
+  mutating func reachedWithoutBatch(to version: Int) -> Reached? {
+    guard version > unbatchedVersion else { return nil }
+    unbatchedVersion = version
+    guard let waiter else { return nil }
+    if let announced = announcement() {
+      (self.waiter, sink) = (nil, nil)
+      return .resume(waiter, .announce(announced))
+    }
+    return newlyHeld().map { .report($0) }
+  }
+
   /// The consumer asks for its next batch. Returns the delivery to hand over now, or `nil` after storing
-  /// `waiter` to be resumed by a later ``publish(_:refreshing:)`` or ``end()``. With a `sink`, shared
-  /// batches are written to it while the consumer stays parked (see ``sink(for:)``).
+  /// `waiter` to be resumed by a later ``publish(_:refreshing:)``, ``reachedWithoutBatch(to:)`` or
+  /// ``end()``. With a `sink`, shared batches are written to it while the consumer stays parked (see
+  /// ``sink(for:)``). A version held with no batch is announced first (``announcesHeld``); the caller
+  /// reports what ``newlyHeld()`` says before it asks, under the same lock.
   @inlinable
   mutating func next(waiter: Waiter, sink: Sink? = nil) -> Delivery? {
     if isEnded { return .end }
     precondition(self.waiter == nil, "SimpleSource: a subscription's stream has one consumer at a time")
+    if let announced = announcement() { return .announce(announced) }
     let delivery = pending()
     if delivery == nil { (self.waiter, self.sink) = (waiter, sink) }
     return delivery
@@ -320,4 +370,8 @@ enum SubscriptionDelivery<Section: SectionType>: Sendable {
   /// the version and asks again. (Nothing may run after a consumer is parked, so a version is reported
   /// before parking, never after.)
   case held(Int)
+  /// Not a batch, for a consumer told of versions held with no batch (``SubscriberStateMachine/announcesHeld``):
+  /// it holds this version, which no batch carries (its mutations cancelled out, G4); it deals with it
+  /// (a projection numbered by its parent holds it too), and its progress holds it once it asks again.
+  case announce(Int)
 }

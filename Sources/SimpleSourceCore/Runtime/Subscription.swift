@@ -47,27 +47,43 @@ public struct Subscription<Section: SectionType>: Sendable {
   /// The newest version the consumer holds, for ``reached(_:)-(Version)``.
   @usableFromInline let progress: HeldVersion
   @usableFromInline let onCancel: (@Sendable () -> Void)?
-  /// Installs an observer told the versions the consumer holds (G13) each time it asks for a batch,
-  /// including versions no batch carries (G4). `nil` for subscriptions not made by a hub.
-  @usableFromInline let observeCancelledOut: (@Sendable (@escaping @Sendable (Int) -> Void) -> Void)?
+  /// Takes the consumer's next event from its mailbox, instead of from ``batches``: with a sink, a callback
+  /// called each time it parks with it, and whether versions held with no batch are announced. `nil` for a
+  /// paced subscription or one not made by a hub.
+  @usableFromInline let nextFromHub: NextFromHub?
 
-  /// Takes the next batch with a sink, instead of from ``batches``; `nil` for a paced subscription or one
-  /// not made by a hub.
-  @usableFromInline let nextSinking:
-    (@Sendable (@escaping SubscriptionSink<Section>, (@Sendable () -> Void)?) async -> UpdateBatch<Section>?)?
-
-  /// Tells `observer` the versions the consumer holds, including those no batch carries (G4, G13), for a
-  /// follower that counts the versions it holds (see ``observeCancelledOut``).
-  package func onCancelledOut(_ observer: @escaping @Sendable (Int) -> Void) {
-    observeCancelledOut?(observer)
-  }
+  @usableFromInline
+  typealias NextFromHub =
+    @Sendable (SubscriptionSink<Section>?, (@Sendable () -> Void)?, Bool) async ->
+    SubscriptionEvent<Section>?
 
   /// Whether ``next(sinkingInto:parked:)`` writes to a sink (a subscription of a hub, not paced).
-  package var takesSinks: Bool { nextSinking != nil }
+  package var takesSinks: Bool { nextFromHub != nil }
+
+  /// A follower's next event, or `nil` when the subscription ends: a batch, or a version the follower
+  /// holds with no batch (its mutations cancelled out, G4), which it deals with like a batch, for example
+  /// a projection numbered by its parent holding it too. The follower holds either (its progress,
+  /// ``heldVersion``, moves to it) once it asks for the next event: its progress is the subscription's.
+  ///
+  /// Used instead of ``batches``, never beside it, by one task; cancelling that task ends the subscription,
+  /// as it ends a `for await` loop over ``batches``. A paced subscription, or one not made by a fan-out
+  /// engine, hands over its batches only.
+  /// - Complexity: O(1) per event besides a catch-up's composition, which runs off the caller's actor.
+  package func nextEvent() async -> SubscriptionEvent<Section>? {
+    guard let nextFromHub else {
+      var iterator = batches.makeAsyncIterator()
+      return await iterator.next().map { .batch($0) }
+    }
+    return await withTaskCancellationHandler {
+      await nextFromHub(nil, nil, true)
+    } onCancel: {
+      cancel()
+    }
+  }
 
   /// The consumer's next batch, taken while it is parked with `sink`: each shared batch that follows what
   /// the consumer holds is written to the sink by the publisher, without waking the consumer, and held
-  /// at once (G13, told to ``onCancelledOut(_:)``'s observer); this returns only a batch the consumer
+  /// at once (G13); this returns only a batch the consumer
   /// hands over by itself (one the sink refused, or a catch-up composed for it), or `nil` when the
   /// subscription ends. `parked` is called each time the consumer parks with the sink.
   ///
@@ -78,7 +94,11 @@ public struct Subscription<Section: SectionType>: Sendable {
     sinkingInto sink: @escaping @Sendable (UpdateBatch<Section>) -> Bool,
     parked: (@Sendable () -> Void)? = nil
   ) async -> UpdateBatch<Section>? {
-    if let nextSinking { return await nextSinking(sink, parked) }
+    if let nextFromHub {
+      // Not announcing: only batches.
+      guard case .batch(let batch)? = await nextFromHub(sink, parked, false) else { return nil }
+      return batch
+    }
     var iterator = batches.makeAsyncIterator()
     return await iterator.next()
   }
@@ -102,19 +122,14 @@ public struct Subscription<Section: SectionType>: Sendable {
       onCancel?()
       progress.finish()
     }
-    self.observeCancelledOut = nil
-    self.nextSinking = nil
+    self.nextFromHub = nil
   }
 
   @inlinable
   init(
     snapshot: Snapshot<Section>, version: Int, counter: VersionCounter,
     batches: AsyncStream<UpdateBatch<Section>>, progress: HeldVersion,
-    onCancel: @escaping @Sendable () -> Void,
-    observeCancelledOut: @escaping @Sendable (@escaping @Sendable (Int) -> Void) -> Void,
-    nextSinking: (
-      @Sendable (@escaping SubscriptionSink<Section>, (@Sendable () -> Void)?) async -> UpdateBatch<Section>?
-    )?
+    onCancel: @escaping @Sendable () -> Void, nextFromHub: NextFromHub?
   ) {
     self.snapshot = snapshot
     self.version = version
@@ -122,8 +137,7 @@ public struct Subscription<Section: SectionType>: Sendable {
     self.batches = batches
     self.progress = progress
     self.onCancel = onCancel
-    self.observeCancelledOut = observeCancelledOut
-    self.nextSinking = nextSinking
+    self.nextFromHub = nextFromHub
   }
 
   /// The newest version the consumer holds: ``version`` at first, then the `to` of each batch once the
@@ -245,20 +259,25 @@ extension SubscriptionHub {
         return batch
       },
       onCancel: { token.hub.cancel(token.mailbox) })
-    var nextSinking:
-      (
-        @Sendable (@escaping SubscriptionSink<Section>, (@Sendable () -> Void)?) async -> UpdateBatch<
-          Section
-        >?
-      )?
+    var nextFromHub: Subscription<Section>.NextFromHub?
     if gate == nil {
-      nextSinking = { sink, parked in await mailbox.next(sink: sink, parkedWithSink: parked) }
+      nextFromHub = { sink, parked, announcing in
+        await mailbox.nextEvent(sink: sink, parkedWithSink: parked, announcing: announcing)
+      }
     }
     // The hub and mailbox, not the token: a held Subscription must not keep its stream alive.
     return Subscription(
       snapshot: snapshot, version: version, counter: counter, batches: batches, progress: mailbox.progress,
-      onCancel: { [hub = self] in hub.cancel(mailbox) },
-      observeCancelledOut: { observer in mailbox.observeHeld(observer) },
-      nextSinking: nextSinking)
+      onCancel: { [hub = self] in hub.cancel(mailbox) }, nextFromHub: nextFromHub)
   }
+}
+
+/// What a follower's loop receives from its subscription (``Subscription/nextEvent()``).
+@usableFromInline
+package enum SubscriptionEvent<Section: SectionType>: Sendable {
+  /// The next batch, from the version the follower holds (G1).
+  case batch(UpdateBatch<Section>)
+  /// The follower holds this version, which no batch carries: its mutations cancelled out (G4), and its
+  /// state is the one the follower shows.
+  case held(Int)
 }

@@ -24,35 +24,22 @@ final class SubscriberMailbox<Section: SectionType>: Sendable {
 
   /// The consumer asks for its next batch: it holds everything it took, up to the newest version known
   /// to hold the same content. Called by ``next()`` before it may park, and before a pacing gate's wait.
+  ///
+  /// With `announcing`, the consumer is told of versions held with no batch from now on
+  /// (``SubscriberStateMachine/announcesHeld``).
   @inlinable
-  func asked() {
-    if let (held, observer) = state.withLock({ state in state.newlyHeld().map { ($0, state.heldObserver) } })
-    {
-      report(held, to: observer)
-    }
+  func asked(announcing: Bool = false) {
+    if let held = state.withLock({ $0.asks(announcing: announcing) }) { progress.hold(through: held) }
   }
 
   /// See ``SubscriberStateMachine/reachedWithoutBatch(to:)``.
   @inlinable
   func reachedWithoutBatch(to version: Int) {
-    if let (held, observer) = state.withLock({ state in
-      state.reachedWithoutBatch(to: version).map { ($0, state.heldObserver) }
-    }) {
-      report(held, to: observer)
+    switch state.withLock({ $0.reachedWithoutBatch(to: version) }) {
+    case .report(let held): progress.hold(through: held)
+    case .resume(let waiter, let delivery): waiter.resume(returning: delivery)
+    case nil: break
     }
-  }
-
-  /// Installs the observer told each newly held version (a follower's bookkeeping, G13).
-  @inlinable
-  func observeHeld(_ observer: @escaping @Sendable (Int) -> Void) {
-    state.withLock { $0.heldObserver = observer }
-  }
-
-  /// The consumer holds `version`: its progress and its follower's observer learn it.
-  @inlinable
-  func report(_ version: Int, to observer: (@Sendable (Int) -> Void)?) {
-    progress.hold(through: version)
-    observer?(version)
   }
 
   /// Offers a published batch: written to the parked consumer's sink when it has one and holds the
@@ -68,13 +55,11 @@ final class SubscriberMailbox<Section: SectionType>: Sendable {
   @inlinable @inline(__always)
   func publish(_ batch: UpdateBatch<Section>, refreshing: Set<Section.Item.ID>) {
     var held: Int?
-    var observer: (@Sendable (Int) -> Void)?
     let handed = state.withLock { state -> (Waiter, Machine.Delivery)? in
       if let sink = state.sink(for: batch) {
         // Written under the lock: a subscription cancelled after this returns is written to no more.
         if sink(batch) {
           held = state.sinkTook(batch)
-          observer = state.heldObserver
           return nil
         }
         state.sinkRefused()
@@ -82,7 +67,7 @@ final class SubscriberMailbox<Section: SectionType>: Sendable {
       return state.publish(batch, refreshing: refreshing)
     }
     if let held {
-      report(held, to: observer)
+      progress.hold(through: held)
     } else if let (waiter, delivery) = handed {
       waiter.resume(returning: delivery)
     }
@@ -119,10 +104,25 @@ final class SubscriberMailbox<Section: SectionType>: Sendable {
   func next(
     sink: SubscriptionSink<Section>? = nil, parkedWithSink: (@Sendable () -> Void)? = nil
   ) async -> UpdateBatch<Section>? {
+    // Not announcing, the consumer is handed batches only.
+    guard case .batch(let batch)? = await nextEvent(sink: sink, parkedWithSink: parkedWithSink) else {
+      return nil
+    }
+    return batch
+  }
+
+  /// The consumer's next event, or `nil` when the subscription has ended: a non-empty batch, or, when
+  /// `announcing`, a version it holds with no batch (``SubscriberStateMachine/announcesHeld``). Otherwise
+  /// as ``next(sink:parkedWithSink:)``.
+  @inlinable
+  func nextEvent(
+    sink: SubscriptionSink<Section>? = nil, parkedWithSink: (@Sendable () -> Void)? = nil,
+    announcing: Bool = false
+  ) async -> SubscriptionEvent<Section>? {
     while true {
       // Asking, the consumer holds what it took (G13): reported before it may park, since nothing may
       // run once it is parked (a publisher may resume it at once, on another thread).
-      asked()
+      asked(announcing: announcing)
       let wait = TaskSchedule.beginWait("the next batch of a subscription")
       let delivery = await withUnsafeContinuation { continuation in
         let delivery = state.withLock { state in
@@ -145,23 +145,27 @@ final class SubscriberMailbox<Section: SectionType>: Sendable {
       state.withLock { _ in }
       switch delivery {
       case .held(let version):
-        report(version, to: state.withLock { $0.heldObserver })
+        progress.hold(through: version)
         continue
+      case .announce(let version):
+        // Its progress holds it when the consumer asks again, having dealt with it.
+        return .held(version)
       case .end:
         return nil
       case .batch(let batch):
-        return batch
+        return .batch(batch)
       case .compose(let from, let fromVersion, let to, let toVersion, let refreshing, let touched):
         let changeset = await Self.compose(
           from: from, to: to, refreshing: refreshing, touched: touched, differ: differ,
           fullDiffs: fullDiffs)
         // An empty composition is not delivered (G4); the subscriber keeps its version (G1).
         if changeset.isEmpty {
-          // The consumer is still asking: it holds `toVersion` already, which the next request reports.
+          // The consumer is still asking: it holds `toVersion` already, which the next request reports
+          // (or announces).
           continue
         }
         state.withLock { $0.delivered(version: toVersion, snapshot: to) }
-        return differ.batch(fromVersion, toVersion, changeset)
+        return .batch(differ.batch(fromVersion, toVersion, changeset))
       }
     }
   }
@@ -197,7 +201,7 @@ final class SubscriptionHub<Section: SectionType>: Sendable {
   // read and written only under its lock; each subscriber's machine only under its mailbox's `state` lock;
   // `fullDiffs` under its own. No lock is taken while another is held: the hub copies the mailboxes out of
   // `registry` and visits each after releasing it, and a mailbox resumes its waiter, reports a held version
-  // to its `progress` (a lock of its own) and calls the held observer after releasing its `state`. No task
+  // to its `progress` (a lock of its own) after releasing its `state`. No task
   // of its own: publishers' and consumers' tasks call in, and a consumer composes its catch-up in its task.
   @usableFromInline
   struct Registry: Sendable {

@@ -91,6 +91,10 @@ struct SubscriberStateMachineExhaustiveTests {
     var applied: Int
     /// The newest version reported held.
     var reported: Int
+    /// Whether the consumer is a follower told of versions held with no batch (it asks with `announcing`).
+    var announcing = false
+    /// The newest version announced to it.
+    var announced = 0
     var nextWaiter = 0
     /// How many versions the source may make in one sequence.
     let maxVersion: Int
@@ -191,15 +195,27 @@ struct SubscriberStateMachineExhaustiveTests {
           try resume(
             machine.cancelledOut(to: version, snapshot: states[published], since: published, touched: touched)
           )
-        } else if let held = machine.reachedWithoutBatch(to: version) {
-          guard case .parked = consumer else {
-            throw ExplorationFailure(
-              description: "a quiet version \(held) reported for a consumer not parked")
+        } else {
+          switch machine.reachedWithoutBatch(to: version) {
+          case .report(let held):
+            guard case .parked = consumer else {
+              throw ExplorationFailure(
+                description: "a quiet version \(held) reported for a consumer not parked")
+            }
+            guard !announcing else {
+              throw ExplorationFailure(description: "a quiet version \(held) held before it was announced")
+            }
+            try report(held)
+          case .resume(let waiter, let delivery):
+            guard announcing, case .announce = delivery else {
+              throw ExplorationFailure(description: "a quiet version woke the consumer with \(delivery)")
+            }
+            try resume((waiter, delivery))
+          case nil: break
           }
-          try report(held)
         }
       case .ask:
-        if let held = machine.newlyHeld() { try report(held) }
+        if let held = machine.asks(announcing: announcing) { try report(held) }
         consumer = .asking
       case .request(let sinking):
         let waiter = nextWaiter
@@ -254,6 +270,12 @@ struct SubscriberStateMachineExhaustiveTests {
       guard version > reported else {
         throw ExplorationFailure(description: "reported \(version) after \(reported)")
       }
+      // A follower told of quiet versions holds one only once it dealt with it.
+      guard !announcing || version <= max(applied, announced) else {
+        throw ExplorationFailure(
+          description:
+            "reported \(version) before it was announced (applied \(applied), announced \(announced))")
+      }
       guard version <= newestVersion, view.shows(states[version].sections) else {
         throw ExplorationFailure(
           description: "reported holding \(version) while showing \(view.itemIDs) at \(applied)")
@@ -289,6 +311,16 @@ struct SubscriberStateMachineExhaustiveTests {
         consumer = .composing(from: fromVersion, to: toVersion, to, changeset)
       case .held(let version):
         try report(version)
+        consumer = .busy
+      case .announce(let version):
+        // A follower deals with a version no batch carries: it shows that version's state already.
+        guard announcing, version > max(applied, announced), version <= newestVersion,
+          view.shows(states[version].sections)
+        else {
+          throw ExplorationFailure(
+            description: "announced \(version) to a consumer at \(applied) (announced \(announced))")
+        }
+        announced = version
         consumer = .busy
       case .end:
         consumer = .ended
@@ -326,7 +358,9 @@ struct SubscriberStateMachineExhaustiveTests {
             throw ExplorationFailure(
               description: "parked showing \(view.itemIDs), not version \(newestVersion)")
           }
-          guard reported == newestVersion, machine.heldVersion == newestVersion else {
+          guard reported == newestVersion, machine.heldVersion == newestVersion,
+            !announcing || max(applied, announced) == newestVersion
+          else {
             throw ExplorationFailure(
               description:
                 "parked holding \(reported) (machine: \(machine.heldVersion)), not \(newestVersion)")
@@ -338,17 +372,20 @@ struct SubscriberStateMachineExhaustiveTests {
   }
 
   @Test(
-    "every sequence of publish, cancel out, ask, request (with a sink or not), take, deliver, sink refusal and end keeps G1-G4 and G13, and catches up from the missed ids",
-    arguments: ["fresh", "ahead", "resumed"])
-  func everySequence(start: String) throws {
-    let world: World =
+    "every sequence of publish, cancel out, ask, request (with a sink or not), take, deliver, sink refusal and end keeps G1-G4 and G13, and catches up from the missed ids; a follower is told each quiet version before it holds it",
+    arguments: ["fresh", "ahead", "resumed"], [false, true])
+  func everySequence(start: String, announcing: Bool) throws {
+    var world: World =
       switch start {
       case "ahead": .ahead(maxVersion: 4)
       case "resumed": .resumed(maxVersion: 4)
       default: .fresh(maxVersion: 4)
       }
+    world.announcing = announcing
+    world.announced = world.applied
     try checkEverySequence(
-      "Subscriber state machine (\(start))", from: world, depthVariable: "SIMPLESOURCE_SUBSCRIBER_DEPTH",
+      "Subscriber state machine (\(start)\(announcing ? ", announcing" : ""))", from: world,
+      depthVariable: "SIMPLESOURCE_SUBSCRIBER_DEPTH",
       defaultDepth: 6)
   }
 }

@@ -28,28 +28,29 @@ struct SubscriberStateMachineTests {
   func heldVersionAndQuiet() {
     var machine = machine(at: 0, v0)
     #expect(machine.heldVersion == 0)
-    var held = machine.reachedWithoutBatch(to: 3)
+    var held = machine.reachedWithoutBatch(to: 3).reported
     #expect(held == nil, "not waiting: told when it asks")
     #expect(machine.heldVersion == 3, "it holds the newest state, which is also version 3's")
-    held = machine.reachedWithoutBatch(to: 2)
+    held = machine.reachedWithoutBatch(to: 2).reported
     #expect(held == nil && machine.heldVersion == 3, "an older quiet version changes nothing")
     // The next batch starts where the last published one ended (G1), not at the quiet version.
     _ = machine.publish(batch(v0, v1, 0, 4), refreshing: [])
     #expect(machine.heldVersion == 0, "a batch it has not taken: it holds only what it took")
-    held = machine.reachedWithoutBatch(to: 5)
+    held = machine.reachedWithoutBatch(to: 5).reported
     #expect(held == nil && machine.heldVersion == 0, "a quiet version after a batch not taken is not held")
     guard case .batch? = machine.next(waiter: "w") else {
       Issue.record("expected the shared batch")
       return
     }
     #expect(machine.heldVersion == 5, "the batch taken, then the quiet version after it")
+    #expect(machine.newlyHeld() == 5, "asking, it is told first what it holds")
     let waits = machine.next(waiter: "w")
     #expect(waits == nil)
-    held = machine.reachedWithoutBatch(to: 6)
+    held = machine.reachedWithoutBatch(to: 6).reported
     #expect(held == 6, "waiting with everything taken: held at once")
     let ended = machine.end()
     #expect(ended == "w")
-    held = machine.reachedWithoutBatch(to: 7)
+    held = machine.reachedWithoutBatch(to: 7).reported
     #expect(held == nil, "ended")
   }
 
@@ -236,5 +237,13 @@ extension SubscriptionDelivery: Equatable {
       lf == rf && lt == rt && lr == rr && lx == rx
     default: false
     }
+  }
+}
+
+extension Optional where Wrapped == SubscriberStateMachine<TestSection, String>.Reached {
+  /// The version a quiet version asks to report, for a subscriber not told of them.
+  fileprivate var reported: Int? {
+    guard case .report(let version)? = self else { return nil }
+    return version
   }
 }

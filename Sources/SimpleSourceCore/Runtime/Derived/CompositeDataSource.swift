@@ -186,7 +186,7 @@ public final class CompositeDataSource<Section: SectionType>: DataSourceType {
   /// Returns once every mutation of every child made before the call has reached the composite and been
   /// offered to every subscriber (G10).
   public func settled() async {
-    for child in await engine.children { await settle(child.source, applied: child.applied) }
+    for child in await engine.children { await settle(child.source, following: child.subscription) }
   }
 }
 
@@ -208,8 +208,8 @@ actor CompositeEngine<Section: SectionType> {
   struct Child: Sendable {
     @usableFromInline let source: any DataSourceType<Section>
     @usableFromInline let key: ObjectIdentifier
+    /// The child's subscription, whose progress is the composite's follower's (G13).
     @usableFromInline let subscription: Subscription<Section>
-    @usableFromInline let applied: HeldVersion
     /// The child's state shown (its sections are in the composite).
     @usableFromInline var shown: Snapshot<Section>
     /// The child version `shown` is, or the newest one seen when it clashed.
@@ -226,12 +226,11 @@ actor CompositeEngine<Section: SectionType> {
     @inlinable
     init(
       source: any DataSourceType<Section>, key: ObjectIdentifier, subscription: Subscription<Section>,
-      applied: HeldVersion, shown: Snapshot<Section>, version: Int, latest: Snapshot<Section>
+      shown: Snapshot<Section>, version: Int, latest: Snapshot<Section>
     ) {
       self.source = source
       self.key = key
       self.subscription = subscription
-      self.applied = applied
       self.shown = shown
       self.version = version
       self.latest = latest
@@ -240,7 +239,7 @@ actor CompositeEngine<Section: SectionType> {
 
   // Guard map: `children` (each child's subscription, what is shown of it and its follower task) is the
   // actor's; each child's follower task hands its batches to the actor, one step each; subscribers live
-  // in `broadcaster`, behind its own locks; each child's progress (`applied`) is a lock of its own.
+  // in `broadcaster`, behind its own locks; each child's progress (its subscription's) is a lock of its own.
   // `stop()` starts one task to end the children on the actor.
   @usableFromInline var children: [Child] = []
   @usableFromInline nonisolated let broadcaster: Broadcaster<Section>
@@ -269,7 +268,6 @@ actor CompositeEngine<Section: SectionType> {
     for child in children {
       child.follower?.cancel()
       child.subscription.cancel()
-      child.applied.finish()
     }
     children = []
   }
@@ -319,12 +317,11 @@ actor CompositeEngine<Section: SectionType> {
   @inlinable
   func follow(_ source: some DataSourceType<Section>, _ subscription: Subscription<Section>, at index: Int?) {
     let key = ObjectIdentifier(source)
-    let applied = HeldVersion(subscription.version)
     var child = Child(
-      source: source, key: key, subscription: subscription, applied: applied, shown: subscription.snapshot,
+      source: source, key: key, subscription: subscription, shown: subscription.snapshot,
       version: subscription.version, latest: subscription.snapshot)
     let receive = placing.receive
-    child.follower = followParent(subscription, applied: applied, on: self) { receive($0, $1, key) }
+    child.follower = followParent(subscription, on: self) { receive($0, $1, key) }
     children.insert(child, at: index ?? children.count)
   }
 
@@ -338,7 +335,6 @@ actor CompositeEngine<Section: SectionType> {
     let child = children.remove(at: index)
     child.follower?.cancel()
     child.subscription.cancel()
-    child.applied.finish()
     var sections = shown.sections
     sections.removeSubrange(offset..<(offset + child.shown.sectionCount))
     publish(Changeset(from: shown, to: Snapshot(trusted: sections)))

@@ -23,47 +23,49 @@ extension Broadcaster {
   }
 }
 
-/// Follows a parent's subscription in a task isolated to `follower`: hands each batch to `receive` on the
-/// follower's actor, then records its version in `applied`, including versions whose composed batch
-/// cancelled out; finishes `applied` when the stream ends (the task is cancelled, or the parent is gone).
+/// Follows a parent's subscription in a task isolated to `follower`: hands each batch to `receive` and
+/// each version held with no batch (its mutations cancelled out, G4) to `held`, on the follower's actor,
+/// one event at a time. The follower's progress is the subscription's: it holds an event's version once
+/// it asks for the next (G13), so `subscription.reached(_:)` waits for what the follower dealt with.
 ///
 /// The loop runs on the follower's actor, so a batch wakes one task there: receiving on another executor
 /// and then hopping to the actor cost a second wake-up, about as much as the parent's own delivery.
-/// The task holds `follower` until it ends: its owner cancels it. `held`, when given, is told each
-/// version the follower holds between batches, including versions no batch carries (G13).
+/// The task holds `follower` until it ends: its owner cancels it, which ends the subscription, as does
+/// the parent's going away.
 @usableFromInline
 func followParent<Section: SectionType, Follower: Actor>(
-  _ subscription: Subscription<Section>, applied: HeldVersion, on follower: Follower,
-  held: (@Sendable (Int) -> Void)? = nil,
+  _ subscription: Subscription<Section>, on follower: Follower,
+  held: @escaping @Sendable (isolated Follower, Int) -> Void = { _, _ in },
   receive: @escaping @Sendable (isolated Follower, UpdateBatch<Section>) -> Void
 ) -> Task<Void, Never> {
-  subscription.observeCancelledOut? { version in
-    applied.hold(through: version)
-    held?(version)
-  }
-  let batches = subscription.batches
-  return Task.schedulable("following a source") {
-    await follow(batches, applied: applied, on: follower, receive: receive)
+  Task.schedulable("following a source") {
+    await follow(subscription, on: follower, held: held, receive: receive)
   }
 }
 
-/// The loop of ``followParent(_:applied:on:receive:)``, on the follower's actor.
+/// The loop of ``followParent(_:on:held:receive:)``, on the follower's actor.
 @usableFromInline
 func follow<Section: SectionType, Follower: Actor>(
-  _ batches: AsyncStream<UpdateBatch<Section>>, applied: HeldVersion, on follower: isolated Follower,
+  _ subscription: Subscription<Section>, on follower: isolated Follower,
+  held: @Sendable (isolated Follower, Int) -> Void,
   receive: @Sendable (isolated Follower, UpdateBatch<Section>) -> Void
 ) async {
-  for await batch in batches {
-    receive(follower, batch)
-    applied.hold(through: batch.to)
+  while let event = await subscription.nextEvent() {
+    switch event {
+    case .batch(let batch): receive(follower, batch)
+    case .held(let version): held(follower, version)
+    }
   }
-  applied.finish()
 }
 
-/// Settles `parent`, then waits until `applied` has reached every version it offered (G10 for a source
-/// built on it).
+/// Settles `parent`, then waits until the follower of `subscription` holds every version it offered (G10
+/// for a source built on it).
 @usableFromInline
-func settle<Section: SectionType>(_ parent: any DataSourceType<Section>, applied: HeldVersion) async {
+func settle<Section: SectionType>(
+  _ parent: any DataSourceType<Section>, following subscription: Subscription<Section>
+)
+  async
+{
   await parent.settled()
-  _ = await applied.reached(await parent.offeredVersion.number)
+  _ = await subscription.reached(await parent.offeredVersion.number)
 }

@@ -156,7 +156,7 @@ public final class OutlineDataSource<Base: SectionType>: DataSourceType where Ba
     self.errors = errors
     self.parent = parent
     parentSubscription = subscription
-    follower = followParent(subscription, applied: engine.applied, on: engine) { $0.receive($1) }
+    follower = followParent(subscription, on: engine) { $0.receive($1) }
   }
 
   deinit {
@@ -208,7 +208,7 @@ public final class OutlineDataSource<Base: SectionType>: DataSourceType where Ba
 
   /// Returns once every mutation of the parent made before the call has reached the outline and been
   /// offered to every subscriber (G10).
-  public func settled() async { await settle(parent, applied: engine.applied) }
+  public func settled() async { await settle(parent, following: parentSubscription) }
 }
 
 /// The outline's steps as function values, made where the client's build specialises them (see
@@ -240,7 +240,6 @@ actor OutlineEngine<Base: SectionType> where Base.Item: OutlineNode {
   @usableFromInline var state: OutlineState<Base>
   @usableFromInline let steps: OutlineSteps<Base>
   @usableFromInline nonisolated let broadcaster: Broadcaster<OutlineSection<Base>>
-  @usableFromInline nonisolated let applied: HeldVersion
   @usableFromInline nonisolated let reporter: AsyncStream<OutlineError>.Continuation
 
   @inlinable
@@ -252,7 +251,6 @@ actor OutlineEngine<Base: SectionType> where Base.Item: OutlineNode {
     self.steps = steps
     self.reporter = reporter
     broadcaster = Broadcaster(snapshot: state.shown)
-    applied = HeldVersion(parentVersion)
   }
 
   /// The expanded nodes.

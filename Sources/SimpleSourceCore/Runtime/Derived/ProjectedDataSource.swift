@@ -80,11 +80,9 @@ public final class ProjectedDataSource<Section: SectionType>: DataSourceType {
     self.errors = errors
     self.parentSubscription = subscription
     self.parent = parent
-    // Numbered by the parent: a parent version held with no batch (G4) is held here too (G13).
-    let broadcaster = engine.broadcaster
-    let numberedByParent = versions == .parent
-    let held: @Sendable (Int) -> Void = { if numberedByParent { broadcaster.reachedWithoutBatch(to: $0) } }
-    follower = followParent(subscription, applied: engine.heldParentVersion, on: engine, held: held) {
+    follower = followParent(subscription, on: engine) {
+      $0.heldWithoutBatch($1)
+    } receive: {
       $0.receive($1)
     }
   }
@@ -167,7 +165,7 @@ public final class ProjectedDataSource<Section: SectionType>: DataSourceType {
   /// Returns once every mutation of the parent made before the call has reached this source and its
   /// result has been offered to every subscriber (G10).
   public func settled() async {
-    await settle(parent, applied: engine.heldParentVersion)
+    await settle(parent, following: parentSubscription)
   }
 }
 
@@ -242,8 +240,6 @@ actor ProjectionEngine<Section: SectionType> {
   @usableFromInline let steps: ProjectionSteps<Section>
   @usableFromInline nonisolated let reporter: AsyncStream<ProjectionError>.Continuation
   @usableFromInline nonisolated let broadcaster: Broadcaster<Section>
-  /// The newest parent version handled, for ``ProjectedDataSource/settled()``.
-  @usableFromInline nonisolated let heldParentVersion: HeldVersion
 
   @usableFromInline
   init(
@@ -261,7 +257,13 @@ actor ProjectionEngine<Section: SectionType> {
     broadcaster = Broadcaster(
       snapshot: state.published, version: versions == .parent ? parentVersion : 0, history: history,
       counter: versions == .parent ? parentCounter : nil)
-    heldParentVersion = HeldVersion(parentVersion)
+  }
+
+  /// The parent holds `version` with no batch: its mutations cancelled out (G4). Numbered by the parent,
+  /// this source holds it too (G13); numbering its own, it made no version.
+  @usableFromInline
+  func heldWithoutBatch(_ version: Int) {
+    if versions == .parent { broadcaster.reachedWithoutBatch(to: version) }
   }
 
   /// Applies one parent batch.

@@ -314,24 +314,67 @@ struct ProjectedDataSourceTests {
 
 @Suite("Following a source", .timeLimit(.minutes(20)))
 struct FollowingTests {
-  @Test("a lagging follower is told when its composed batch cancelled out, so derived sources settle")
+  @Test(
+    "a lagging follower is told, as an event of its loop, when its composed batch cancelled out; it holds that version once it asks again"
+  )
   func cancelledOutComposition() async throws {
     let parent = try BasicDataSource(sections: layout("A: a b"))
     let subscription = await parent.subscribe()
-    let passed = HeldVersion()
-    try #require(subscription.observeCancelledOut != nil)
-    subscription.observeCancelledOut? { passed.hold(through: $0) }
     // Two batches the subscriber does not read: a change and its reversal.
     try await parent.replaceItem(TestItem("a", version: 1))
     await parent.settled()
     try await parent.replaceItem(TestItem("a", version: 0))
     await parent.settled()
     #expect(await parent.offeredVersion == 2)
+    let (announced, announce) = AsyncStream.makeStream(of: Int.self)
     let reader = Task {
-      for await batch in subscription.batches { Issue.record("an empty composition was delivered: \(batch)") }
+      while let event = await subscription.nextEvent() {
+        switch event {
+        case .batch(let batch): Issue.record("an empty composition was delivered: \(batch)")
+        case .held(let version):
+          // Not held before the follower dealt with it.
+          #expect(subscription.heldVersion < version)
+          announce.yield(version)
+        }
+      }
+      announce.finish()
     }
-    #expect(await passed.reached(2))
+    var versions = announced.makeAsyncIterator()
+    #expect(await versions.next() == 2)
+    #expect(await subscription.reached(2), "held once the follower asks again")
     subscription.cancel()
     await reader.value
+    #expect(await versions.next() == nil, "one event")
+  }
+
+  @Test("a follower parked with everything taken is woken with a quiet version; a plain reader is not")
+  func quietVersionWakesFollower() async throws {
+    let parent = try BasicDataSource(sections: layout("A: a b"))
+    let follower = await parent.subscribe()
+    let plain = await parent.subscribe()
+    let (announced, announce) = AsyncStream.makeStream(of: Int.self)
+    let reader = Task {
+      while let event = await follower.nextEvent() {
+        if case .held(let version) = event { announce.yield(version) }
+      }
+      announce.finish()
+    }
+    let plainReader = Task {
+      for await batch in plain.batches { Issue.record("a batch for edits that cancel out: \(batch)") }
+    }
+    // A transaction that changes an item and changes it back: a version, and no batch (G4).
+    let version = try await parent.transaction { transaction in
+      try transaction.replaceItem(TestItem("a", version: 1))
+      return try transaction.replaceItem(TestItem("a", version: 0))
+    }.version
+    await parent.settled()
+    var versions = announced.makeAsyncIterator()
+    #expect(await versions.next() == version.number)
+    #expect(try await follower.reached(version))
+    #expect(try await plain.reached(version), "a reader not told of quiet versions holds it as it parks")
+    follower.cancel()
+    plain.cancel()
+    await reader.value
+    await plainReader.value
   }
 }
