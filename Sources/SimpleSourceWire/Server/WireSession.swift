@@ -298,14 +298,19 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   /// carries (a view skips the versions that changed nothing it shows), or ended.
   ///
   /// Every subscription a session sends counts with the source's numbers (a view's versions are the
-  /// source's), so this is one wait on the subscription's progress, after its first message: its consumer
-  /// (the sending task) holds a batch once it was sent (through the sink or `send`), and versions that no
-  /// batch carries once it took what precedes them (G13).
+  /// source's), so this is one wait on the subscription's progress: its consumer (the sending task) holds
+  /// a batch once it was sent (through the sink or `send`), and versions that no batch carries once it
+  /// took what precedes them (G13). It holds a version past the one it started at only after it first
+  /// asked for a batch, which it does once its first message is sent; for a version not past it, the wait
+  /// is for that first message.
   private func caughtUp(to version: Int) async {
     guard let current else { return }
     let subscription = current.feed.subscription
-    guard await current.started.reached(subscription.version) else { return }
-    _ = await subscription.reached(version)
+    if version > subscription.version {
+      _ = await subscription.reached(version)
+    } else {
+      _ = await current.started.reached(subscription.version)
+    }
   }
 
   /// Stops the subscription being sent, waits until its last message is sent, and releases its view.
