@@ -145,11 +145,11 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
     shown = subscription.snapshot
     view?.reloadData()
     for waiter in waiters { waiter.resume() }
-    let batches = subscription.batches
-    following = Task.schedulable("following a source") { [weak self] in
-      for await batch in batches {
-        guard let self, self.state.epoch == current else { return }
-        await self.receive(batch, epoch: current)
+    following = Task.schedulable("following a source") { @MainActor [weak self] in
+      await subscription.follow { event in
+        guard let self, self.state.epoch == current else { return false }
+        if case .batch(let batch) = event { await self.receive(batch, epoch: current) }
+        return true
       }
     }
   }

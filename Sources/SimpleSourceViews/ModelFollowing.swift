@@ -19,14 +19,13 @@ final class ModelFollowing {
     _ subscription: Subscription<Section>, apply: @escaping @MainActor (UpdateBatch<Section>) -> Bool
   ) {
     self.subscription = subscription
-    let batches = subscription.batches
+    // Once the model is gone, or the source, the subscription ends, and waits for what the model never
+    // applied answer `false`.
     task = Task.schedulable("following a source") { @MainActor in
-      for await batch in batches {
-        guard apply(batch) else { break }
+      await subscription.follow { event in
+        guard case .batch(let batch) = event else { return true }
+        return apply(batch)
       }
-      // The model is gone, or the source: its subscription ends, and waits for what it never applied
-      // answer `false`.
-      subscription.cancel()
     }
   }
 

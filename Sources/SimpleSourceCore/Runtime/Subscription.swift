@@ -60,22 +60,42 @@ public struct Subscription<Section: SectionType>: Sendable {
   /// Whether ``next(sinkingInto:parked:)`` writes to a sink (a subscription of a hub, not paced).
   package var takesSinks: Bool { nextFromHub != nil }
 
-  /// A follower's next event, or `nil` when the subscription ends: a batch, or a version the follower
-  /// holds with no batch (its mutations cancelled out, G4), which it deals with like a batch, for example
-  /// a projection numbered by its parent holding it too. The follower holds either (its progress,
-  /// ``heldVersion``, moves to it) once it asks for the next event: its progress is the subscription's.
+  /// Follows the subscription: hands each event to `handle` on the caller's isolation, one at a time, and
+  /// asks for the next once `handle` returned `true`. Derived sources, observed models and view data
+  /// sources follow their subscriptions this way.
   ///
-  /// Used instead of ``batches``, never beside it, by one task; cancelling that task ends the subscription,
-  /// as it ends a `for await` loop over ``batches``. A paced subscription, or one not made by a fan-out
-  /// engine, hands over its batches only.
-  /// - Complexity: O(1) per event besides a catch-up's composition, which runs off the caller's actor.
-  package func nextEvent() async -> SubscriptionEvent<Section>? {
+  /// - The follower's progress is the subscription's (G13): it holds an event's version once it asks for
+  ///   the next, so ``reached(_:)-(Version)`` waits for what `handle` dealt with, with no bookkeeping of
+  ///   its own.
+  /// - With `announcingHeld`, a version the follower comes to hold with no batch (its mutations cancelled
+  ///   out, G4) is an event too, `.held(version)`, in order with the batches and held once dealt with: a
+  ///   projection numbered by its parent holds it too. Otherwise such a version is held without an event.
+  /// - It ends, and ends the subscription, when `handle` returns `false` or throws, when the task is
+  ///   cancelled, or when the subscription ends. A paced subscription, or one not made by the fan-out
+  ///   engine, hands over its batches only.
+  /// - Complexity: O(1) per event besides `handle` and a catch-up's composition, which runs off the
+  ///   caller's actor.
+  package func follow(
+    isolation: isolated (any Actor)? = #isolation, announcingHeld: Bool = false,
+    _ handle: (SubscriptionEvent<Section>) async throws -> Bool
+  ) async rethrows {
+    defer { cancel() }
+    while let event = await nextEvent(announcingHeld: announcingHeld) {
+      guard try await handle(event) else { return }
+    }
+  }
+
+  /// The follower's next event, or `nil` when the subscription ends; see
+  /// ``follow(isolation:announcingHeld:_:)``. Cancelling the waiting task ends the subscription, as it
+  /// ends a `for await` loop over ``batches``.
+  @usableFromInline
+  func nextEvent(announcingHeld: Bool) async -> SubscriptionEvent<Section>? {
     guard let nextFromHub else {
       var iterator = batches.makeAsyncIterator()
       return await iterator.next().map { .batch($0) }
     }
     return await withTaskCancellationHandler {
-      await nextFromHub(nil, nil, true)
+      await nextFromHub(nil, nil, announcingHeld)
     } onCancel: {
       cancel()
     }
@@ -272,7 +292,7 @@ extension SubscriptionHub {
   }
 }
 
-/// What a follower's loop receives from its subscription (``Subscription/nextEvent()``).
+/// What a follower's loop receives from its subscription (``Subscription/follow(isolation:announcingHeld:_:)``).
 @usableFromInline
 package enum SubscriptionEvent<Section: SectionType>: Sendable {
   /// The next batch, from the version the follower holds (G1).

@@ -50,11 +50,12 @@ func follow<Section: SectionType, Follower: Actor>(
   held: @Sendable (isolated Follower, Int) -> Void,
   receive: @Sendable (isolated Follower, UpdateBatch<Section>) -> Void
 ) async {
-  while let event = await subscription.nextEvent() {
+  await subscription.follow(announcingHeld: true) { event in
     switch event {
     case .batch(let batch): receive(follower, batch)
     case .held(let version): held(follower, version)
     }
+    return true
   }
 }
 

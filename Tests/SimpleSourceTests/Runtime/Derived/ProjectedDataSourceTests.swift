@@ -328,7 +328,7 @@ struct FollowingTests {
     #expect(await parent.offeredVersion == 2)
     let (announced, announce) = AsyncStream.makeStream(of: Int.self)
     let reader = Task {
-      while let event = await subscription.nextEvent() {
+      await subscription.follow(announcingHeld: true) { event in
         switch event {
         case .batch(let batch): Issue.record("an empty composition was delivered: \(batch)")
         case .held(let version):
@@ -336,6 +336,7 @@ struct FollowingTests {
           #expect(subscription.heldVersion < version)
           announce.yield(version)
         }
+        return true
       }
       announce.finish()
     }
@@ -347,6 +348,24 @@ struct FollowingTests {
     #expect(await versions.next() == nil, "one event")
   }
 
+  @Test("a follower that stops, or whose task is cancelled, ends its subscription: its waits answer false")
+  func followerEndsItsSubscription() async throws {
+    let source = try BasicDataSource(sections: layout("A: a"))
+    let stopping = await source.subscribe()
+    let stopper = Task { await stopping.follow { _ in false } }
+    try await source.appendItems([TestItem("b")], toSection: "A")
+    await stopper.value
+    try #require(source.subscriberCount == 0, "ended when its handler said stop")
+    #expect(await stopping.reached(1_000) == false, "its waits answer at once")
+
+    let cancelled = await source.subscribe()
+    let follower = Task { await cancelled.follow { _ in true } }
+    follower.cancel()
+    await follower.value
+    try #require(source.subscriberCount == 0, "ended when its task was cancelled")
+    #expect(await cancelled.reached(1_000) == false, "its waits answer at once")
+  }
+
   @Test("a follower parked with everything taken is woken with a quiet version; a plain reader is not")
   func quietVersionWakesFollower() async throws {
     let parent = try BasicDataSource(sections: layout("A: a b"))
@@ -354,8 +373,9 @@ struct FollowingTests {
     let plain = await parent.subscribe()
     let (announced, announce) = AsyncStream.makeStream(of: Int.self)
     let reader = Task {
-      while let event = await follower.nextEvent() {
+      await follower.follow(announcingHeld: true) { event in
         if case .held(let version) = event { announce.yield(version) }
+        return true
       }
       announce.finish()
     }
