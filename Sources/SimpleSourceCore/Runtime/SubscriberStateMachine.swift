@@ -350,7 +350,7 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
 /// Returns `false` when it cannot take the batch now (a full connection): the consumer then wakes and
 /// hands it over by itself.
 @usableFromInline
-typealias SubscriptionSink<Section: SectionType> = @Sendable (UpdateBatch<Section>) -> Bool
+package typealias SubscriptionSink<Section: SectionType> = @Sendable (UpdateBatch<Section>) -> Bool
 
 /// What a consumer gets when it asks for its next batch.
 @usableFromInline

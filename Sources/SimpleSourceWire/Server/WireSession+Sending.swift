@@ -78,19 +78,14 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
           sink(encodings.frame(from: batch.from, to: batch.to, format: format) { coder.encode(batch) })
         }
       }
-      var batches = subscription.batches.makeAsyncIterator()
-      while true {
-        let next: UpdateBatch<Section>?
-        if let writeFrame, subscription.takesSinks {
-          next = await subscription.next(sinkingInto: writeFrame) { [control] in
-            control.sinkParks.hold(through: control.sinkParks.current + 1)
-          }
-        } else {
-          next = await batches.next()
-        }
-        guard let batch = next else { return }
-        // Held once the task asks for the next batch, right after.
-        try await send(coder.encode(batch))
+      var parked: (@Sendable () -> Void)?
+      if writeFrame != nil {
+        parked = { [control] in control.sinkParks.hold(through: control.sinkParks.current + 1) }
+      }
+      try await subscription.follow(sinkingInto: writeFrame, parked: parked) { event in
+        // Not announcing: batches only, each held once the task asks for the next, right after.
+        if case .batch(let batch) = event { try await send(coder.encode(batch)) }
+        return true
       }
     } catch {
       // `send` threw: the client went away.

@@ -94,10 +94,11 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
       started.hold(through: subscription.version)
       // The subscription holds each batch once the loop asks for the next: an edit's answer follows the
       // message of its version, or the batch that changed no view.
-      for await batch in subscription.batches {
+      try await subscription.follow { event in
+        guard case .batch(let batch) = event else { return true }
         if states.isEmpty {
           // Resumed: the client holds the views at this batch's start, the state they project from.
-          guard let made = try await project(batch.changeset.source, at: batch.from) else { return }
+          guard let made = try await project(batch.changeset.source, at: batch.from) else { return false }
           states = made
         }
         // Projected and encoded once per batch for every session that holds the same views.
@@ -105,10 +106,10 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
         let step = shared.step(views, key: key, from: states, batch)
         guard case .stepped(let next, let changes) = step.outcome else {
           if case .failed(let name) = step.outcome { try await failed(name) }
-          return
+          return false
         }
         states = next
-        guard !changes.isEmpty else { continue }
+        guard !changes.isEmpty else { return true }
         let (from, coder) = (sent, coder)
         try await send(
           step.message(from: from) {
@@ -118,6 +119,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
             return coder.encode(WireMessage<Section>.viewBatches(from: from, to: batch.to, batches: batches))
           })
         sent = batch.to
+        return true
       }
     } catch {
       // `send` threw: the client went away.
