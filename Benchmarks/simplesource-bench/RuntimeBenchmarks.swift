@@ -260,13 +260,14 @@ func fanoutSinks(_ count: Int, iterations: Int) async -> RuntimeResult {
       subscriptions.append(subscription)
       consumers.append(
         Task {
-          while await subscription.next(
+          // As a session's sender follows: parked with its sink, woken only for what the sink refused.
+          await subscription.follow(
             sinkingInto: { _ in
               arrivals.take()
               return true
             },
-            parked: { parked.take() }) != nil
-          {}
+            parked: { parked.take() }
+          ) { _ in true }
         })
     }
     await parked.reached(count)

@@ -108,29 +108,6 @@ public struct Subscription<Section: SectionType>: Sendable {
     return await nextFromHub(sink, parked, announcingHeld)
   }
 
-  /// The consumer's next batch, taken while it is parked with `sink`: each shared batch that follows what
-  /// the consumer holds is written to the sink by the publisher, without waking the consumer, and held
-  /// at once (G13); this returns only a batch the consumer
-  /// hands over by itself (one the sink refused, or a catch-up composed for it), or `nil` when the
-  /// subscription ends. `parked` is called each time the consumer parks with the sink.
-  ///
-  /// Used instead of ``batches``, never beside it; the caller ends the subscription with ``cancel()``
-  /// (cancelling the waiting task does not). A paced subscription, or one not made by the fan-out engine,
-  /// reads ``batches``.
-  /// - Complexity: per batch the sink takes, O(1) besides the sink, on the publisher's task.
-  package func next(
-    sinkingInto sink: @escaping @Sendable (UpdateBatch<Section>) -> Bool,
-    parked: (@Sendable () -> Void)? = nil
-  ) async -> UpdateBatch<Section>? {
-    if let nextFromHub {
-      // Not announcing: only batches.
-      guard case .batch(let batch)? = await nextFromHub(sink, parked, false) else { return nil }
-      return batch
-    }
-    var iterator = batches.makeAsyncIterator()
-    return await iterator.next()
-  }
-
   /// A subscription from parts that keep none of the promises above by themselves: for tests that
   /// model a wrong source. Its progress stays at `version` until ``cancel()``. Every other subscription
   /// comes from the package's fan-out engine, which every source, and a user's own through
