@@ -1,8 +1,8 @@
 // swift-tools-version: 6.2
-// live-board: a live task board served by Hummingbird over HTTP and WebSocket, stored in SQLite with GRDB
-// (one process) or in PostgreSQL with postgres-nio (several instances behind nginx, one log of versions),
+// live-board: a live task board served by Hummingbird over HTTP and WebSocket, stored in SQLite with GRDB,
 // streamed to browsers and Swift clients as SimpleSource wire messages. A package of its own, so that the
-// root package keeps no dependencies.
+// root package keeps no dependencies. Its library, LiveBoard, is what the cluster on PostgreSQL
+// (Examples/live-board-cluster) and the load lab (Benchmarks/live-board-load) build on.
 import PackageDescription
 
 let strictness: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny")]
@@ -11,10 +11,8 @@ let package = Package(
   name: "live-board",
   platforms: [.macOS(.v14)],
   products: [
+    .library(name: "LiveBoard", targets: ["LiveBoard"]),
     .executable(name: "live-board", targets: ["live-board"]),
-    .executable(name: "board-load", targets: ["board-load"]),
-    .executable(name: "cluster-check", targets: ["cluster-check"]),
-    .executable(name: "nio-floor", targets: ["nio-floor"]),
   ],
   dependencies: [
     .package(name: "SimpleSource", path: "../.."),
@@ -23,7 +21,6 @@ let package = Package(
     .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
     .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
     .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
-    .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
   ],
   targets: [
     .target(
@@ -35,7 +32,6 @@ let package = Package(
         .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
         .product(name: "GRDB", package: "GRDB.swift"),
         .product(name: "Logging", package: "swift-log"),
-        .product(name: "PostgresNIO", package: "postgres-nio"),
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
         .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -45,30 +41,6 @@ let package = Package(
       swiftSettings: strictness
     ),
     .executableTarget(name: "live-board", dependencies: ["LiveBoard"], swiftSettings: strictness),
-    .executableTarget(
-      name: "board-load",
-      dependencies: [
-        "LiveBoard",
-        .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
-      ],
-      swiftSettings: strictness
-    ),
-    .executableTarget(
-      name: "cluster-check",
-      dependencies: [
-        "LiveBoard",
-        .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
-      ],
-      swiftSettings: strictness
-    ),
-    .executableTarget(
-      name: "nio-floor",
-      dependencies: [
-        .product(name: "NIOCore", package: "swift-nio"),
-        .product(name: "NIOPosix", package: "swift-nio"),
-      ],
-      swiftSettings: strictness
-    ),
     .testTarget(
       name: "LiveBoardTests",
       dependencies: [

@@ -37,30 +37,39 @@ public struct BoardError: Error, Equatable, Sendable {
   /// What was wrong, for people.
   public var detail: String
 
-  static func invalid(_ detail: String) -> Self { Self(status: 400, code: "invalid", detail: detail) }
+  /// A refusal with `status`, `code` and `detail`.
+  public init(status: Int, code: String, detail: String) {
+    self.status = status
+    self.code = code
+    self.detail = detail
+  }
+
+  /// A request that is malformed or breaks a rule of the board, which `detail` names.
+  public static func invalid(_ detail: String) -> Self { Self(status: 400, code: "invalid", detail: detail) }
   /// A card that does not exist, or that the user may not see: the two answers are the same, so a
   /// refusal never tells that another user's private card exists.
-  static func unknownCard(_ id: String) -> Self {
+  public static func unknownCard(_ id: String) -> Self {
     Self(status: 404, code: "unknownCard", detail: "no card \(id)")
   }
   /// Another process held the database file longer than the busy timeout; nothing was written.
-  static let busy = Self(
+  public static let busy = Self(
     status: 503, code: "busy", detail: "the database is busy; retry in a second (Retry-After)")
   /// The database did not answer a write within its deadline, and no `COMMIT` was sent: nothing was
   /// written.
-  static func timedOut(_ deadline: Duration) -> Self {
+  public static func timedOut(_ deadline: Duration) -> Self {
     Self(
       status: 503, code: "busy",
       detail: "the database did not answer within \(deadline); nothing was written; retry (Retry-After)")
   }
   /// The database did not answer a write's `COMMIT` within its deadline: the write may have been made.
-  static func unknownOutcome(_ deadline: Duration) -> Self {
+  public static func unknownOutcome(_ deadline: Duration) -> Self {
     Self(
       status: 503, code: "unknownOutcome",
       detail: "the database did not confirm the write within \(deadline); it may have been made: read the "
         + "board (or follow it) before writing it again")
   }
-  static func unknownColumn(_ id: String) -> Self {
+  /// A column that the board does not have.
+  public static func unknownColumn(_ id: String) -> Self {
     Self(
       status: 400, code: "unknownColumn",
       detail: "no column \(id); the columns are \(Board.columns.map(\.id))")
@@ -189,7 +198,7 @@ public actor Board {
   }
 
   /// `columns` with only the cards `user` (`nil`: a guest) may see.
-  static func visible(_ columns: [Column], to user: String?) -> [Column] {
+  public static func visible(_ columns: [Column], to user: String?) -> [Column] {
     columns.map { column in
       var visible = column
       visible.items.removeAll { !$0.isVisible(to: user) }
@@ -380,7 +389,7 @@ public actor Board {
 
   /// A title as it is stored: trimmed and in Unicode normalization form C, so that the database and the
   /// live clients hold the same bytes; control characters (NUL, line breaks) are refused.
-  static func checked(_ title: String) throws(BoardError) -> String {
+  public static func checked(_ title: String) throws(BoardError) -> String {
     let trimmed = title.trimmingCharacters(in: .whitespacesAndNewlines).precomposedStringWithCanonicalMapping
     guard !trimmed.isEmpty else { throw .invalid("a title is not empty") }
     guard trimmed.count <= maxTitle else { throw .invalid("a title has at most \(maxTitle) characters") }
@@ -396,14 +405,15 @@ public actor Board {
   static let idCharacters = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~".utf8)
 
   /// An id as it is stored: 1 to 64 of ``idCharacters``.
-  static func checkedID(_ id: String) throws(BoardError) -> String {
+  public static func checkedID(_ id: String) throws(BoardError) -> String {
     guard (1...64).contains(id.utf8.count), id.utf8.allSatisfy(idCharacters.contains) else {
       throw .invalid("an id has 1 to 64 ASCII letters, digits, -, ., _ or ~")
     }
     return id
   }
 
-  static func checkColumn(_ column: String) throws(BoardError) {
+  /// Refuses a column the board does not have.
+  public static func checkColumn(_ column: String) throws(BoardError) {
     guard Self.columns.contains(where: { $0.id == column }) else { throw .unknownColumn(column) }
   }
 

@@ -74,9 +74,9 @@ extension BoardStore {
 
   /// ``recall(_:)``'s decision, from the version and fingerprint recorded for `ticket` and the newest
   /// version stored.
-  func decide(_ ticket: EditTicket, recorded: Int?, fingerprint: String?, newest: Int) throws(BoardError)
-    -> Int?
-  {
+  public func decide(
+    _ ticket: EditTicket, recorded: Int?, fingerprint: String?, newest: Int
+  ) throws(BoardError) -> Int? {
     do {
       return try ticket.edit.recall(
         recorded: recorded, fingerprint: fingerprint, answersKeptFrom: max(0, newest - answerRetention + 1))
@@ -106,7 +106,7 @@ public struct EditTicket: Sendable {
   }
 
   /// The scope as stored: the user's name (checked, so never empty) or the empty string for guests.
-  var scope: String { user ?? "" }
+  public var scope: String { user ?? "" }
 }
 
 extension Board: BoardStore {

@@ -5,6 +5,7 @@
 import Foundation
 import Logging
 import NIOConcurrencyHelpers
+import LiveBoard
 import PostgresNIO
 import SimpleSource
 

@@ -1,20 +1,30 @@
 #!/usr/bin/env bash
-# The cluster's fault tests: installs PostgreSQL and nginx when they are missing (Debian, as root), builds
-# live-board, starts PostgreSQL, three instances and nginx on loopback (cluster.sh), runs cluster-check
-# (kill -9 an instance, restart PostgreSQL, a failed transaction, an instance started late, a hung instance, a schedule of
-# instance kills and PostgreSQL restarts under writers: $SCHEDULE_RESTARTS restarts, 5 by default), then
+# The cluster's checks: its Swift tests (a write against its deadline, explored exhaustively), then the fault
+# tests. Installs PostgreSQL and nginx when they are missing (Debian, as root), builds board-instance,
+# starts PostgreSQL, three instances and nginx on loopback (cluster.sh), runs cluster-check (kill -9 an
+# instance, restart PostgreSQL, a failed transaction, an instance started late, a hung instance, a schedule
+# of instance kills and PostgreSQL restarts under writers: $SCHEDULE_RESTARTS restarts, 5 by default), then
 # nginx's limit per client address (limits/per_address_check.py), then the page offline in Chromium
 # (browser/check_offline.py), stops them all and checks that nothing is left running.
-# Prints the versions it ran and `N passed, 0 failed`, then stops the cluster and says that nothing is left running.
+# Prints the versions it ran and `N passed, 0 failed`, then stops the cluster and says that nothing is left
+# running.
+#   bash Examples/live-board-cluster/check.sh
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here"
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+echo "== live-board-cluster: swift test"
+swift build --build-tests
+swift test --skip-build 2>&1 | tee "$log"
+grep -qE "Test run with [0-9]+ tests? .*passed" "$log" || { echo "live-board-cluster: no passing test run"; exit 1; }
+
+echo "== live-board-cluster: the fault tests"
 bash cluster.sh install
-swift build --product live-board
-swift build --product cluster-check
 export CLUSTER_DIR=${CLUSTER_DIR:-$(mktemp -d /tmp/live-board-cluster.XXXXXX)}
 export CHECKPOINT_INTERVAL=${CHECKPOINT_INTERVAL:-16}
-trap 'bash "$here/cluster.sh" stop >/dev/null 2>&1 || true' EXIT
+trap 'bash "$here/cluster.sh" stop >/dev/null 2>&1 || true; rm -f "$log"' EXIT
 bash cluster.sh versions
 bash cluster.sh start
 status=0
@@ -27,7 +37,7 @@ if [ "$status" -eq 0 ]; then
 fi
 # The page offline in Chromium: three edits, a reload while offline, an instance killed, back online.
 if [ "$status" -eq 0 ]; then
-  bash browser/install.sh
+  bash ../live-board/browser/install.sh
   timeout 300 python3 browser/check_offline.py --web "127.0.0.1:${WEB_PORT:-8090}" --script "$here/cluster.sh" ||
     status=$?
 fi

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The fan-out load run: the cluster (PostgreSQL, three release instances of live-board, nginx; cluster.sh)
+# The fan-out load run: the cluster (PostgreSQL, three release instances of the board, nginx; the cluster package's cluster.sh)
 # with light WebSocket clients (fanout/fanout-client.c: one C process that frames, counts and timestamps,
 # never decodes) spread over the instances, and one writer editing cards at a fixed rate. The instances are
 # pinned to CPU 0; PostgreSQL, nginx, the clients and the writer to CPU 1. For each client count it prints
@@ -7,7 +7,7 @@
 # the floors: what a C server that only write()s the same messages costs per message (write-floor.c), and a
 # SwiftNIO server that only writes them (nio-floor).
 # A benchmark, not a test. Installs PostgreSQL and nginx when they are missing (Debian, as root).
-#   bash Examples/live-board/fanout-load.sh [--json] [--clients 1000,5000] [--rate 20] [--seconds 10]
+#   bash Benchmarks/live-board-load/fanout-load.sh [--json] [--clients 1000,5000] [--rate 20] [--seconds 10]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here"
@@ -17,18 +17,19 @@ if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || ! command -v nginx >
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql nginx-light >/dev/null
 fi
-swift build -c release --product live-board >&2
+cluster=$(cd ../../Examples/live-board-cluster && pwd)
+swift build -c release --package-path "$cluster" --product board-instance >&2
 swift build -c release --product nio-floor >&2
 mkdir -p .build
 cc -O2 -Wall -o .build/fanout-client fanout/fanout-client.c
 cc -O2 -Wall -o .build/write-floor fanout/write-floor.c
 export CLUSTER_DIR=${CLUSTER_DIR:-$(mktemp -d /tmp/live-board-fanout.XXXXXX)}
-export LIVE_BOARD="$here/.build/release/live-board" INSTANCE_CPUS=0 PG_CPUS=1
+export LIVE_BOARD="$cluster/.build/release/board-instance" INSTANCE_CPUS=0 PG_CPUS=1
 # Every client comes from 127.0.0.1: no limit per address.
 export SOCKETS_PER_ADDRESS=0
-trap 'bash "$here/cluster.sh" stop' EXIT
-bash cluster.sh start >&2
+trap 'bash "$cluster/cluster.sh" stop' EXIT
+bash "$cluster/cluster.sh" start >&2
 taskset -c 1 python3 fanout/fanout_load.py --client .build/fanout-client --floor .build/write-floor \
   --nio-floor .build/release/nio-floor \
-  --script "$here/cluster.sh" \
+  --script "$cluster/cluster.sh" \
   --cluster-dir "$CLUSTER_DIR" "$@"

@@ -1,6 +1,6 @@
 // A load run against a running live-board: N WebSocket clients follow the board while W writers edit it by
 // HTTP. Every client must end equal to the database; prints p50/p99 delivery latency, batches per client,
-// and the server's resident memory. A benchmark program, not a test: `bash Examples/live-board/load.sh`.
+// and the server's resident memory. A benchmark program, not a test: `bash Benchmarks/live-board-load/load.sh`.
 //
 //   board-load --port 8080 [--clients 1000] [--writers 8] [--writes 40] [--server-pid PID]
 //              [--replicas checkpoints|every-record] [--attackers N]

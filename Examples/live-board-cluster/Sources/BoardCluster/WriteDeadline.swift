@@ -3,6 +3,7 @@
 
 import Logging
 import NIOConcurrencyHelpers
+import LiveBoard
 import PostgresNIO
 import SimpleSource
 

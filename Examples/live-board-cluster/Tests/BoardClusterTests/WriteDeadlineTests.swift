@@ -3,7 +3,7 @@
 
 import Testing
 
-@testable import LiveBoard
+@testable import BoardCluster
 
 @Suite("A write against its deadline")
 struct WriteDeadlineTests {

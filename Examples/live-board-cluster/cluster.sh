@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Runs live-board as a cluster on loopback: PostgreSQL (initdb in a temporary folder), three instances of
-# live-board following one log in it, and nginx in front of them at one address.
+# Runs the live board as a cluster on loopback: PostgreSQL (initdb in a temporary folder), three instances
+# (board-instance) following one log in it, and nginx in front of them at one address.
 #
 #   bash cluster.sh start            # installs PostgreSQL and nginx when missing (Debian, as root), builds
-#                                    # live-board, starts them all; prints the address; state in $CLUSTER_DIR
+#                                    # board-instance, starts them all; prints the address; state in $CLUSTER_DIR
 #                                    # (default /tmp/live-board-cluster)
 #   bash cluster.sh stop             # stops nginx, every instance (also those of start-instance) and PostgreSQL:
 #                                    # SIGTERM, then SIGKILL after $STOP_SECONDS (10); says what it stopped,
@@ -20,7 +20,7 @@
 #
 # Ports: nginx $WEB_PORT (8090), instances $INSTANCE_PORT+1..3 (8091-8093), PostgreSQL $PG_PORT (25432: below the
 # kernel's ephemeral ports, 32768-60999, which a client's connection may hold when PostgreSQL starts).
-# The instances are .build/debug/live-board unless $LIVE_BOARD names another binary; `start` builds it.
+# The instances are .build/debug/board-instance unless $LIVE_BOARD names another binary; `start` builds it.
 # $INSTANCE_CPUS and $PG_CPUS, when set, pin the instances and PostgreSQL to those CPUs (taskset -c).
 # $SOCKETS_PER_ADDRESS (64) bounds the WebSockets one client address holds through nginx (limit_conn; past it
 # the upgrade is answered 429); 0: no limit. The instances see only nginx's address, so they limit nothing.
@@ -32,7 +32,7 @@ base=${INSTANCE_PORT:-8090}
 pgport=${PG_PORT:-25432}
 checkpoint=${CHECKPOINT_INTERVAL:-500}
 sockets_per_address=${SOCKETS_PER_ADDRESS:-64}
-binary=${LIVE_BOARD:-$here/.build/debug/live-board}
+binary=${LIVE_BOARD:-$here/.build/debug/board-instance}
 pgbin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
 
 # PostgreSQL refuses to run as root: run its programs as the postgres user then, from a folder it may read.
@@ -104,7 +104,7 @@ case "${1:-}" in
   install) install ;;
   start)
     install
-    [ -x "$binary" ] || (cd "$here" && swift build --product live-board >/dev/null)
+    [ -x "$binary" ] || (cd "$here" && swift build --product board-instance >/dev/null)
     rm -rf "$dir" && mkdir -p "$dir/nginx" && chmod 777 "$dir" "$dir/nginx"
     as_postgres "$pgbin/initdb" -D "$dir/pg" -A trust -U postgres >/dev/null
     postgres_start

@@ -16,14 +16,18 @@ failure; starts the killed instance again before it exits.
 
 import argparse
 import json
+import os
 import subprocess
+import sys
 import urllib.request
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.support.ui import WebDriverWait
 
-from check_browser import dom_columns
+# The board's own browser check, beside the board's package, reads the page's columns.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../live-board/browser"))
+from check_browser import dom_columns  # noqa: E402
 
 USER = "olive"
 
