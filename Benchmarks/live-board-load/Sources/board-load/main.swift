@@ -3,14 +3,15 @@
 // and the server's resident memory. A benchmark program, not a test: `bash Benchmarks/live-board-load/load.sh`.
 //
 //   board-load --port 8080 [--clients 1000] [--writers 8] [--writes 40] [--server-pid PID]
-//              [--replicas checkpoints|every-record] [--attackers N]
+//              [--replicas checkpoints|every-record] [--attackers N] [--stallers N] [--viewers N]
 //
 // With --attackers N, N more WebSockets of one user (`mallory`) each subscribe 16 views (format 3) and read
 // what they are sent, as a client that opens many connections would: the run then also prints the
 // server's resident memory per attacking connection, and the latency printed is still the other clients'
 // (compare it with a run without attackers: the control). With --stallers N, N more WebSockets (users
 // staller0, staller1, …) subscribe 16 views each and never read: what they cost the writers and the other
-// clients is their bounded backlog.
+// clients is their bounded backlog. Their control is --viewers N: as many users (viewer0, …) with the same
+// 16 views each, who read everything (the server projects their views either way).
 //
 // With --replicas, every other client keeps a durable replica in a SQLite database of its own
 // (BoardReplicaStore, through GRDB, each append a committed transaction, flushed at WAL checkpoints or at
@@ -37,6 +38,7 @@ struct Settings: Sendable {
   var replicas: BoardReplicaStore.Sync?
   var attackerCount = 0
   var stallerCount = 0
+  var viewerCount = 0
 
   static func parse() -> Settings {
     var settings = Settings()
@@ -55,9 +57,10 @@ struct Settings: Sendable {
       case "--server-pid": settings.serverPID = value
       case "--attackers": settings.attackerCount = value ?? 0
       case "--stallers": settings.stallerCount = value ?? 0
+      case "--viewers": settings.viewerCount = value ?? 0
       default:
         print(
-          "usage: board-load --port N [--clients N] [--writers N] [--writes N] [--server-pid PID] [--replicas SYNC] [--attackers N] [--stallers N]"
+          "usage: board-load --port N [--clients N] [--writers N] [--writes N] [--server-pid PID] [--replicas SYNC] [--attackers N] [--stallers N] [--viewers N]"
         )
         exit(2)
       }
@@ -273,20 +276,30 @@ func runAttacker(_ index: Int, settings: Settings) async {
   await attackTally.attackerEnded(index)
 }
 
-/// One connection that subscribes 16 views and then reads nothing until the writes are done.
-func runStaller(_ index: Int, settings: Settings) async {
+/// One connection of user `user` that subscribes 16 views, then reads everything it is sent (`reads`) or
+/// nothing, until the writes are done.
+func runViews(user: String, reads: Bool, settings: Settings) async {
   var logger = Logger(label: "board-load")
   logger.logLevel = .critical
   let request = WireMessage<Column>.subscribeViews(attackViews)
-  // A staller that could not connect or was closed has nothing to report: the writers' figures tell.
+  // A client that could not connect or was closed has nothing to report: the writers' figures tell.
   _ = try? await WebSocketClient.connect(
-    url: "ws://127.0.0.1:\(settings.port)/live?user=staller\(index)",
+    url: "ws://127.0.0.1:\(settings.port)/live?user=\(user)",
     configuration: .init(maxFrameSize: 1 << 22),
     logger: logger
-  ) { _, outbound, _ in
+  ) { inbound, outbound, _ in
     try await outbound.write(.text(String(decoding: WireCoder().encode(request), as: UTF8.self)))
-    _ = await goal.value()
-    try await outbound.close(.normalClosure, reason: nil)
+    guard reads else {
+      _ = await goal.value()
+      try await outbound.close(.normalClosure, reason: nil)
+      return
+    }
+    let closer = Task {
+      _ = await goal.value()
+      try await outbound.close(.normalClosure, reason: nil)
+    }
+    defer { closer.cancel() }
+    for try await _ in inbound.messages(maxSize: 1 << 22) {}
   }
 }
 
@@ -385,7 +398,12 @@ let attackers = Task {
 await attackTally.waitForStarted(settings.attackerCount)
 let stallers = Task {
   await withTaskGroup(of: Void.self) { group in
-    for index in 0..<settings.stallerCount { group.addTask { await runStaller(index, settings: settings) } }
+    for index in 0..<settings.stallerCount {
+      group.addTask { await runViews(user: "staller\(index)", reads: false, settings: settings) }
+    }
+    for index in 0..<settings.viewerCount {
+      group.addTask { await runViews(user: "viewer\(index)", reads: true, settings: settings) }
+    }
   }
 }
 let rssAttacked = serverPID.flatMap(residentBytes)
@@ -484,7 +502,7 @@ if settings.attackerCount > 0, let rssClients, let rssAttacked {
   )
 }
 print(
-  #"{"clients":\#(clientCount),"attackers":\#(settings.attackerCount),"rss_per_attacker_bytes":\#(attackPerConnection),"attackers_refused":\#(await attackTally.refused),"stallers":\#(settings.stallerCount),"writers_ms":\#(Double(writersTook.components.seconds) * 1000 + Double(writersTook.components.attoseconds) / 1e15),"writers":\#(writerCount),"writes":\#(writes),"equal":\#(equal),"p50_ms":\#(percentile(0.5, of: latencies)),"p99_ms":\#(percentile(0.99, of: latencies)),"batches_per_client":\#(meanBatches),"server_rss_bytes":\#(rssPeak ?? 0)}"#
+  #"{"clients":\#(clientCount),"attackers":\#(settings.attackerCount),"rss_per_attacker_bytes":\#(attackPerConnection),"attackers_refused":\#(await attackTally.refused),"stallers":\#(settings.stallerCount),"viewers":\#(settings.viewerCount),"writers_ms":\#(Double(writersTook.components.seconds) * 1000 + Double(writersTook.components.attoseconds) / 1e15),"writers":\#(writerCount),"writes":\#(writes),"equal":\#(equal),"p50_ms":\#(percentile(0.5, of: latencies)),"p99_ms":\#(percentile(0.99, of: latencies)),"batches_per_client":\#(meanBatches),"server_rss_bytes":\#(rssPeak ?? 0)}"#
 )
 if let sync = settings.replicas {
   let (on, off) = (percentile(0.5, of: heldOn), percentile(0.5, of: heldOff))
