@@ -12,6 +12,9 @@ public import SimpleSource
 /// Violations are collected in ``violations``. Await ``showing(_:)`` instead of sleeping.
 /// ``pause()`` stops consuming (the subscription's batches then compose, G6) until ``resume()``.
 public actor BatchRecorder<Section: SectionType> {
+  // Guard map: every field is the actor's, no lock. The consumer task runs on the actor (`consume`): it
+  // reads the subscription, checks each batch, applies it to `view` and wakes the waiters it satisfies.
+
   /// Every batch received, in order.
   public private(set) var batches: [UpdateBatch<Section>] = []
   /// The reference view, showing the replayed state.

@@ -26,6 +26,11 @@
   /// that UIKit never sends a method the fallback answered to an object that is gone.
   @MainActor
   open class ViewDataSourceAdapter<Section: SectionType, View: ListView>: NSObject {
+    // Guard map: every field is the main actor's (`following`, `answered`, `watchers`), but the three
+    // marked `nonisolated(unsafe)`, each with why it cannot race; a fallback watcher's `isDetached` is a
+    // lock of its own (its deinit may run off the main actor). `following` runs on the main actor; the
+    // one other task (releasing a fallback) hops to it.
+
     /// The platform-free data source that holds the view's copy of the data and applies every batch.
     public let viewDataSource: ListViewDataSource<Section, View>
     private var following: Task<Void, Never>?

@@ -124,6 +124,10 @@ public final class OutlineDataSource<Base: SectionType>: DataSourceType where Ba
   /// The node type.
   public typealias Node = Base.Item
 
+  // Guard map: every field is set once. What changes is the engine's (an actor: the outline's state),
+  // changed only by the follower task, one parent event at a time; subscribers live in the engine's
+  // `broadcaster`, behind its own locks; the follower's progress is its parent subscription's, a lock of
+  // its own.
   @usableFromInline let engine: OutlineEngine<Base>
   @usableFromInline let follower: Task<Void, Never>
   @usableFromInline let parentSubscription: Subscription<Base>

@@ -35,6 +35,10 @@
 /// - **Lifetime.** The projected source holds its parent. Dropping it ends its subscription to the
 ///   parent and finishes its own subscribers' streams.
 public final class ProjectedDataSource<Section: SectionType>: DataSourceType {
+  // Guard map: every field is set once. What changes is the engine's (an actor: the projected state and
+  // the parent version it reflects), changed only by the follower task, one parent event at a time;
+  // subscribers live in the engine's `broadcaster`, behind its own locks; the follower's progress is its
+  // parent subscription's, a lock of its own.
   @usableFromInline let engine: ProjectionEngine<Section>
   @usableFromInline let follower: Task<Void, Never>
   @usableFromInline let parentSubscription: Subscription<Section>
