@@ -5,7 +5,8 @@
 #   bash Benchmarks/live-board-load/load.sh [--clients N] [--writers N] [--writes N] [--replicas checkpoints|every-record]
 # With --replicas, every other client keeps a SQLite replica (BoardReplicaStore), and the run compares the
 # time until clients with one and without hold each version. With --attackers N, N more WebSockets of one
-# user subscribe 16 views each (compare with a run without: the control).
+# user subscribe 16 views each (compare with a run without: the control). With --stallers N, N users subscribe
+# the same 16 views and never read; --viewers N, as many who read (the stallers' control).
 # On two cores or more the server runs on CPU 0 and the clients on CPU 1 (taskset). $LIVE_BOARD_FLAGS go to the
 # server (e.g. `--sockets-per-user 0`, to let the attackers in).
 set -euo pipefail
