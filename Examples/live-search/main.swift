@@ -114,12 +114,19 @@ let table = Table(subscription.snapshot)
 let following = Task { await table.follow(subscription.batches) }
 let editors = Task { await edit(directory, seed: 7) }
 
+/// Returns once every change made so far is in `visible` and applied to the table: `settled()` offers the
+/// last batch to the table's loop, and `reached(_:)` waits until the loop has taken it.
+func caughtUp() async {
+  await visible.settled()
+  _ = try? await subscription.reached(await visible.version)
+}
+
 var query = ""
 if demo {
   for typed in ["a", "an", "ann", "an", "", "o", "os"] {
     query = typed
     try await visible.setProjection(search(query))
-    await visible.settled()
+    await caughtUp()
     print(await table.render(query: query) + "\n")
   }
 } else {
@@ -128,14 +135,14 @@ if demo {
   while let line = readLine() {
     query = line
     try await visible.setProjection(search(query))
-    await visible.settled()
+    await caughtUp()
     print(await table.render(query: query))
   }
 }
 
 // The check: once the editors are done, the table shows exactly the directory filtered and sorted.
 await editors.value
-await visible.settled()
+await caughtUp()
 let expected = await directory.snapshot.sections.compactMap { team -> Team? in
   var shown = team
   shown.items = team.items.filter { query.isEmpty || $0.name.localizedCaseInsensitiveContains(query) }
