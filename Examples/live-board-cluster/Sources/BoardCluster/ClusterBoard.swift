@@ -1,6 +1,6 @@
-// The board on PostgreSQL, shared by several instances: every write commits its rows and one log entry in one
-// transaction; every instance follows the log into its own source, so versions are the same everywhere and a
-// client resumes on any instance.
+// The board on PostgreSQL, shared by several instances: every group of writes commits its rows and one log
+// entry in one transaction; every instance follows the log into its own source, so versions are the same
+// everywhere and a client resumes on any instance.
 
 import Foundation
 import Logging
@@ -76,11 +76,12 @@ public struct PostgresSettings: Sendable {
 ///
 /// **The log.** Tables `card` (the rows), `board_stream` (the stream's name and newest version),
 /// `board_log` (one entry per version: the wire batch that made it) and `board_checkpoint` (the whole
-/// board at a version, every ``checkpointInterval`` versions; two are kept). A write takes the stream's
-/// row lock (`SELECT … FOR UPDATE`), brings this instance's source to the newest logged version, validates
-/// against it, prepares the write in the source (its batch derived, nothing made), writes the rows, the
-/// log entry and the new version, `NOTIFY`s the version, commits, and only then applies the prepared write.
-/// A transaction that fails is abandoned: no instance ever shows its version.
+/// board at a version, every ``checkpointInterval`` versions; two are kept). A group of writes (those that
+/// arrived here while the group before it committed, ``write(_:)``) takes the stream's row lock
+/// (`SELECT … FOR UPDATE`), brings this instance's source to the newest logged version, plans each write
+/// against it in order, prepares them in the source as one write (its batch derived, nothing made), writes
+/// the answers, the rows, the log entry and the new version, `NOTIFY`s the version, commits, and only then
+/// applies the prepared write. A transaction that fails is abandoned: no instance ever shows its version.
 ///
 /// **Following.** Each instance listens on the `board_log` channel; a notification is only a doorbell (the
 /// stream and version, never the batch). On each, and on every reconnection to PostgreSQL, it reads the
@@ -112,15 +113,26 @@ public actor ClusterBoard: BoardStore {
   var catchingUp = false
   var catchUpWaiters: [CheckedContinuation<Void, Never>] = []
   var catchUpAgain = false
+  /// Whether writes that arrive together share a transaction.
+  public nonisolated let commits: CommitMode
+  /// The writes waiting for the next group, and whether a group is being committed.
+  var queued: [Queued] = []
+  var isCommitting = false
+  /// The tickets of the clients' edits being made here: the same edit sent twice at once is made once.
+  var ticketsInFlight = Set<[String]>()
   /// The listener's task, and the task that reads the log every second whatever the listener hears.
   var listening: Task<Void, Never>?
   var polling: Task<Void, Never>?
 
   /// Connects, sets the database up when it is new, loads the board from the older checkpoint and replays
   /// the log, then follows it.
-  /// - Parameter checkpointInterval: Versions between checkpoints.
+  /// - Parameters:
+  ///   - checkpointInterval: Versions between checkpoints.
+  ///   - commits: Whether writes that arrive together share a transaction (``CommitMode/group``), or each
+  ///     has its own.
   public static func open(
-    _ settings: PostgresSettings, checkpointInterval: Int = 500, logger: Logger = Logger(label: "live-board")
+    _ settings: PostgresSettings, checkpointInterval: Int = 500, commits: CommitMode = .group,
+    logger: Logger = Logger(label: "live-board")
   ) async throws -> ClusterBoard {
     let client = PostgresClient(configuration: settings.configuration, backgroundLogger: logger)
     let clientTask = Task { await client.run() }
@@ -140,7 +152,7 @@ public actor ClusterBoard: BoardStore {
       }
       let board = try ClusterBoard(
         client: client, clientTask: clientTask, settings: settings, stream: stream, version: version,
-        columns: columns, checkpointInterval: checkpointInterval, logger: logger)
+        columns: columns, checkpointInterval: checkpointInterval, commits: commits, logger: logger)
       for entry in entries { try await board.make(entry) }
       await board.startListening()
       return board
@@ -152,8 +164,9 @@ public actor ClusterBoard: BoardStore {
 
   init(
     client: PostgresClient, clientTask: Task<Void, Never>, settings: PostgresSettings, stream: String,
-    version: Int, columns: [Column], checkpointInterval: Int, logger: Logger
+    version: Int, columns: [Column], checkpointInterval: Int, commits: CommitMode, logger: Logger
   ) throws {
+    self.commits = commits
     self.client = client
     self.clientTask = clientTask
     self.settings = settings
@@ -460,177 +473,101 @@ public actor ClusterBoard: BoardStore {
 
   // MARK: - Writes
 
-  /// Adds a card, validated against the board at the log's newest version; see ``Board``.
-  public func create(
-    id: String?, title: String, column: String, before: String?, user: String?, isPrivate: Bool,
-    answering ticket: EditTicket?
-  ) async throws(BoardError) -> (Card, Int) {
-    guard !isPrivate || user != nil else { throw .invalid("a private card needs a user (?user=)") }
-    let card = Card(
-      id: try Board.checkedID(id ?? UUID().uuidString.prefix(12).lowercased()),
-      title: try Board.checked(title), owner: isPrivate ? user : nil)
-    try Board.checkColumn(column)
-    let (version, _) = try await write(answering: ticket) { (board: Snapshot<Column>) throws(BoardError) in
-      if board.contains(item: card.id) {
-        throw BoardError(status: 409, code: "duplicateID", detail: "card \(card.id) exists")
-      }
-      let index = try Self.insertionIndex(in: column, before: before, moving: nil, user: user, on: board)
-      return WritePlan(rows: .insert(card, column: column, at: index)) {
-        (transaction: inout Transaction<Column>) throws(DataSourceError<String, String>) in
-        if let before {
-          _ = try transaction.insertItems([card], before: before)
-        } else {
-          _ = try transaction.appendItems([card], toSection: column)
-        }
-      }
-    }
-    return (card, version)
-  }
-
-  /// Changes a card's title or privacy; see ``Board``.
-  public func edit(
-    _ id: String, title: String?, isPrivate: Bool?, user: String?, answering ticket: EditTicket?
-  )
-    async throws(BoardError) -> (Card, Int)
-  {
-    guard title != nil || isPrivate != nil else { throw .invalid("an edit names a title, private, or both") }
-    guard isPrivate != true || user != nil else { throw .invalid("a private card needs a user (?user=)") }
-    let newTitle = try title.map { (title: String) throws(BoardError) in try Board.checked(title) }
-    let (version, edited) = try await write(answering: ticket) {
-      (board: Snapshot<Column>) throws(BoardError) in
-      guard var card = board.item(withID: id), card.isVisible(to: user) else { throw .unknownCard(id) }
-      if let newTitle { card.title = newTitle }
-      if let isPrivate { card.owner = isPrivate ? user : nil }
-      let made = card
-      return WritePlan(rows: .update(made), card: made) {
-        (transaction: inout Transaction<Column>) throws(DataSourceError<String, String>) in
-        _ = try transaction.replaceItem(made)
-      }
-    }
-    guard let edited else { throw .unknownCard(id) }
-    return (edited, version)
-  }
-
-  /// Moves a card; see ``Board``.
-  public func move(
-    _ id: String, to column: String, before: String?, user: String?, answering ticket: EditTicket?
-  ) async throws(BoardError) -> Int {
-    try Board.checkColumn(column)
-    if before == id { throw .invalid("a card cannot move before itself") }
-    return try await write(answering: ticket) { (board: Snapshot<Column>) throws(BoardError) in
-      guard let card = board.item(withID: id), card.isVisible(to: user), let from = board.position(ofItem: id)
-      else { throw .unknownCard(id) }
-      let index = try Self.insertionIndex(in: column, before: before, moving: id, user: user, on: board)
-      let fromColumn = board.section(at: from.section).id
-      return WritePlan(rows: .move(id, from: (fromColumn, from.item), to: (column, index))) {
-        (transaction: inout Transaction<Column>) throws(DataSourceError<String, String>) in
-        if let before {
-          _ = try transaction.moveItem(id, before: before)
-        } else {
-          _ = try transaction.moveItem(id, toSection: column)
-        }
-      }
-    }.version
-  }
-
-  /// Deletes a card; see ``Board``.
-  public func delete(_ id: String, user: String?, answering ticket: EditTicket?) async throws(BoardError)
-    -> Int
-  {
-    try await write(answering: ticket) { (board: Snapshot<Column>) throws(BoardError) in
-      guard let card = board.item(withID: id), card.isVisible(to: user), let at = board.position(ofItem: id)
-      else { throw .unknownCard(id) }
-      return WritePlan(rows: .delete(id, column: board.section(at: at.section).id, at: at.item)) {
-        (transaction: inout Transaction<Column>) throws(DataSourceError<String, String>) in
-        _ = try transaction.deleteItems([id])
-      }
-    }.version
-  }
-
-  /// Where a card lands in `column` of `board`: before `before` (a card of that column `user` may see), or
-  /// at the end; a card that moves within its column is counted out first.
-  static func insertionIndex(
-    in column: String, before: String?, moving: String?, user: String?, on board: Snapshot<Column>
-  ) throws(BoardError) -> Int {
-    guard let section = board.index(ofSection: column) else { throw .unknownColumn(column) }
-    let moved = moving.flatMap { board.position(ofItem: $0) }
-    guard let before else {
-      return board.itemCount(inSection: section) - (moved?.section == section ? 1 : 0)
-    }
-    guard let anchor = board.item(withID: before), anchor.isVisible(to: user),
-      let at = board.position(ofItem: before)
-    else { throw .unknownCard(before) }
-    guard at.section == section else { throw .invalid("card \(before) is not in column \(column)") }
-    if let moved, moved.section == section, moved.item < at.item { return at.item - 1 }
-    return at.item
-  }
-
-  /// The rows a write changes, as positions in their columns.
-  enum RowChange: Sendable {
-    case insert(Card, column: String, at: Int)
-    case update(Card)
-    case move(String, from: (column: String, index: Int), to: (column: String, index: Int))
-    case delete(String, column: String, at: Int)
-  }
-
-  /// What one write does: its rows, its edits of the source, and the card it answers with, if any.
-  struct WritePlan: Sendable {
-    let rows: RowChange
-    let card: Card?
-    let edits: @Sendable (inout Transaction<Column>) throws(DataSourceError<String, String>) -> Void
-
-    init(
-      rows: RowChange, card: Card? = nil,
-      edits: @escaping @Sendable (inout Transaction<Column>) throws(DataSourceError<String, String>) -> Void
-    ) {
-      self.rows = rows
-      self.card = card
-      self.edits = edits
-    }
-  }
-
-  /// Plans a write against the board at the log's newest version.
-  typealias Planner = @Sendable (Snapshot<Column>) throws(BoardError) -> WritePlan
-
-  /// Makes one write, answered within ``PostgresSettings/writeDeadline``: under the stream's row lock,
-  /// catch up to the newest logged version, plan the write against the board at that version, prepare it in
-  /// the source, write the rows, the log entry and the version, notify, commit, then apply the prepared
-  /// write (or abandon it when anything failed).
+  /// Makes `write`; see ``BoardStore/write(_:)``. With ``CommitMode/group`` (the default), the writes that
+  /// arrive at this instance while a group commits form the next group: one PostgreSQL transaction under
+  /// the stream's row lock, one log entry and one version, each write answered on its own (a refused one
+  /// refuses nothing else). With ``CommitMode/perEdit``, one write per transaction.
   ///
-  /// The write runs in a task of its own, racing its deadline ( ``WriteDeadline``): if the deadline comes
-  /// first, the client is answered 503 at once, the connection is closed (a query stuck on a connection
-  /// PostgreSQL dropped fails then), and the write starts no further step; what it prepared is abandoned
-  /// as soon as its last query returns. A `COMMIT` that succeeds after the deadline is still applied (or
-  /// made by the log's follower): the source never misses a committed version.
-  /// - Returns: The version the write made, and the card the plan answers with.
-  ///
-  /// With a `ticket`, the edit's answer is inserted in the same transaction (a second one for the same
-  /// (user, id) fails it, so a resend racing on two instances is made once).
-  func write(answering ticket: EditTicket? = nil, _ plan: @escaping Planner) async throws(BoardError) -> (
-    version: Int, card: Card?
-  ) {
-    let deadline = settings.writeDeadline
-    return try await withDeadline(deadline, logger: logger) { race in
-      await self.attempt(plan, answering: ticket, race: race)
+  /// A client's edit whose ticket another write on this instance holds (the same edit sent twice at once)
+  /// is answered 503 `busy` at once: sent again, it gets the answer recorded for the first.
+  /// - Complexity: O(log *n*) to plan and make for *n* cards; the group's transaction and batch are shared.
+  public func write(_ write: BoardWrite) async throws(BoardError) -> (version: Int, card: Card?) {
+    let key = write.ticket?.key
+    if let key {
+      guard ticketsInFlight.insert(key).inserted else { throw .busy }
+    }
+    defer { if let key { ticketsInFlight.remove(key) } }
+    return try await withCheckedContinuation { answer in
+      queued.append(Queued(write: write, answer: answer))
+      if !isCommitting {
+        isCommitting = true
+        Task { await self.commitQueued() }
+      }
     }.get()
   }
 
-  /// One write's work on a leased connection, checking `race` before each step.
-  func attempt(_ plan: Planner, answering ticket: EditTicket?, race: DeadlineRace) async
-    -> Result<(Int, Card?), BoardError>
-  {
+  /// A write waiting for its group, and where its answer goes.
+  struct Queued: Sendable {
+    let write: BoardWrite
+    let answer: CheckedContinuation<Result<(version: Int, card: Card?), BoardError>, Never>
+  }
+
+  /// Commits the queued writes, a group at a time (one write at a time with ``CommitMode/perEdit``), until
+  /// none is queued.
+  func commitQueued() async {
+    while !queued.isEmpty {
+      let count = commits == .group ? queued.count : 1
+      let group = Array(queued.prefix(count))
+      queued.removeFirst(count)
+      let answers = await commit(group.map(\.write))
+      for (entry, answer) in zip(group, answers) { entry.answer.resume(returning: answer) }
+    }
+    isCommitting = false
+  }
+
+  /// What a group's transaction came to.
+  enum GroupOutcome: Sendable {
+    /// Committed (or made nothing): each write's answer, in order.
+    case made([Result<(version: Int, card: Card?), BoardError>])
+    /// Rolled back: the answers of these edits are recorded already (by another instance, meanwhile).
+    case conflict(Set<[String]>)
+  }
+
+  /// Makes `writes` as one group, each attempt within ``PostgresSettings/writeDeadline``: an edit whose
+  /// answer is recorded already is refused 503 `busy` (its resend is answered from the record), and the
+  /// rest of the group is made again without it; a failure of the database answers every write of the
+  /// group with it.
+  func commit(_ writes: [BoardWrite]) async -> [Result<(version: Int, card: Card?), BoardError>] {
+    var answers = [Result<(version: Int, card: Card?), BoardError>?](repeating: nil, count: writes.count)
+    var pending = Array(writes.indices)
+    while !pending.isEmpty {
+      let round = pending.map { writes[$0] }
+      switch await withDeadline(
+        settings.writeDeadline, logger: logger, { race in await self.attempt(round, race: race) })
+      {
+      case .success(.made(let made)):
+        for (index, answer) in zip(pending, made) { answers[index] = answer }
+        pending = []
+      case .success(.conflict(let keys)):
+        // Each round refuses at least one write: the loop ends.
+        let refused = pending.filter { index in writes[index].ticket.map { keys.contains($0.key) } ?? false }
+        for index in refused { answers[index] = .failure(.busy) }
+        if refused.isEmpty { for index in pending { answers[index] = .failure(.busy) } }
+        pending.removeAll { answers[$0] != nil }
+      case .failure(let error):
+        for index in pending { answers[index] = .failure(error) }
+        pending = []
+      }
+    }
+    return answers.map { $0 ?? .failure(.busy) }
+  }
+
+  /// One attempt at a group on a leased connection, checking `race` before each step.
+  func attempt(_ writes: [BoardWrite], race: DeadlineRace) async -> Result<GroupOutcome, BoardError> {
     do {
       return .success(
         try await client.withConnection { connection in
           guard race.withLockedValue({ $0.attach(connection) }) else { throw CancellationError() }
           try await connection.query("BEGIN", logger: self.logger)
           do {
-            return try await self.writeLocked(plan, answering: ticket, on: connection, race: race)
+            return try await self.writeLocked(writes, on: connection, race: race)
           } catch {
             _ = try? await connection.query("ROLLBACK", logger: self.logger)
             throw error
           }
         })
+    } catch let conflict as AnswerConflict {
+      return .success(.conflict(conflict.keys))
     } catch let error as BoardError {
       return .failure(error)
     } catch {
@@ -638,21 +575,41 @@ public actor ClusterBoard: BoardStore {
     }
   }
 
-  /// The body of ``write(_:)``, in an open transaction on `connection`; commits it.
-  func writeLocked(
-    _ plan: Planner, answering ticket: EditTicket?, on connection: PostgresConnection, race: DeadlineRace
-  ) async throws -> (Int, Card?) {
+  /// The body of ``commit(_:)``, in an open transaction on `connection`; commits it. Under the stream's row
+  /// lock, catch up to the newest logged version, plan each write in order against the board the ones
+  /// before it left (a refused one leaves no trace) and prepare them in the source as one write, record
+  /// each answer (one recorded already rolls the group back: ``AnswerConflict``), write the rows, the log
+  /// entry and the version, notify, commit, then apply the prepared write (or abandon it when anything
+  /// failed).
+  ///
+  /// The group races its deadline (``WriteDeadline``): if the deadline comes first, every write of it is
+  /// answered 503 at once, the connection is closed (a query stuck on a connection PostgreSQL dropped fails
+  /// then), and the group starts no further step; what it prepared is abandoned as soon as its last query
+  /// returns. A `COMMIT` that succeeds after the deadline is still applied (or made by the log's follower):
+  /// the source never misses a committed version.
+  func writeLocked(_ writes: [BoardWrite], on connection: PostgresConnection, race: DeadlineRace) async throws
+    -> GroupOutcome
+  {
     let head = try await Self.newestVersion(on: connection, logger: logger, lock: true)
     // Entries other instances committed before this lock: make them first, from this connection's view.
     for entry in try await Self.readLog(after: await source.version.number, on: connection, logger: logger) {
       guard race.withLockedValue({ $0.mayProceed() }) else { throw CancellationError() }
       try await make(entry)
     }
-    let planned = try plan(await source.snapshot)
     guard race.withLockedValue({ $0.mayProceed() }) else { throw CancellationError() }
-    let prepared: PreparedWrite<Column, Void>
+    let prepared: PreparedWrite<Column, [Result<PlannedWrite, BoardError>]>
     do {
-      prepared = try await source.prepare(from: head, planned.edits)
+      prepared = try await source.prepare(from: head) { (transaction: inout Transaction<Column>) in
+        var planned: [Result<PlannedWrite, BoardError>] = []
+        for write in writes {
+          do throws(BoardError) {
+            planned.append(.success(try write.make(in: &transaction)))
+          } catch {
+            planned.append(.failure(error))
+          }
+        }
+        return planned
+      }
     } catch {
       // The source is not at the log's head (a catch-up failed) or disagrees with it: nothing was written.
       logger.error("live-board: the source refused a write at version \(head): \(error)")
@@ -663,55 +620,60 @@ public actor ClusterBoard: BoardStore {
       await prepared.abandon()
       throw CancellationError()
     }
-    let made = prepared.batch
-    guard let batch = made else {
-      do {
-        try await record(ticket, at: head, on: connection)
-        guard race.withLockedValue({ $0.mayProceed() }) else { throw CancellationError() }
-        try await connection.query("COMMIT", logger: logger)
-      } catch {
-        await prepared.abandon()
-        throw error
-      }
-      await prepared.abandon()
-      return (head, planned.card)
-    }
+    let made = prepared.result.compactMap { try? $0.get() }
+    let version = prepared.batch?.to ?? head
     do {
       guard race.withLockedValue({ $0.mayProceed() }) else { throw CancellationError() }
-      try await writeRows(planned.rows, on: connection)
-      try await record(ticket, at: batch.to, on: connection)
-      let entry = String(decoding: WireCoder().encode(batch), as: UTF8.self)
-      let version = batch.to
-      try await connection.query(
-        "INSERT INTO board_log (stream, version, batch) VALUES (\(stream), \(version), \(entry))",
-        logger: logger)
-      try await connection.query(
-        "UPDATE board_stream SET version = \(version) WHERE name = \(stream)", logger: logger)
-      if version % checkpointInterval == 0 {
-        try await checkpoint(batch.snapshot.sections, at: version, on: connection)
+      var conflicts = Set<[String]>()
+      for ticket in made.compactMap(\.ticket) where try await !record(ticket, at: version, on: connection) {
+        conflicts.insert(ticket.key)
       }
-      // A doorbell: the stream and version only (a payload must stay under 8,000 bytes).
-      let doorbell = "\(stream):\(version)"
-      try await connection.query("SELECT pg_notify('board_log', \(doorbell))", logger: logger)
+      if !conflicts.isEmpty { throw AnswerConflict(keys: conflicts) }
+      if let batch = prepared.batch {
+        for write in made { try await writeRows(write.rows, on: connection) }
+        let entry = String(decoding: WireCoder().encode(batch), as: UTF8.self)
+        try await connection.query(
+          "INSERT INTO board_log (stream, version, batch) VALUES (\(stream), \(version), \(entry))",
+          logger: logger)
+        try await connection.query(
+          "UPDATE board_stream SET version = \(version) WHERE name = \(stream)", logger: logger)
+        if version % checkpointInterval == 0 {
+          try await checkpoint(batch.snapshot.sections, at: version, on: connection)
+        }
+        // A doorbell: the stream and version only (a payload must stay under 8,000 bytes).
+        let doorbell = "\(stream):\(version)"
+        try await connection.query("SELECT pg_notify('board_log', \(doorbell))", logger: logger)
+      }
       guard race.withLockedValue({ $0.commit() }) else { throw CancellationError() }
       try await connection.query("COMMIT", logger: logger)
     } catch {
       await prepared.abandon()
       throw error
     }
-    // The deadline may have abandoned the write meanwhile: then the log's follower makes it.
-    return (await prepared.applyIfHeld()?.number ?? batch.to, planned.card)
+    let planned = prepared.result
+    let applied: Int
+    if prepared.batch == nil {
+      await prepared.abandon()
+      applied = head
+    } else {
+      // The deadline may have abandoned the write meanwhile: then the log's follower makes it.
+      applied = await prepared.applyIfHeld()?.number ?? version
+    }
+    return .made(planned.map { outcome in outcome.map { (applied, $0.card) } })
   }
 
-  /// Records `ticket`'s answer, `version`, in the open transaction; fails it when one is recorded already.
-  func record(_ ticket: EditTicket?, at version: Int, on connection: PostgresConnection) async throws {
-    guard let ticket else { return }
-    try await connection.query(
+  /// Records `ticket`'s answer, `version`, in the open transaction.
+  /// - Returns: `false` when an answer is recorded under its (user, id) already: nothing was recorded.
+  func record(_ ticket: EditTicket, at version: Int, on connection: PostgresConnection) async throws -> Bool {
+    let rows = try await connection.query(
       """
       INSERT INTO edit_answer (scope, id, version, fingerprint)
         VALUES (\(ticket.scope), \(ticket.edit.id), \(version), \(ticket.fingerprint))
+        ON CONFLICT DO NOTHING RETURNING 1
       """,
-      logger: logger)
+      logger: logger
+    ).collect()
+    return !rows.isEmpty
   }
 
   /// The version recorded as the answer to `ticket`'s edit, read with the stream's newest version in one

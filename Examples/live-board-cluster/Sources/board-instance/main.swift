@@ -1,6 +1,6 @@
 // Starts one instance of the live board on PostgreSQL, one of several behind nginx (see cluster.sh):
 // `board-instance --postgres HOST:PORT/DATABASE [--pg-user NAME] [--checkpoint VERSIONS] [--port 8081]`,
-// with the board's `--sockets-per-address N` and `--sockets-per-user N`.
+// with the board's `--sockets-per-address N`, `--sockets-per-user N` and `--commits group|per-edit`.
 
 import BoardCluster
 import LiveBoard
@@ -29,6 +29,7 @@ let command = ServerCommand(
 
 var logger = Logger(label: "live-board")
 logger.logLevel = .warning
-let board = try await ClusterBoard.open(settings, checkpointInterval: checkpointInterval, logger: logger)
+let board = try await ClusterBoard.open(
+  settings, checkpointInterval: checkpointInterval, commits: command.commits, logger: logger)
 try await command.serve(
   board, store: "PostgreSQL \(settings.host):\(settings.port)/\(settings.database)", logger: logger)

@@ -78,10 +78,11 @@ public struct BoardError: Error, Equatable, Sendable {
 
 /// The board's store and its live data source.
 ///
-/// Each write is validated against the database, prepared in the data source (its batch derived, nothing
-/// made), committed in one database transaction, and then applied in the source, all on this actor (see
-/// ``commit(_:storing:)``): the source is always the database's state at the version it reports, and a
-/// refused write changes neither.
+/// Writes are committed in groups (``write(_:)``): those that arrive while one group commits are planned in
+/// arrival order against the source's state (which is the database's at the version it reports), prepared
+/// in the source as one write (its batch derived, nothing made), stored in one SQLite transaction, and then
+/// applied in the source: one version per group, each write answered on its own. A refused write changes
+/// neither the database nor the source; a group the database refuses is abandoned whole.
 public actor Board {
   /// The fixed columns: id and title.
   public static let columns: [(id: String, title: String)] = [
@@ -101,6 +102,15 @@ public actor Board {
   public nonisolated let history: HistoryLimit
   /// How many versions' edits keep their answers (table `edit_answer`, written with each edit).
   public nonisolated let answerRetention: Int
+  /// Whether writes that arrive together share a transaction.
+  public nonisolated let commits: CommitMode
+  /// Commits the writes, a group at a time.
+  let groups: GroupCommit<Column, PlannedWrite>
+  /// The tickets of the clients' edits being made: the same edit sent twice at once is made once.
+  var ticketsInFlight = Set<[String]>()
+  /// How many times the source was reloaded from the database.
+  var reloads = 0
+  /// With ``CommitMode/perEdit``: whether a write is being made, and who waits for it.
   var isWriting = false
   var writers: [CheckedContinuation<Void, Never>] = []
 
@@ -109,7 +119,21 @@ public actor Board {
   ///   - history: How many versions clients can resume from.
   ///   - answerRetention: How many versions' edits keep their answers: a WebSocket edit sent again after
   ///     a restart gets its first answer when it was made at one of the newest `answerRetention` versions.
-  public init(path: String?, history: HistoryLimit = .default, answerRetention: Int = 10_000) throws {
+  ///   - commits: Whether writes that arrive together share a transaction (``CommitMode/group``), or each
+  ///     has its own.
+  public init(
+    path: String?, history: HistoryLimit = .default, answerRetention: Int = 10_000,
+    commits: CommitMode = .group
+  ) throws {
+    try self.init(
+      path: path, history: history, answerRetention: answerRetention, commits: commits, storing: nil)
+  }
+
+  /// Opens the board; `storing`, for tests, runs before each group is stored.
+  init(
+    path: String?, history: HistoryLimit, answerRetention: Int, commits: CommitMode,
+    storing: (@Sendable (GroupCommit<Column, PlannedWrite>.Group) async -> Void)?
+  ) throws {
     precondition(answerRetention > 0, "live-board: answers are kept for at least one version")
     // WAL, so that readers of the file never block a write, and a busy timeout, so that a write that meets
     // another process's lock waits for it; one that still cannot write answers 503 (``BoardError/busy``).
@@ -162,6 +186,12 @@ public actor Board {
     self.history = history
     self.stream = stream
     self.answerRetention = answerRetention
+    self.commits = commits
+    let database = database
+    groups = GroupCommit(source) { group in
+      await storing?(group)
+      try Self.store(group, in: database, retention: answerRetention)
+    }
   }
 
   /// The cards of the database, by column. A row whose id Swift takes for equal to an earlier row's (ids
@@ -183,18 +213,17 @@ public actor Board {
     return columns.map { Column(id: $0.id, header: $0.title, items: cards[$0.id] ?? []) }
   }
 
-  /// The board as the database holds it, with the source's version: every card, or, for a user (`nil`: a
-  /// guest) given as `visibleTo`, the cards that user may see.
+  /// The board as the database holds it, with its version, read in one read: every card, or, for a user
+  /// (`nil`: a guest) given as `visibleTo`, the cards that user may see. The source holds that version
+  /// once the group that made it is applied, right after its commit (``reach(_:)``).
   public func read(visibleTo user: String?? = .none) async throws(BoardError) -> (
     version: Int, columns: [Column]
   ) {
-    try await exclusive { () async throws(BoardError) in
-      var columns = try self.read { db in try Self.readColumns(db) }
-      if case .some(let user) = user {
-        for index in columns.indices { columns[index].items.removeAll { !$0.isVisible(to: user) } }
-      }
-      return (version: await self.source.version.number, columns: columns)
+    var (version, columns) = try read { db in
+      (try Int.fetchOne(db, sql: "SELECT version FROM board_meta") ?? 0, try Self.readColumns(db))
     }
+    if case .some(let user) = user { columns = Self.visible(columns, to: user) }
+    return (version, columns)
   }
 
   /// `columns` with only the cards `user` (`nil`: a guest) may see.
@@ -219,154 +248,140 @@ public actor Board {
 
   // MARK: - Writes
 
-  /// Adds a card at the end of `column`, or before the card `before`, for `user` (`nil`: a guest, who
-  /// sees shared cards only); a private card is seen by its owner alone.
-  /// - Returns: The card and the version the write made.
-  public func create(
-    id: String?, title: String, column: String, before: String?, user: String? = nil, isPrivate: Bool = false,
-    answering ticket: EditTicket? = nil
-  ) async throws(BoardError) -> (Card, Int) {
-    try await exclusive { () async throws(BoardError) in
-      try await self.createNow(
-        id: id, title: title, column: column, before: before, user: user, isPrivate: isPrivate,
-        answering: ticket)
+  /// Makes `write`; see ``BoardStore/write(_:)``. With ``CommitMode/group`` (the default), the writes that
+  /// arrive while a group commits form the next group: planned in arrival order against the board the
+  /// writes before them left, then one SQLite transaction (every write's rows, every answer, the version)
+  /// and one version of the source. A write the board refuses is answered alone and refuses nothing else.
+  /// With ``CommitMode/perEdit``, one write at a time, each a transaction and a version of its own.
+  ///
+  /// A client's edit whose ticket another write holds (the same edit sent twice at once) is answered
+  /// 503 `busy` at once: sent again, it gets the answer recorded for the first.
+  /// - Complexity: O(log *n*) to plan and make for *n* cards, and the group's transaction and batch shared.
+  public func write(_ write: BoardWrite) async throws(BoardError) -> (version: Int, card: Card?) {
+    let key = write.ticket?.key
+    if let key {
+      guard ticketsInFlight.insert(key).inserted else { throw .busy }
+    }
+    defer { if let key { ticketsInFlight.remove(key) } }
+    switch commits {
+    case .group: return try await submit(write)
+    case .perEdit: return try await exclusive { () async throws(BoardError) in try await self.submit(write) }
     }
   }
 
-  func createNow(
-    id: String?, title: String, column: String, before: String?, user: String?, isPrivate: Bool,
-    answering ticket: EditTicket?
-  ) async throws(BoardError) -> (Card, Int) {
-    guard !isPrivate || user != nil else { throw .invalid("a private card needs a user (?user=)") }
-    let card = Card(
-      id: try Self.checkedID(id ?? UUID().uuidString.prefix(12).lowercased()), title: try Self.checked(title),
-      owner: isPrivate ? user : nil)
-    try Self.checkColumn(column)
-    if try position(of: card.id) != nil {
-      throw BoardError(status: 409, code: "duplicateID", detail: "card \(card.id) exists")
-    }
-    let index = try insertionIndex(in: column, before: before, moving: nil, user: user)
-    let version = try await commit(answering: ticket) {
-      (transaction: inout Transaction<Column>) throws(Failure) in
-      if let before {
-        _ = try transaction.insertItems([card], before: before)
-      } else {
-        _ = try transaction.appendItems([card], toSection: column)
+  /// Hands `write` to the group committer until it is answered: a write of a group that was not committed
+  /// for another write's sake (whose answer was recorded already) goes again in the next group; one whose
+  /// rows the database did not hold as the source does reloads the source from the database first, once.
+  func submit(_ write: BoardWrite) async throws(BoardError) -> (version: Int, card: Card?) {
+    var reloaded = false
+    for _ in 0..<8 {
+      let generation = reloads
+      do {
+        let (version, planned) = try await groups.write { transaction in try write.make(in: &transaction) }
+        return (version.number, planned.card)
+      } catch let refusal as BoardError {
+        throw refusal
+      } catch let conflict as AnswerConflict {
+        // Its own answer is recorded: the client's resend is answered from it.
+        if let key = write.ticket?.key, conflict.keys.contains(key) { throw .busy }
+      } catch let disagreement as Disagreement {
+        guard !reloaded else { break }
+        reloaded = true
+        await resynchronize(after: disagreement.detail, unless: generation)
+      } catch {
+        throw Self.failure(error)
       }
-    } storing: { db in
+    }
+    Self.log("live-board: a write was not made after the source was reloaded or the group made again")
+    throw BoardError(status: 500, code: "database", detail: "the board could not be written")
+  }
+
+  /// The version recorded as the answer to `ticket`'s edit; see ``BoardStore/recall(_:)``. Read with the
+  /// stored version in one read.
+  public func recall(_ ticket: EditTicket) async throws(BoardError) -> Int? {
+    let (scope, id) = (ticket.scope, ticket.edit.id)
+    let (recorded, newest) = try read { db in
+      (
+        try Row.fetchOne(
+          db, sql: "SELECT version, fingerprint FROM edit_answer WHERE scope = ? AND id = ?",
+          arguments: [scope, id]),
+        try Int.fetchOne(db, sql: "SELECT version FROM board_meta") ?? 0
+      )
+    }
+    return try decide(
+      ticket, recorded: recorded?["version"], fingerprint: recorded?["fingerprint"], newest: newest)
+  }
+
+  /// Stores `group` in one transaction: each answer (an answer recorded already refuses its write, and
+  /// nothing of the group is written: ``AnswerConflict``), each write's rows (a row not where the source
+  /// has it, written behind this process's back, refuses the group: ``Disagreement``), the version, and
+  /// drops answers older than `retention` versions.
+  static func store(
+    _ group: GroupCommit<Column, PlannedWrite>.Group, in database: DatabaseQueue, retention: Int
+  )
+    throws
+  {
+    let made = group.results.compactMap { try? $0.get() }
+    try database.write { db in
+      var conflicts = Set<[String]>()
+      for ticket in made.compactMap(\.ticket) {
+        try db.execute(
+          sql: "INSERT OR IGNORE INTO edit_answer (scope, id, version, fingerprint) VALUES (?, ?, ?, ?)",
+          arguments: [ticket.scope, ticket.edit.id, group.version, ticket.fingerprint])
+        if db.changesCount != 1 { conflicts.insert(ticket.key) }
+      }
+      if !conflicts.isEmpty { throw AnswerConflict(keys: conflicts) }
+      for write in made { try store(write.rows, in: db) }
+      if group.batch != nil {
+        try db.execute(sql: "UPDATE board_meta SET version = ?", arguments: [group.version])
+      }
+      if made.contains(where: { $0.ticket != nil }) {
+        try db.execute(
+          sql: "DELETE FROM edit_answer WHERE version <= ?", arguments: [group.version - retention])
+      }
+    }
+  }
+
+  /// Writes one write's rows; throws ``Disagreement`` when the card is not where the source has it.
+  static func store(_ rows: RowChange, in db: GRDB.Database) throws {
+    func expectOne(_ what: String) throws {
+      if db.changesCount != 1 { throw Disagreement(detail: what) }
+    }
+    switch rows {
+    case .insert(let card, let column, let index):
+      guard try Int.fetchOne(db, sql: "SELECT 1 FROM card WHERE id = ?", arguments: [card.id]) == nil else {
+        throw Disagreement(detail: "card \(card.id) is stored already")
+      }
       try db.execute(
         sql: "UPDATE card SET position = position + 1 WHERE columnID = ? AND position >= ?",
         arguments: [column, index])
       try db.execute(
         sql: "INSERT INTO card (id, title, owner, columnID, position) VALUES (?, ?, ?, ?, ?)",
         arguments: [card.id, card.title, card.owner, column, index])
-    }
-    return (card, version)
-  }
-
-  /// Changes a card's title, whether it is private (to `user`, who then owns it), or both; `nil` keeps
-  /// that part. A card `user` may not see is unknown to them.
-  public func edit(
-    _ id: String, title: String?, isPrivate: Bool? = nil, user: String? = nil,
-    answering ticket: EditTicket? = nil
-  ) async throws(BoardError) -> (Card, Int) {
-    try await exclusive { () async throws(BoardError) in
-      try await self.editNow(id, title: title, isPrivate: isPrivate, user: user, answering: ticket)
-    }
-  }
-
-  /// Changes a card's title; see ``edit(_:title:isPrivate:user:)``.
-  public func rename(_ id: String, title: String, user: String? = nil) async throws(BoardError) -> (Card, Int)
-  {
-    try await edit(id, title: title, user: user)
-  }
-
-  func editNow(_ id: String, title: String?, isPrivate: Bool?, user: String?, answering ticket: EditTicket?)
-    async throws(BoardError) -> (Card, Int)
-  {
-    guard title != nil || isPrivate != nil else { throw .invalid("an edit names a title, private, or both") }
-    guard isPrivate != true || user != nil else { throw .invalid("a private card needs a user (?user=)") }
-    guard let old = try card(id, visibleTo: user) else { throw .unknownCard(id) }
-    var card = old
-    if let title { card.title = try Self.checked(title) }
-    if let isPrivate { card.owner = isPrivate ? user : nil }
-    let edited = card
-    let version = try await commit(answering: ticket) {
-      (transaction: inout Transaction<Column>) throws(Failure) in
-      _ = try transaction.replaceItem(edited)
-    } storing: { db in
+    case .update(let card):
       try db.execute(
-        sql: "UPDATE card SET title = ?, owner = ? WHERE id = ?", arguments: [edited.title, edited.owner, id])
-    }
-    return (edited, version)
-  }
-
-  /// Moves a card to the end of `column`, or before the card `before`; both cards must be ones `user`
-  /// may see.
-  public func move(
-    _ id: String, to column: String, before: String?, user: String? = nil, answering ticket: EditTicket? = nil
-  ) async throws(BoardError) -> Int {
-    try await exclusive { () async throws(BoardError) in
-      try await self.moveNow(id, to: column, before: before, user: user, answering: ticket)
-    }
-  }
-
-  func moveNow(_ id: String, to column: String, before: String?, user: String?, answering ticket: EditTicket?)
-    async throws(BoardError) -> Int
-  {
-    guard try card(id, visibleTo: user) != nil, let (from, oldIndex) = try position(of: id) else {
-      throw .unknownCard(id)
-    }
-    try Self.checkColumn(column)
-    if before == id { throw .invalid("a card cannot move before itself") }
-    let index = try insertionIndex(in: column, before: before, moving: id, user: user)
-    return try await commit(answering: ticket) { (transaction: inout Transaction<Column>) throws(Failure) in
-      if let before {
-        _ = try transaction.moveItem(id, before: before)
-      } else {
-        _ = try transaction.moveItem(id, toSection: column)
+        sql: "UPDATE card SET title = ?, owner = ? WHERE id = ?",
+        arguments: [card.title, card.owner, card.id])
+      try expectOne("card \(card.id) is not stored")
+    case .move(let id, let from, let to):
+      let stored = try Row.fetchOne(
+        db, sql: "SELECT columnID, position FROM card WHERE id = ?", arguments: [id])
+      guard let stored, stored["columnID"] == from.column, stored["position"] == from.index else {
+        throw Disagreement(detail: "card \(id) is not stored at \(from.column)[\(from.index)]")
       }
-    } storing: { db in
       try db.execute(
         sql: "UPDATE card SET position = position - 1 WHERE columnID = ? AND position > ?",
-        arguments: [from, oldIndex])
+        arguments: [from.column, from.index])
       try db.execute(
         sql: "UPDATE card SET position = position + 1 WHERE columnID = ? AND position >= ? AND id != ?",
-        arguments: [column, index, id])
+        arguments: [to.column, to.index, id])
       try db.execute(
-        sql: "UPDATE card SET columnID = ?, position = ? WHERE id = ?", arguments: [column, index, id])
-    }
-  }
-
-  /// Deletes a card `user` may see.
-  public func delete(_ id: String, user: String? = nil, answering ticket: EditTicket? = nil)
-    async throws(BoardError) -> Int
-  {
-    try await exclusive { () async throws(BoardError) in
-      try await self.deleteNow(id, user: user, answering: ticket)
-    }
-  }
-
-  /// The version recorded as the answer to `ticket`'s edit; see ``BoardStore/recall(_:)``.
-  public func recall(_ ticket: EditTicket) async throws(BoardError) -> Int? {
-    let recorded = try read { db in
-      try Row.fetchOne(
-        db, sql: "SELECT version, fingerprint FROM edit_answer WHERE scope = ? AND id = ?",
-        arguments: [ticket.scope, ticket.edit.id])
-    }
-    return try decide(
-      ticket, recorded: recorded?["version"], fingerprint: recorded?["fingerprint"],
-      newest: await source.version.number)
-  }
-
-  func deleteNow(_ id: String, user: String?, answering ticket: EditTicket?) async throws(BoardError) -> Int {
-    guard try card(id, visibleTo: user) != nil, let (column, index) = try position(of: id) else {
-      throw .unknownCard(id)
-    }
-    return try await commit(answering: ticket) { (transaction: inout Transaction<Column>) throws(Failure) in
-      _ = try transaction.deleteItems([id])
-    } storing: { db in
-      try db.execute(sql: "DELETE FROM card WHERE id = ?", arguments: [id])
+        sql: "UPDATE card SET columnID = ?, position = ? WHERE id = ?", arguments: [to.column, to.index, id])
+    case .delete(let id, let column, let index):
+      try db.execute(
+        sql: "DELETE FROM card WHERE id = ? AND columnID = ? AND position = ?",
+        arguments: [id, column, index])
+      try expectOne("card \(id) is not stored at \(column)[\(index)]")
       try db.execute(
         sql: "UPDATE card SET position = position - 1 WHERE columnID = ? AND position > ?",
         arguments: [column, index])
@@ -375,8 +390,7 @@ public actor Board {
 
   // MARK: - Helpers
 
-  /// Runs writes one at a time, though each suspends while the source applies it: a write validated
-  /// against the database must reach the source before the next one is validated.
+  /// Runs writes one at a time (``CommitMode/perEdit``): each waits until the one before it is answered.
   func exclusive<T: Sendable>(_ body: () async throws(BoardError) -> T) async throws(BoardError) -> T {
     while isWriting { await withCheckedContinuation { writers.append($0) } }
     isWriting = true
@@ -417,47 +431,6 @@ public actor Board {
     guard Self.columns.contains(where: { $0.id == column }) else { throw .unknownColumn(column) }
   }
 
-  /// Card `id` as the database holds it, if `user` may see it.
-  func card(_ id: String, visibleTo user: String?) throws(BoardError) -> Card? {
-    let card = try read { db in
-      try Row.fetchOne(db, sql: "SELECT title, owner FROM card WHERE id = ?", arguments: [id])
-        .map { Card(id: id, title: $0["title"], owner: $0["owner"]) }
-    }
-    return card.flatMap { $0.isVisible(to: user) ? $0 : nil }
-  }
-
-  /// The column and position of card `id` in the database.
-  func position(of id: String) throws(BoardError) -> (String, Int)? {
-    try read { db in
-      try Row.fetchOne(db, sql: "SELECT columnID, position FROM card WHERE id = ?", arguments: [id])
-        .map { ($0["columnID"], $0["position"]) }
-    }
-  }
-
-  /// Where a card lands in `column`: before `before` (a card of that column that `user` may see), or at
-  /// the end. A card that moves within its column is counted out first.
-  func insertionIndex(in column: String, before: String?, moving: String?, user: String?) throws(BoardError)
-    -> Int
-  {
-    guard let before else {
-      let count = try read { db in
-        try Int.fetchOne(
-          db, sql: "SELECT COUNT(*) FROM card WHERE columnID = ? AND id != ?",
-          arguments: [column, moving ?? ""])
-      }
-      return count ?? 0
-    }
-    guard try card(before, visibleTo: user) != nil, let (anchorColumn, anchorIndex) = try position(of: before)
-    else { throw .unknownCard(before) }
-    guard anchorColumn == column else { throw .invalid("card \(before) is not in column \(column)") }
-    if let moving, let (movingColumn, movingIndex) = try position(of: moving), movingColumn == column,
-      movingIndex < anchorIndex
-    {
-      return anchorIndex - 1
-    }
-    return anchorIndex
-  }
-
   func read<T>(_ body: @Sendable (GRDB.Database) throws -> T) throws(BoardError) -> T {
     do { return try database.read(body) } catch { throw Self.failure(error) }
   }
@@ -481,67 +454,27 @@ public actor Board {
     return BoardError(status: 500, code: "database", detail: "the database could not be read or written")
   }
 
-  typealias Failure = DataSourceError<String, String>
-
-  /// Makes a write validated against the database in two phases: the source prepares `edits` (validated,
-  /// its batch derived, nothing made), the database commits `rows`, then the source applies the prepared
-  /// write, which cannot fail. A database that refuses (busy, an I/O error) leaves both as they were: the
-  /// write is abandoned. No moment exists where the database has a write the source cannot make.
-  ///
-  /// The write was validated against the database, which the source mirrors, so the source refuses it only
-  /// when the two disagree (the file was written behind this process's back). Then the refusal is logged,
-  /// the source is brought back to the database's state (one batch: never a trap), and the write is
-  /// prepared again; refused again, it answers 500 and nothing is written.
-  ///
-  /// The same transaction stores the new version, and with a `ticket`, the edit's answer (a second answer
-  /// for one (user, id) fails the transaction: nothing is made) and drops answers older than
-  /// ``answerRetention`` versions.
-  /// - Returns: The version the write made.
-  func commit(
-    answering ticket: EditTicket?,
-    _ edits: @Sendable (inout Transaction<Column>) throws(Failure) -> Void,
-    storing rows: @escaping @Sendable (GRDB.Database) throws -> Void
-  ) async throws(BoardError) -> Int {
-    let prepared: PreparedWrite<Column, Void>
+  /// Makes the source show what the database holds, after a group whose rows the database did not hold
+  /// as the source does (the file was written behind this process's back); logs what happened. One reload
+  /// per refused group: `generation` is ``reloads`` when the write was submitted, and a write of the same
+  /// group that comes second finds it moved on. The reload is a direct write, so it takes its turn between
+  /// groups, when every committed group is applied and the next has not begun: the rows it reads are the
+  /// ones the source's version stands for. When the database's rows cannot be shown (ids Swift takes for
+  /// equal), the source keeps its state.
+  func resynchronize(after refusal: String, unless generation: Int) async {
+    guard generation == reloads else { return }
+    reloads += 1
+    Self.log("live-board: the database refused a write (\(refusal)); reloading the source from the database")
+    let database = database
     do {
-      prepared = try await source.prepare(edits)
-    } catch {
-      await resynchronize(after: "\(error)")
-      do {
-        prepared = try await source.prepare(edits)
-      } catch {
-        Self.log("live-board: the source still refuses the write (\(error)); nothing was written")
-        throw BoardError(status: 500, code: "database", detail: "the board could not be written")
+      try await source.update { (sections: inout [Column]) throws in
+        sections = try database.read { db in try Self.readColumns(db) }
       }
-    }
-    let (version, retention) = (prepared.version, answerRetention)
-    do {
-      try write { db in
-        try rows(db)
-        try db.execute(sql: "UPDATE board_meta SET version = ?", arguments: [version])
-        if let ticket {
-          try db.execute(
-            sql: "INSERT INTO edit_answer (scope, id, version, fingerprint) VALUES (?, ?, ?, ?)",
-            arguments: [ticket.scope, ticket.edit.id, version, ticket.fingerprint])
-          try db.execute(sql: "DELETE FROM edit_answer WHERE version <= ?", arguments: [version - retention])
-        }
-      }
-    } catch {
-      await prepared.abandon()
-      throw error
-    }
-    return await prepared.apply().number
-  }
-
-  /// Makes the source show what the database holds, after a write the source refused; logs what happened.
-  /// When the database's rows cannot be shown (ids Swift takes for equal), the source keeps its state.
-  func resynchronize(after refusal: String) async {
-    Self.log("live-board: the source refused a committed write (\(refusal)); reloading it from the database")
-    do {
-      let columns = try read { db in try Self.readColumns(db) }
-      try await source.setSections(columns)
+      // A group committed since stored its own version: the newest stays.
       let version = await source.version.number
-      try write { db in try db.execute(sql: "UPDATE board_meta SET version = ?", arguments: [version]) }
+      try write { db in
+        try db.execute(sql: "UPDATE board_meta SET version = MAX(version, ?)", arguments: [version])
+      }
     } catch {
       Self.log(
         "live-board: the database's rows cannot be shown as they are (\(error)); the source keeps its state")

@@ -18,20 +18,14 @@ public protocol BoardStore: Sendable {
   /// The board as the database holds it, with its version; for a user given as `visibleTo` (`nil`: a
   /// guest), the cards that user may see.
   func read(visibleTo user: String??) async throws(BoardError) -> (version: Int, columns: [Column])
-  /// Adds a card; see ``Board/create(id:title:column:before:user:isPrivate:)``. With a `ticket`, the
-  /// edit's answer is recorded in the write's transaction; an answer recorded already fails it.
-  func create(
-    id: String?, title: String, column: String, before: String?, user: String?, isPrivate: Bool,
-    answering ticket: EditTicket?
-  ) async throws(BoardError) -> (Card, Int)
-  /// Edits a card; see ``Board/edit(_:title:isPrivate:user:)``.
-  func edit(_ id: String, title: String?, isPrivate: Bool?, user: String?, answering ticket: EditTicket?)
-    async throws(BoardError) -> (Card, Int)
-  /// Moves a card; see ``Board/move(_:to:before:user:)``.
-  func move(_ id: String, to column: String, before: String?, user: String?, answering ticket: EditTicket?)
-    async throws(BoardError) -> Int
-  /// Deletes a card; see ``Board/delete(_:user:)``.
-  func delete(_ id: String, user: String?, answering ticket: EditTicket?) async throws(BoardError) -> Int
+  /// Makes `write` in its turn: planned against the board the writes before it left, stored in the
+  /// database (with its ticket's answer), then made in ``source``. How writes are grouped into database
+  /// transactions is the store's ``commits``.
+  /// - Returns: The version that holds the write, and the card it answers with (created or edited).
+  /// - Throws: ``BoardError``: the board's refusal (nothing was made), or the database's failure.
+  func write(_ write: BoardWrite) async throws(BoardError) -> (version: Int, card: Card?)
+  /// Whether writes that arrive together share a database transaction.
+  var commits: CommitMode { get }
   /// The version recorded as the answer to `ticket`'s edit, or `nil` when none is and the edit is to be
   /// made. Answers are kept for the edits made at the newest ``answerRetention`` versions.
   /// - Throws: ``BoardError`` `editExpired` when none is recorded and the edit was made before the oldest
@@ -47,29 +41,57 @@ public protocol BoardStore: Sendable {
 }
 
 extension BoardStore {
-  /// Adds a card for the HTTP API (no answer recorded).
-  func create(
-    id: String?, title: String, column: String, before: String?, user: String?, isPrivate: Bool
+  /// Adds a card at the end of `column`, or before the card `before`, for `user` (`nil`: a guest, who sees
+  /// shared cards only); a private card is seen by its owner alone. With a `ticket`, the edit's answer is
+  /// recorded with the write.
+  /// - Returns: The card and the version that holds it.
+  public func create(
+    id: String?, title: String, column: String, before: String?, user: String? = nil, isPrivate: Bool = false,
+    answering ticket: EditTicket? = nil
   ) async throws(BoardError) -> (Card, Int) {
-    try await create(
-      id: id, title: title, column: column, before: before, user: user, isPrivate: isPrivate, answering: nil)
+    let made = try await write(
+      .create(
+        id: id, title: title, column: column, before: before, user: user, isPrivate: isPrivate,
+        answering: ticket))
+    guard let card = made.card else {
+      throw BoardError(status: 500, code: "database", detail: "no card made")
+    }
+    return (card, made.version)
   }
 
-  /// Edits a card for the HTTP API.
-  func edit(_ id: String, title: String?, isPrivate: Bool?, user: String?) async throws(BoardError) -> (
-    Card, Int
-  ) {
-    try await edit(id, title: title, isPrivate: isPrivate, user: user, answering: nil)
+  /// Changes a card's title, whether it is private (to `user`, who then owns it), or both; `nil` keeps
+  /// that part. A card `user` may not see is unknown to them.
+  /// - Returns: The card as edited and the version that holds it.
+  public func edit(
+    _ id: String, title: String?, isPrivate: Bool? = nil, user: String? = nil,
+    answering ticket: EditTicket? = nil
+  ) async throws(BoardError) -> (Card, Int) {
+    let made = try await write(.edit(id, title: title, isPrivate: isPrivate, user: user, answering: ticket))
+    guard let card = made.card else { throw .unknownCard(id) }
+    return (card, made.version)
   }
 
-  /// Moves a card for the HTTP API.
-  func move(_ id: String, to column: String, before: String?, user: String?) async throws(BoardError) -> Int {
-    try await move(id, to: column, before: before, user: user, answering: nil)
+  /// Changes a card's title; see ``edit(_:title:isPrivate:user:answering:)``.
+  public func rename(_ id: String, title: String, user: String? = nil) async throws(BoardError) -> (Card, Int)
+  {
+    try await edit(id, title: title, user: user)
   }
 
-  /// Deletes a card for the HTTP API.
-  func delete(_ id: String, user: String?) async throws(BoardError) -> Int {
-    try await delete(id, user: user, answering: nil)
+  /// Moves a card to the end of `column`, or before the card `before`; both cards must be ones `user` may
+  /// see.
+  /// - Returns: The version that holds the move.
+  public func move(
+    _ id: String, to column: String, before: String?, user: String? = nil, answering ticket: EditTicket? = nil
+  ) async throws(BoardError) -> Int {
+    try await write(.move(id, to: column, before: before, user: user, answering: ticket)).version
+  }
+
+  /// Deletes a card `user` may see.
+  /// - Returns: The version that holds the delete.
+  public func delete(_ id: String, user: String? = nil, answering ticket: EditTicket? = nil)
+    async throws(BoardError) -> Int
+  {
+    try await write(.delete(id, user: user, answering: ticket)).version
   }
 
   /// ``recall(_:)``'s decision, from the version and fingerprint recorded for `ticket` and the newest
@@ -110,6 +132,14 @@ public struct EditTicket: Sendable {
 }
 
 extension Board: BoardStore {
-  /// One process makes every version: nothing to read.
-  public func reach(_ version: Int) async {}
+  /// One process makes every version, but a version read from the database (``read(visibleTo:)``) is
+  /// in the source only once its group is applied, right after its commit: waits for it when the database
+  /// holds it.
+  public func reach(_ version: Int) async {
+    guard await source.version.number < version,
+      let stored = try? read({ db in try Int.fetchOne(db, sql: "SELECT version FROM board_meta") }),
+      version <= stored
+    else { return }
+    await source.settled(through: version)
+  }
 }

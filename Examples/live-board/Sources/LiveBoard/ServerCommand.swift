@@ -6,12 +6,15 @@ import Hummingbird
 import Logging
 
 /// A board server's command line: `--port N`, `--sockets-per-address N` and `--sockets-per-user N` (`0`: no
-/// limit), and the options of the executable's store, which it reads itself.
+/// limit), `--commits group|per-edit` (how the store commits writes; group by default), and the options of
+/// the executable's store, which it reads itself.
 public struct ServerCommand: Sendable {
   /// The port to listen on (8080 by default).
   public var port = 8080
   /// The connection limits, with the two set from the command line.
   public var limits = ConnectionLimits()
+  /// How the store commits writes.
+  public var commits = CommitMode.group
 
   /// Reads `arguments` (without the executable's name). Each argument this type does not know is passed to
   /// `store` with the arguments after it, and must be consumed there (`true`); otherwise the usage is
@@ -29,13 +32,21 @@ public struct ServerCommand: Sendable {
         limits.webSocketsPerAddress = Self.limit(rest.next(), else: limits.webSocketsPerAddress)
       case "--sockets-per-user":
         limits.webSocketsPerUser = Self.limit(rest.next(), else: limits.webSocketsPerUser)
+      case "--commits":
+        guard let mode = rest.next().flatMap(CommitMode.init(rawValue:)) else { Self.exit(usage: usage) }
+        commits = mode
       default:
-        guard store(argument, &rest) else {
-          print("usage: \(usage) [--port N] [--sockets-per-address N] [--sockets-per-user N]")
-          exit(2)
-        }
+        guard store(argument, &rest) else { Self.exit(usage: usage) }
       }
     }
+  }
+
+  /// Prints the usage, `usage` naming the store's options, and exits with status 2.
+  private static func exit(usage: String) -> Never {
+    print(
+      "usage: \(usage) [--port N] [--sockets-per-address N] [--sockets-per-user N] [--commits group|per-edit]"
+    )
+    Foundation.exit(2)
   }
 
   /// A limit read from the command line: `0` lifts it.

@@ -1,6 +1,7 @@
 // Starts the live board: `swift run live-board [--port 8080] [--db live-board.sqlite | --memory]`.
 // `--sockets-per-address N` (64 by default, `0`: no limit) bounds the WebSockets one client address holds
-// open, `--sockets-per-user N` (16) those of one user; load runs from one address lift the first. Several
+// open, `--sockets-per-user N` (16) those of one user; load runs from one address lift the first.
+// `--commits per-edit` gives each write a transaction of its own (group commit is the default). Several
 // instances on PostgreSQL are the package `Examples/live-board-cluster`.
 
 import LiveBoard
@@ -19,4 +20,5 @@ let command = ServerCommand(CommandLine.arguments.dropFirst(), usage: "live-boar
 
 var logger = Logger(label: "live-board")
 logger.logLevel = .warning
-try await command.serve(try Board(path: path), store: path ?? "in memory", logger: logger)
+try await command.serve(
+  try Board(path: path, commits: command.commits), store: path ?? "in memory", logger: logger)

@@ -629,20 +629,38 @@ struct LiveBoardTests {
     #expect(try await board.read(visibleTo: "bo").columns.flatMap(\.items).map(\.id) == ["a"])
   }
 
-  @Test("a write the source refuses (the file was written behind its back) reloads it from the database")
+  @Test(
+    "rows written behind the board's back: the group is refused, the source reloads from the database once, and each write is made again or refused on its own"
+  )
   func mirrorFailureReloads() async throws {
-    let board = try Board(path: nil)
+    let gate = StoringGate()
+    let board = try gatedBoard(gate)
+    await gate.open()
     _ = try await board.create(id: "a", title: "A", column: "todo", before: nil)
-    // A row the source never saw: renaming it commits in the database, and the source cannot replace it.
+    _ = try await board.create(id: "b", title: "B", column: "todo", before: nil)
+    // A row the source never saw, and one it has that the database lost.
     try await board.database.write { db in
       try db.execute(sql: "INSERT INTO card (id, title, columnID, position) VALUES ('x', 'X', 'doing', 0)")
+      try db.execute(sql: "DELETE FROM card WHERE id = 'b'")
     }
-    let before = await board.source.version.number
-    let (card, version) = try await board.rename("x", title: "Renamed")
+    let before = try await board.read().version
+    // Creating "x" meets the stored row: the group is refused, the source reloaded, and the write planned
+    // again is a duplicate.
+    await #expect(throws: BoardError(status: 409, code: "duplicateID", detail: "card x exists")) {
+      try await board.create(id: "x", title: "Mine", column: "todo", before: nil)
+    }
+    #expect(await board.reloads == 1)
+    let reloaded = try await board.read()
+    #expect(reloaded.version > before, "the reload is a version of its own")
+    #expect(await board.source.snapshot.sections == reloaded.columns)
+    #expect(reloaded.columns.map { $0.items.map(\.id) } == [["a"], ["x"], []])
+    let (card, _) = try await board.rename("x", title: "Renamed")
     #expect(card.title == "Renamed")
-    #expect(version > before, "the reload is a version of its own")
+    // The database lost "a" too: renaming it reloads again, and it is unknown.
+    try await board.database.write { db in try db.execute(sql: "DELETE FROM card WHERE id = 'a'") }
+    await #expect(throws: BoardError.unknownCard("a")) { try await board.rename("a", title: "Gone") }
+    #expect(await board.reloads == 2)
     #expect(await board.source.snapshot.sections == (try await board.read()).columns)
-    #expect(await board.source.snapshot.sections[1].items == [Card(id: "x", title: "Renamed")])
   }
 }
 
