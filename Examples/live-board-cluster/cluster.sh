@@ -22,6 +22,7 @@
 # kernel's ephemeral ports, 32768-60999, which a client's connection may hold when PostgreSQL starts).
 # The instances are .build/debug/board-instance unless $LIVE_BOARD names another binary; `start` builds it.
 # $INSTANCE_CPUS and $PG_CPUS, when set, pin the instances and PostgreSQL to those CPUs (taskset -c).
+# $INSTANCE_FLAGS go to each instance (e.g. `--commits per-edit`).
 # $SOCKETS_PER_ADDRESS (64) bounds the WebSockets one client address holds through nginx (limit_conn; past it
 # the upgrade is answered 429); 0: no limit. The instances see only nginx's address, so they limit nothing.
 set -euo pipefail
@@ -88,7 +89,7 @@ instance_start() {
   (
     close_inherited
     exec "${instance_pin[@]}" "$binary" --port $((base + n)) --postgres "127.0.0.1:$pgport/board" --checkpoint "$checkpoint" \
-      --sockets-per-address 0 </dev/null >>"$dir/instance$n.log" 2>&1
+      --sockets-per-address 0 ${INSTANCE_FLAGS:-} </dev/null >>"$dir/instance$n.log" 2>&1
   ) &
   echo $! >"$dir/instance$n.pid"
   for _ in $(seq 1 300); do

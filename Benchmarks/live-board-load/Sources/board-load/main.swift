@@ -305,6 +305,14 @@ func runViews(user: String, reads: Bool, settings: Settings) async {
 
 struct Reply: Decodable { var version: Int }
 
+/// The writers' HTTP session: a connection per writer (URLSession's default is 6 per host), so that every
+/// writer's request is in flight at once and the server sees them arrive together.
+let writerSession: URLSession = {
+  let configuration = URLSessionConfiguration.default
+  configuration.httpMaximumConnectionsPerHost = max(6, writerCount)
+  return URLSession(configuration: configuration)
+}()
+
 func request(_ method: String, _ path: String, _ body: String?, settings: Settings, tally: Tally) async throws
   -> Int
 {
@@ -314,7 +322,7 @@ func request(_ method: String, _ path: String, _ body: String?, settings: Settin
   request.setValue("application/json", forHTTPHeaderField: "content-type")
   request.httpBody = body.map { Data($0.utf8) }
   let sentAt = clock.now
-  let (data, response) = try await URLSession.shared.data(for: request)
+  let (data, response) = try await writerSession.data(for: request)
   let status = (response as? HTTPURLResponse)?.statusCode ?? 0
   guard (200..<300).contains(status) else {
     throw NSError(
@@ -326,10 +334,16 @@ func request(_ method: String, _ path: String, _ body: String?, settings: Settin
   return version
 }
 
-/// One writer: creates, renames, moves and deletes cards of its own.
+/// One writer: creates, renames, moves and deletes cards of its own. A request the server refuses (a 503
+/// under overload, say) is counted as a failure, and the writer goes on with its next write.
 func runWriter(_ writer: Int, settings: Settings, tally: Tally) async throws -> Int {
   func request(_ method: String, _ path: String, _ body: String?) async throws -> Int {
-    try await board_load.request(method, path, body, settings: settings, tally: tally)
+    do {
+      return try await board_load.request(method, path, body, settings: settings, tally: tally)
+    } catch {
+      await tally.failed("writer \(writer): \(method) \(path): \(error.localizedDescription)")
+      throw error
+    }
   }
   var generator = SystemRandomNumberGenerator()
   var mine: [String] = []
@@ -340,18 +354,23 @@ func runWriter(_ writer: Int, settings: Settings, tally: Tally) async throws -> 
     switch mine.isEmpty ? 0 : Int.random(in: 0..<4, using: &generator) {
     case 0:
       let id = "w\(writer)-\(step)"
-      last = try await request(
-        "POST", "/api/cards", #"{"id":"\#(id)","title":"Card \#(id)","column":"\#(column)"}"#)
+      guard
+        let made = try? await request(
+          "POST", "/api/cards", #"{"id":"\#(id)","title":"Card \#(id)","column":"\#(column)"}"#)
+      else { continue }
+      last = made
       mine.append(id)
     case 1:
-      last = try await request(
-        "PATCH", "/api/cards/\(mine.randomElement()!)", #"{"title":"Edited \#(step)"}"#)
+      last =
+        (try? await request("PATCH", "/api/cards/\(mine.randomElement()!)", #"{"title":"Edited \#(step)"}"#))
+        ?? last
     case 2:
-      last = try await request(
-        "POST", "/api/cards/\(mine.randomElement()!)/move", #"{"column":"\#(column)"}"#)
+      last =
+        (try? await request("POST", "/api/cards/\(mine.randomElement()!)/move", #"{"column":"\#(column)"}"#))
+        ?? last
     default:
       let id = mine.remove(at: Int.random(in: 0..<mine.count, using: &generator))
-      last = try await request("DELETE", "/api/cards/\(id)", nil)
+      last = (try? await request("DELETE", "/api/cards/\(id)", nil)) ?? last
     }
   }
   return last
@@ -502,7 +521,7 @@ if settings.attackerCount > 0, let rssClients, let rssAttacked {
   )
 }
 print(
-  #"{"clients":\#(clientCount),"attackers":\#(settings.attackerCount),"rss_per_attacker_bytes":\#(attackPerConnection),"attackers_refused":\#(await attackTally.refused),"stallers":\#(settings.stallerCount),"viewers":\#(settings.viewerCount),"writers_ms":\#(Double(writersTook.components.seconds) * 1000 + Double(writersTook.components.attoseconds) / 1e15),"writers":\#(writerCount),"writes":\#(writes),"equal":\#(equal),"p50_ms":\#(percentile(0.5, of: latencies)),"p99_ms":\#(percentile(0.99, of: latencies)),"batches_per_client":\#(meanBatches),"server_rss_bytes":\#(rssPeak ?? 0)}"#
+  #"{"clients":\#(clientCount),"attackers":\#(settings.attackerCount),"rss_per_attacker_bytes":\#(attackPerConnection),"attackers_refused":\#(await attackTally.refused),"stallers":\#(settings.stallerCount),"viewers":\#(settings.viewerCount),"writers_ms":\#(Double(writersTook.components.seconds) * 1000 + Double(writersTook.components.attoseconds) / 1e15),"writers":\#(writerCount),"writes":\#(writes),"equal":\#(equal),"failures":\#(failures.count),"p50_ms":\#(percentile(0.5, of: latencies)),"p99_ms":\#(percentile(0.99, of: latencies)),"batches_per_client":\#(meanBatches),"server_rss_bytes":\#(rssPeak ?? 0)}"#
 )
 if let sync = settings.replicas {
   let (on, off) = (percentile(0.5, of: heldOn), percentile(0.5, of: heldOff))
