@@ -8,8 +8,7 @@
 # each), and group_versions_per_edit how many versions (groups) each edit cost with group commit.
 # SQLite is a file in a temporary folder (WAL, synchronous FULL: a commit waits for the disk); PostgreSQL is
 # the cluster (cluster.sh: fsync off), whose instance 1 takes the writers and clients directly while the
-# other two follow the log (through nginx, one transaction per edit on three instances contending for the
-# stream's row lock runs past the write deadline). The servers (and PostgreSQL) run on CPU 0, the load
+# other two follow the log. The servers (and PostgreSQL) run on CPU 0, the load
 # generator on CPU 1 (taskset). A request refused (503) counts as a failure and its writer goes on: the
 # JSON line gives the failures of the runs it took. A benchmark, not a test.
 #   bash Benchmarks/live-board-load/commit-load.sh [--writers 32] [--writes 25] [--clients 10] [--stores sqlite,postgres]

@@ -476,7 +476,8 @@ public actor ClusterBoard: BoardStore {
   /// Makes `write`; see ``BoardStore/write(_:)``. With ``CommitMode/group`` (the default), the writes that
   /// arrive at this instance while a group commits form the next group: one PostgreSQL transaction under
   /// the stream's row lock, one log entry and one version, each write answered on its own (a refused one
-  /// refuses nothing else). With ``CommitMode/perEdit``, one write per transaction.
+  /// refuses nothing else). With ``CommitMode/perEdit``, each write is a transaction of its own, made at
+  /// once (the transactions contend for the stream's row lock).
   ///
   /// A client's edit whose ticket another write on this instance holds (the same edit sent twice at once)
   /// is answered 503 `busy` at once: sent again, it gets the answer recorded for the first.
@@ -487,6 +488,9 @@ public actor ClusterBoard: BoardStore {
       guard ticketsInFlight.insert(key).inserted else { throw .busy }
     }
     defer { if let key { ticketsInFlight.remove(key) } }
+    // One transaction per edit: each its own, at once, contending for the stream's row lock with the
+    // others (bounded by `lock_timeout` and the deadline), never queued behind them.
+    guard commits == .group else { return try await commit([write])[0].get() }
     return try await withCheckedContinuation { answer in
       queued.append(Queued(write: write, answer: answer))
       if !isCommitting {
@@ -502,13 +506,12 @@ public actor ClusterBoard: BoardStore {
     let answer: CheckedContinuation<Result<(version: Int, card: Card?), BoardError>, Never>
   }
 
-  /// Commits the queued writes, a group at a time (one write at a time with ``CommitMode/perEdit``), until
-  /// none is queued.
+  /// Commits the queued writes, a group at a time, until none is queued: a write waits for the group
+  /// committing when it arrived, then for its own, each bounded by the deadline.
   func commitQueued() async {
     while !queued.isEmpty {
-      let count = commits == .group ? queued.count : 1
-      let group = Array(queued.prefix(count))
-      queued.removeFirst(count)
+      let group = queued
+      queued = []
       let answers = await commit(group.map(\.write))
       for (entry, answer) in zip(group, answers) { entry.answer.resume(returning: answer) }
     }
