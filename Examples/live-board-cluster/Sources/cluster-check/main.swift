@@ -606,6 +606,50 @@ func answersOnAnyInstance() async throws {
   )
 }
 
+/// The same edit sent to two instances at once, beside other writers on both, ten times: each edit is made
+/// once and both of its answers are its first; the writes beside it are made. When both instances plan it
+/// before either commits, the second finds its answer recorded as it commits its group: that group is
+/// rolled back and made again without the edit, which is answered from the record.
+@MainActor
+func racedResends() async throws {
+  let head = try await board().version
+  _ = try await create("raced", into: acknowledged)
+  for round in 0..<10 {
+    let edit =
+      #"{"format":"simplesource","formatVersion":2,"type":"edit","base":\#(head),"id":"erin-\#(round)","#
+      + #""operations":[{"op":"replace","item":{"id":"raced","title":"Erin \#(round)"}}]}"#
+    async let first = answer(to: edit, as: "erin", at: settings.instance(1))
+    async let second = answer(to: edit, as: "erin", at: settings.instance(2))
+    // Four writes beside it on each instance, so that it shares a group with some of them; each is sent
+    // once: no fault is injected here, so anything but 201 (a 503 for another write's conflict) fails.
+    async let beside = withThrowingTaskGroup(of: Int.self) { group in
+      for index in 0..<8 {
+        group.addTask {
+          let id = "beside-\(round)-\(index)"
+          let body = #"{"id":"\#(id)","title":"Card \#(id)","column":"todo"}"#
+          let (status, data) = try await http("POST", settings.instance(1 + index % 2), "/api/cards", body)
+          if status == 201 {
+            await acknowledged.add(id, try JSONDecoder().decode(WriteReply.self, from: data).version)
+          }
+          return status
+        }
+      }
+      return try await group.reduce(into: [Int]()) { $0.append($1) }
+    }
+    let (one, two, statuses) = try await (first, second, beside)
+    try require(one.contains(#""type":"confirmed""#), "erin's edit \(round) on instance 1: \(one)")
+    try require(two == one, "erin's edit \(round) on instance 2: \(two), on instance 1: \(one)")
+    try require(statuses.allSatisfy { $0 == 201 }, "the writes beside erin's edit \(round): \(statuses)")
+  }
+  let log = try await psql(
+    "SELECT count(*) FROM edit_answer WHERE scope = 'erin' AND id LIKE 'erin-%'")
+  try require(log.trimmingCharacters(in: .whitespacesAndNewlines) == "10", "erin's answers recorded: \(log)")
+  let card = try await board().columns.flatMap(\.items).first { $0.id == "raced" }
+  try require(card?.title == "Erin 9", "the raced card: \(String(describing: card))")
+  try await converge(followers, to: try await board())
+  say("    10 edits each sent to instances 1 and 2 at once, beside 80 writes: each made once, answered alike")
+}
+
 /// Every HTTP request the schedule's writers made: answered (any status) or not, and how long it took.
 actor Answers {
   var answered = 0
@@ -754,6 +798,7 @@ let tests: [(String, @MainActor () async throws -> Void)] = [
     "an edit resent to another instance, and to its own after a restart, is answered once",
     answersOnAnyInstance
   ),
+  ("the same edit sent to two instances at once, beside other writers", racedResends),
   ("a schedule of instance kills, a late instance and PostgreSQL restarts under writers", schedule),
 ]
 var passed = 0
