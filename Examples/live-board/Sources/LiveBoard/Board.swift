@@ -194,6 +194,11 @@ public actor Board {
     }
   }
 
+  /// The newest version the database stores (that of its last committed group).
+  static func storedVersion(_ db: GRDB.Database) throws -> Int {
+    try Int.fetchOne(db, sql: "SELECT version FROM board_meta") ?? 0
+  }
+
   /// The cards of the database, by column. A row whose id Swift takes for equal to an earlier row's (ids
   /// that differ only in Unicode normalization, written before they were normalized) is left out and
   /// logged: the database keeps it, and the board still starts.
@@ -220,7 +225,7 @@ public actor Board {
     version: Int, columns: [Column]
   ) {
     var (version, columns) = try read { db in
-      (try Int.fetchOne(db, sql: "SELECT version FROM board_meta") ?? 0, try Self.readColumns(db))
+      (try Self.storedVersion(db), try Self.readColumns(db))
     }
     if case .some(let user) = user { columns = Self.visible(columns, to: user) }
     return (version, columns)
@@ -305,7 +310,7 @@ public actor Board {
         try Row.fetchOne(
           db, sql: "SELECT version, fingerprint FROM edit_answer WHERE scope = ? AND id = ?",
           arguments: [scope, id]),
-        try Int.fetchOne(db, sql: "SELECT version FROM board_meta") ?? 0
+        try Self.storedVersion(db)
       )
     }
     return try decide(

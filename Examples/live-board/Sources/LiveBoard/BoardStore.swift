@@ -137,7 +137,7 @@ extension Board: BoardStore {
   /// holds it.
   public func reach(_ version: Int) async {
     guard await source.version.number < version,
-      let stored = try? read({ db in try Int.fetchOne(db, sql: "SELECT version FROM board_meta") }),
+      let stored = try? read({ db in try Self.storedVersion(db) }),
       version <= stored
     else { return }
     await source.settled(through: version)
