@@ -1,10 +1,11 @@
-// One view of a subscribe of several views (a query in one scope), projected once for every session of
-// that scope that asks for it.
+// One view of a scope's state (a query in one scope, or the whole scope), projected once for every session
+// of that scope that shows it, whatever its format.
 
 import SimpleSourceCore
 
-/// The projection of one view of format 3 (a declared query with its parameters, or the whole scope, in
-/// one scope), shared by every session of that scope that subscribes it.
+/// The projection of one view (a declared query with its parameters, or the whole scope, in one scope),
+/// shared by every session of that scope that shows it: a format-2 query, or a view of a subscribe of
+/// several views (format 3).
 ///
 /// Each session keeps its views' states, but takes them from here: the state at the version it starts
 /// from is made once per version (the newest is kept), and a batch of the scope's state is projected once
@@ -24,14 +25,21 @@ final class SharedViewSteps<Section: SectionType>: Sendable {
   }
 
   let projection: Projection<Section>
+  /// The query's name, for errors.
+  let name: String
+  /// Its newest reset, encoded once per version and format, for the sessions that subscribe it as a
+  /// query (format 2).
+  let encodings: SharedEncodings
   private let steps = ProjectionSteps<Section>()
   /// The newest state made to start from, and its version of the scope's stream.
   private let newestStart = Locked<(version: Int, state: ProjectionState<Section>)?>(nil)
   /// How many states and steps were made here (not taken from another session): tests read it.
   package let projected = Locked(0)
 
-  init(_ projection: Projection<Section>) {
+  init(_ projection: Projection<Section>, name: String, encodings: SharedEncodings) {
     self.projection = projection
+    self.name = name
+    self.encodings = encodings
   }
 
   /// The view's state at `version` of the scope's stream, whose state is `scope`; `nil` when the
@@ -45,6 +53,13 @@ final class SharedViewSteps<Section: SectionType>: Sendable {
       if newest.map({ $0.version < version }) ?? true { newest = (version, state) }
     }
     return state
+  }
+
+  /// What the view shows of `scope`, made anew (tests compare clients with it); `nil` when the projection
+  /// throws.
+  /// - Complexity: O(*n*) predicate calls.
+  func project(_ scope: Snapshot<Section>) -> Snapshot<Section>? {
+    (try? steps.make(scope, projection))?.published
   }
 
   /// The view's state after `batch` of the scope's state, applied to `state` (the view at `batch.from`),

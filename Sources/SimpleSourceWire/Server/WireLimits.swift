@@ -9,8 +9,8 @@
 ///
 /// A connection counts against its scope from its first accepted subscribe until it closes
 /// (``WireSession/close()``), or until ``WireSession/setScope(_:)`` moves it to another scope. Sessions
-/// of one scope that ask for the same query share one view, so the limit bounds what a scope costs in
-/// sending, not in views.
+/// of one scope share its state, and those that ask for the same query (in any format) share one view, so
+/// the limit bounds what a scope costs in sending, not in views.
 public struct WireLimits: Hashable, Sendable {
   /// The most connections of one scope that may be subscribed at once.
   public var subscriptionsPerScope: Int

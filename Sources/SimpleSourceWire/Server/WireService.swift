@@ -32,19 +32,24 @@ public struct NoScope: Hashable, Sendable {
 ///   section's rows go with it. A section or row that leaves a scope is a delete for that client, one that
 ///   enters is an insert. A rule such as "the members of a channel" belongs to `sections`: the channel's
 ///   messages then need no copy of it.
-/// - **Shared work.** Sessions with the same (query, parameters, scope) share one ``ProjectedDataSource``
-///   of the source and one encoded message per batch: an edit costs each distinct view O(*k* log *n*) and
-///   each further client a copy of bytes, or with a ``WireSink`` one call of its sink from the view's
-///   publisher (no task woken per client). A reset is encoded once per (view, version, format) too. The
-///   views of a subscribe of several views (format 3) are shared per (query, parameters, scope) as well:
-///   a batch is projected once per distinct view, and its message encoded once per set of views. The last
-///   session to leave a view keeps it idle for resumes; the `keepingIdleViews` most recently used idle
-///   views are kept, and older ones are dropped.
-/// - **Streams.** The whole source, with no scope, is `stream`; each view's stream is `stream` followed by
-///   `.v` and a stable hash of its query, parameters and scope, the same
-///   on every instance serving `stream`. A client resumes a view from any version the source retains, even
-///   on an instance that makes the view only then (``ProjectedDataSource/subscribe(from:pacing:)``), and
-///   resets otherwise. Make `stream` unique per source history (a restart that loses it must change it).
+/// - **Shared work.** Every subscribe follows its scope's state: the source itself when no rule restricts
+///   what a scope sees, otherwise one ``ProjectedDataSource`` of the source per scope, shared by every
+///   session of the scope. What a client is shown of it (the whole of it, one query, or the views of a
+///   subscribe of several views, format 3) is projected from each batch of that state once per (query,
+///   parameters, scope), for every session and format that asks for it: a format-2 query and a format-3
+///   view of the same query are one projection, and an edit costs each distinct view O(*k* log *n*). Each
+///   message is encoded once per batch, form and format; a reset once per (view, version, format). With a
+///   ``WireSink``, the scope's publisher writes each batch's message to the sink of every session parked
+///   with one, whatever it shows: no task is woken per client. The last session to leave a view or a
+///   scope's state keeps it idle for resumes; the `keepingIdleViews` most recently used idle ones are kept,
+///   and older ones are dropped.
+/// - **Streams.** The whole source, with no scope, is `stream`; a scope's state and each query's view have
+///   the stream `stream` followed by `.v` and a stable hash of the query, parameters and scope, the same on
+///   every instance serving `stream` (the views of a subscribe of several views share their scope's). A
+///   client resumes from any version its scope's state retains, even on an instance that makes the state
+///   or the view only then (``ProjectedDataSource/subscribe(from:pacing:)``; a view's state at that version
+///   is the projection of the scope's state then), and resets otherwise. Make `stream` unique per source
+///   history (a restart that loses it must change it).
 /// - **Edits.** With a ``WireWriter`` (`edits`), clients may send ``WireMessage/edit(_:)``: each edit id is
 ///   made once *per scope* (the newest 4,096 (scope, id) pairs are remembered, with their edits, so an edit
 ///   sent again after a reconnect gets its first answer, and another edit under a known id is refused with
@@ -64,12 +69,13 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   /// The sections a scope may see, read from a section's own content (its id and header).
   public typealias Sections = @Sendable (Scope) -> @Sendable (Section) -> Bool
 
-  // Guard map: `admissions`, the views (`views`, `viewsMade`) and the edit answers (`answers`,
-  // `answerOrder`, `oldestAnswer`, `awaiting`) are the actor's. The counters `sessionsMade` and
-  // `resetsEncoded` are locks of their own, taken alone; each shared view's encodings are behind its
-  // own locks. A view is started by one task (its `start`), which every session opening the view awaits,
-  // so it is projected once however many sessions race; an edit is made in its caller's task, and a
-  // resend of an edit being made waits on the actor for that answer.
+  // Guard map: `admissions`, the scopes' states and views (`scopes`, `views`, `viewsMade`) and the edit
+  // answers (`answers`, `answerOrder`, `oldestAnswer`, `awaiting`) are the actor's. The counters
+  // `sessionsMade` and `resetsEncoded` are locks of their own, taken alone; each shared state's and view's
+  // encodings and steps are behind their own locks. A scope's state is started by one task (its `start`),
+  // which every session opening it awaits, so it is projected once however many sessions race; a reset's
+  // views are projected in a task the opening session awaits, off the actor; an edit is made in its
+  // caller's task, and a resend of an edit being made waits on the actor for that answer.
   /// The whole source's stream name; views' streams start with it.
   public nonisolated let stream: String
   /// The source served.
@@ -105,13 +111,13 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   var awaiting: [EditKey: [CheckedContinuation<Result<Int, WireError>, Never>]] = [:]
   /// How many edits' answers are remembered.
   static var rememberedEdits: Int { 4_096 }
-  /// The views sessions use, and the idle ones kept.
-  var views: SharedViews<ViewKey, SharedView>
-  /// The number of the last view made.
+  /// The scopes' states sessions follow, and the idle ones kept.
+  var scopes: SharedViews<Scope, ScopeState>
+  /// The views sessions show (queries, and the views of subscribes of several views), projected once per
+  /// (query, parameters, scope) from the scope's state, and the idle ones kept.
+  var views: SharedViews<ViewKey, SharedViewSteps<Section>>
+  /// The number of the last view or scope state made.
   var viewsMade = 0
-  /// The views of subscribes of several views (format 3), projected once per (query, scope) for the
-  /// sessions that use them, and the idle ones kept.
-  var viewSteps: SharedViews<ViewKey, SharedViewSteps<Section>>
 
   /// Serves `source` to clients whose scope restricts the rows they see.
   /// - Parameters:
@@ -119,9 +125,9 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   ///   - stream: The source's stream name: unique per run of a source that counts versions anew, the same
   ///     in every instance that follows one log.
   ///   - queries: The queries clients may name; their names must differ.
-  ///   - keepingIdleViews: How many views no session uses are kept, so that their clients resume.
-  ///   - history: How many versions each view retains for clients that resume (the whole source retains
-  ///     its own).
+  ///   - keepingIdleViews: How many views, and how many scopes' states, no session uses are kept.
+  ///   - history: How many versions each scope's state retains for clients that resume (the whole source
+  ///     retains its own).
   ///   - limits: What each scope may hold: subscribed connections, views per subscribe.
   ///   - edits: Makes the edits clients send; `nil` refuses them.
   ///   - rows: The row predicate of each scope; a pure function of the row.
@@ -148,9 +154,9 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   ///   - stream: The source's stream name: unique per run of a source that counts versions anew, the same
   ///     in every instance that follows one log.
   ///   - queries: The queries clients may name; their names must differ.
-  ///   - keepingIdleViews: How many views no session uses are kept, so that their clients resume.
-  ///   - history: How many versions each view retains for clients that resume (the whole source retains
-  ///     its own).
+  ///   - keepingIdleViews: How many views, and how many scopes' states, no session uses are kept.
+  ///   - history: How many versions each scope's state retains for clients that resume (the whole source
+  ///     retains its own).
   ///   - limits: What each scope may hold: subscribed connections, views per subscribe.
   ///   - edits: Makes the edits clients send; `nil` refuses them.
   ///   - sections: The section predicate of each scope; a pure function of the section's own content (its
@@ -186,8 +192,8 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     self.queries = byName
     self.rows = rows
     self.sections = sections
+    scopes = SharedViews(idleLimit: keepingIdleViews)
     views = SharedViews(idleLimit: keepingIdleViews)
-    viewSteps = SharedViews(idleLimit: keepingIdleViews)
   }
 
   /// A session for one connection of a client whose scope is `scope`; see ``WireSession``.
@@ -195,9 +201,9 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   ///   - scope: What the client may see.
   ///   - pacing: How often the client receives batches.
   ///   - sink: Writes a message without waiting, when the transport can (see ``WireSink``): between
-  ///     batches the session's sending task parks with it, and the view's publisher hands each batch,
-  ///     encoded once per view and format, to the sink of every session that holds the version before
-  ///     it, instead of waking a task per client to send it. A sink that returns `false` (a full
+  ///     batches the session's sending task parks with it, and the scope's publisher hands each batch's
+  ///     message, encoded once per message and format, to the sink of every session that holds the version
+  ///     before it, instead of waking a task per client to send it. A sink that returns `false` (a full
   ///     connection) wakes the session's task, which sends that batch through `send` (which waits), and
   ///     any catch-up after it, then parks with its sink again. The transport queues both in one order: a
   ///     message given to either before another reaches the client first (an edit's answer follows its
@@ -211,28 +217,32 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     WireSession(service: self, scope: scope, pacing: pacing, sink: sink, send: send)
   }
 
-  /// The number of views sessions use now.
+  /// The number of views (a query with its parameters, or a view of a subscribe of several views) that
+  /// sessions use now.
   package var liveViewCount: Int { views.live.count }
   /// The number of views kept idle for resumes.
   package var idleViewCount: Int { views.idle.count }
-  /// The views of subscribes of several views that sessions use now, and how many states and steps they
-  /// made in all (tests read it: sessions in step share them).
+  /// The scopes whose state sessions follow now (a service with no scope rules follows its source, and
+  /// has none).
+  package var liveScopeCount: Int { scopes.live.count }
+  /// The views sessions use now, and how many states and steps they made in all (tests read it: sessions
+  /// in step share them).
   package var liveViewSteps: (views: Int, projected: Int) {
-    let shared = viewSteps.live.values.map(\.entry.view)
+    let shared = views.live.values.map(\.entry.view)
     return (shared.count, shared.reduce(0) { $0 + $1.projected.withLock { $0 } })
   }
 
   // MARK: - Views
 
-  /// What a view is shared by: the query asked for and the scope.
+  /// What a view is shared by: the query asked for (`nil`: the whole scope) and the scope.
   struct ViewKey: Hashable {
     var query: WireQueryRequest?
     var scope: Scope
   }
 
-  /// A view of the source: its stream, the projection once it has started, and its newest reset and
-  /// batch, encoded.
-  final class SharedView: Sendable {
+  /// The state one scope may see, projected from the source once for every session of the scope: its
+  /// stream, the projection once it has started, and its newest reset and batch, encoded.
+  final class ScopeState: Sendable {
     let stream: String
     let start: Task<Result<ProjectedDataSource<Section>, ProjectionError>, Never>
     let encodings: SharedEncodings
@@ -247,109 +257,161 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     }
   }
 
-  /// A session's use of a view, given back with ``release(_:)``.
+  /// A session's use of its scope's state, given back with ``release(_:)-(Lease)``.
   struct Lease: Sendable {
-    let key: ViewKey
+    let scope: Scope
     let number: Int
-    /// Keeps the view's source alive while the session follows it.
+    /// Keeps the scope's state alive while the session follows it.
     let source: ProjectedDataSource<Section>
   }
 
-  /// A session's use of a view of a subscribe of several views, given back with ``release(_:)-([StepsLease])``.
-  struct StepsLease: Sendable {
+  /// A session's use of a view, given back with ``release(_:)-([ViewLease])``.
+  struct ViewLease: Sendable {
     let key: ViewKey
     let number: Int
   }
 
-  /// A subscribe's feed, the views it uses (if any), and where its encodings are shared.
-  struct Opened: Sendable {
-    let feed: WireFeed<Section>
-    let lease: Lease?
-    let encodings: SharedEncodings
-    /// The views of a subscribe of several views, projected from `feed`.
-    var stepsLeases: [StepsLease] = []
+  /// What a subscribe asks for: its scope's state (format 1 or 2 with no query), one query of it
+  /// (format 2), or several views (format 3), by the client's names for them.
+  enum Asked: Sendable {
+    case scope
+    case query(WireQueryRequest)
+    case views([String: WireQueryRequest?])
   }
 
-  /// The feed for a client's subscribe, and the view it uses, if any.
+  /// A subscribe's feed (of its scope's state), what it shows of it, its views' states at the feed's
+  /// start (for a reset), and what it uses.
+  struct Opened: Sendable {
+    let feed: WireFeed<Section>
+    let shown: Shown<Section>
+    /// The views' states at the reset's version; `nil` for a resume (projected from its first batch) or
+    /// for the scope's state itself.
+    let states: [String: ProjectionState<Section>]?
+    /// The scope's state's encodings, shared by its sessions that show it as it is.
+    let encodings: SharedEncodings
+    let lease: Lease?
+    let viewLeases: [ViewLease]
+  }
+
+  /// The feed for a client's subscribe, what it shows, and the scope's state and views it uses. Every
+  /// subscribe follows its scope's state (the source itself when no scope restricts it), shared per scope;
+  /// a query and the views of a subscribe of several views are projected from it, shared per (query,
+  /// parameters, scope). A reset's views are projected here, in a task of their own, so a query that
+  /// cannot be evaluated is refused with nothing changed.
   /// - Throws: ``WireError``: ``WireError/Code-swift.struct/unknownQuery``,
-  ///   ``WireError/Code-swift.struct/invalidParameters`` or ``WireError/Code-swift.struct/queryFailed``.
-  /// - Complexity: a view shared already: as ``DataSourceType/wireFeed(stream:request:pacing:)``; a new one:
-  ///   O(*n*) predicate calls to project the source.
+  ///   ``WireError/Code-swift.struct/invalidParameters``, ``WireError/Code-swift.struct/limitReached`` or
+  ///   ``WireError/Code-swift.struct/queryFailed``; nothing is held then.
+  /// - Complexity: as ``DataSourceType/wireFeed(stream:request:pacing:)``, besides O(*v* *n*) predicate
+  ///   calls for *v* views whose state at the reset's version no session made yet, and O(*n*) to start a
+  ///   scope's state no session follows.
   func open(
-    stream requested: String?, from: Int?, query: WireQueryRequest?, scope: Scope, pacing: Pacing,
-    session: Int
+    stream requested: String?, from: Int?, asking asked: Asked, scope: Scope, pacing: Pacing, session: Int
   ) async throws(WireError) -> Opened {
+    let named: [String: WireQueryRequest?]
+    switch asked {
+    case .scope: named = [:]
+    case .query(let query): named = ["": query]
+    case .views(let requested): named = requested
+    }
+    let (views, viewLeases) = try acquireViews(named, scope: scope)
     let counted = admissions.scope(of: session)
     guard admissions.admit(session, to: scope, limit: limits.subscriptionsPerScope) else {
+      release(viewLeases)
       throw WireError(
         .limitReached,
         "this scope holds \(limits.subscriptionsPerScope) subscribed connections, as many as the server allows"
       )
     }
     do throws(WireError) {
-      return try await openAdmitted(stream: requested, from: from, query: query, scope: scope, pacing: pacing)
+      var query: WireQueryRequest?
+      if case .query(let asked) = asked { query = asked }
+      let (feed, lease, encodings) = try await follow(
+        scope, query: query, from: (requested, from), pacing: pacing)
+      var states: [String: ProjectionState<Section>]?
+      if case .reset(_, let version, let snapshot) = feed.start, !views.isEmpty {
+        let projecting = Task.schedulable("projecting a subscribe's views") {
+          () -> Result<[String: ProjectionState<Section>], WireError> in
+          var states: [String: ProjectionState<Section>] = [:]
+          for (name, view) in views {
+            guard let state = view.start(snapshot, at: version) else {
+              // The projection's error may name a row: the client learns only which view failed.
+              let what = name.isEmpty ? "the query \(view.name)" : "the view \(name)"
+              return .failure(WireError(.queryFailed, "\(what) could not be evaluated"))
+            }
+            states[name] = state
+          }
+          return .success(states)
+        }
+        switch await projecting.value {
+        case .success(let made): states = made
+        case .failure(let error):
+          feed.cancel()
+          if let lease { release(lease) }
+          throw error
+        }
+      }
+      let shown: Shown<Section>
+      switch asked {
+      case .scope: shown = .scope
+      case .query: shown = .query(views[""]!)
+      case .views: shown = .views(views)
+      }
+      return Opened(
+        feed: feed, shown: shown, states: states, encodings: encodings, lease: lease, viewLeases: viewLeases)
     } catch {
       // A refused subscribe changes nothing: the session counts where it counted before.
       admissions.restore(session, to: counted)
+      release(viewLeases)
       throw error
     }
   }
 
-  /// ``open(stream:from:query:scope:pacing:session:)`` for a session counted in `scope`.
-  private func openAdmitted(
-    stream requested: String?, from: Int?, query: WireQueryRequest?, scope: Scope, pacing: Pacing
-  ) async throws(WireError) -> Opened {
-    guard query != nil || rows != nil || sections != nil else {
-      let feed = await source.wireFeed(stream: stream, request: (requested, from), pacing: pacing)
-      return Opened(feed: feed, lease: nil, encodings: wholeSourceEncodings)
-    }
-    var projection = Projection<Section>.all
-    if let query {
-      guard let declared = queries[query.name] else {
-        throw WireError(.unknownQuery, "no query is named \(query.name)")
-      }
-      projection = try declared.projection(for: query, scope: scope)
+  /// The feed of `scope`'s state: the source's own when no rule restricts what a scope sees, the scope's
+  /// shared ``ProjectedDataSource`` otherwise. Its stream is the query's (`query`), or the scope's.
+  private func follow(
+    _ scope: Scope, query: WireQueryRequest?, from request: (stream: String?, from: Int?), pacing: Pacing
+  ) async throws(WireError) -> (WireFeed<Section>, Lease?, SharedEncodings) {
+    let queryStream = query.map { Self.viewStream(of: stream, query: $0, scope: scope) }
+    guard rows != nil || sections != nil else {
+      let feed = await source.wireFeed(stream: queryStream ?? stream, request: request, pacing: pacing)
+      return (feed, nil, wholeSourceEncodings)
     }
     let visibility = visibility(of: scope)
+    var projection = Projection<Section>.all
     if let visible = visibility.rows {
-      let asked = projection.isIncluded
-      projection.isIncluded = { item in visible(item) ? try asked?(item) ?? true : false }
+      projection.isIncluded = { item in visible(item) }
     }
     if let visible = visibility.sections {
-      let asked = projection.isSectionIncluded
-      projection.isSectionIncluded = { section in visible(section) ? try asked?(section) ?? true : false }
+      projection.isSectionIncluded = { section in visible(section) }
     }
-    let key = ViewKey(query: query, scope: scope)
-    let entry: SharedViews<ViewKey, SharedView>.Entry
-    if let shared = views.acquire(key) {
+    let entry: SharedViews<Scope, ScopeState>.Entry
+    if let shared = scopes.acquire(scope) {
       entry = shared
     } else {
       viewsMade += 1
-      let start = Task.schedulable("starting a live query") {
-        [source] () -> Result<ProjectedDataSource<Section>, ProjectionError> in
+      let start = Task.schedulable("starting a scope's state") {
+        [source, history] () -> Result<ProjectedDataSource<Section>, ProjectionError> in
         do throws(ProjectionError) {
           return .success(try await source.projected(projection, versions: .parent, history: history))
         } catch {
           return .failure(error)
         }
       }
-      let view = SharedView(
-        stream: Self.viewStream(of: stream, query: query, scope: scope), start: start,
+      let state = ScopeState(
+        stream: Self.viewStream(of: stream, query: nil, scope: scope), start: start,
         encodings: SharedEncodings(counting: resetsEncoded))
-      entry = .init(view: view, number: viewsMade)
-      views.add(key, entry)
+      entry = .init(view: state, number: viewsMade)
+      scopes.add(scope, entry)
     }
     switch await entry.view.start.value {
     case .success(let projected):
       let feed = await projected.wireFeed(
-        stream: entry.view.stream, request: (requested, from), pacing: pacing)
-      return Opened(
-        feed: feed, lease: Lease(key: key, number: entry.number, source: projected),
-        encodings: entry.view.encodings)
+        stream: queryStream ?? entry.view.stream, request: request, pacing: pacing)
+      return (feed, Lease(scope: scope, number: entry.number, source: projected), entry.view.encodings)
     case .failure:
-      _ = views.release(key, number: entry.number, keep: false)
-      // The projection's error may name a row: the client learns only which query failed.
-      throw WireError(.queryFailed, "the query \(query?.name ?? "of this scope") could not be evaluated")
+      _ = scopes.release(scope, number: entry.number, keep: false)
+      // The rule's error may name a row: the client learns only that its scope failed.
+      throw WireError(.queryFailed, "the query of this scope could not be evaluated")
     }
   }
 
@@ -429,21 +491,30 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   /// - Complexity: O(1) expected.
   func leave(_ session: Int) { admissions.leave(session) }
 
-  /// A session stops using a view.
-  /// - Complexity: O(idle views kept).
-  func release(_ lease: Lease) {
-    // Evicted views are dropped here: their projections stop following the source.
-    _ = views.release(lease.key, number: lease.number)
+  /// A session stops using what `opened` holds: its feed ends, and its scope's state and views are
+  /// released.
+  /// - Complexity: O(*v* × idle views kept) for *v* views.
+  func abandon(_ opened: Opened) {
+    opened.feed.cancel()
+    if let lease = opened.lease { release(lease) }
+    release(opened.viewLeases)
   }
 
-  /// The shared projections of the views of one subscribe of several views (format 3) by a session of
-  /// `scope`, by the client's names for them: the view of each (query, parameters, scope) is shared by
-  /// every session that asks for it. Give them back with ``release(_:)-([StepsLease])``.
-  /// - Throws: ``WireError``: `unknownQuery` or `invalidParameters` for a view, naming it; nothing is
-  ///   acquired then.
+  /// A session stops following its scope's state.
+  /// - Complexity: O(idle states kept).
+  func release(_ lease: Lease) {
+    // Evicted states are dropped here: their projections stop following the source.
+    _ = scopes.release(lease.scope, number: lease.number)
+  }
+
+  /// The shared projections of `requested` views (by the client's names for them) for a session of
+  /// `scope`: the view of each (query, parameters, scope) is shared by every session that asks for it. Give
+  /// them back with ``release(_:)-([ViewLease])``.
+  /// - Throws: ``WireError``: `unknownQuery` or `invalidParameters`, naming the view of a subscribe of
+  ///   several views; nothing is acquired then.
   /// - Complexity: O(*v*) for *v* views, besides their queries' parameter checks.
-  func viewSteps(for requested: [String: WireQueryRequest?], scope: Scope) throws(WireError) -> (
-    views: [String: SharedViewSteps<Section>], leases: [StepsLease]
+  private func acquireViews(_ requested: [String: WireQueryRequest?], scope: Scope) throws(WireError) -> (
+    views: [String: SharedViewSteps<Section>], leases: [ViewLease]
   ) {
     var projections: [String: (ViewKey, Projection<Section>)] = [:]
     for (name, query) in requested {
@@ -451,34 +522,38 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
         projections[name] = (ViewKey(query: nil, scope: scope), .all)
         continue
       }
+      let view = name.isEmpty ? "" : "view \(name): "
       guard let declared = queries[query.name] else {
-        throw WireError(.unknownQuery, "view \(name): no query is named \(query.name)")
+        throw WireError(.unknownQuery, "\(view)no query is named \(query.name)")
       }
       projections[name] = (
         ViewKey(query: query, scope: scope), try declared.projection(for: query, scope: scope)
       )
     }
     var views: [String: SharedViewSteps<Section>] = [:]
-    var leases: [StepsLease] = []
+    var leases: [ViewLease] = []
     for (name, (key, projection)) in projections {
       let entry: SharedViews<ViewKey, SharedViewSteps<Section>>.Entry
-      if let shared = viewSteps.acquire(key) {
+      if let shared = self.views.acquire(key) {
         entry = shared
       } else {
         viewsMade += 1
-        entry = .init(view: SharedViewSteps(projection), number: viewsMade)
-        viewSteps.add(key, entry)
+        let view = SharedViewSteps(
+          projection, name: key.query?.name ?? "of this scope",
+          encodings: SharedEncodings(counting: resetsEncoded))
+        entry = .init(view: view, number: viewsMade)
+        self.views.add(key, entry)
       }
       views[name] = entry.view
-      leases.append(StepsLease(key: key, number: entry.number))
+      leases.append(ViewLease(key: key, number: entry.number))
     }
     return (views, leases)
   }
 
-  /// A session stops using the views of a subscribe of several views.
+  /// A session stops using views.
   /// - Complexity: O(*v* × idle views kept) for *v* views.
-  func release(_ leases: [StepsLease]) {
-    for lease in leases { _ = viewSteps.release(lease.key, number: lease.number) }
+  func release(_ leases: [ViewLease]) {
+    for lease in leases { _ = views.release(lease.key, number: lease.number) }
   }
 }
 

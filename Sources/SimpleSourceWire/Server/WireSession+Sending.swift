@@ -16,6 +16,13 @@ final class SendingControl<Section: SectionType>: Sendable {
   /// the sink per batch, not a task): tests await it.
   let sinkParks = HeldVersion(0)
 
+  /// What the sending task calls each time it parks with its sink (`sinking`), counting in ``sinkParks``;
+  /// `nil` without one.
+  func parked(_ sinking: Bool) -> (@Sendable () -> Void)? {
+    guard sinking else { return nil }
+    return { [sinkParks] in sinkParks.hold(through: sinkParks.current + 1) }
+  }
+
   /// Holds `subscription`, the one the sending task reads; `false` (and it is cancelled) once stopped.
   func hold(_ subscription: Subscription<Section>) -> Bool {
     let stopped = state.withLock { state in
@@ -37,59 +44,220 @@ final class SendingControl<Section: SectionType>: Sendable {
   }
 }
 
-/// The sending task of one subscription of a ``WireSession``.
+/// What a subscription shows its client of its scope's state.
+enum Shown<Section: SectionType>: Sendable {
+  /// The scope's state as it is (a `subscribe` with no query): its batches, sent as they are.
+  case scope
+  /// A query of it (a `subscribe` naming one, format 2): one view, sent as `reset` and `batch` messages.
+  case query(SharedViewSteps<Section>)
+  /// Several views (a `subscribeViews`, format 3), sent as `views` and `viewBatches` messages, the views'
+  /// batches of one version in one message.
+  case views([String: SharedViewSteps<Section>])
+}
+
+/// The sending task of one subscription of a ``WireSession``, whatever it shows: its start (a reset, the
+/// views' states, or a resume), then every batch of its scope's state, as it is or as the batches of the
+/// views it changed.
+///
+/// With a sink, the task parks with it between batches: the scope's publisher writes each batch's message
+/// to the sink of every session parked with one, encoded once per message and format for all of them
+/// (``SharedEncodings``, ``ViewsOfBatch``), and a view's step is made once per batch for every session in
+/// step with it; the task wakes only for a batch the sink refused (a full connection: sent through
+/// `send`, which waits), a catch-up composed for it, a resumed subscription's first batch (whose views it
+/// projects), or a view that failed. A session that shows views parks so without a sink too (unless
+/// paced): a batch that changes none of its views then costs it a step read from the batch, not a task. The subscription's progress is what the client was sent: a batch the
+/// sink took (the publisher reports it), one sent through `send` (once the task asks for the next), and
+/// versions no batch carries or that changed no view it shows (G13), with no bookkeeping of the session's
+/// own per batch.
 struct SessionSender<Section: SectionType>: Sendable
 where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item.ID: Codable {
+  /// What the client holds of its views: their states (`nil` until a resumed subscription's first
+  /// batch), and the version they were last sent at. Read and written by the sending task and, while it is
+  /// parked, by the scope's publisher through the sink: never both at once (the subscription wakes the
+  /// task only for what the sink refused), but from two tasks, so under a lock.
+  typealias Held = (states: [String: ProjectionState<Section>]?, sent: Int)
+
   let send: @Sendable (Data) async throws -> Void
-  /// `nil` when every batch goes through `send` (no sink, or paced).
+  /// `nil` when every message goes through `send` (no sink, or paced).
   let sink: WireSink?
+  /// Whether the subscription delivers each batch as it is published (not paced): a session that shows
+  /// views then parks between batches even with no sink, and wakes only for a batch that changes one.
+  let immediate: Bool
   let coder: WireCoder
   /// Reaches the subscription's version once its first message is sent; finishes when the subscription
   /// ends. After it, the subscription's own progress says what the client was sent (G13).
   let started: HeldVersion
   let control: SendingControl<Section>
+  let shown: Shown<Section>
 
-  /// Sends `feed`'s start (a reset shared per view, version and format), then every batch. With a sink,
-  /// the task parks with it between batches: the view's publisher writes each batch to it, encoded once
-  /// for all the view's sessions in this format (``SharedEncodings``), and the task wakes only for a batch
-  /// the sink refused (a full connection: sent through `send`, which waits) or a catch-up composed for
-  /// it. The subscription's progress is what the client was sent: a batch the sink took (the publisher
-  /// reports it), one sent through `send` (once the task asks for the next), and versions no batch
-  /// carries (G13), with no bookkeeping of the session's own per batch.
-  func run(_ feed: WireFeed<Section>, encodings: SharedEncodings) async {
+  /// Sends `opened`'s start, then every batch, until the subscription ends or `send` throws.
+  func run(_ opened: WireService<Section, some Hashable & Sendable>.Opened) async {
     defer { started.finish() }
-    let subscription = feed.subscription
+    let subscription = opened.feed.subscription
     guard control.hold(subscription) else { return }
     do {
-      switch feed.start {
-      case .reset(_, let version, _):
-        try await send(
-          encodings.reset(version: version, format: coder.formatVersion) { coder.encode(feed.start) })
-      case .resumed:
-        try await send(coder.encode(feed.start))
-      default:
-        return
-      }
-      started.hold(through: subscription.version)
-      var writeFrame: (@Sendable (UpdateBatch<Section>) -> Bool)?
-      if let sink {
-        let format = coder.formatVersion
-        writeFrame = { [coder] batch in
-          sink(encodings.frame(from: batch.from, to: batch.to, format: format) { coder.encode(batch) })
-        }
-      }
-      var parked: (@Sendable () -> Void)?
-      if writeFrame != nil {
-        parked = { [control] in control.sinkParks.hold(through: control.sinkParks.current + 1) }
-      }
-      try await subscription.follow(sinkingInto: writeFrame, parked: parked) { event in
-        // Not announcing: batches only, each held once the task asks for the next, right after.
-        if case .batch(let batch) = event { try await send(coder.encode(batch)) }
-        return true
+      switch shown {
+      case .scope: try await sendScope(opened.feed, encodings: opened.encodings)
+      case .query(let view): try await sendViews(opened.feed, ["": view], states: opened.states)
+      case .views(let views): try await sendViews(opened.feed, views, states: opened.states)
       }
     } catch {
       // `send` threw: the client went away.
       control.stop()
     }
+  }
+
+  /// Sends the scope's state: its start (a reset shared per scope, version and format), then each batch,
+  /// encoded once per batch and format for every session of the scope.
+  private func sendScope(_ feed: WireFeed<Section>, encodings: SharedEncodings) async throws {
+    let subscription = feed.subscription
+    switch feed.start {
+    case .reset(_, let version, _):
+      try await send(
+        encodings.reset(version: version, format: coder.formatVersion) { coder.encode(feed.start) })
+    case .resumed:
+      try await send(coder.encode(feed.start))
+    default:
+      return
+    }
+    started.hold(through: subscription.version)
+    var writeFrame: SubscriptionSink<Section>?
+    if let sink {
+      let format = coder.formatVersion
+      writeFrame = { [coder] batch in
+        sink(encodings.frame(from: batch.from, to: batch.to, format: format) { coder.encode(batch) })
+      }
+    }
+    try await subscription.follow(sinkingInto: writeFrame, parked: control.parked(writeFrame != nil)) {
+      event in
+      // Not announcing: batches only, each held once the task asks for the next, right after.
+      if case .batch(let batch) = event { try await send(coder.encode(batch)) }
+      return true
+    }
+  }
+
+  /// Sends `views` (one, named "", for a query): their states at the reset's version (`states`) or that
+  /// they are resumed, then each batch of the scope's state as the batches of the views it changed, from
+  /// the version last sent. A view whose query throws ends the subscription with `queryFailed`, naming the
+  /// view (or the query) only.
+  private func sendViews(
+    _ feed: WireFeed<Section>, _ views: [String: SharedViewSteps<Section>],
+    states: [String: ProjectionState<Section>]?
+  ) async throws {
+    let subscription = feed.subscription
+    let held: Locked<Held>
+    switch feed.start {
+    case .reset(let stream, let version, _):
+      guard let states else { return }
+      try await send(startMessage(stream: stream, version: version, states: states, views: views))
+      held = Locked((states, version))
+    case .resumed(_, let version):
+      try await send(coder.encode(feed.start))
+      held = Locked((nil, version))
+    default:
+      return
+    }
+    started.hold(through: subscription.version)
+    let key = ViewsOfBatch<Section>.Key(views)
+    let encode = batchEncoder()
+    // Parked, the publisher steps the views for the task: a batch that changes none of them is held at
+    // once, one that changes some is written to the sink; the task wakes only for what is left.
+    var writeFrame: SubscriptionSink<Section>?
+    if immediate {
+      writeFrame = { [views, sink] batch in
+        held.withLock { client in
+          // A resumed subscription's views are projected by the task, off the publisher's.
+          guard let states = client.states else { return false }
+          let step = ViewsOfBatch.of(batch).step(views, key: key, from: states, batch)
+          guard case .stepped(let next, let changes) = step.outcome else { return false }
+          if !changes.isEmpty {
+            let frame = step.frame(from: client.sent, to: batch.to, changes: changes, encode: encode)
+            guard let sink, sink(frame) else { return false }
+            client.sent = batch.to
+          }
+          client.states = next
+          return true
+        }
+      }
+    }
+    // The subscription holds each batch once the sink took it, or once the loop asks for the next: an
+    // edit's answer follows the message of its version, or the batch that changed no view.
+    try await subscription.follow(sinkingInto: writeFrame, parked: control.parked(writeFrame != nil)) {
+      event in
+      guard case .batch(let batch) = event else { return true }
+      var (states, sent) = held.withLock { $0 }
+      if states == nil {
+        // Resumed: the client holds the views at this batch's start, the state they project from.
+        states = try await project(views, batch.changeset.source, at: batch.from)
+      }
+      guard let states else { return false }
+      let step = ViewsOfBatch.of(batch).step(views, key: key, from: states, batch)
+      guard case .stepped(let next, let changes) = step.outcome else {
+        if case .failed(let name) = step.outcome { try await failed(name, views) }
+        return false
+      }
+      if !changes.isEmpty {
+        try await send(step.frame(from: sent, to: batch.to, changes: changes, encode: encode).bytes)
+        sent = batch.to
+      }
+      held.withLock { $0 = (next, sent) }
+      return true
+    }
+  }
+
+  /// The first message of views at `version`: a query's reset (shared per view, version and format), or
+  /// the views' states.
+  private func startMessage(
+    stream: String, version: Int, states: [String: ProjectionState<Section>],
+    views: [String: SharedViewSteps<Section>]
+  ) -> Data {
+    guard case .query(let view) = shown, let state = states[""] else {
+      return coder.encode(
+        WireMessage<Section>.views(stream: stream, version: version, snapshots: states.mapValues(\.published))
+      )
+    }
+    return view.encodings.reset(version: version, format: coder.formatVersion) {
+      coder.encode(WireMessage<Section>.reset(stream: stream, version: version, snapshot: state.published))
+    }
+  }
+
+  /// How the views' changes from one version to another are written: a query's `batch`, or a
+  /// `viewBatches` message.
+  private func batchEncoder() -> ViewsOfBatch<Section>.Encoder {
+    let (coder, isQuery) = (coder, { if case .query = shown { true } else { false } }())
+    // Two forms per format number: a query's and several views'.
+    return ViewsOfBatch<Section>.Encoder(form: coder.formatVersion * 2 + (isQuery ? 1 : 0)) {
+      from, to, changes in
+      let batches = changes.mapValues { change in
+        WireBatch<Section>(from: from, to: to, stages: change.stages.map(WireStage.init))
+      }
+      guard isQuery else {
+        return coder.encode(WireMessage<Section>.viewBatches(from: from, to: to, batches: batches))
+      }
+      return coder.encode(WireMessage<Section>.batch(batches[""]!))
+    }
+  }
+
+  /// Every view's projection of `state`; `nil` once a view failed (the client was told).
+  private func project(
+    _ views: [String: SharedViewSteps<Section>], _ state: Snapshot<Section>, at version: Int
+  ) async throws -> [String: ProjectionState<Section>]? {
+    var states: [String: ProjectionState<Section>] = [:]
+    for (name, view) in views {
+      guard let projected = view.start(state, at: version) else {
+        try await failed(name, views)
+        return nil
+      }
+      states[name] = projected
+    }
+    return states
+  }
+
+  /// Tells the client that view `name` could not be evaluated (never which row), and ends the subscription.
+  private func failed(_ name: String, _ views: [String: SharedViewSteps<Section>]) async throws {
+    control.stop()
+    let what = name.isEmpty ? "the query \(views[name]?.name ?? "")" : "the view \(name)"
+    let error = WireError(.queryFailed, "\(what) could not be evaluated")
+    try await send(coder.encode(WireMessage<Section>.error(error)))
   }
 }

@@ -9,7 +9,7 @@ extension WireSession {
   /// Subscribes the client to `requested` views (format 3), replacing its subscription: each view a
   /// declared query with its parameters, or the whole scope (`nil`), under the client's name for it.
   ///
-  /// The session follows its scope's state (the whole source, or the scope's shared view) with one
+  /// The session follows its scope's state (the whole source, or the scope's shared state) with one
   /// subscription and keeps every view's state, so that one batch of that state becomes the batches of
   /// every view for the same versions, sent in one ``WireMessage/viewBatches(from:to:batches:)`` message;
   /// views that did not change are left out, and a batch that changes no view sends nothing. The views'
@@ -22,7 +22,8 @@ extension WireSession {
   /// batch's starting state.
   /// - Throws: ``WireError``: `invalidParameters` for no views, `limitReached` for more than the service's
   ///   ``WireLimits/viewsPerSubscribe`` or a scope with as many subscriptions as it allows; a query's
-  ///   `unknownQuery` or `invalidParameters`.
+  ///   `unknownQuery` or `invalidParameters`; `queryFailed` for a view that cannot be evaluated at the
+  ///   version the client starts from. The subscription it had goes on then.
   /// - Complexity: O(*v* *n*) predicate calls to start *v* views at a version no session of the scope
   ///   started them at, O(*v*) otherwise; per batch of *k* changes, O(*v* *k* log *n*) for the first session
   ///   that receives it and O(*v*) for every other (a session that lagged projects its own catch-up).
@@ -35,126 +36,16 @@ extension WireSession {
     guard requested.count <= limit else {
       throw WireError(.limitReached, "a subscribe names at most \(limit) views, not \(requested.count)")
     }
-    let scope = scope
-    let (views, leases) = try await service.viewSteps(for: requested, scope: scope)
-    var opened: WireService<Section, Scope>.Opened
-    do throws(WireError) {
-      opened = try await service.open(
-        stream: stream, from: from, query: nil, scope: scope, pacing: pacing, session: number)
-    } catch {
-      await service.release(leases)
-      throw error
-    }
-    opened.stepsLeases = leases
-    let send = send
-    await install(opened, scope: scope) {
-      (request, viewsRequest) = (nil, requested)
-    } sending: { feed, started, control in
-      await ViewsSender(send: send, started: started, control: control, views: views).run(feed)
-    }
-  }
-}
-
-/// The sending task of a subscription of several views: their states at the scope's version, then each
-/// batch of the scope's state as the batches of the views it changed, in one message.
-struct ViewsSender<Section: SectionType>: Sendable
-where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item.ID: Codable {
-  let send: @Sendable (Data) async throws -> Void
-  /// Reaches the subscription's version once the views' states are sent.
-  let started: HeldVersion
-  let control: SendingControl<Section>
-  /// The views' shared projections, by the client's names for them.
-  let views: [String: SharedViewSteps<Section>]
-  let coder = WireCoder(formatVersion: WireMessage<Section>.viewsFormat)
-
-  /// Sends the views' states (or that they are resumed), then their batches. A view whose query throws
-  /// ends the subscription with `queryFailed`, naming the view only.
-  func run(_ feed: WireFeed<Section>) async {
-    defer { started.finish() }
-    let subscription = feed.subscription
-    guard control.hold(subscription) else { return }
-    let key = ViewsOfBatch<Section>.Key(views)
-    do {
-      var states: [String: ProjectionState<Section>] = [:]
-      var sent: Int
-      switch feed.start {
-      case .reset(let stream, let version, let snapshot):
-        guard let made = try await project(snapshot, at: version) else { return }
-        states = made
-        let snapshots = states.mapValues(\.published)
-        try await send(
-          coder.encode(WireMessage<Section>.views(stream: stream, version: version, snapshots: snapshots)))
-        sent = version
-      case .resumed(_, let version):
-        try await send(coder.encode(feed.start))
-        sent = version
-      default:
-        return
-      }
-      started.hold(through: subscription.version)
-      // The subscription holds each batch once the loop asks for the next: an edit's answer follows the
-      // message of its version, or the batch that changed no view.
-      try await subscription.follow { event in
-        guard case .batch(let batch) = event else { return true }
-        if states.isEmpty {
-          // Resumed: the client holds the views at this batch's start, the state they project from.
-          guard let made = try await project(batch.changeset.source, at: batch.from) else { return false }
-          states = made
-        }
-        // Projected and encoded once per batch for every session that holds the same views.
-        let shared = batch.shared(ObjectIdentifier(ViewsOfBatch<Section>.self)) { ViewsOfBatch<Section>() }
-        let step = shared.step(views, key: key, from: states, batch)
-        guard case .stepped(let next, let changes) = step.outcome else {
-          if case .failed(let name) = step.outcome { try await failed(name) }
-          return false
-        }
-        states = next
-        guard !changes.isEmpty else { return true }
-        let (from, coder) = (sent, coder)
-        try await send(
-          step.message(from: from) {
-            let batches = changes.mapValues { change in
-              WireBatch(from: from, to: batch.to, stages: change.stages.map(WireStage.init))
-            }
-            return coder.encode(WireMessage<Section>.viewBatches(from: from, to: batch.to, batches: batches))
-          })
-        sent = batch.to
-        return true
-      }
-    } catch {
-      // `send` threw: the client went away.
-      control.stop()
-    }
-  }
-
-  /// Every view's projection of `state`; `nil` once a view failed (the client was told).
-  private func project(_ state: Snapshot<Section>, at version: Int) async throws
-    -> [String: ProjectionState<Section>]?
-  {
-    var states: [String: ProjectionState<Section>] = [:]
-    for (name, view) in views {
-      guard let projected = view.start(state, at: version) else {
-        try await failed(name)
-        return nil
-      }
-      states[name] = projected
-    }
-    return states
-  }
-
-  /// Tells the client that view `name` could not be evaluated (never which row), and ends the subscription.
-  private func failed(_ name: String) async throws {
-    control.stop()
-    let error = WireError(.queryFailed, "the view \(name) could not be evaluated")
-    try await send(coder.encode(WireMessage<Section>.error(error)))
+    try await subscribe(.views(requested), stream: stream, from: from)
   }
 }
 
 /// What one batch of a scope's state becomes for the sessions that follow it with the same views (the same
-/// shared projections under the same names): the views' next states and changes, made once, and each
-/// `viewBatches` message, encoded once per version it starts from. Kept on the batch
+/// shared projections under the same names; a query is one view named ""): the views' next states and
+/// changes, made once, and each message, encoded once per version it starts from, form and format. Kept on the batch
 /// (``UpdateBatch/shared(_:_:)``), so it lives as long as the batch does.
-final class ViewsOfBatch<Section: SectionType>: Sendable {
+final class ViewsOfBatch<Section: SectionType>: Sendable
+where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item.ID: Codable {
   /// A session's views, by name and identity.
   struct Key: Hashable {
     let views: [String: ObjectIdentifier]
@@ -177,25 +68,47 @@ final class ViewsOfBatch<Section: SectionType>: Sendable {
     /// Held, so that no other view takes their identities (the key) while the batch lives.
     let views: [String: SharedViewSteps<Section>]
     let outcome: Outcome
-    private let messages = Locked<[Int: Data]>([:])
+    private let frames = Locked<[Encoder.Key: WireFrame]>([:])
 
     init(views: [String: SharedViewSteps<Section>], outcome: Outcome) {
       self.views = views
       self.outcome = outcome
     }
 
-    /// The message from version `from`: made by `make` the first time, then shared. Two sessions racing
-    /// may both make it; the first stored is sent by both.
-    /// - Complexity: O(1) besides `make` the first time.
-    func message(from: Int, make: () -> Data) -> Data {
-      if let bytes = messages.withLock({ $0[from] }) { return bytes }
-      let bytes = make()
-      return messages.withLock { messages in
-        if let stored = messages[from] { return stored }
-        messages[from] = bytes
-        return bytes
+    /// The message of `changes` (this step's) from version `from` to `to`, written by `encode`: made the
+    /// first time, then shared by every session that sends it in the same form (a session that resumed at
+    /// another version asks for its own). Two sessions racing may both encode it; the first stored is sent
+    /// by both.
+    /// - Complexity: O(1) when made already; O(size of the changes) otherwise.
+    func frame(from: Int, to: Int, changes: [String: Changeset<Section>], encode: Encoder) -> WireFrame {
+      let key = Encoder.Key(from: from, form: encode.form)
+      if let frame = frames.withLock({ $0[key] }) { return frame }
+      let frame = WireFrame(bytes: encode.make(from, to, changes))
+      return frames.withLock { frames in
+        if let stored = frames[key] { return stored }
+        frames[key] = frame
+        return frame
       }
     }
+  }
+
+  /// How the views' changes from one version to another are written, and what tells that form from others
+  /// (a query's `batch` or a `viewBatches` message, and the format number).
+  struct Encoder: Sendable {
+    struct Key: Hashable {
+      let from: Int
+      let form: Int
+    }
+
+    /// Tells this form from the others a batch is written in.
+    let form: Int
+    let make: @Sendable (_ from: Int, _ to: Int, _ changes: [String: Changeset<Section>]) -> Data
+  }
+
+  /// What `batch` becomes for the sessions that follow it with views: made by the first that asks.
+  /// - Complexity: O(1).
+  static func of(_ batch: UpdateBatch<Section>) -> ViewsOfBatch {
+    batch.shared(ObjectIdentifier(ViewsOfBatch<Section>.self)) { ViewsOfBatch<Section>() }
   }
 
   private let steps = Locked<[Key: Step]>([:])

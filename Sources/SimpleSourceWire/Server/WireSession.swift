@@ -10,7 +10,8 @@ public import SimpleSourceCore
 /// `send` closure the service was given, everything the client receives:
 /// - a `subscribe` (format 1 or 2) gets a `reset` or `resumed` of the whole source or the query it names,
 ///   within the session's scope, then a `batch` for every change; messages are written in the format
-///   number the client wrote;
+///   number the client wrote; a query that cannot be evaluated at the version the client starts from is
+///   refused (`queryFailed`), and one that fails later ends the subscription with that error;
 /// - a second `subscribe` replaces the first: the first's last message is sent before the second's reset
 ///   or resume;
 /// - a `subscribeViews` (format 3) replaces it with several views, projected from one subscription to the
@@ -54,11 +55,12 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   let reader = WireCoder(maxMessageBytes: 1 << 20)
   /// The format number of the client's last message; replies are written in it.
   var formatVersion = WireMessage<Section>.formatVersion
-  /// The subscription being sent, the task sending it, and the view it uses.
+  /// The subscription being sent (with the scope's state and views it uses), the task sending it, what
+  /// stops that task, and its first message's progress.
   var current:
     (
-      feed: WireFeed<Section>, sending: Task<Void, Never>, control: SendingControl<Section>,
-      lease: WireService<Section, Scope>.Lease?, stepsLeases: [WireService<Section, Scope>.StepsLease],
+      opened: WireService<Section, Scope>.Opened, sending: Task<Void, Never>,
+      control: SendingControl<Section>,
       started: HeldVersion
     )?
   /// The last subscribe, replayed when the scope changes.
@@ -138,7 +140,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     }
     await takingTurn {
       do throws(WireError) {
-        try await subscribe(stream: stream, from: from, query: query)
+        try await subscribe(query.map { .query($0) } ?? .scope, stream: stream, from: from)
       } catch {
         await reply(error)
       }
@@ -167,7 +169,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
         if let viewsRequest {
           try await subscribeViews(viewsRequest, stream: nil, from: nil)
         } else if let request {
-          try await subscribe(stream: nil, from: nil, query: request.query)
+          try await subscribe(request.query.map { .query($0) } ?? .scope, stream: nil, from: nil)
         }
       } catch {
         // The old scope's subscription must not go on: the client is told why it has none.
@@ -178,7 +180,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     }
   }
 
-  /// Ends the session: its subscription ends and its view is released. Messages received after it are
+  /// Ends the session: its subscription ends and its views are released. Messages received after it are
   /// ignored; a subscribe already waiting for its turn does nothing.
   public func close() async {
     isClosed = true
@@ -189,16 +191,26 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   /// Whether the client is subscribed (and its last subscribe was accepted).
   package var isSubscribed: Bool { current != nil }
 
-  /// The source the client follows (the whole source, or its view), and the stream it is sent as (tests
-  /// read it).
-  var following: (source: any DataSourceType<Section>, stream: String)? {
-    guard let current else { return nil }
-    let stream: String
-    switch current.feed.start {
-    case .reset(let name, _, _), .resumed(let name, _): stream = name
-    default: return nil
+  /// What the client is shown now, the version of its scope's state, and the stream it is sent as (tests
+  /// read it, once the writes they made were sent): the scope's state, or the projection of it that its
+  /// query or views make. A subscription of several views shows the first view by name.
+  var following: (shown: Snapshot<Section>, version: Int, stream: String)? {
+    get async {
+      guard let current else { return nil }
+      let stream: String
+      switch current.opened.feed.start {
+      case .reset(let name, _, _), .resumed(let name, _): stream = name
+      default: return nil
+      }
+      let source = current.opened.lease?.source ?? service.source
+      let (version, scope) = (await source.version.number, await source.snapshot)
+      switch current.opened.shown {
+      case .scope: return (scope, version, stream)
+      case .query(let view): return view.project(scope).map { ($0, version, stream) }
+      case .views(let views):
+        return views.min { $0.key < $1.key }?.value.project(scope).map { ($0, version, stream) }
+      }
     }
-    return (current.lease?.source ?? service.source, stream)
   }
 
   /// How many times the current subscription's sending task parked with the session's sink; `nil` when
@@ -208,7 +220,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   /// or before the subscription's first message is sent (tests read it).
   package var clientHeldVersion: Int? {
     guard let current, current.started.current >= 0 else { return nil }
-    return current.feed.subscription.heldVersion
+    return current.opened.feed.subscription.heldVersion
   }
 
   // MARK: - Internals
@@ -223,43 +235,46 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     turns.leave()?.resume()
   }
 
-  private func subscribe(stream: String?, from: Int?, query: WireQueryRequest?) async throws(WireError) {
+  /// Subscribes the client to what it `asked` for, from its stream and version (`stream`, `from`),
+  /// replacing its subscription once the new one is open; refused, the old one goes on.
+  func subscribe(_ asked: WireService<Section, Scope>.Asked, stream: String?, from: Int?)
+    async throws(WireError)
+  {
     guard !isClosed else { return }
     let scope = scope
     let opened = try await service.open(
-      stream: stream, from: from, query: query, scope: scope, pacing: pacing, session: number)
-    let coder = WireCoder(maxMessageBytes: reader.maxMessageBytes, formatVersion: formatVersion)
-    let (send, sink) = (send, pacing.isImmediate ? sink : nil)
-    await install(opened, scope: scope) {
-      (request, viewsRequest) = ((stream, from, query), nil)
-    } sending: { feed, started, control in
-      let sender = SessionSender(send: send, sink: sink, coder: coder, started: started, control: control)
-      await sender.run(feed, encodings: opened.encodings)
+      stream: stream, from: from, asking: asked, scope: scope, pacing: pacing, session: number)
+    let format: Int
+    switch asked {
+    case .views: format = WireMessage<Section>.viewsFormat
+    case .scope, .query: format = formatVersion
     }
-  }
-
-  /// Makes `opened` the session's subscription, sent by `sending` in a task of its own, after the old one
-  /// stopped; `record` notes what was asked for. Closed meanwhile, the new one is dropped instead.
-  func install(
-    _ opened: WireService<Section, Scope>.Opened, scope: Scope, record: () -> Void,
-    sending: @escaping @Sendable (WireFeed<Section>, HeldVersion, SendingControl<Section>) async -> Void
-  ) async {
-    // The new view is acquired before the old one is released, so that a view both use is kept.
+    let coder = WireCoder(maxMessageBytes: reader.maxMessageBytes, formatVersion: format)
+    let (send, immediate) = (send, pacing.isImmediate)
+    let sink = immediate ? sink : nil
+    // The old subscription stops before the new one starts sending; the new one's views and scope state
+    // were acquired first, so that a view both use is kept.
     await stop()
-    if isClosed {
-      opened.feed.cancel()
-      if let lease = opened.lease { await service.release(lease) }
-      if !opened.stepsLeases.isEmpty { await service.release(opened.stepsLeases) }
+    guard !isClosed else {
+      await service.abandon(opened)
       return
     }
-    record()
+    switch asked {
+    case .scope: (request, viewsRequest) = ((stream, from, nil), nil)
+    case .query(let query): (request, viewsRequest) = ((stream, from, query), nil)
+    case .views(let views): (request, viewsRequest) = (nil, views)
+    }
     subscribedScope = scope
     // Nothing is sent until the reset or resume is: -1 is before every version.
     let started = HeldVersion(-1)
     let control = SendingControl<Section>()
-    let feed = opened.feed
-    let task = Task.schedulable("sending to a session") { await sending(feed, started, control) }
-    current = (feed, task, control, opened.lease, opened.stepsLeases, started)
+    let task = Task.schedulable("sending to a session") {
+      let sender = SessionSender(
+        send: send, sink: sink, immediate: immediate, coder: coder, started: started, control: control,
+        shown: opened.shown)
+      await sender.run(opened)
+    }
+    current = (opened, task, control, started)
   }
 
   /// Returns once every batch of the writes to the service's source made before the call has been sent
@@ -291,7 +306,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   /// at once when there is none.
   private func started() async {
     guard let current else { return }
-    _ = await current.started.reached(current.feed.subscription.version)
+    _ = await current.started.reached(current.opened.feed.subscription.version)
   }
 
   /// Returns once the subscription has sent every batch of the source's versions up to `version` that it
@@ -305,7 +320,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   /// is for that first message.
   private func caughtUp(to version: Int) async {
     guard let current else { return }
-    let subscription = current.feed.subscription
+    let subscription = current.opened.feed.subscription
     if version > subscription.version {
       _ = await subscription.reached(version)
     } else {
@@ -313,15 +328,15 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     }
   }
 
-  /// Stops the subscription being sent, waits until its last message is sent, and releases its view.
+  /// Stops the subscription being sent, waits until its last message is sent, and releases its scope's
+  /// state and views.
   func stop() async {
-    guard let (_, sending, control, lease, stepsLeases, _) = current else { return }
+    guard let (opened, sending, control, _) = current else { return }
     current = nil
     subscribedScope = nil
     control.stop()
     await sending.value
-    if let lease { await service.release(lease) }
-    if !stepsLeases.isEmpty { await service.release(stepsLeases) }
+    await service.abandon(opened)
   }
 
   func reply(_ error: WireError) async {

@@ -19,13 +19,13 @@ public final class WireFrame: Sendable {
 /// returns `true`, or returns `false` when the connection cannot take it now (its buffer is full, or it
 /// closed). See ``WireService/session(scope:pacing:sink:send:)``.
 ///
-/// It is called by the task that publishes the view's batches, while the session's subscription holds
+/// It is called by the task that publishes the batches of the session's scope's state, while the session's subscription holds
 /// its lock: it must not wait, and must not call the session or the service.
 public typealias WireSink = @Sendable (WireFrame) -> Bool
 
 /// What a view's sessions share of their encodings, per format: the newest reset's bytes, and the newest
 /// batch's frame. Each is encoded once, then shared by every client that connects at that version, or
-/// that the view's publisher writes that batch to.
+/// that the scope's publisher writes that batch to.
 final class SharedEncodings: Sendable {
   private let resets = Locked<[Int: (version: Int, bytes: Data)]>([:])
   private let frames = Locked<[Int: (from: Int, to: Int, frame: WireFrame)]>([:])

@@ -103,8 +103,7 @@ extension WireSession where Section == TestSection {
   /// view's newest version after every earlier write to the source, or its rows.
   func delivered(to client: WireClient, sourceLocation: SourceLocation = #_sourceLocation) async {
     await settled()
-    guard let (source, stream) = following else { return }
-    let (version, shown) = (await source.version.number, await source.snapshot)
+    guard let (shown, version, stream) = await following else { return }
     // A client whose batches to `version` composed to nothing holds an older number and the same rows.
     #expect(
       client.state.withLock { $0.stream == stream && ($0.version >= version || $0.held == shown) },

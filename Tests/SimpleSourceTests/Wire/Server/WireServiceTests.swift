@@ -107,7 +107,7 @@ struct WireServiceTests {
     await connect(bytes(.subscribe(stream: nil, from: nil), format: 1))
     #expect(service.resetsEncoded.withLock { $0 } == 4, "the whole source: once in format 2, once in 1")
     let whole = await source.snapshot
-    let view = try #require(await sessions[3].0.following?.source.snapshot)
+    let view = try #require(await sessions[3].0.following?.shown)
     for (index, (session, client)) in sessions.enumerated() {
       await session.delivered(to: client)
       let state = client.state.withLock { $0 }

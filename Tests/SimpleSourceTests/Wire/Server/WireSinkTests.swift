@@ -118,11 +118,10 @@ struct WireSinkTests {
       }
       #expect(byBatch.allSatisfy { $0.count == byBatch[0].count })
     }
-    // A subscription per session, held by its parked task: the view has the query's six, the source the
-    // projection's and the two whole-source sessions'.
-    let view = try #require(await clients[0].1.following?.source)
-    #expect((view as? ProjectedDataSource<TestSection>)?.subscriberCount == 6)
-    #expect(source.subscriberCount == 3)
+    // A subscription per session, held by its parked task, all of the source itself (a service with no
+    // scope rules projects nothing but its queries' steps), and one shared view for the query.
+    #expect(source.subscriberCount == 8)
+    #expect(await service.liveViewCount == 1)
     for (_, session) in clients { await session.close() }
   }
 
@@ -199,9 +198,131 @@ struct WireSinkTests {
     let closed = second.client.state.withLock { $0 }
     #expect(closed.violations.isEmpty && closed.version == closedAt, "a closed session was written to")
     await sessions[0].close()
-    // Every session's subscription ended with it; the source keeps only the idle view, for resumes.
+    // Every session's subscription ended with it; the query's view is kept idle, for resumes.
     let idle = await service.idleViewCount
-    #expect(source.subscriberCount == 1 && idle == 1)
+    #expect(source.subscriberCount == 0 && idle == 1)
+  }
+
+  /// A client of several views whose session has a sink: every message `send` and the sink deliver is
+  /// logged in the order they are called (the order a transport queues them in), then read by a
+  /// ``RemoteViews`` in that order. The sink refuses while `full` says so.
+  final class ViewsSinkClient: Sendable {
+    let views: [String: WireQueryRequest?]
+    /// Every message, whether it came through the sink, and the frame when it did.
+    let log = Locked<[(bytes: Data, frame: WireFrame?)]>([])
+    let refusals = Locked(0)
+    let full = Locked(false)
+
+    init(views: [String: WireQueryRequest?]) { self.views = views }
+
+    func session(of service: WireService<TestSection, NoScope>) -> WireSession<TestSection, NoScope> {
+      service.session(
+        sink: { frame in
+          guard !self.full.withLock({ $0 }) else {
+            self.refusals.withLock { $0 += 1 }
+            return false
+          }
+          self.log.withLock { $0.append((frame.bytes, frame)) }
+          return true
+        },
+        send: { bytes in self.log.withLock { $0.append((bytes, nil)) } })
+    }
+
+    var sends: Int { log.withLock { $0.count { $0.frame == nil } } }
+    var frames: [WireFrame] { log.withLock { $0.compactMap(\.frame) } }
+
+    /// The views as a client that read every message so far holds them.
+    func held() async throws -> RemoteViews<TestSection> {
+      let client = RemoteViews<TestSection>(views: views)
+      for (bytes, _) in log.withLock({ $0 }) { try await client.receive(bytes) }
+      return client
+    }
+  }
+
+  @Test(
+    "sessions of several views get every batch through their sinks, one frame per message, the views exact")
+  func viewsThroughSinks() async throws {
+    let source = try Self.source()
+    let service = WireService(source: source, stream: "s", queries: WireServiceTests.queries)
+    let views = RemoteViewsTests.views
+    let clients = (0..<6).map { _ in ViewsSinkClient(views: views) }
+    let sessions = clients.map { $0.session(of: service) }
+    for session in sessions { await session.receive(bytes(.subscribeViews(views), format: 3)) }
+    await Self.parked(sessions)
+    clients[5].full.withLock { $0 = true }
+    for step in 0..<20 {
+      try await source.appendItems([TestItem("a\(10 + step)")], toSection: "B")
+      if step % 3 == 0 { try await source.replaceItem(TestItem("b1", version: step)) }
+      // Offered to every sink before the next write: a batch per step, not a few coalesced.
+      await source.settled()
+      if step == 10 { clients[5].full.withLock { $0 = false } }
+    }
+    for session in sessions { await session.settled() }
+    let newest = await source.snapshot.sections
+    for (index, client) in clients.enumerated() {
+      let held = try await client.held()
+      let snapshots = await held.snapshots
+      for (name, query) in views {
+        #expect(
+          snapshots[name]?.sections == WireServiceTests.expected(newest, query),
+          "client \(index), view \(name)")
+      }
+      #expect(await held.version == (await source.version.number))
+    }
+    // The five that never refused: only the views' states went through send, and the batches' frames are
+    // the same objects for all five (encoded once per message).
+    for client in clients[0..<5] { #expect(client.sends == 1, "only the views' states go through send") }
+    let frames = clients[0..<5].map { $0.frames.map(ObjectIdentifier.init) }
+    #expect(frames[0].count >= 20 && frames.allSatisfy { $0 == frames[0] })
+    // The one that refused was woken for each refusal, sent by itself, and parked with its sink again.
+    let (refusals, sends) = (clients[5].refusals.withLock { $0 }, clients[5].sends)
+    #expect(refusals > 0 && sends > 1)
+    let parks = try #require(await sessions[5].sinkParks)
+    #expect(await parks.reached(1 + refusals))
+    let before = clients[5].frames.count
+    try await source.replaceItem(TestItem("a1", version: 7))
+    await sessions[5].settled()
+    #expect(clients[5].frames.count == before + 1 && clients[5].sends == sends)
+    for session in sessions { await session.close() }
+  }
+
+  @Test("a session that resumes several views projects them on its first batch, then parks with its sink")
+  func viewsResumedThroughSinks() async throws {
+    let source = try Self.source()
+    let service = WireService(source: source, stream: "s", queries: WireServiceTests.queries)
+    let views = RemoteViewsTests.views
+    let first = ViewsSinkClient(views: views)
+    let session = first.session(of: service)
+    await session.receive(bytes(.subscribeViews(views), format: 3))
+    try await source.replaceItem(TestItem("a2", version: 4))
+    await session.settled()
+    let holding = try await first.held()
+    let (stream, version) = (await holding.stream, await holding.version)
+    await session.close()
+
+    try await source.replaceItem(TestItem("b2", version: 5))
+    let resuming = ViewsSinkClient(views: views)
+    resuming.log.withLock { $0 = first.log.withLock { $0 } }
+    let resumed = resuming.session(of: service)
+    await resumed.receive(bytes(.subscribeViews(views, stream: stream, from: version), format: 3))
+    await resumed.settled()
+    for step in 0..<4 {
+      try await source.appendItems([TestItem("a\(30 + step)")], toSection: "A")
+      await source.settled()
+    }
+    await resumed.settled()
+    let held = try await resuming.held().snapshots
+    let newest = await source.snapshot.sections
+    for (name, query) in views {
+      #expect(held[name]?.sections == WireServiceTests.expected(newest, query), "view \(name)")
+    }
+    let log = resuming.log.withLock { $0 }.dropFirst(first.log.withLock { $0.count })
+    let firstMessage = String(decoding: log.first?.bytes ?? Data(), as: UTF8.self)
+    #expect(firstMessage.contains("resumed"))
+    // The batch it missed went through send (its views projected by the task); the four after it, through
+    // the sink.
+    #expect(log.count { $0.frame != nil } == 4)
+    await resumed.close()
   }
 
   @Test("random writes, sinks that refuse at random, scope changes and resubscribes: every client exact")
@@ -266,8 +387,7 @@ struct WireSinkTests {
         await entry.session.delivered(to: entry.client.client)
         let state = entry.client.client.state.withLock { $0 }
         #expect(state.violations.isEmpty, "run \(run): \(state.violations); \(settings.replay)")
-        let (source, stream) = try #require(await entry.session.following)
-        let shown = await source.snapshot
+        let (shown, _, stream) = try #require(await entry.session.following)
         #expect(state.stream == stream && state.held == shown, "run \(run); \(settings.replay)")
         refusalsSeen += entry.client.refusals.withLock { $0 }
         framesSeen += entry.client.frames.withLock { $0 }
