@@ -12,15 +12,40 @@ final class SendingControl<Section: SectionType>: Sendable {
   // a subscription is cancelled after the lock is released.
   private let state = Locked<(stopped: Bool, subscription: Subscription<Section>?)>((false, nil))
 
-  /// How many times the sending task parked with the session's sink (it then costs the server a call of
-  /// the sink per batch, not a task): tests await it.
-  let sinkParks = HeldVersion(0)
+  /// How many times the sending task parked (with its sink, or stepping its views through the publisher):
+  /// between parks it costs the server a call per batch, not a task. Tests await counts of it.
+  private let parks = Locked<(count: Int, waiters: ParkedWaiters<Int, CheckedContinuation<Void, Never>>)>(
+    (0, ParkedWaiters()))
 
-  /// What the sending task calls each time it parks with its sink (`sinking`), counting in ``sinkParks``;
-  /// `nil` without one.
-  func parked(_ sinking: Bool) -> (@Sendable () -> Void)? {
-    guard sinking else { return nil }
-    return { [sinkParks] in sinkParks.hold(through: sinkParks.current + 1) }
+  /// What the sending task calls each time it parks: it counts, and resumes the tests that waited for the
+  /// count.
+  /// - Complexity: O(*w*) for *w* waiting tests.
+  @Sendable func didPark() {
+    let due = parks.withLock { parks in
+      parks.count += 1
+      let count = parks.count
+      return parks.waiters.take { $0 <= count }
+    }
+    for waiter in due { waiter.resume() }
+  }
+
+  /// How many batches woke the sending task after its first message (a batch its sink took, or one that
+  /// changed nothing it shows, does not): final for the versions the session settled.
+  let wakes = Locked(0)
+
+  /// How many times the sending task parked so far.
+  var parkCount: Int { parks.withLock(\.count) }
+
+  /// Returns once the sending task parked `count` times in all.
+  func parked(times count: Int) async {
+    await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+      let reached = parks.withLock { parks in
+        guard parks.count < count else { return true }
+        _ = parks.waiters.park(waiter, until: count)
+        return false
+      }
+      if reached { waiter.resume() }
+    }
   }
 
   /// Holds `subscription`, the one the sending task reads; `false` (and it is cancelled) once stopped.
@@ -65,10 +90,11 @@ enum Shown<Section: SectionType>: Sendable {
 /// step with it; the task wakes only for a batch the sink refused (a full connection: sent through
 /// `send`, which waits), a catch-up composed for it, a resumed subscription's first batch (whose views it
 /// projects), or a view that failed. A session that shows views parks so without a sink too (unless
-/// paced): a batch that changes none of its views then costs it a step read from the batch, not a task. The subscription's progress is what the client was sent: a batch the
-/// sink took (the publisher reports it), one sent through `send` (once the task asks for the next), and
-/// versions no batch carries or that changed no view it shows (G13), with no bookkeeping of the session's
-/// own per batch.
+/// paced): a batch that changes none of its views then costs it a step read from the batch, not a task.
+/// The subscription's progress is what the client was sent: a batch the sink took (the publisher reports
+/// it), one sent through `send` (once the task asks for the next), and versions no batch carries or that
+/// changed no view it shows (G13), with no bookkeeping of the session's own per batch. Its first message
+/// is sent by ``start(_:)``, in a task of its own that the session awaits for what must follow it.
 struct SessionSender<Section: SectionType>: Sendable
 where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item.ID: Codable {
   /// What the client holds of its views: their states (`nil` until a resumed subscription's first
@@ -77,6 +103,13 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   /// task only for what the sink refused), but from two tasks, so under a lock.
   typealias Held = (states: [String: ProjectionState<Section>]?, sent: Int)
 
+  /// What following a subscription needs once its first message is sent: for views, what the client
+  /// holds of them.
+  enum Started: Sendable {
+    case scope
+    case views(Locked<Held>)
+  }
+
   let send: @Sendable (Data) async throws -> Void
   /// `nil` when every message goes through `send` (no sink, or paced).
   let sink: WireSink?
@@ -84,43 +117,70 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   /// views then parks between batches even with no sink, and wakes only for a batch that changes one.
   let immediate: Bool
   let coder: WireCoder
-  /// Reaches the subscription's version once its first message is sent; finishes when the subscription
-  /// ends. After it, the subscription's own progress says what the client was sent (G13).
-  let started: HeldVersion
   let control: SendingControl<Section>
   let shown: Shown<Section>
 
-  /// Sends `opened`'s start, then every batch, until the subscription ends or `send` throws.
-  func run(_ opened: WireService<Section, some Hashable & Sendable>.Opened) async {
-    defer { started.finish() }
-    let subscription = opened.feed.subscription
-    guard control.hold(subscription) else { return }
+  /// Sends `opened`'s first message: the scope's reset (shared per scope, version and format), a query's
+  /// reset (shared per view, version and format), the views' states, or that the client is resumed.
+  /// - Returns: What ``follow(_:from:)`` needs; `nil` when the subscription was stopped first, or `send`
+  ///   threw (the client went away): the subscription has ended then.
+  func start(_ opened: WireService<Section, some Hashable & Sendable>.Opened) async -> Started? {
+    let feed = opened.feed
+    guard control.hold(feed.subscription) else { return nil }
     do {
-      switch shown {
-      case .scope: try await sendScope(opened.feed, encodings: opened.encodings)
-      case .query(let view): try await sendViews(opened.feed, ["": view], states: opened.states)
-      case .views(let views): try await sendViews(opened.feed, views, states: opened.states)
+      switch (shown, feed.start) {
+      case (.scope, .reset(_, let version, _)):
+        try await send(
+          opened.encodings.reset(version: version, format: coder.formatVersion) { coder.encode(feed.start) })
+        return .scope
+      case (.scope, .resumed):
+        try await send(coder.encode(feed.start))
+        return .scope
+      case (.query(let view), .reset(let stream, let version, _)):
+        guard let state = opened.states?[""] else { break }
+        try await send(
+          view.encodings.reset(version: version, format: coder.formatVersion) {
+            coder.encode(
+              WireMessage<Section>.reset(stream: stream, version: version, snapshot: state.published))
+          })
+        return .views(Locked((opened.states, version)))
+      case (.views, .reset(let stream, let version, _)):
+        guard let states = opened.states else { break }
+        let snapshots = states.mapValues(\.published)
+        try await send(
+          coder.encode(WireMessage<Section>.views(stream: stream, version: version, snapshots: snapshots)))
+        return .views(Locked((states, version)))
+      case (_, .resumed(_, let version)):
+        try await send(coder.encode(feed.start))
+        return .views(Locked((nil, version)))
+      default:
+        break
       }
     } catch {
       // `send` threw: the client went away.
-      control.stop()
     }
+    control.stop()
+    return nil
   }
 
-  /// Sends the scope's state: its start (a reset shared per scope, version and format), then each batch,
-  /// encoded once per batch and format for every session of the scope.
-  private func sendScope(_ feed: WireFeed<Section>, encodings: SharedEncodings) async throws {
-    let subscription = feed.subscription
-    switch feed.start {
-    case .reset(_, let version, _):
-      try await send(
-        encodings.reset(version: version, format: coder.formatVersion) { coder.encode(feed.start) })
-    case .resumed:
-      try await send(coder.encode(feed.start))
-    default:
-      return
+  /// Sends every batch after the first message (`started`) until the subscription ends or `send` throws.
+  func follow(_ opened: WireService<Section, some Hashable & Sendable>.Opened, from started: Started) async {
+    do {
+      switch (shown, started) {
+      case (.scope, _): try await followScope(opened.feed, encodings: opened.encodings)
+      case (.query(let view), .views(let held)): try await followViews(opened.feed, ["": view], held: held)
+      case (.views(let views), .views(let held)): try await followViews(opened.feed, views, held: held)
+      default: break
+      }
+    } catch {
+      // `send` threw: the client went away.
     }
-    started.hold(through: subscription.version)
+    control.stop()
+  }
+
+  /// Sends each batch of the scope's state as it is, encoded once per batch and format for every session
+  /// of the scope.
+  private func followScope(_ feed: WireFeed<Section>, encodings: SharedEncodings) async throws {
     var writeFrame: SubscriptionSink<Section>?
     if let sink {
       let format = coder.formatVersion
@@ -128,36 +188,22 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
         sink(encodings.frame(from: batch.from, to: batch.to, format: format) { coder.encode(batch) })
       }
     }
-    try await subscription.follow(sinkingInto: writeFrame, parked: control.parked(writeFrame != nil)) {
-      event in
+    let parked = writeFrame == nil ? nil : control.didPark
+    try await feed.subscription.follow(sinkingInto: writeFrame, parked: parked) { event in
       // Not announcing: batches only, each held once the task asks for the next, right after.
-      if case .batch(let batch) = event { try await send(coder.encode(batch)) }
+      guard case .batch(let batch) = event else { return true }
+      control.wakes.withLock { $0 += 1 }
+      try await send(coder.encode(batch))
       return true
     }
   }
 
-  /// Sends `views` (one, named "", for a query): their states at the reset's version (`states`) or that
-  /// they are resumed, then each batch of the scope's state as the batches of the views it changed, from
-  /// the version last sent. A view whose query throws ends the subscription with `queryFailed`, naming the
-  /// view (or the query) only.
-  private func sendViews(
-    _ feed: WireFeed<Section>, _ views: [String: SharedViewSteps<Section>],
-    states: [String: ProjectionState<Section>]?
+  /// Sends each batch of the scope's state as the batches of `views` (one, named "", for a query) that it
+  /// changed, from the version last sent (`held`). A view whose query throws ends the subscription with
+  /// `queryFailed`, naming the view (or the query) only.
+  private func followViews(
+    _ feed: WireFeed<Section>, _ views: [String: SharedViewSteps<Section>], held: Locked<Held>
   ) async throws {
-    let subscription = feed.subscription
-    let held: Locked<Held>
-    switch feed.start {
-    case .reset(let stream, let version, _):
-      guard let states else { return }
-      try await send(startMessage(stream: stream, version: version, states: states, views: views))
-      held = Locked((states, version))
-    case .resumed(_, let version):
-      try await send(coder.encode(feed.start))
-      held = Locked((nil, version))
-    default:
-      return
-    }
-    started.hold(through: subscription.version)
     let key = ViewsOfBatch<Section>.Key(views)
     let encode = batchEncoder()
     // Parked, the publisher steps the views for the task: a batch that changes none of them is held at
@@ -182,9 +228,10 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     }
     // The subscription holds each batch once the sink took it, or once the loop asks for the next: an
     // edit's answer follows the message of its version, or the batch that changed no view.
-    try await subscription.follow(sinkingInto: writeFrame, parked: control.parked(writeFrame != nil)) {
-      event in
+    let parked = writeFrame == nil ? nil : control.didPark
+    try await feed.subscription.follow(sinkingInto: writeFrame, parked: parked) { event in
       guard case .batch(let batch) = event else { return true }
+      control.wakes.withLock { $0 += 1 }
       var (states, sent) = held.withLock { $0 }
       if states == nil {
         // Resumed: the client holds the views at this batch's start, the state they project from.
@@ -202,22 +249,6 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
       }
       held.withLock { $0 = (next, sent) }
       return true
-    }
-  }
-
-  /// The first message of views at `version`: a query's reset (shared per view, version and format), or
-  /// the views' states.
-  private func startMessage(
-    stream: String, version: Int, states: [String: ProjectionState<Section>],
-    views: [String: SharedViewSteps<Section>]
-  ) -> Data {
-    guard case .query(let view) = shown, let state = states[""] else {
-      return coder.encode(
-        WireMessage<Section>.views(stream: stream, version: version, snapshots: states.mapValues(\.published))
-      )
-    }
-    return view.encodings.reset(version: version, format: coder.formatVersion) {
-      coder.encode(WireMessage<Section>.reset(stream: stream, version: version, snapshot: state.published))
     }
   }
 

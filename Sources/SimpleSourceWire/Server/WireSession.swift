@@ -35,10 +35,11 @@ public import SimpleSourceCore
 public actor WireSession<Section: SectionType, Scope: Hashable & Sendable>
 where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item.ID: Codable {
   // Guard map: `scope`, `formatVersion`, `current`, the last requests, `subscribedScope`, `isClosed` and
-  // `turns` are the actor's. Each subscription has one sending task (`current.sending`), which reads
-  // only what it was started with: its feed, its `SendingControl` (a lock of its own, through which the
-  // actor stops it and after whose `stop()` it writes nothing) and its `started` progress (a lock of its
-  // own). Subscribes, scope changes and closing take `turns`, so each awaits the one before it; an edit's
+  // `turns` are the actor's. Each subscription has a task that sends its first message
+  // (`current.starting`, which what must follow that message awaits) and one that sends the rest
+  // (`current.sending`); both read only what they were started with: the opened feed and views, and their
+  // `SendingControl` (a lock of its own, through which the actor stops them and after whose `stop()`
+  // nothing is written). Subscribes, scope changes and closing take `turns`, so each awaits the one before it; an edit's
   // answer is made in the caller's task on the service's actor. The deinit of a session never closed
   // starts one task, to leave its scope's count.
   /// The service the session belongs to.
@@ -55,13 +56,12 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   let reader = WireCoder(maxMessageBytes: 1 << 20)
   /// The format number of the client's last message; replies are written in it.
   var formatVersion = WireMessage<Section>.formatVersion
-  /// The subscription being sent (with the scope's state and views it uses), the task sending it, what
-  /// stops that task, and its first message's progress.
+  /// The subscription being sent (with the scope's state and views it uses), the task sending its first
+  /// message, the task sending the rest, and what stops them.
   var current:
     (
-      opened: WireService<Section, Scope>.Opened, sending: Task<Void, Never>,
-      control: SendingControl<Section>,
-      started: HeldVersion
+      opened: WireService<Section, Scope>.Opened, starting: Task<SessionSender<Section>.Started?, Never>,
+      sending: Task<Void, Never>, control: SendingControl<Section>
     )?
   /// The last subscribe, replayed when the scope changes.
   var request: (stream: String?, from: Int?, query: WireQueryRequest?)?
@@ -213,14 +213,16 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     }
   }
 
-  /// How many times the current subscription's sending task parked with the session's sink; `nil` when
-  /// not subscribed.
-  package var sinkParks: HeldVersion? { current?.control.sinkParks }
-  /// The newest version sent to the client, or held with nothing to send (G13); `nil` when not subscribed
-  /// or before the subscription's first message is sent (tests read it).
+  /// What stops the current subscription's sending task and counts its parks; `nil` when not subscribed.
+  /// Tests await its parks.
+  var sending: SendingControl<Section>? { current?.control }
+  /// The newest version sent to the client, or held with nothing to send (G13), once its first message
+  /// was sent; `nil` when not subscribed or when that message could not be sent (tests read it).
   package var clientHeldVersion: Int? {
-    guard let current, current.started.current >= 0 else { return nil }
-    return current.opened.feed.subscription.heldVersion
+    get async {
+      guard let current, await current.starting.value != nil else { return nil }
+      return current.opened.feed.subscription.heldVersion
+    }
   }
 
   // MARK: - Internals
@@ -265,16 +267,16 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     case .views(let views): (request, viewsRequest) = (nil, views)
     }
     subscribedScope = scope
-    // Nothing is sent until the reset or resume is: -1 is before every version.
-    let started = HeldVersion(-1)
     let control = SendingControl<Section>()
-    let task = Task.schedulable("sending to a session") {
-      let sender = SessionSender(
-        send: send, sink: sink, immediate: immediate, coder: coder, started: started, control: control,
-        shown: opened.shown)
-      await sender.run(opened)
+    let sender = SessionSender(
+      send: send, sink: sink, immediate: immediate, coder: coder, control: control, shown: opened.shown)
+    // The first message in a task of its own: what must follow it (an edit's answer, a refusal) awaits it.
+    let starting = Task.schedulable("starting a session's subscription") { await sender.start(opened) }
+    let sending = Task.schedulable("sending to a session") {
+      guard let started = await starting.value else { return }
+      await sender.follow(opened, from: started)
     }
-    current = (opened, task, control, started)
+    current = (opened, starting, sending, control)
   }
 
   /// Returns once every batch of the writes to the service's source made before the call has been sent
@@ -306,7 +308,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   /// at once when there is none.
   private func started() async {
     guard let current else { return }
-    _ = await current.started.reached(current.opened.feed.subscription.version)
+    _ = await current.starting.value
   }
 
   /// Returns once the subscription has sent every batch of the source's versions up to `version` that it
@@ -324,14 +326,14 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     if version > subscription.version {
       _ = await subscription.reached(version)
     } else {
-      _ = await current.started.reached(subscription.version)
+      _ = await current.starting.value
     }
   }
 
   /// Stops the subscription being sent, waits until its last message is sent, and releases its scope's
   /// state and views.
   func stop() async {
-    guard let (opened, sending, control, _) = current else { return }
+    guard let (opened, _, sending, control) = current else { return }
     current = nil
     subscribedScope = nil
     control.stop()

@@ -59,8 +59,9 @@ struct WireSinkTests {
   /// Awaits every session's sending task parking with its sink.
   static func parked<Scope>(_ sessions: [WireSession<TestSection, Scope>]) async {
     for session in sessions {
-      let parks = await session.sinkParks
-      #expect(await parks?.reached(1) == true)
+      let sending = await session.sending
+      #expect(sending != nil, "subscribed")
+      await sending?.parked(times: 1)
     }
   }
 
@@ -158,9 +159,10 @@ struct WireSinkTests {
     #expect(slow.refusals.withLock { $0 } > 0)
     #expect(slow.sends.withLock { $0 } > 1, "batches went through send while the sink refused")
     slow.full.withLock { $0 = { false } }
-    // Each refusal woke its task once; it parks with its sink again after sending by itself.
-    let parks = try #require(await sessions[1].sinkParks)
-    #expect(await parks.reached(1 + slow.refusals.withLock { $0 }))
+    // Each refusal woke its task (or came back to it as it asked), which sent by itself; once the sink
+    // takes frames again, the next batch goes through it, not through send.
+    let sending = try #require(await sessions[1].sending)
+    #expect(sending.wakes.withLock { $0 } == slow.refusals.withLock { $0 })
     let (frames, sends) = (slow.frames.withLock { $0 }, slow.sends.withLock { $0 })
     try await source.appendItems([TestItem("after")], toSection: "B")
     await sessions[1].delivered(to: slow.client)
@@ -274,11 +276,11 @@ struct WireSinkTests {
     for client in clients[0..<5] { #expect(client.sends == 1, "only the views' states go through send") }
     let frames = clients[0..<5].map { $0.frames.map(ObjectIdentifier.init) }
     #expect(frames[0].count >= 20 && frames.allSatisfy { $0 == frames[0] })
-    // The one that refused was woken for each refusal, sent by itself, and parked with its sink again.
+    // The one that refused was woken for each refusal, sent by itself, and took frames again after.
     let (refusals, sends) = (clients[5].refusals.withLock { $0 }, clients[5].sends)
     #expect(refusals > 0 && sends > 1)
-    let parks = try #require(await sessions[5].sinkParks)
-    #expect(await parks.reached(1 + refusals))
+    let sending = try #require(await sessions[5].sending)
+    #expect(sending.wakes.withLock { $0 } == refusals)
     let before = clients[5].frames.count
     try await source.replaceItem(TestItem("a1", version: 7))
     await sessions[5].settled()
