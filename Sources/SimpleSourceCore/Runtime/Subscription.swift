@@ -69,7 +69,8 @@ public struct Subscription<Section: SectionType>: Sendable {
   ///   projection numbered by its parent holds it too. Otherwise such a version is held without an event.
   /// - With a `sink` (a subscription of the fan-out engine, not paced), the follower parks with it between
   ///   events: each shared batch that follows what it holds is written to the sink by the publisher and
-  ///   held at once, without waking it; `handle` gets only a batch the sink refused or one composed for it.
+  ///   held at once, without waking it (one already waiting when it asks is written to the sink by its own
+  ///   task); `handle` gets only a batch the sink refused or one composed for it.
   ///   `parked` is called each time it parks so.
   /// - It ends, and ends the subscription, when `handle` returns `false` or throws, when the task is
   ///   cancelled, or when the subscription ends. A paced subscription, or one not made by the fan-out

@@ -97,9 +97,10 @@ final class SubscriberMailbox<Section: SectionType>: Sendable {
   /// waiter out of its state exactly once, so an unsafe continuation is sound here and spares an
   /// allocation per delivery.
   ///
-  /// With a `sink`, the consumer parks with it: shared batches are written to the sink meanwhile, and
-  /// this returns only a batch the sink refused or one composed for the consumer, which it hands over by
-  /// itself. `parkedWithSink` is called each time it parks so (tests await it).
+  /// With a `sink`, the consumer parks with it: shared batches are written to the sink meanwhile (one
+  /// waiting when it asks, by this task), and this returns only a batch the sink refused or one composed
+  /// for the consumer, which it hands over by itself. `parkedWithSink` is called each time it parks so
+  /// (the wire's sessions count their parks with it).
   @inlinable
   func next(
     sink: SubscriptionSink<Section>? = nil, parkedWithSink: (@Sendable () -> Void)? = nil
@@ -124,12 +125,16 @@ final class SubscriberMailbox<Section: SectionType>: Sendable {
       // run once it is parked (a publisher may resume it at once, on another thread).
       asked(announcing: announcing)
       let wait = TaskSchedule.beginWait("the next batch of a subscription")
+      // Whether the delivery was waiting when the consumer asked: a batch the publisher hands over later
+      // was offered to the sink first (and refused).
+      var waiting = false
       let delivery = await withUnsafeContinuation { continuation in
         let delivery = state.withLock { state in
           // A quiet version that arrived since `asked()` is reported first, then the consumer asks again.
           state.newlyHeld().map { .held($0) } ?? state.next(waiter: continuation, sink: sink)
         }
         if let delivery {
+          waiting = true
           continuation.resume(returning: delivery)
         } else if sink != nil {
           // Parked; the callback touches nothing of the consumer's.
@@ -153,6 +158,10 @@ final class SubscriberMailbox<Section: SectionType>: Sendable {
       case .end:
         return nil
       case .batch(let batch):
+        // The shared batch was waiting when the consumer asked: parked with a sink, it would have been
+        // written there, so it is, from this task (the publisher writes to a sink only while its consumer
+        // is parked: never at the same time). Taken, it is held once the consumer asks again.
+        if waiting, let sink, sink(batch) { continue }
         return .batch(batch)
       case .compose(let from, let fromVersion, let to, let toVersion, let refreshing, let touched):
         let changeset = await Self.compose(

@@ -19,8 +19,9 @@ public final class WireFrame: Sendable {
 /// returns `true`, or returns `false` when the connection cannot take it now (its buffer is full, or it
 /// closed). See ``WireService/session(scope:pacing:sink:send:)``.
 ///
-/// It is called by the task that publishes the batches of the session's scope's state, while the session's subscription holds
-/// its lock: it must not wait, and must not call the session or the service.
+/// It is called by the task that publishes the batches of the session's scope's state, while the
+/// session's subscription holds its lock, or by the session's own task for a batch that was waiting when it
+/// asked (never both at once): it must not wait, and must not call the session or the service.
 public typealias WireSink = @Sendable (WireFrame) -> Bool
 
 /// What a view's sessions share of their encodings, per format: the newest reset's bytes, and the newest
