@@ -98,10 +98,15 @@ enum Shown<Section: SectionType>: Sendable {
 struct SessionSender<Section: SectionType>: Sendable
 where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item.ID: Codable {
   /// What the client holds of its views: their states (`nil` until a resumed subscription's first
-  /// batch), and the version they were last sent at. Read and written by the sending task and, while it is
-  /// parked, by the scope's publisher through the sink: never both at once (the subscription wakes the
-  /// task only for what the sink refused), but from two tasks, so under a lock.
-  typealias Held = (states: [String: ProjectionState<Section>]?, sent: Int)
+  /// batch), the version they were last sent at, and the step the publisher made of the batch it woke the
+  /// task for (so that the task does not look it up again). Read and written by the sending task and,
+  /// while it is parked, by the scope's publisher through the sink: never both at once (the subscription
+  /// wakes the task only for what the sink refused), but from two tasks, so under a lock.
+  struct Held: Sendable {
+    var states: [String: ProjectionState<Section>]?
+    var sent: Int
+    var woken: (from: Int, to: Int, step: ViewsOfBatch<Section>.Step)?
+  }
 
   /// What following a subscription needs once its first message is sent: for views, what the client
   /// holds of them.
@@ -143,16 +148,16 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
             coder.encode(
               WireMessage<Section>.reset(stream: stream, version: version, snapshot: state.published))
           })
-        return .views(Locked((opened.states, version)))
+        return .views(Locked(Held(states: opened.states, sent: version)))
       case (.views, .reset(let stream, let version, _)):
         guard let states = opened.states else { break }
         let snapshots = states.mapValues(\.published)
         try await send(
           coder.encode(WireMessage<Section>.views(stream: stream, version: version, snapshots: snapshots)))
-        return .views(Locked((states, version)))
+        return .views(Locked(Held(states: states, sent: version)))
       case (_, .resumed(_, let version)):
         try await send(coder.encode(feed.start))
-        return .views(Locked((nil, version)))
+        return .views(Locked(Held(states: nil, sent: version)))
       default:
         break
       }
@@ -215,10 +220,16 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
           // A resumed subscription's views are projected by the task, off the publisher's.
           guard let states = client.states else { return false }
           let step = ViewsOfBatch.of(batch).step(views, key: key, from: states, batch)
-          guard case .stepped(let next, let changes) = step.outcome else { return false }
+          guard case .stepped(let next, let changes) = step.outcome else {
+            client.woken = (batch.from, batch.to, step)
+            return false
+          }
           if !changes.isEmpty {
             let frame = step.frame(from: client.sent, to: batch.to, changes: changes, encode: encode)
-            guard let sink, sink(frame) else { return false }
+            guard let sink, sink(frame) else {
+              client.woken = (batch.from, batch.to, step)
+              return false
+            }
             client.sent = batch.to
           }
           client.states = next
@@ -232,13 +243,20 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     try await feed.subscription.follow(sinkingInto: writeFrame, parked: parked) { event in
       guard case .batch(let batch) = event else { return true }
       control.wakes.withLock { $0 += 1 }
-      var (states, sent) = held.withLock { $0 }
-      if states == nil {
-        // Resumed: the client holds the views at this batch's start, the state they project from.
-        states = try await project(views, batch.changeset.source, at: batch.from)
+      var client = held.withLock { client in
+        defer { client.woken = nil }
+        return client
       }
-      guard let states else { return false }
-      let step = ViewsOfBatch.of(batch).step(views, key: key, from: states, batch)
+      if client.states == nil {
+        // Resumed: the client holds the views at this batch's start, the state they project from.
+        client.states = try await project(views, batch.changeset.source, at: batch.from)
+      }
+      guard let states = client.states else { return false }
+      var sent = client.sent
+      // The step the publisher made of this batch when it woke the task, or the batch's shared one.
+      let step =
+        client.woken.flatMap { $0.from == batch.from && $0.to == batch.to ? $0.step : nil }
+        ?? ViewsOfBatch.of(batch).step(views, key: key, from: states, batch)
       guard case .stepped(let next, let changes) = step.outcome else {
         if case .failed(let name) = step.outcome { try await failed(name, views) }
         return false
@@ -247,7 +265,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
         try await send(step.frame(from: sent, to: batch.to, changes: changes, encode: encode).bytes)
         sent = batch.to
       }
-      held.withLock { $0 = (next, sent) }
+      held.withLock { $0 = Held(states: next, sent: sent) }
       return true
     }
   }

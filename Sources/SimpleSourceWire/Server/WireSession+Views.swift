@@ -49,10 +49,17 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   /// A session's views, by name and identity.
   struct Key: Hashable {
     let views: [String: ObjectIdentifier]
+    /// The hash of `views`, made once: a session looks its step up with the same key for every batch.
+    let hash: Int
 
     init(_ views: [String: SharedViewSteps<Section>]) {
       self.views = views.mapValues { ObjectIdentifier($0) }
+      hash = self.views.hashValue
     }
+
+    func hash(into hasher: inout Hasher) { hasher.combine(hash) }
+
+    static func == (lhs: Key, rhs: Key) -> Bool { lhs.hash == rhs.hash && lhs.views == rhs.views }
   }
 
   /// What the views became.
