@@ -69,13 +69,13 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   /// The sections a scope may see, read from a section's own content (its id and header).
   public typealias Sections = @Sendable (Scope) -> @Sendable (Section) -> Bool
 
-  // Guard map: `admissions`, the scopes' states and views (`scopes`, `views`, `viewsMade`) and the edit
-  // answers (`answers`, `answerOrder`, `oldestAnswer`, `awaiting`) are the actor's. The counters
-  // `sessionsMade` and `resetsEncoded` are locks of their own, taken alone; each shared state's and view's
+  // Guard map: `admissions` and the scopes' states and views (`scopes`, `views`, `viewsMade`) are the
+  // actor's. The edit answers (`answers`) and the counters `sessionsMade` and `resetsEncoded` are locks of
+  // their own, taken alone; each shared state's and view's
   // encodings and steps are behind their own locks. A scope's state is started by one task (its `start`),
   // which every session opening it awaits, so it is projected once however many sessions race; a reset's
   // views are projected in a task the opening session awaits, off the actor; an edit is made in its
-  // caller's task, and a resend of an edit being made waits on the actor for that answer.
+  // caller's task, off the actor, and a resend of an edit being made waits in `answers` for that answer.
   /// The whole source's stream name; views' streams start with it.
   public nonisolated let stream: String
   /// The source served.
@@ -101,14 +101,12 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   nonisolated let wholeSourceEncodings: SharedEncodings
   /// Makes clients' edits; `nil` when clients may not write.
   nonisolated let writer: WireWriter<Section, Scope>?
-  /// The answers to the newest edits, by the scope that made them and their id, with the operations of the
-  /// edit each answers (a resend is answered only when it asks for the same, as its fingerprint would say); their keys in a ring whose oldest is at
-  /// `oldestAnswer`. An answer still being made is `nil`; the callers of the same edit meanwhile wait in
-  /// `awaiting`, which forgetting old answers never touches.
-  var answers: [EditKey: (operations: [WireOperation<Section>], answer: Result<Int, WireError>?)] = [:]
-  var answerOrder: [EditKey] = []
-  var oldestAnswer = 0
-  var awaiting: [EditKey: [CheckedContinuation<Result<Int, WireError>, Never>]] = [:]
+  /// The answers to the newest edits, by the scope that made them and their id (``EditAnswers``), the
+  /// newest ``rememberedEdits`` kept: behind a lock of their own, so that an edit costs no hop to the
+  /// service's actor.
+  nonisolated let answers = Locked(
+    EditAnswers<EditKey, [WireOperation<Section>], CheckedContinuation<Result<Int, WireError>?, Never>>(
+      capacity: rememberedEdits))
   /// How many edits' answers are remembered.
   static var rememberedEdits: Int { 4_096 }
   /// The scopes' states sessions follow, and the idle ones kept.
@@ -444,41 +442,45 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   /// ``WireError/Code-swift.struct/editIDReused`` when it asks for something else; the same id from another
   /// scope is another edit.
   /// - Complexity: O(1) besides the writer; O(*s*) in the edit's size for an id answered before.
-  func write(_ edit: WireEdit<Section>, scope: Scope) async -> Result<Int, WireError> {
+  nonisolated func write(_ edit: WireEdit<Section>, scope: Scope) async -> Result<Int, WireError> {
     guard let writer else { return .failure(WireError(.editNotMade, "this server takes no edits")) }
     let key = EditKey(scope: scope, id: edit.id)
-    if let (made, answer) = answers[key] {
-      guard made == edit.operations else { return .failure(edit.reused) }
-      if let answer { return answer }
-      // Made by another call now (a resend that raced its first delivery): wait for that answer.
-      return await withCheckedContinuation { awaiting[key, default: []].append($0) }
-    }
-    answers[key] = (edit.operations, nil)
-    if answerOrder.count < Self.rememberedEdits {
-      answerOrder.append(key)
-    } else {
-      // A ring: the oldest key gives way to the newest.
-      answers[answerOrder[oldestAnswer]] = nil
-      answerOrder[oldestAnswer] = key
-      oldestAnswer = (oldestAnswer + 1) % Self.rememberedEdits
-    }
-    // Made in this call, not a task of its own: an edit costs one hop to the writer and back.
-    let answer: Result<Int, WireError>
-    do throws(WireError) {
-      answer = .success(try await writer.write(edit, scope, visibility(of: scope)))
-    } catch {
-      answer = .failure(error)
-    }
-    if case .failure(let error) = answer, Task.isCancelled || error.code == .editIDReused {
+    while true {
+      switch answers.withLock({ $0.start(key, edit.operations) }) {
+      case .answered(let answer): return answer
+      case .reused: return .failure(edit.reused)
+      case .inFlight:
+        // Made by another call now (a resend that raced its first delivery): wait for that answer.
+        let waited = await withCheckedContinuation {
+          (waiter: CheckedContinuation<Result<Int, WireError>?, Never>) in
+          switch answers.withLock({ $0.wait(key, waiter) }) {
+          case .parked: break
+          case .answered(let answer): waiter.resume(returning: answer)
+          case .startAgain: waiter.resume(returning: nil)
+          }
+        }
+        if let waited { return waited }
+        // The first call went away without making it: this one makes it.
+        continue
+      case .make:
+        break
+      }
+      // Made in this call, not a task of its own: an edit costs one hop to the writer and back.
+      let answer: Result<Int, WireError>
+      do throws(WireError) {
+        answer = .success(try await writer.write(edit, scope, visibility(of: scope)))
+      } catch {
+        answer = .failure(error)
+      }
       // The caller went away before its group took the edit: not made, so a resend must make it. Or the
       // writer's storage holds another edit under the id: that edit's resend must still get its answer.
-      answers[key] = nil
-    } else if answers[key] != nil {
-      // Forgotten meanwhile (4,096 newer edits), the answer is not kept; its waiters still get it.
-      answers[key]?.answer = answer
+      var keep = true
+      if case .failure(let error) = answer, Task.isCancelled || error.code == .editIDReused { keep = false }
+      for waiter in answers.withLock({ $0.answered(key, answer, keep: keep) }) {
+        waiter.resume(returning: answer)
+      }
+      return answer
     }
-    for waiter in awaiting.removeValue(forKey: key) ?? [] { waiter.resume(returning: answer) }
-    return answer
   }
 
   /// What a client of `scope` may see: the service's rules for that scope.

@@ -1,0 +1,154 @@
+// The answers a service remembers to clients' edits: every sequence of edits, resends, waits and answers
+// to a depth, over two edit ids, two kinds of edit and a memory of two, against a plain model.
+
+import Testing
+
+@testable import SimpleSourceWire
+
+@Suite("Edit answers")
+struct EditAnswersTests {
+  /// Callers of edits (at most four): each starts an edit (a key and its operations), then makes it,
+  /// waits for it, or is answered at once. The model remembers the newest two edits made in a plain list.
+  struct World: ExplorableWorld {
+    enum Step: CustomStringConvertible {
+      case call(key: Int, operations: Int)
+      case wait(caller: Int)
+      case answer(caller: Int, keep: Bool)
+      var description: String {
+        switch self {
+        case .call(let key, let operations): "call \(key)/\(operations)"
+        case .wait(let caller): "caller \(caller) waits"
+        case .answer(let caller, let keep): keep ? "caller \(caller) answers" : "caller \(caller) drops"
+        }
+      }
+    }
+
+    enum Caller: Equatable {
+      case making(key: Int, operations: Int)
+      case mustWait(key: Int, operations: Int)
+      case parked(key: Int)
+      case done(Result<Int, WireError>?)
+    }
+
+    var book = EditAnswers<Int, Int, Int>(capacity: 2)
+    var callers: [Caller] = []
+    /// The model: what each remembered key's edit asked for and its answer, and the newest two edits made
+    /// (a key dropped and made again appears twice; only its newest counts).
+    var remembered: [Int: (operations: Int, answer: Result<Int, WireError>?, made: Int)] = [:]
+    var madeOrder: [(key: Int, made: Int)] = []
+    var made = 0
+
+    func steps() -> [Step] {
+      var steps: [Step] = []
+      if callers.count < 4 {
+        for key in 0..<2 { for operations in 0..<2 { steps.append(.call(key: key, operations: operations)) } }
+      }
+      for (index, caller) in callers.enumerated() {
+        switch caller {
+        case .making: steps += [.answer(caller: index, keep: true), .answer(caller: index, keep: false)]
+        case .mustWait: steps.append(.wait(caller: index))
+        case .parked, .done: break
+        }
+      }
+      return steps
+    }
+
+    /// What the model says a start of `key` asking for `operations` gets, and makes it so.
+    mutating func start(_ caller: Int, key: Int, operations: Int) throws {
+      let expected: EditAnswers<Int, Int, Int>.Start
+      if let entry = remembered[key] {
+        if entry.operations != operations {
+          expected = .reused
+        } else if let answer = entry.answer {
+          expected = .answered(answer)
+        } else {
+          expected = .inFlight
+        }
+      } else {
+        expected = .make
+      }
+      let got = book.start(key, operations)
+      guard "\(got)" == "\(expected)" else {
+        throw ExplorationFailure(description: "caller \(caller) started \(key): \(got), expected \(expected)")
+      }
+      switch got {
+      case .make:
+        made += 1
+        remembered[key] = (operations, nil, made)
+        madeOrder.append((key, made))
+        if madeOrder.count > 2 {
+          let gone = madeOrder.removeFirst()
+          if remembered[gone.key]?.made == gone.made { remembered[gone.key] = nil }
+        }
+        callers[caller] = .making(key: key, operations: operations)
+      case .answered(let answer): callers[caller] = .done(answer)
+      case .reused: callers[caller] = .done(nil)
+      case .inFlight: callers[caller] = .mustWait(key: key, operations: operations)
+      }
+    }
+
+    mutating func perform(_ step: Step) throws {
+      switch step {
+      case .call(let key, let operations):
+        callers.append(.done(nil))
+        try start(callers.count - 1, key: key, operations: operations)
+      case .wait(let caller):
+        guard case .mustWait(let key, let operations) = callers[caller] else { return }
+        switch book.wait(key, caller) {
+        case .parked:
+          guard remembered[key] != nil, remembered[key]?.answer == nil else {
+            throw ExplorationFailure(description: "caller \(caller) parked on \(key), which is not in flight")
+          }
+          callers[caller] = .parked(key: key)
+        case .answered(let answer):
+          guard remembered[key]?.answer == answer else {
+            throw ExplorationFailure(description: "caller \(caller) waited for \(key) and got \(answer)")
+          }
+          callers[caller] = .done(answer)
+        case .startAgain:
+          guard remembered[key] == nil else {
+            throw ExplorationFailure(description: "caller \(caller) told to start \(key) again, remembered")
+          }
+          try start(caller, key: key, operations: operations)
+        }
+      case .answer(let caller, let keep):
+        guard case .making(let key, _) = callers[caller] else { return }
+        let answer: Result<Int, WireError> =
+          keep ? .success(caller) : .failure(WireError(.editNotMade, "caller \(caller) went away"))
+        let woken = book.answered(key, answer, keep: keep)
+        let parked = callers.indices.filter { callers[$0] == .parked(key: key) }
+        guard Set(woken) == Set(parked), woken.count == parked.count else {
+          throw ExplorationFailure(description: "answering \(key) woke \(woken), parked were \(parked)")
+        }
+        for waiter in woken { callers[waiter] = .done(answer) }
+        callers[caller] = .done(answer)
+        if !keep {
+          remembered[key] = nil
+        } else if remembered[key] != nil {
+          remembered[key]?.answer = answer
+        }
+      }
+    }
+
+    mutating func checkSettled() throws {
+      // Nobody waits for ever: every parked caller waits for a key someone is making.
+      for case .parked(let key) in callers {
+        guard callers.contains(where: { if case .making(key, _) = $0 { true } else { false } }) else {
+          throw ExplorationFailure(description: "a caller waits for \(key), which no one makes")
+        }
+      }
+      guard book.entries.count <= book.capacity, Set(book.entries.keys) == Set(remembered.keys) else {
+        throw ExplorationFailure(
+          description: "remembers \(book.entries.keys.sorted()), the model \(remembered.keys.sorted())")
+      }
+    }
+  }
+
+  @Test(
+    "every sequence of edits, resends, waits and answers to depth 9 matches the model; no one waits for ever")
+  func everySequence() throws {
+    let sequences = try exploreEverySequence(from: World(), depth: 9)
+    print("Edit answers: \(sequences) sequences checked")
+    #expect(sequences > 10_000)
+  }
+}
