@@ -51,13 +51,17 @@ final class QueryFanout: Sendable {
     _ = await received.reached(clients)  // every reset
   }
 
-  /// The CPU milliseconds of one edit of the last item until every session has sent its batch.
+  /// The CPU milliseconds of one edit of the last item until every session has sent its batch. Then,
+  /// untimed, every session settles (its task has asked for the next batch again), so that no session's
+  /// work of this round lands in the next one measured.
   func edit(_ round: Int) async -> Double {
     let target = count.withLock { $0 } + sessions.count
     let start = processCPUms()
     _ = try? await source.replaceItem(Item(id: items - 1, version: round + 1))
     _ = await received.reached(target)
-    return processCPUms() - start
+    let cpu = processCPUms() - start
+    for session in sessions { await session.settled() }
+    return cpu
   }
 
   func close() async { for session in sessions { await session.close() } }
