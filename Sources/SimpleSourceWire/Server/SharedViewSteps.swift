@@ -55,6 +55,31 @@ final class SharedViewSteps<Section: SectionType>: Sendable {
     return state
   }
 
+  /// The states of `views` (by the client's names; a query is named "") at `version` of the scope's
+  /// stream, whose state is `scope`: each view's ``start(_:at:)``.
+  /// - Returns: The states, or `queryFailed` naming the first view that could not be evaluated (the query,
+  ///   for a query), never the row: the projection's error may name one.
+  /// - Complexity: O(*v* *n*) predicate calls for *v* views no session started at `version`; O(*v*)
+  ///   otherwise.
+  static func start(_ views: [String: SharedViewSteps], _ scope: Snapshot<Section>, at version: Int)
+    -> Result<[String: ProjectionState<Section>], WireError>
+  {
+    var states: [String: ProjectionState<Section>] = [:]
+    for (name, view) in views {
+      guard let state = view.start(scope, at: version) else {
+        return .failure(failure(of: view, named: name))
+      }
+      states[name] = state
+    }
+    return .success(states)
+  }
+
+  /// What a client is told when `view`, under the name `name` ("" for a query), could not be evaluated.
+  static func failure(of view: SharedViewSteps, named name: String) -> WireError {
+    let what = name.isEmpty ? "the query \(view.name)" : "the view \(name)"
+    return WireError(.queryFailed, "\(what) could not be evaluated")
+  }
+
   /// What the view shows of `scope`, made anew (tests compare clients with it); `nil` when the projection
   /// throws.
   /// - Complexity: O(*n*) predicate calls.

@@ -328,17 +328,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
       var states: [String: ProjectionState<Section>]?
       if case .reset(_, let version, let snapshot) = feed.start, !views.isEmpty {
         let projecting = Task.schedulable("projecting a subscribe's views") {
-          () -> Result<[String: ProjectionState<Section>], WireError> in
-          var states: [String: ProjectionState<Section>] = [:]
-          for (name, view) in views {
-            guard let state = view.start(snapshot, at: version) else {
-              // The projection's error may name a row: the client learns only which view failed.
-              let what = name.isEmpty ? "the query \(view.name)" : "the view \(name)"
-              return .failure(WireError(.queryFailed, "\(what) could not be evaluated"))
-            }
-            states[name] = state
-          }
-          return .success(states)
+          SharedViewSteps.start(views, snapshot, at: version)
         }
         switch await projecting.value {
         case .success(let made): states = made
@@ -376,12 +366,8 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     }
     let visibility = visibility(of: scope)
     var projection = Projection<Section>.all
-    if let visible = visibility.rows {
-      projection.isIncluded = { item in visible(item) }
-    }
-    if let visible = visibility.sections {
-      projection.isSectionIncluded = { section in visible(section) }
-    }
+    projection.isIncluded = visibility.rows
+    projection.isSectionIncluded = visibility.sections
     let entry: SharedViews<Scope, ScopeState>.Entry
     if let shared = scopes.acquire(scope) {
       entry = shared

@@ -249,7 +249,12 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
       }
       if client.states == nil {
         // Resumed: the client holds the views at this batch's start, the state they project from.
-        client.states = try await project(views, batch.changeset.source, at: batch.from)
+        switch SharedViewSteps.start(views, batch.changeset.source, at: batch.from) {
+        case .success(let states): client.states = states
+        case .failure(let error):
+          try await failed(error)
+          return false
+        }
       }
       guard let states = client.states else { return false }
       var sent = client.sent
@@ -258,7 +263,9 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
         client.woken.flatMap { $0.from == batch.from && $0.to == batch.to ? $0.step : nil }
         ?? ViewsOfBatch.of(batch).step(views, key: key, from: states, batch)
       guard case .stepped(let next, let changes) = step.outcome else {
-        if case .failed(let name) = step.outcome { try await failed(name, views) }
+        if case .failed(let name) = step.outcome, let view = views[name] {
+          try await failed(SharedViewSteps.failure(of: view, named: name))
+        }
         return false
       }
       if !changes.isEmpty {
@@ -287,26 +294,10 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     }
   }
 
-  /// Every view's projection of `state`; `nil` once a view failed (the client was told).
-  private func project(
-    _ views: [String: SharedViewSteps<Section>], _ state: Snapshot<Section>, at version: Int
-  ) async throws -> [String: ProjectionState<Section>]? {
-    var states: [String: ProjectionState<Section>] = [:]
-    for (name, view) in views {
-      guard let projected = view.start(state, at: version) else {
-        try await failed(name, views)
-        return nil
-      }
-      states[name] = projected
-    }
-    return states
-  }
-
-  /// Tells the client that view `name` could not be evaluated (never which row), and ends the subscription.
-  private func failed(_ name: String, _ views: [String: SharedViewSteps<Section>]) async throws {
+  /// Tells the client that a view could not be evaluated (`error`, which never names a row), and ends the
+  /// subscription.
+  private func failed(_ error: WireError) async throws {
     control.stop()
-    let what = name.isEmpty ? "the query \(views[name]?.name ?? "")" : "the view \(name)"
-    let error = WireError(.queryFailed, "\(what) could not be evaluated")
     try await send(coder.encode(WireMessage<Section>.error(error)))
   }
 }
