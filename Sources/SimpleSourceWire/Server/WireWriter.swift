@@ -33,8 +33,8 @@ public struct WireWriter<Section: SectionType, Scope: Hashable & Sendable>: Send
   /// item or section id the scope may not see reads as unknown (an item in a section it may not see is
   /// not seen either), and an item it may not see cannot be written.
   ///
-  /// The edits of all clients are made by one ``GroupCommit``: those that arrive while a group is applied
-  /// form the next group, one transaction and one version for them all (coalesced into the source's
+  /// The edits of all clients are made by one ``GroupCommit``: those that arrive before a group's turn of
+  /// the source form that group, one transaction and one version for them all (coalesced into the source's
   /// batches with what else is pending, as direct writes are), each edit answered on its own
   /// (one that does not apply is refused, and refuses nothing else). Each edit's operations apply
   /// together or not at all, after the edits that arrived before it. The service's own writers keep

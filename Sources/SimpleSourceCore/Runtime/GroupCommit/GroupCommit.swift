@@ -24,8 +24,9 @@
 /// - **Each write is answered _exactly_ once**, with the version that holds it and what its body returned,
 ///   or with its own error: a body that throws leaves no trace (its edits are dropped, the source and the
 ///   rest of its group go on as if it had not run), and refuses nothing else.
-/// - **Arrival order.** A group is every write that arrived while the group before it committed, in the
-///   order they arrived; its bodies run in that order, each against the state the ones before it left.
+/// - **Arrival order.** A group is every write that arrived before its turn of the source came (while the
+///   group before it was made and, with a storage step, committed), in the order they arrived; its bodies
+///   run in that order, each against the state the ones before it left.
 /// - **One version per group.** Without a storage step a group is one transaction, coalesced into the
 ///   source's batches as direct writes are. With one, it is one prepared write: one batch from
 ///   ``Group/base`` to ``Group/version``, which your `commit` stores, then the source applies it, offered
@@ -36,11 +37,14 @@
 /// - **In the source's one order.** Direct writes and prepared writes take their turns with the groups
 ///   (see <doc:WritingThroughADatabase>).
 /// - **Cancellation.** A write whose task is cancelled while it waits for its group throws
-///   ``DataSourceErrorCode/cancelled`` and makes nothing; once its group is committing, it is answered
-///   with the group's outcome.
+///   ``DataSourceErrorCode/cancelled`` and makes nothing; once its group is taken, it is answered with
+///   the group's outcome. No write's cancellation reaches another's: your `commit` runs in a task of its
+///   own.
 ///
-/// The groups are committed by a task this object starts when a write arrives and no group commits, and
-/// which ends when none waits.
+/// No task of its own makes the groups: a group is led by its first write, whose task takes the group in
+/// its turn of the source, makes it, and answers the others. The writes that arrive meanwhile wait for
+/// the next leader: the first of them. So a write costs what a direct transaction costs when it arrives
+/// alone, and under load its group's turn, diff and commit are shared.
 public final class GroupCommit<Section: SectionType, Value: Sendable>: Sendable {
   /// A write's body: edits made through the ``Transaction``, run on the source's actor.
   @usableFromInline typealias Body = @Sendable (inout Transaction<Section>) throws -> Value
@@ -58,20 +62,36 @@ public final class GroupCommit<Section: SectionType, Value: Sendable>: Sendable 
     public let results: [Result<Value, any Error>]
   }
 
-  /// A submitted write: its id (for cancellation), body and the continuation its answer resumes.
+  /// What a waiting write is resumed with: its answer, or the lead of the next group.
+  @usableFromInline
+  enum Resumption: Sendable {
+    case answer(Result<(version: Version, value: Value), any Error>)
+    case lead
+  }
+
+  /// A submitted write: its id (for cancellation), body and the continuation that resumes it (already
+  /// resumed for the write that leads on submitting).
   @usableFromInline
   struct Submitted: Sendable {
     @usableFromInline let id: Int
     @usableFromInline let body: Body
-    @usableFromInline let answer:
-      CheckedContinuation<Result<(version: Version, value: Value), any Error>, Never>
+    @usableFromInline let resume: CheckedContinuation<Resumption, Never>
+
+    @inlinable
+    init(id: Int, body: @escaping Body, resume: CheckedContinuation<Resumption, Never>) {
+      self.id = id
+      self.body = body
+      self.resume = resume
+    }
   }
 
   @usableFromInline let source: BasicDataSource<Section>
   @usableFromInline let commit: (@Sendable (Group) async throws -> Void)?
-  // Guard map: `state` (the machine and the next id) is read and written only under its lock; the loop
-  // task owns the committing group's writes and answers them; a continuation is resumed outside the lock.
-  @usableFromInline let state: Locked<(machine: GroupCommitStateMachine<Submitted>, nextID: Int)>
+  // Guard map: `state` (the machine and the next id) is read and written only under its lock. A group's
+  // writes belong to its leader's task once taken; it answers them. A continuation is resumed outside
+  // the lock.
+  @usableFromInline let state:
+    Locked<(machine: GroupCommitStateMachine<Submitted>, nextID: Int, submitted: (@Sendable () -> Void)?)>
 
   /// Creates a group committer for `source`.
   /// - Parameters:
@@ -83,10 +103,15 @@ public final class GroupCommit<Section: SectionType, Value: Sendable>: Sendable 
   public init(_ source: BasicDataSource<Section>, commit: (@Sendable (Group) async throws -> Void)? = nil) {
     self.source = source
     self.commit = commit
-    state = Locked((GroupCommitStateMachine(), 0))
+    state = Locked((GroupCommitStateMachine(), 0, nil))
   }
 
-  /// Makes `body`'s edits in the next group, and returns once the group is applied.
+  /// Tells `observer` each time a write is submitted (and leads or waits): tests order events with it.
+  package func onSubmitted(_ observer: @escaping @Sendable () -> Void) {
+    state.withLock { $0.submitted = observer }
+  }
+
+  /// Makes `body`'s edits in the next group, and returns once the group is made.
   ///
   /// - Parameter body: Makes the write's edits; runs on the source's actor, after the bodies that arrived
   ///   before it, against the state they left.
@@ -94,7 +119,9 @@ public final class GroupCommit<Section: SectionType, Value: Sendable>: Sendable 
   /// - Throws: What `body` threw (its edits are dropped, the group goes on); what `commit` threw for its
   ///   group (nothing of the group is made); ``DataSourceErrorCode/cancelled`` when the task was cancelled
   ///   while the write waited for its group.
-  /// - Complexity: O(*k* log *n*) for *k* edits, as a transaction; the group's diff and commit are shared.
+  /// - Complexity: O(*k* log *n*) for *k* edits, as a transaction; the group's turn, diff and commit are
+  ///   shared.
+  @inlinable
   public func write(_ body: @escaping @Sendable (inout Transaction<Section>) throws -> Value) async throws
     -> (version: Version, value: Value)
   {
@@ -102,37 +129,67 @@ public final class GroupCommit<Section: SectionType, Value: Sendable>: Sendable 
       state.nextID += 1
       return state.nextID
     }
-    let answer = await withTaskCancellationHandler {
-      await withCheckedContinuation {
-        (continuation: CheckedContinuation<Result<(version: Version, value: Value), any Error>, Never>) in
+    let resumption = await withTaskCancellationHandler {
+      await withCheckedContinuation { (continuation: CheckedContinuation<Resumption, Never>) in
         if Task.isCancelled {
-          continuation.resume(returning: .failure(BasicDataSource<Section>.Error(code: .cancelled)))
+          continuation.resume(returning: .answer(.failure(BasicDataSource<Section>.Error(code: .cancelled))))
           return
         }
-        let submitted = Submitted(id: id, body: body, answer: continuation)
-        if case .startGroup(let group) = state.withLock({ $0.machine.submit(submitted) }) {
-          Task.schedulable("committing a group") { await self.run(from: group) }
-        }
+        let submitted = Submitted(id: id, body: body, resume: continuation)
+        let (role, observer) = state.withLock { ($0.machine.submit(submitted), $0.submitted) }
+        if role == .lead { continuation.resume(returning: .lead) }
+        observer?()
       }
     } onCancel: {
       let cancelled = state.withLock { $0.machine.cancel { $0.id == id } }
-      cancelled?.answer.resume(returning: .failure(BasicDataSource<Section>.Error(code: .cancelled)))
+      cancelled?.resume.resume(returning: .answer(.failure(BasicDataSource<Section>.Error(code: .cancelled))))
     }
-    return try answer.get()
+    switch resumption {
+    case .answer(let answer): return try answer.get()
+    case .lead: return try await lead().get()
+    }
   }
 
-  /// Commits groups until none waits.
-  func run(from first: [Submitted]) async {
-    var group = first
-    while true {
-      await commitGroup(group)
-      guard case .nextGroup(let next) = state.withLock({ $0.machine.groupCommitted() }) else { return }
-      group = next
+  /// Takes the group this write leads in its turn of the source, makes it, answers the others, and
+  /// returns this write's own answer.
+  @inlinable
+  func lead() async -> Result<(version: Version, value: Value), any Error> {
+    let group: [Submitted]
+    let version: Version?
+    let results: [Result<Value, any Error>]
+    if let commit {
+      (group, version, results) = await commitWithStorage(commit)
+    } else {
+      guard let made = await source.makeGroup({ self.state.withLock { $0.machine.take() } }) else {
+        return leaderLeft()
+      }
+      (group, version, results) = (made.group, made.version, made.results)
     }
+    guard !group.isEmpty else { return leaderLeft() }
+    // By index: no pairs of writes and answers are built.
+    func answer(_ index: Int) -> Result<(version: Version, value: Value), any Error> {
+      switch (results[index], version) {
+      case (.success(let value), let version?): .success((version, value))
+      case (.failure(let error), _): .failure(error)
+      case (.success, nil):
+        preconditionFailure("SimpleSource: a write of an abandoned group succeeded (internal inconsistency)")
+      }
+    }
+    for index in group.indices.dropFirst() { group[index].resume.resume(returning: .answer(answer(index))) }
+    return answer(0)
+  }
+
+  /// The leader's task was cancelled while it waited for its turn behind a prepared write: it makes
+  /// nothing, and the next write waiting leads instead.
+  @inlinable
+  func leaderLeft() -> Result<(version: Version, value: Value), any Error> {
+    state.withLock { $0.machine.leaderLeft() }?.resume.resume(returning: .lead)
+    return .failure(BasicDataSource<Section>.Error(code: .cancelled))
   }
 
   /// Runs each body of `bodies` in order against a copy of `transaction`, keeping the edits of those that
   /// return: one that throws leaves no trace.
+  @inlinable
   static func run(_ bodies: [Body], on transaction: inout Transaction<Section>) -> [Result<Value, any Error>]
   {
     var results: [Result<Value, any Error>] = []
@@ -150,49 +207,57 @@ public final class GroupCommit<Section: SectionType, Value: Sendable>: Sendable 
     return results
   }
 
-  /// Makes the group's bodies one write and answers each: one transaction without a storage step; with
-  /// one, a prepared write committed to storage, then applied.
-  func commitGroup(_ group: [Submitted]) async {
-    let bodies = group.map(\.body)
-    guard let commit else {
-      let (version, results) = await source.transaction {
-        (transaction: inout Transaction<Section>) -> [Result<Value, any Error>] in
-        return Self.run(bodies, on: &transaction)
-      }
-      for (write, result) in zip(group, results) {
-        write.answer.resume(returning: result.map { (version, $0) })
-      }
-      return
-    }
-    let prepared: PreparedWrite<Section, [Result<Value, any Error>]>
+  /// Takes the group in a prepared write's turn, has `commit` store it (in a task of its own, which the
+  /// leader's cancellation does not reach), then applies it, or abandons it when `commit` throws.
+  /// - Returns: The group, the version that holds it (`nil` when abandoned: every write then failed), and
+  ///   each write's result; no writes when the leader's task was cancelled while it waited for its turn.
+  @usableFromInline
+  func commitWithStorage(_ commit: @escaping @Sendable (Group) async throws -> Void) async -> (
+    group: [Submitted], version: Version?, results: [Result<Value, any Error>]
+  ) {
+    let prepared: PreparedWrite<Section, (group: [Submitted], results: [Result<Value, any Error>])>
     do {
       prepared = try await source.prepare {
-        (transaction: inout Transaction<Section>) throws(BasicDataSource<Section>.Error) -> [Result<
-          Value, any Error
-        >] in
-        Self.run(bodies, on: &transaction)
+        (transaction: inout Transaction<Section>) throws(BasicDataSource<Section>.Error) in
+        let group = self.state.withLock { $0.machine.take() }
+        return (group, Self.run(group.map(\.body), on: &transaction))
       }
     } catch {
-      for write in group { write.answer.resume(returning: .failure(error)) }
-      return
+      // Refused before its body ran: nothing was taken.
+      return ([], nil, [])
     }
-    let results = prepared.result
+    let (group, results) = prepared.result
+    let stored = Group(
+      base: prepared.base, version: prepared.version, batch: prepared.batch, results: results)
+    let committing = Task.schedulable("committing a group") { try await commit(stored) }
     do {
-      try await commit(
-        Group(base: prepared.base, version: prepared.version, batch: prepared.batch, results: results))
+      try await committing.value
     } catch {
       await prepared.abandon()
-      for (write, result) in zip(group, results) {
-        switch result {
-        case .success: write.answer.resume(returning: .failure(error))
-        case .failure(let own): write.answer.resume(returning: .failure(own))
-        }
-      }
-      return
+      return (group, nil, results.map { result in result.flatMap { _ in .failure(error) } })
     }
-    let version = await prepared.apply()
-    for (write, result) in zip(group, results) {
-      write.answer.resume(returning: result.map { (version, $0) })
+    return (group, await prepared.apply(), results)
+  }
+}
+
+extension BasicDataSource {
+  /// Runs the bodies of the group `take` hands over, in the turn of a direct write, as one transaction.
+  /// - Returns: The version that holds the group, its writes, and each body's result; `nil`, without
+  ///   calling `take`, when the task was cancelled while it waited for its turn behind a prepared write.
+  /// - Complexity: O(*k* log *n*) for *k* edits of the bodies.
+  @inlinable
+  func makeGroup<Value: Sendable>(
+    _ take: @Sendable () -> [GroupCommit<Section, Value>.Submitted]
+  ) async -> (
+    version: Version, group: [GroupCommit<Section, Value>.Submitted],
+    results: [Result<Value, any Swift.Error>]
+  )? {
+    await inTurn { (refusal: DataSourceErrorCode?) in
+      guard refusal == nil else { return nil }
+      let group = take()
+      var transaction = Transaction(store: store, refusal: nil)
+      let results = GroupCommit<Section, Value>.run(group.map(\.body), on: &transaction)
+      return (stamped(finish(transaction)), group, results)
     }
   }
 }

@@ -1,82 +1,68 @@
-// The pure state machine of group commit: which writes form the next group, and when the loop runs.
+// The pure state machine of group commit: which writes form a group, and which write leads it.
 
-/// What a ``GroupCommit`` decides while writers submit and its loop commits groups.
+/// What a ``GroupCommit`` decides while writers submit and leaders take their groups.
 ///
-/// Plain synchronous code in the phases style: the machine is ``Phase/idle`` or ``Phase/committing(next:)``
-/// a group, holding the writes that arrived meanwhile; each event returns one ``Action``. The storage
-/// performs it outside its lock. `Write` is a submitted write (an id and a continuation in production, an
-/// `Int` in tests).
+/// Plain synchronous code: the machine holds the writes submitted and not yet taken, in arrival order.
+/// The first of them is the **leader**: the write that found none waiting, whose own task goes to the
+/// source and, in its turn there, takes every write waiting as its group (``take()``). Whoever submits
+/// after that finds none waiting and leads the next group. So a group is every write that arrived before
+/// its leader's turn came, and exactly one leader is on its way whenever a write waits. `Write` is a
+/// submitted write (an id and a continuation in production, an `Int` in tests).
 @usableFromInline
 struct GroupCommitStateMachine<Write> {
+  /// What a submitted write does next.
   @usableFromInline
-  enum Phase {
-    /// No group is committing; no write waits.
-    case idle
-    /// A group is committing; `next` holds the writes that arrived since, in arrival order: the next group.
-    case committing(next: [Write])
+  enum Role: Equatable, Sendable {
+    /// None waited: it leads, and takes its group in its turn of the source.
+    case lead
+    /// It waits to be taken by the leader on its way (or to lead, if that leader leaves).
+    case follow
   }
 
-  @usableFromInline
-  enum Action {
-    /// Start the loop with this group (it was idle).
-    case startGroup([Write])
-    /// Commit this group next (the loop goes on).
-    case nextGroup([Write])
-    /// Nothing to do: the write joins the next group.
-    case none
-    /// The loop stops: nothing waits.
-    case stop
-  }
-
-  @usableFromInline var phase = Phase.idle
+  /// The writes submitted and not yet taken, in arrival order; the first is the leader's.
+  @usableFromInline private(set) var waiting: [Write] = []
 
   @inlinable init() {}
 
-  /// A writer submits `write`: it forms a group of its own when none is committing, and joins the next
-  /// group otherwise.
+  /// A writer submits `write`: it leads when none waits, and follows the leader on its way otherwise.
+  /// - Complexity: O(1) amortized.
   @inlinable
-  mutating func submit(_ write: Write) -> Action {
-    switch phase {
-    case .idle:
-      phase = .committing(next: [])
-      return .startGroup([write])
-    case .committing(var next):
-      phase = .idle  // no second reference to the array while it grows
-      next.append(write)
-      phase = .committing(next: next)
-      return .none
-    }
+  mutating func submit(_ write: Write) -> Role {
+    waiting.append(write)
+    return waiting.count == 1 ? .lead : .follow
   }
 
-  /// The committing group is answered: the writes that arrived meanwhile form the next group, or the loop
-  /// stops.
-  /// - Precondition: A group is committing.
+  /// The leader, in its turn of the source: every write waiting forms its group, its own first.
+  /// - Precondition: A write waits (the leader's own).
+  /// - Complexity: O(1).
   @inlinable
-  mutating func groupCommitted() -> Action {
-    guard case .committing(let next) = phase else {
-      preconditionFailure("SimpleSource: a group committed with none committing (internal inconsistency)")
-    }
-    if next.isEmpty {
-      phase = .idle
-      return .stop
-    }
-    phase = .committing(next: [])
-    return .nextGroup(next)
+  mutating func take() -> [Write] {
+    precondition(!waiting.isEmpty, "SimpleSource: a group taken with no leader (internal inconsistency)")
+    defer { waiting = [] }
+    return waiting
   }
 
-  /// A writer waiting for the next group was cancelled: it leaves it.
-  /// - Returns: Its write, to answer as cancelled; `nil` when it is in the committing group (which answers
-  ///   it) or was answered already.
+  /// The leader could not take its turn (its task was cancelled while it waited behind a prepared
+  /// write): its write leaves, and the next write waiting, if any, leads.
+  /// - Returns: The new leader, to resume so that it leads.
+  /// - Precondition: A write waits (the leader's own).
+  /// - Complexity: O(*w*) for *w* writes waiting.
+  @inlinable
+  mutating func leaderLeft() -> Write? {
+    precondition(!waiting.isEmpty, "SimpleSource: a leader left with none waiting (internal inconsistency)")
+    waiting.removeFirst()
+    return waiting.first
+  }
+
+  /// A follower's task was cancelled: it leaves, if it still waits and does not lead.
+  /// - Returns: Its write, to answer as cancelled; `nil` when it leads or was taken already (its group
+  ///   answers it).
+  /// - Complexity: O(*w*) for *w* writes waiting.
   @inlinable
   mutating func cancel(where matches: (Write) -> Bool) -> Write? {
-    guard case .committing(var next) = phase, let index = next.firstIndex(where: matches) else { return nil }
-    phase = .idle
-    let write = next.remove(at: index)
-    phase = .committing(next: next)
-    return write
+    guard let index = waiting.firstIndex(where: matches), index > 0 else { return nil }
+    return waiting.remove(at: index)
   }
 }
 
 extension GroupCommitStateMachine: Sendable where Write: Sendable {}
-extension GroupCommitStateMachine.Phase: Sendable where Write: Sendable {}
-extension GroupCommitStateMachine.Action: Sendable where Write: Sendable {}

@@ -141,6 +141,79 @@ struct GroupCommitTests {
     #expect(try await source.deleteItems(["a"]) == 1)
   }
 
+  @Test(
+    "a leader cancelled while it waits behind a prepared write makes nothing and hands the lead on; a cancelled follower makes nothing; the rest are one group"
+  )
+  func leaderLeaves() async throws {
+    let source = try TestSource(sections: layout("A: a"))
+    let commits = GroupCommit<TestSection, String>(source)
+    let (queued, queue) = AsyncStream.makeStream(of: Void.self)
+    await source.onWriterQueued { queue.yield() }
+    let (submitted, submit) = AsyncStream.makeStream(of: Void.self)
+    commits.onSubmitted { submit.yield() }
+    var queuedWriters = queued.makeAsyncIterator()
+    var submittedWrites = submitted.makeAsyncIterator()
+    // A prepared write holds the source: the group's leader waits for its turn behind it.
+    let held = try await source.prepare { transaction in
+      try transaction.appendItems([item("h")], toSection: "A")
+    }
+    func write(_ id: String) -> Task<(version: Version, value: String), any Error> {
+      Task {
+        try await commits.write { transaction in
+          try transaction.appendItems([item(id)], toSection: "A")
+          return id
+        }
+      }
+    }
+    let leader = write("l")
+    await submittedWrites.next()
+    await queuedWriters.next()
+    let followers = [write("f1"), write("f2"), write("f3")]
+    for _ in followers { await submittedWrites.next() }
+    // A follower cancelled while it waits makes nothing.
+    followers[2].cancel()
+    await #expect(throws: TestSource.Error(code: .cancelled)) { try await followers[2].value }
+    // The leader cancelled behind the prepared write makes nothing; the next write waiting leads and
+    // queues behind the prepared write in its turn.
+    leader.cancel()
+    await #expect(throws: TestSource.Error(code: .cancelled)) { try await leader.value }
+    await queuedWriters.next()
+    _ = await held.apply()
+    let made = try await [followers[0].value, followers[1].value]
+    #expect(made.map(\.value) == ["f1", "f2"])
+    #expect(made[0].version == made[1].version, "the two writes left are one group")
+    #expect(made[0].version.number == 2)
+    #expect(await source.snapshot.sections == layout("A: a h f1 f2"))
+  }
+
+  @Test("the storage step runs apart from the leader's task: cancelling the leader does not reach it")
+  func storageApartFromLeader() async throws {
+    let source = try TestSource(sections: layout("A: a"))
+    let gate = Gate()
+    let sawCancellation = Locked<Bool?>(nil)
+    let commits = GroupCommit<TestSection, String>(source) { _ in
+      gate.enter.yield()
+      var opened = gate.opened.makeAsyncIterator()
+      await opened.next()
+      sawCancellation.withLock { $0 = Task.isCancelled }
+    }
+    var entered = gate.entered.makeAsyncIterator()
+    let leader = Task {
+      try await commits.write { transaction in
+        try transaction.appendItems([item("x")], toSection: "A")
+        return "x"
+      }
+    }
+    await entered.next()
+    leader.cancel()
+    gate.open.yield()
+    // Taken before its task was cancelled, the write is answered with its group's outcome.
+    let (version, value) = try await leader.value
+    #expect(value == "x" && version.number == 1)
+    #expect(sawCancellation.withLock { $0 } == false)
+    #expect(await source.snapshot.sections == layout("A: a x"))
+  }
+
   @Test("many tasks writing at once are answered each once, in fewer groups than writes, every version exact")
   func underLoad() async throws {
     let source = try TestSource(sections: layout("A:"))
