@@ -7,7 +7,11 @@
 /// remembered, up to ``capacity`` of them. An answer still being made is
 /// `nil`; the resends of that edit meanwhile wait in `awaiting`, which forgetting old answers never
 /// touches.
-package struct EditAnswers<Key: Hashable, Operations: Equatable, Waiter> {
+///
+/// Generic only over its key and its waiters, both concrete types where the service uses it, so that its
+/// code is specialized there: an edit's operations are kept as `any Sendable` and compared, on a resend
+/// only, by the caller's `same`.
+package struct EditAnswers<Key: Hashable, Waiter> {
   /// What a caller of an edit does first.
   package enum Start {
     /// Make the edit, then report its answer with ``answered(_:_:keep:)``.
@@ -32,7 +36,7 @@ package struct EditAnswers<Key: Hashable, Operations: Equatable, Waiter> {
 
   /// An edit's operations, its answer once made, and the stamp of its place in the ring.
   package struct Entry {
-    package var operations: Operations
+    package var operations: any Sendable
     package var answer: Result<Int, WireError>?
     package var stamp: Int
   }
@@ -55,12 +59,14 @@ package struct EditAnswers<Key: Hashable, Operations: Equatable, Waiter> {
     self.capacity = capacity
   }
 
-  /// A caller starts the edit `key` asking for `operations`.
-  /// - Complexity: O(1), besides comparing `operations` with a remembered edit's.
-  package mutating func start(_ key: Key, _ operations: Operations) -> Start {
-    if let entry = entries[key] {
-      guard entry.operations == operations else { return .reused }
-      return entry.answer.map { .answered($0) } ?? .inFlight
+  /// A caller starts the edit `key` asking for `operations`; `same` tells whether the operations of an
+  /// edit remembered under `key` are these.
+  /// - Complexity: O(1), besides `same`.
+  package mutating func start(_ key: Key, _ operations: any Sendable, same: (any Sendable) -> Bool) -> Start {
+    // One lookup per key: by index, so that no entry is copied out to be read.
+    if let index = entries.index(forKey: key) {
+      guard same(entries.values[index].operations) else { return .reused }
+      return entries.values[index].answer.map { .answered($0) } ?? .inFlight
     }
     stamps += 1
     entries[key] = Entry(operations: operations, answer: nil, stamp: stamps)
@@ -69,7 +75,9 @@ package struct EditAnswers<Key: Hashable, Operations: Equatable, Waiter> {
     } else {
       // A ring: the oldest place gives way to the newest; its key is forgotten unless it holds a newer one.
       let (gone, stamp) = order[oldest]
-      if entries[gone]?.stamp == stamp { entries[gone] = nil }
+      if let index = entries.index(forKey: gone), entries.values[index].stamp == stamp {
+        entries.remove(at: index)
+      }
       order[oldest] = (key, stamps)
       oldest = (oldest + 1) % capacity
     }
@@ -93,13 +101,43 @@ package struct EditAnswers<Key: Hashable, Operations: Equatable, Waiter> {
   package mutating func answered(_ key: Key, _ answer: Result<Int, WireError>, keep: Bool) -> [Waiter] {
     if !keep {
       entries[key] = nil
-    } else if entries[key] != nil {
+    } else if let index = entries.index(forKey: key) {
       // Forgotten meanwhile (newer edits took its place), the answer is not kept; its waiters still get it.
-      entries[key]?.answer = answer
+      entries.values[index].answer = answer
     }
-    return awaiting.removeValue(forKey: key) ?? []
+    // Resends that race their first delivery are rare: most answers have nobody waiting.
+    return awaiting.isEmpty ? [] : awaiting.removeValue(forKey: key) ?? []
   }
 }
 
-extension EditAnswers: Sendable where Key: Sendable, Operations: Sendable, Waiter: Sendable {}
-extension EditAnswers.Entry: Sendable where Operations: Sendable {}
+extension EditAnswers: Sendable where Key: Sendable, Waiter: Sendable {}
+extension EditAnswers.Entry: Sendable {}
+
+/// Whose edit an answer is: the scope that made it, and the id its client gave it. A concrete type, so
+/// that the answers' tables are specialized, and hashed once, when made: they look a key up several
+/// times per edit.
+package struct EditKey: Hashable, Sendable {
+  package let scope: any Hashable & Sendable
+  package let id: String
+  package let hash: Int
+
+  package init(scope: some Hashable & Sendable, id: String) {
+    self.scope = scope
+    self.id = id
+    var hasher = Hasher()
+    hasher.combine(id)
+    hasher.combine(scope)
+    hash = hasher.finalize()
+  }
+
+  package static func == (lhs: Self, rhs: Self) -> Bool {
+    lhs.hash == rhs.hash && lhs.id == rhs.id && same(lhs.scope, rhs.scope)
+  }
+
+  package func hash(into hasher: inout Hasher) { hasher.combine(hash) }
+
+  /// Whether `other` is a scope of `scope`'s type, equal to it.
+  private static func same<Scope: Hashable>(_ scope: Scope, _ other: any Hashable & Sendable) -> Bool {
+    (other as? Scope) == scope
+  }
+}

@@ -105,7 +105,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   /// newest ``rememberedEdits`` kept: behind a lock of their own, so that an edit costs no hop to the
   /// service's actor.
   nonisolated let answers = Locked(
-    EditAnswers<EditKey, [WireOperation<Section>], CheckedContinuation<Result<Int, WireError>?, Never>>(
+    EditAnswers<EditKey, CheckedContinuation<Result<Int, WireError>?, Never>>(
       capacity: rememberedEdits))
   /// How many edits' answers are remembered.
   static var rememberedEdits: Int { 4_096 }
@@ -417,12 +417,6 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
 
   // MARK: - Edits
 
-  /// Whose edit an answer is: the scope that made it, and the id its client gave it.
-  struct EditKey: Hashable {
-    var scope: Scope
-    var id: String
-  }
-
   /// Makes `edit` for a client of `scope` with the writer, once per (scope, edit id): an id this scope had
   /// answered recently (or is making) gets that answer when the edit is the same, and is refused with
   /// ``WireError/Code-swift.struct/editIDReused`` when it asks for something else; the same id from another
@@ -432,7 +426,11 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     guard let writer else { return .failure(WireError(.editNotMade, "this server takes no edits")) }
     let key = EditKey(scope: scope, id: edit.id)
     while true {
-      switch answers.withLock({ $0.start(key, edit.operations) }) {
+      let operations = edit.operations
+      let started = answers.withLock {
+        $0.start(key, operations) { ($0 as? [WireOperation<Section>]) == operations }
+      }
+      switch started {
       case .answered(let answer): return answer
       case .reused: return .failure(edit.reused)
       case .inFlight:

@@ -30,7 +30,7 @@ struct EditAnswersTests {
       case done(Result<Int, WireError>?)
     }
 
-    var book = EditAnswers<Int, Int, Int>(capacity: 2)
+    var book = EditAnswers<Int, Int>(capacity: 2)
     var callers: [Caller] = []
     /// The model: what each remembered key's edit asked for and its answer, and the newest two edits made
     /// (a key dropped and made again appears twice; only its newest counts).
@@ -55,7 +55,7 @@ struct EditAnswersTests {
 
     /// What the model says a start of `key` asking for `operations` gets, and makes it so.
     mutating func start(_ caller: Int, key: Int, operations: Int) throws {
-      let expected: EditAnswers<Int, Int, Int>.Start
+      let expected: EditAnswers<Int, Int>.Start
       if let entry = remembered[key] {
         if entry.operations != operations {
           expected = .reused
@@ -67,7 +67,7 @@ struct EditAnswersTests {
       } else {
         expected = .make
       }
-      let got = book.start(key, operations)
+      let got = book.start(key, operations) { ($0 as? Int) == operations }
       guard "\(got)" == "\(expected)" else {
         throw ExplorationFailure(description: "caller \(caller) started \(key): \(got), expected \(expected)")
       }
@@ -150,5 +150,33 @@ struct EditAnswersTests {
     let sequences = try exploreEverySequence(from: World(), depth: 9)
     print("Edit answers: \(sequences) sequences checked")
     #expect(sequences > 10_000)
+  }
+
+  /// A scope whose every value hashes alike, so that only equality tells two apart.
+  struct CollidingScope: Hashable, Sendable {
+    let name: String
+    func hash(into hasher: inout Hasher) { hasher.combine(0) }
+  }
+
+  @Test(
+    "an edit's key is its scope and its id: the same id from another scope is another edit, even when they hash alike"
+  )
+  func keys() {
+    let key = EditKey(scope: CollidingScope(name: "alice"), id: "e-1")
+    let again = EditKey(scope: CollidingScope(name: "alice"), id: "e-1")
+    let otherScope = EditKey(scope: CollidingScope(name: "bob"), id: "e-1")
+    #expect(key == again && key.hashValue == again.hashValue)
+    #expect(key.hash == otherScope.hash, "the scopes collide, as they may")
+    #expect(key != otherScope)
+    #expect(key != EditKey(scope: CollidingScope(name: "alice"), id: "e-2"))
+    #expect(key != EditKey(scope: "alice", id: "e-1"), "a scope of another type is another scope")
+    var book = EditAnswers<EditKey, Int>(capacity: 4)
+    #expect("\(book.start(key, 1) { ($0 as? Int) == 1 })" == "make")
+    _ = book.answered(key, .success(7), keep: true)
+    #expect(
+      "\(book.start(again, 1) { ($0 as? Int) == 1 })"
+        == "answered(Swift.Result<Swift.Int, SimpleSourceWire.WireError>.success(7))")
+    #expect(
+      "\(book.start(otherScope, 1) { ($0 as? Int) == 1 })" == "make", "never told another scope's answer")
   }
 }
