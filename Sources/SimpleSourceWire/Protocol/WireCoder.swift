@@ -59,8 +59,19 @@ public struct WireCoder: Sendable {
     let quote = UInt8(ascii: "\""), backslash = UInt8(ascii: "\\")
     let plain = edit.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7F && $0 != quote && $0 != backslash }
     guard formatVersion >= 2, plain else { return nil }
-    let head = #"{"edit":"\#(edit)","format":"\#(format)","formatVersion":\#(formatVersion),"#
-    return Data((head + #""type":"confirmed","version":\#(version)}"#).utf8)
+    // Bytes appended to one buffer: no intermediate strings, and the numbers are small strings.
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(edit.utf8.count + format.utf8.count + 80)
+    bytes.append(contentsOf: #"{"edit":""#.utf8)
+    bytes.append(contentsOf: edit.utf8)
+    bytes.append(contentsOf: #"","format":""#.utf8)
+    bytes.append(contentsOf: format.utf8)
+    bytes.append(contentsOf: #"","formatVersion":"#.utf8)
+    bytes.append(contentsOf: String(formatVersion).utf8)
+    bytes.append(contentsOf: #","type":"confirmed","version":"#.utf8)
+    bytes.append(contentsOf: String(version).utf8)
+    bytes.append(UInt8(ascii: "}"))
+    return Data(bytes)
   }
 
   /// The `batch` message of `batch`: encoded once per batch, and the bytes shared by every feed that

@@ -51,14 +51,19 @@ struct WireEditTests {
     let ids = ["c-1", "", "a b/c", "~}{", "é", "quote\"d", "back\\slash", "tab\t", "\u{7F}", "line\u{2028}"]
     for id in ids {
       for format in [2, 3] {
-        let coder = WireCoder(formatVersion: format)
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        encoder.userInfo[WireMessageFormat.userInfoKey] = format
-        let message = WireMessage<TestSection>.confirmed(edit: id, version: 1_234)
-        #expect(coder.encode(message) == (try encoder.encode(message)), "\(id), format \(format)")
-        let direct = coder.confirmed(edit: id, version: 1_234, format: WireMessage<TestSection>.formatName)
-        #expect((direct == nil) == (id.utf8.contains { $0 < 0x20 || $0 >= 0x7F || $0 == 0x22 || $0 == 0x5C }))
+        for version in [0, 1_234, Int.max] {
+          let coder = WireCoder(formatVersion: format)
+          let encoder = JSONEncoder()
+          encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+          encoder.userInfo[WireMessageFormat.userInfoKey] = format
+          let message = WireMessage<TestSection>.confirmed(edit: id, version: version)
+          #expect(coder.encode(message) == (try encoder.encode(message)), "\(id), format \(format)")
+          let direct = coder.confirmed(
+            edit: id, version: version, format: WireMessage<TestSection>.formatName)
+          #expect(
+            (direct == nil) == (id.utf8.contains { $0 < 0x20 || $0 >= 0x7F || $0 == 0x22 || $0 == 0x5C }))
+          if let direct { #expect(direct == (try encoder.encode(message)), "\(id), version \(version)") }
+        }
       }
     }
   }
