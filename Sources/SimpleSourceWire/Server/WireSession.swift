@@ -58,11 +58,25 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   var formatVersion = WireMessage<Section>.formatVersion
   /// The subscription being sent (with the scope's state and views it uses), the task sending its first
   /// message, the task sending the rest, and what stops them.
-  var current:
-    (
+  var current: Current?
+  /// A subscription being sent: what it opened, and its tasks. An object, not a tuple: every edit checks
+  /// for one, and a reference is checked without looking its generic type up.
+  final class Current {
+    let opened: WireService<Section, Scope>.Opened
+    let starting: Task<SessionSender<Section>.Started?, Never>
+    let sending: Task<Void, Never>
+    let control: SendingControl<Section>
+
+    init(
       opened: WireService<Section, Scope>.Opened, starting: Task<SessionSender<Section>.Started?, Never>,
       sending: Task<Void, Never>, control: SendingControl<Section>
-    )?
+    ) {
+      self.opened = opened
+      self.starting = starting
+      self.sending = sending
+      self.control = control
+    }
+  }
   /// The last subscribe, replayed when the scope changes.
   var request: (stream: String?, from: Int?, query: WireQueryRequest?)?
   /// The last subscribe of several views, replayed (from nothing) when the scope changes.
@@ -276,7 +290,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
       guard let started = await starting.value else { return }
       await sender.follow(opened, from: started)
     }
-    current = (opened, starting, sending, control)
+    current = Current(opened: opened, starting: starting, sending: sending, control: control)
   }
 
   /// Returns once every batch of the writes to the service's source made before the call has been sent
@@ -333,12 +347,12 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   /// Stops the subscription being sent, waits until its last message is sent, and releases its scope's
   /// state and views.
   func stop() async {
-    guard let (opened, _, sending, control) = current else { return }
+    guard let stopping = current else { return }
     current = nil
     subscribedScope = nil
-    control.stop()
-    await sending.value
-    await service.abandon(opened)
+    stopping.control.stop()
+    await stopping.sending.value
+    await service.abandon(stopping.opened)
   }
 
   func reply(_ error: WireError) async {
