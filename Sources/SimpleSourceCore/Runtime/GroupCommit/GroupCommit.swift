@@ -70,15 +70,17 @@ public final class GroupCommit<Section: SectionType, Value: Sendable>: Sendable 
   }
 
   /// A submitted write: its id (for cancellation), body and the continuation that resumes it (already
-  /// resumed for the write that leads on submitting).
+  /// resumed for the write that leads on submitting). Unchecked: the state machine hands each write out
+  /// once (taken, cancelled or led), and its exhaustive test holds that; a checked one costs an allocation
+  /// per write.
   @usableFromInline
   struct Submitted: Sendable {
     @usableFromInline let id: Int
     @usableFromInline let body: Body
-    @usableFromInline let resume: CheckedContinuation<Resumption, Never>
+    @usableFromInline let resume: UnsafeContinuation<Resumption, Never>
 
     @inlinable
-    init(id: Int, body: @escaping Body, resume: CheckedContinuation<Resumption, Never>) {
+    init(id: Int, body: @escaping Body, resume: UnsafeContinuation<Resumption, Never>) {
       self.id = id
       self.body = body
       self.resume = resume
@@ -130,7 +132,7 @@ public final class GroupCommit<Section: SectionType, Value: Sendable>: Sendable 
       return state.nextID
     }
     let resumption = await withTaskCancellationHandler {
-      await withCheckedContinuation { (continuation: CheckedContinuation<Resumption, Never>) in
+      await withUnsafeContinuation { (continuation: UnsafeContinuation<Resumption, Never>) in
         if Task.isCancelled {
           continuation.resume(returning: .answer(.failure(BasicDataSource<Section>.Error(code: .cancelled))))
           return
