@@ -68,6 +68,11 @@ package struct EditAnswers<Key: Hashable, Waiter> {
       guard same(entries.values[index].operations) else { return .reused }
       return entries.values[index].answer.map { .answered($0) } ?? .inFlight
     }
+    if stamps == 0 {
+      // Sized once, at the first edit, for every answer it keeps: it never grows (and rehashes) under load.
+      entries.reserveCapacity(capacity)
+      order.reserveCapacity(capacity)
+    }
     stamps += 1
     entries[key] = Entry(operations: operations, answer: nil, stamp: stamps)
     if order.count < capacity {
