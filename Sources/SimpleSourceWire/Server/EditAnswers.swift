@@ -2,20 +2,27 @@
 // a synchronous state machine, so that every order of edits, resends and answers can be tested on its own.
 
 /// The answers to the newest edits, by whose edit each is (the scope that made it and its id), with the
-/// operations of the edit each answers: a resend is answered only when it asks for the same. Their keys
-/// sit in a ring of ``capacity`` places whose oldest gives way to the newest: the newest edits made are
-/// remembered, up to ``capacity`` of them. An answer still being made is
+/// operations of the edit each answers: a resend is answered only when it asks for the same. The edits sit
+/// in a ring of ``capacity`` places whose oldest gives way to the newest: the newest edits made are
+/// remembered, up to ``capacity`` of them, and a table finds a key's place. An answer still being made is
 /// `nil`; the resends of that edit meanwhile wait in `awaiting`, which forgetting old answers never
-/// touches.
+/// touches. The caller that makes an edit answers it at its place (``Ticket``), without a lookup.
 ///
 /// Generic only over its key and its waiters, both concrete types where the service uses it, so that its
 /// code is specialized there: an edit's operations are kept as `any Sendable` and compared, on a resend
 /// only, by the caller's `same`.
 package struct EditAnswers<Key: Hashable, Waiter> {
+  /// Where the edit a caller makes is remembered: its place in the ring, and the stamp that tells whether
+  /// the place still holds it when the answer comes (newer edits may have taken it meanwhile).
+  package struct Ticket: Equatable, Sendable {
+    package let place: Int
+    package let stamp: Int
+  }
+
   /// What a caller of an edit does first.
   package enum Start {
-    /// Make the edit, then report its answer with ``answered(_:_:keep:)``.
-    case make
+    /// Make the edit, then report its answer with ``answered(_:at:_:keep:)``.
+    case make(Ticket)
     /// The edit was answered already: this is its answer.
     case answered(Result<Int, WireError>)
     /// Another edit was made under this key: refuse it as a reused id.
@@ -34,17 +41,19 @@ package struct EditAnswers<Key: Hashable, Waiter> {
     case startAgain
   }
 
-  /// An edit's operations, its answer once made, and the stamp of its place in the ring.
+  /// A remembered edit: its key, operations, answer once made, and the stamp it was made with.
   package struct Entry {
+    package var key: Key
     package var operations: any Sendable
     package var answer: Result<Int, WireError>?
     package var stamp: Int
   }
 
-  package private(set) var entries: [Key: Entry] = [:]
-  /// The remembered keys with their stamps, in a ring whose oldest is at `oldest`. A key forgotten early
-  /// (not made) and made again has a place of its old stamp too, which frees nothing when it goes.
-  package private(set) var order: [(key: Key, stamp: Int)] = []
+  /// The place of each remembered edit in `ring`.
+  package private(set) var places: [Key: Int] = [:]
+  /// The remembered edits, oldest at `oldest` once full; a place whose edit was forgotten early (not
+  /// made: its caller went away) is empty, and frees nothing when its turn to give way comes.
+  package private(set) var ring: [Entry?] = []
   package private(set) var oldest = 0
   /// The newest stamp given.
   package private(set) var stamps = 0
@@ -63,52 +72,57 @@ package struct EditAnswers<Key: Hashable, Waiter> {
   /// edit remembered under `key` are these.
   /// - Complexity: O(1), besides `same`.
   package mutating func start(_ key: Key, _ operations: any Sendable, same: (any Sendable) -> Bool) -> Start {
-    // One lookup per key: by index, so that no entry is copied out to be read.
-    if let index = entries.index(forKey: key) {
-      guard same(entries.values[index].operations) else { return .reused }
-      return entries.values[index].answer.map { .answered($0) } ?? .inFlight
+    if let place = places[key], let entry = ring[place] {
+      guard same(entry.operations) else { return .reused }
+      return entry.answer.map { .answered($0) } ?? .inFlight
     }
     if stamps == 0 {
       // Sized once, at the first edit, for every answer it keeps: it never grows (and rehashes) under load.
-      entries.reserveCapacity(capacity)
-      order.reserveCapacity(capacity)
+      places.reserveCapacity(capacity)
+      ring.reserveCapacity(capacity)
     }
     stamps += 1
-    entries[key] = Entry(operations: operations, answer: nil, stamp: stamps)
-    if order.count < capacity {
-      order.append((key, stamps))
+    let entry = Entry(key: key, operations: operations, answer: nil, stamp: stamps)
+    let place: Int
+    if ring.count < capacity {
+      place = ring.count
+      ring.append(entry)
     } else {
-      // A ring: the oldest place gives way to the newest; its key is forgotten unless it holds a newer one.
-      let (gone, stamp) = order[oldest]
-      if let index = entries.index(forKey: gone), entries.values[index].stamp == stamp {
-        entries.remove(at: index)
-      }
-      order[oldest] = (key, stamps)
+      // A ring: the oldest place gives way to the newest, and its edit is forgotten.
+      place = oldest
+      if let gone = ring[place] { places[gone.key] = nil }
+      ring[place] = entry
       oldest = (oldest + 1) % capacity
     }
-    return .make
+    places[key] = place
+    return .make(Ticket(place: place, stamp: stamps))
   }
 
   /// A caller told ``Start/inFlight`` waits for the answer of `key`.
   /// - Complexity: O(1).
   package mutating func wait(_ key: Key, _ waiter: Waiter) -> Wait {
-    guard let entry = entries[key] else { return .startAgain }
+    guard let place = places[key], let entry = ring[place] else { return .startAgain }
     if let answer = entry.answer { return .answered(answer) }
     awaiting[key, default: []].append(waiter)
     return .parked
   }
 
-  /// The edit `key` was answered `answer`; `keep` is `false` when it was not made and a resend must make
-  /// it (its caller went away), or when the writer's storage holds another edit under its id (whose resend
-  /// must still get its own answer).
+  /// The edit `key`, remembered at `ticket`, was answered `answer`; `keep` is `false` when it was not
+  /// made and a resend must make it (its caller went away), or when the writer's storage holds another
+  /// edit under its id (whose resend must still get its own answer).
   /// - Returns: The callers that waited for it, to resume with `answer`.
-  /// - Complexity: O(*w*) for *w* waiting callers.
-  package mutating func answered(_ key: Key, _ answer: Result<Int, WireError>, keep: Bool) -> [Waiter] {
-    if !keep {
-      entries[key] = nil
-    } else if let index = entries.index(forKey: key) {
-      // Forgotten meanwhile (newer edits took its place), the answer is not kept; its waiters still get it.
-      entries.values[index].answer = answer
+  /// - Complexity: O(*w*) for *w* waiting callers; no lookup when none waits.
+  package mutating func answered(_ key: Key, at ticket: Ticket, _ answer: Result<Int, WireError>, keep: Bool)
+    -> [Waiter]
+  {
+    // Forgotten meanwhile (newer edits took its place): the answer is not kept; its waiters still get it.
+    if ring[ticket.place]?.stamp == ticket.stamp {
+      if keep {
+        ring[ticket.place]?.answer = answer
+      } else {
+        ring[ticket.place] = nil
+        places[key] = nil
+      }
     }
     // Resends that race their first delivery are rare: most answers have nobody waiting.
     return awaiting.isEmpty ? [] : awaiting.removeValue(forKey: key) ?? []
@@ -116,7 +130,7 @@ package struct EditAnswers<Key: Hashable, Waiter> {
 }
 
 extension EditAnswers: Sendable where Key: Sendable, Waiter: Sendable {}
-extension EditAnswers.Entry: Sendable {}
+extension EditAnswers.Entry: Sendable where Key: Sendable {}
 
 /// Whose edit an answer is: the scope that made it, and the id its client gave it. A concrete type, so
 /// that the answers' tables are specialized, and hashed once, when made: they look a key up several

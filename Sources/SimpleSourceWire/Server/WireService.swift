@@ -430,6 +430,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
       let started = answers.withLock {
         $0.start(key, operations) { ($0 as? [WireOperation<Section>]) == operations }
       }
+      let ticket: EditAnswers<EditKey, CheckedContinuation<Result<Int, WireError>?, Never>>.Ticket
       switch started {
       case .answered(let answer): return answer
       case .reused: return .failure(edit.reused)
@@ -446,8 +447,8 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
         if let waited { return waited }
         // The first call went away without making it: this one makes it.
         continue
-      case .make:
-        break
+      case .make(let made):
+        ticket = made
       }
       // Made in this call, not a task of its own: an edit costs one hop to the writer and back.
       let answer: Result<Int, WireError>
@@ -460,7 +461,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
       // writer's storage holds another edit under the id: that edit's resend must still get its answer.
       var keep = true
       if case .failure(let error) = answer, Task.isCancelled || error.code == .editIDReused { keep = false }
-      for waiter in answers.withLock({ $0.answered(key, answer, keep: keep) }) {
+      for waiter in answers.withLock({ $0.answered(key, at: ticket, answer, keep: keep) }) {
         waiter.resume(returning: answer)
       }
       return answer
