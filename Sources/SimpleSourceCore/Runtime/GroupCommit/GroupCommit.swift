@@ -89,9 +89,9 @@ public final class GroupCommit<Section: SectionType, Value: Sendable>: Sendable 
 
   @usableFromInline let source: BasicDataSource<Section>
   @usableFromInline let commit: (@Sendable (Group) async throws -> Void)?
-  // Guard map: `state` (the machine and the next id) is read and written only under its lock. A group's
-  // writes belong to its leader's task once taken; it answers them. A continuation is resumed outside
-  // the lock.
+  // Guard map: `state` (the machine, the next id and the tests' submit observer) is read and written only
+  // under its lock. A group's writes belong to its leader's task once taken; it answers them. A
+  // continuation is resumed outside the lock.
   @usableFromInline let state:
     Locked<(machine: GroupCommitStateMachine<Submitted>, nextID: Int, submitted: (@Sendable () -> Void)?)>
 
