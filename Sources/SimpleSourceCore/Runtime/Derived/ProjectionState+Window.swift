@@ -12,6 +12,10 @@ extension ProjectionState {
   /// sorts after the window's last row, before and after it. Otherwise the window is read again and
   /// compared with the previous one. `sameOrder` says that `previous` sorted as this state does (not so
   /// when the projection was replaced).
+  ///
+  /// A window is kept only when `previous` published the same window counted the same way (the same
+  /// ``Projection/rows`` and ``Projection/rowsAcrossSections``): a replacement that changes only how rows
+  /// are counted changes nothing shown, yet every row published may change.
   /// - Complexity: O(*k*) for the *k* changes of `change` when it is elsewhere (O(*s* + *k* log *n*) for
   ///   a sorted window over the whole list of *s* sections); otherwise O(*s* · *w* log *n*) to read a
   ///   window of *w* rows in each of *s* shown sections (O(*e* · *s* log *n*) over the whole list, for a
@@ -26,12 +30,14 @@ extension ProjectionState {
       guard previous.projection.rows != nil else { return (state, change.isEmpty ? nil : change) }
       return Self.publishing(state, after: previous, refreshing: change.forcedRefreshes)
     }
-    if rows == previous.projection.rows && !projection.rowsAcrossSections && !Self.reaches(change, rows) {
+    let sameWindow =
+      rows == previous.projection.rows
+      && projection.rowsAcrossSections == previous.projection.rowsAcrossSections
+    if sameWindow && !projection.rowsAcrossSections && !Self.reaches(change, rows) {
       state.published = previous.published
       return (state, nil)
     }
-    if sameOrder, rows == previous.projection.rows, projection.rowsAcrossSections,
-      previous.projection.rowsAcrossSections, let order = projection.areInIncreasingOrder,
+    if sameOrder, sameWindow, projection.rowsAcrossSections, let order = projection.areInIncreasingOrder,
       !Self.reaches(
         change, acrossSections: rows, from: previous.shown, to: shown, window: previous.published, by: order)
     {

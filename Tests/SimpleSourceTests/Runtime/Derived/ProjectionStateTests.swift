@@ -9,10 +9,20 @@ import Testing
 
 /// A random projection of test sections, drawn from a seed, with a plain model of what it shows.
 struct RandomProjection: Sendable, CustomStringConvertible {
-  let filter: Int
-  let order: Int
-  let sectionFilter: Int
-  let hidesEmpty: Bool
+  var filter: Int
+  var order: Int
+  var sectionFilter: Int
+  var hidesEmpty: Bool
+  /// The window (``Projection/rows``); `nil` shows every row.
+  var rows: Range<Int>? = nil
+  /// Whether ``rows`` counts over the whole list (``Projection/rowsAcrossSections``).
+  var acrossSections = false
+  /// Whether every closure throws: a projection the source must refuse (with no section in the parent,
+  /// nothing is asked and it is accepted; the model cannot say what it shows then).
+  var refused = false
+
+  /// The windows drawn: empty, inside, past the end, and none.
+  static let windows: [Range<Int>?] = [0..<2, 1..<4, 2..<3, 0..<0, 3..<10, 5..<6, 0..<1, nil]
 
   init(using random: inout SeededGenerator) {
     filter = Int.random(in: 0..<4, using: &random)
@@ -21,8 +31,34 @@ struct RandomProjection: Sendable, CustomStringConvertible {
     hidesEmpty = Bool.random(using: &random)
   }
 
+  /// A projection that also draws a window, counted in each section or across them, and, one time in
+  /// `refusedOneIn`, closures that throw.
+  init(windowedUsing random: inout SeededGenerator, refusedOneIn: Int = 0) {
+    self.init(using: &random)
+    rows = Self.windows.randomElement(using: &random)!
+    acrossSections = Bool.random(using: &random)
+    refused = refusedOneIn > 0 && Int.random(in: 0..<refusedOneIn, using: &random) == 0
+  }
+
+  /// The same rule with only how its window's rows are counted drawn again: the replacements that
+  /// change nothing shown before the window.
+  func recounted(using random: inout SeededGenerator) -> RandomProjection {
+    var next = self
+    next.refused = false
+    switch Int.random(in: 0..<3, using: &random) {
+    case 0: next.acrossSections.toggle()
+    case 1: next.rows = Self.windows.randomElement(using: &random)!
+    default:
+      next.acrossSections.toggle()
+      next.rows = Self.windows.randomElement(using: &random)!
+    }
+    return next
+  }
+
   var description: String {
-    "filter \(filter), order \(order), sections \(sectionFilter), hidesEmpty \(hidesEmpty)"
+    var text = "filter \(filter), order \(order), sections \(sectionFilter), hidesEmpty \(hidesEmpty)"
+    if let rows { text += ", rows \(rows)" + (acrossSections ? " across sections" : "") }
+    return refused ? text + ", refused" : text
   }
 
   static func weight(_ id: String) -> Int { id.utf8.reduce(0) { $0 + Int($1) } }
@@ -56,16 +92,51 @@ struct RandomProjection: Sendable, CustomStringConvertible {
 
   var projection: Projection<TestSection> {
     let copy = self
+    guard !refused else {
+      return Projection(
+        where: { _ in throw Boom() }, sortedBy: { _, _ in throw Boom() },
+        sectionsWhere: { _ in throw Boom() },
+        hidingEmptySections: hidesEmpty, rows: rows, rowsAcrossSections: acrossSections)
+    }
     return Projection(
       where: filter == 0 ? nil : { @Sendable item in copy.includes(item) },
       sortedBy: order == 0 ? nil : { @Sendable lhs, rhs in copy.before(lhs, rhs) },
       sectionsWhere: sectionFilter == 0 ? nil : { @Sendable section in copy.includes(section) },
-      hidingEmptySections: hidesEmpty)
+      hidingEmptySections: hidesEmpty, rows: rows, rowsAcrossSections: acrossSections)
   }
 
   /// The model: filter, then sort by the order with ties in parent order (an explicit index, not the
-  /// standard library's stability), then drop empty sections if asked.
+  /// standard library's stability), then drop empty sections if asked, then keep the window: rows
+  /// ``rows`` of each section, or of the whole list merged by the order (ties by section, then place).
   func model(_ sections: [TestSection]) -> [TestSection] {
+    let shown = shownModel(sections)
+    guard let rows else { return shown }
+    guard acrossSections else {
+      return shown.map { section in
+        var section = section
+        let count = section.items.count
+        section.items = Array(section.items[min(rows.lowerBound, count)..<min(rows.upperBound, count)])
+        return section
+      }
+    }
+    let merged = shown.enumerated().flatMap { index, section in
+      section.items.enumerated().map { (section: index, offset: $0.offset, item: $0.element) }
+    }
+    .sorted { lhs, rhs in
+      if before(lhs.item, rhs.item) { return true }
+      if before(rhs.item, lhs.item) { return false }
+      return (lhs.section, lhs.offset) < (rhs.section, rhs.offset)
+    }
+    let kept = merged.indices.filter { rows.contains($0) }.map { merged[$0] }
+    return shown.enumerated().map { index, section in
+      var section = section
+      section.items = kept.filter { $0.section == index }.map(\.item)
+      return section
+    }
+  }
+
+  /// What is shown before the window.
+  func shownModel(_ sections: [TestSection]) -> [TestSection] {
     sections.compactMap { section in
       guard includes(section) else { return nil }
       var shown = section

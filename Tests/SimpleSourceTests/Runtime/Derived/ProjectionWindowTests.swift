@@ -9,72 +9,137 @@ import Testing
 @testable import SimpleSourceCore
 @testable import SimpleSourceWire
 
-/// The rows `rows` of each section of `sections`, by plain code.
-func windowOf(_ sections: [TestSection], _ rows: Range<Int>?) -> [TestSection] {
-  guard let rows else { return sections }
-  return sections.map { section in
-    var section = section
-    let count = section.items.count
-    section.items = Array(section.items[min(rows.lowerBound, count)..<min(rows.upperBound, count)])
-    return section
-  }
-}
-
 @Suite("Projection windows", .timeLimit(.minutes(20)))
 struct ProjectionWindowTests {
   static let settings = RandomTestSettings.current(
     defaultCases: 600, casesVariable: "SIMPLESOURCE_DERIVED_CASES")
-  static let windows: [Range<Int>?] = [0..<2, 1..<4, 2..<3, 0..<0, 3..<10, 5..<6, nil]
+  static let windows = RandomProjection.windows
 
   @Test("every step publishes the model's window, as a valid batch, and nothing when the window stays")
   func stepsEqualTheModel() throws {
     let settings = Self.settings
-    var random = SeededGenerator(seed: settings.seed(forShard: 41))
+    let tally = try Self.checkSteps(
+      seed: settings.seed(forShard: 41), cases: settings.cases, replay: settings.replay)
+    print("Projection windows: \(tally); \(settings.replay)")
+    #expect(tally.unchanged > 0, "the path that skips a change after the window was never taken")
+    #expect(tally.recounted > 0, "no replacement changed only how rows are counted")
+    #expect(tally.refused > 0, "no replacement was refused")
+  }
+
+  @Test("the seed that found a replacement counting rows anew keeping the old window")
+  func recountedWindowSeed() throws {
+    // Before the fix this seed failed: a replacement that counted the same rows another way (across the
+    // sections, then in each) changed nothing shown, and the old window stayed published.
+    let tally = try Self.checkSteps(seed: 70, cases: 20, replay: "seed 70")
+    #expect(tally.recounted > 0)
+  }
+
+  /// What ``checkSteps(seed:cases:replay:)`` took.
+  struct StepTally: CustomStringConvertible {
+    var published = 0, unchanged = 0, moved = 0, replaced = 0, recounted = 0, refused = 0
+    var description: String {
+      "\(published) batches, \(unchanged) parent changes after the window published nothing, \(moved) moves, "
+        + "\(replaced) replacements (\(recounted) counting rows anew, \(refused) refused)"
+    }
+  }
+
+  /// Random steps of windowed projections (parent batches, moved windows, replaced projections: some
+  /// counting the same rows another way, some refused), each state's published rows compared with the
+  /// model, each batch checked against UIKit's rules.
+  static func checkSteps(seed: UInt64, cases: Int, replay: String) throws -> StepTally {
+    var random = SeededGenerator(seed: seed)
     let steps = ProjectionSteps<TestSection>()
-    var (unchanged, published, moved) = (0, 0, 0)
-    for index in 0..<settings.cases {
-      let rule = RandomProjection(using: &random)
-      var projection = rule.projection
-      projection.rows = Self.windows.randomElement(using: &random)!
+    var tally = StepTally()
+    for index in 0..<cases {
+      var rule = RandomProjection(windowedUsing: &random)
       var sections = layout("A: a b c d e f g | B: h i' j k | C: | D: l m n o p")
       for _ in 0..<Int.random(in: 0..<6, using: &random) { RandomEdit(using: &random).apply(to: &sections) }
       guard var parent = try? Snapshot(sections) else { continue }
-      var state = try ProjectionState(parent: parent, projection: projection)
-      #expect(state.published.sections == windowOf(rule.model(parent.sections), projection.rows))
+      var state = try ProjectionState(parent: parent, projection: rule.projection)
+      #expect(state.published.sections == rule.model(parent.sections), "case \(index) start; \(replay)")
       for step in 0..<8 {
-        let place = "case \(index) step \(step) (\(rule), rows \(String(describing: state.projection.rows)))"
+        let place = "case \(index) step \(step) (\(rule)); \(replay)"
         let next: ProjectionState<TestSection>
         let change: Changeset<TestSection>?
-        if Int.random(in: 0..<4, using: &random) == 0 {
-          (next, change) = steps.moveWindow(state, Self.windows.randomElement(using: &random)!)
-          moved += 1
-        } else {
+        switch Int.random(in: 0..<8, using: &random) {
+        case 0, 1:
+          rule.rows = windows.randomElement(using: &random)!
+          (next, change) = steps.moveWindow(state, rule.rows)
+          tally.moved += 1
+        case 2, 3:
+          let recount = Bool.random(using: &random)
+          let replacement =
+            recount
+            ? rule.recounted(using: &random) : RandomProjection(windowedUsing: &random, refusedOneIn: 3)
+          do {
+            (next, change) = try steps.replace(state, replacement.projection)
+          } catch {
+            #expect(replacement.refused, "a valid projection refused: \(error), \(place)")
+            tally.refused += 1
+            continue
+          }
+          // With no section to ask, a refused projection is accepted, and shows nothing.
+          if replacement.refused && !parent.sections.isEmpty {
+            Issue.record("a projection whose closures throw was accepted, \(place)")
+          }
+          if replacement.refused { return tally }
+          rule = replacement
+          tally.replaced += 1
+          if recount { tally.recounted += 1 }
+        default:
           var edited = parent.sections
           for _ in 0..<Int.random(in: 1..<3, using: &random) { RandomEdit(using: &random).apply(to: &edited) }
           guard let target = try? Snapshot(edited) else { continue }
           (next, change) = try steps.apply(state, Changeset(from: parent, to: target), true)
-          if change == nil && next.shown.sections != state.shown.sections { unchanged += 1 }
+          if change == nil && next.shown.sections != state.shown.sections { tally.unchanged += 1 }
           parent = target
         }
-        let expected = windowOf(rule.model(parent.sections), next.projection.rows)
-        #expect(next.published.sections == expected, "published differs, \(place); \(settings.replay)")
+        let expected = rule.model(parent.sections)
+        #expect(next.published.sections == expected, "published differs, \(place) → \(rule)")
         if let change {
-          published += 1
-          #expect(!change.isEmpty, "an empty change, \(place); \(settings.replay)")
+          tally.published += 1
+          #expect(!change.isEmpty, "an empty change, \(place)")
           #expect(
             check(state.published, try Snapshot(expected), changeset: change) == nil,
-            "invalid batch, \(place); \(settings.replay)")
+            "invalid batch, \(place)")
         } else {
-          #expect(state.published.sections == expected, "no change published, \(place); \(settings.replay)")
+          #expect(state.published.sections == expected, "no change published, \(place) → \(rule)")
         }
-        if next.published.sections != expected { return }
+        if next.published.sections != expected { return tally }
         state = next
       }
     }
-    print(
-      "Projection windows: \(published) batches, \(unchanged) parent changes after the window published "
-        + "nothing, \(moved) moves; \(settings.replay)")
-    #expect(unchanged > 0, "the path that skips a change after the window was never taken")
+    return tally
+  }
+
+  @Test("a new projection that only counts its rows another way publishes the new window")
+  func recountedWindow() async throws {
+    let parent = try BasicDataSource(sections: [
+      TestSection(
+        id: "A", items: [TestItem("a1", version: 1), TestItem("a2", version: 2), TestItem("a3", version: 3)]),
+      TestSection(id: "B", items: [TestItem("b1", version: 1), TestItem("b2", version: 2)]),
+    ])
+    let byVersion: @Sendable (TestItem, TestItem) -> Bool = { $0.version < $1.version }
+    let projected = try await ProjectedDataSource(
+      parent, projection: Projection(sortedBy: byVersion, rows: 0..<2, rowsAcrossSections: true))
+    let recorder = await BatchRecorder(await projected.subscribe())
+    #expect(await projected.snapshot.description == "[A: a1 | B: b1]")
+
+    try await projected.setProjection(Projection(sortedBy: byVersion, rows: 0..<2, rowsAcrossSections: false))
+    await projected.settled()
+    #expect(await projected.snapshot.description == "[A: a1 a2 | B: b1 b2]", "two rows of each section")
+    #expect(await projected.version == 1, "one batch")
+
+    try await projected.setProjection(Projection(sortedBy: byVersion, rows: 0..<3, rowsAcrossSections: true))
+    #expect(await projected.snapshot.description == "[A: a1 a2 | B: b1]", "and back, with another window")
+    try await projected.setProjection(Projection(sortedBy: byVersion, rows: 0..<1, rowsAcrossSections: false))
+    #expect(await projected.snapshot.description == "[A: a1 | B: b1]")
+
+    try await parent.appendItems([TestItem("b0", version: 0)], toSection: "B")
+    await projected.settled()
+    #expect(await projected.snapshot.description == "[A: a1 | B: b0]")
+    #expect(await recorder.showing(await projected.snapshot))
+    #expect(await recorder.violations.isEmpty)
   }
 
   @Test("a negative bound counts as 0, in the initializer and when set")
