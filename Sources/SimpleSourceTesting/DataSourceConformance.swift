@@ -15,7 +15,10 @@ public import SimpleSource
 /// - **late**: subscribes halfway, while writers run, and must continue exactly from its snapshot (G5).
 ///
 /// After `settled()` (G10) every live subscriber must show the source's snapshot, the steady one's
-/// subscription must hold the source's version (G13), and the source's version must not move again.
+/// subscription must hold the source's version (G13), and the source's version must not move again. A
+/// source that follows a driver is also compared with what the driver says it must show, when given
+/// (`expecting:`): a derived source that settles on a wrong state is found even when every batch it
+/// published was valid.
 ///
 /// ```swift
 /// @Test func myFeedKeepsTheContract() async {
@@ -49,6 +52,8 @@ public struct DataSourceConformance<Source: DataSourceType>: Sendable {
   struct Run: Sendable {
     let source: Source
     let mutate: @Sendable (inout SeededGenerator) async throws -> Void
+    /// What the source must show once settled, made from its driver; `nil` when not given.
+    let expected: (@Sendable () async -> Snapshot<Section>)?
   }
 
   /// Makes a fresh source, and its driver, for one run.
@@ -92,19 +97,33 @@ public struct DataSourceConformance<Source: DataSourceType>: Sendable {
 
   /// Creates a check of a source that follows a driver: a feed, a database, a parent source, which the
   /// writers mutate. The run keeps the driver until it ends.
+  ///
+  /// With `expecting`, the check also compares the source's own state with what its driver says it must
+  /// show: after `settled()` (G10) the source's ``DataSourceType/snapshot`` must equal what `expecting`
+  /// makes of the driver then (a derived source's rule applied to its parent's snapshot, say): the same
+  /// sections, in order, with equal contents (``SectionType/isContentEqual(to:)``) and the same items. The
+  /// subscribers' checks only say that they follow the source; this one says that the source shows what
+  /// it should, so a derived source that settles on a wrong state is found even when every batch it
+  /// published was valid.
+  ///
   /// - Parameters:
   ///   - makeSource: Makes a fresh source and its driver for one run.
   ///   - subscriberCount: The number of the source's live subscriptions, if it can tell.
+  ///   - expecting: What the source must show once settled, made from the source and its driver when no
+  ///     writer runs; `nil` (the default) checks the subscribers against the source only.
   ///   - drive: Makes one random mutation of the driver, drawing from the generator; it may throw or
   ///     change nothing. The source's `settled()` must cover what the driver was told before it (G10).
   public init<Driver: Sendable>(
     makeSource: @escaping @Sendable () async throws -> (source: Source, driver: Driver),
     subscriberCount: (@Sendable (Source) async -> Int)? = nil,
+    expecting: (@Sendable (Source, Driver) async -> Snapshot<Section>)? = nil,
     drive: @escaping @Sendable (Driver, inout SeededGenerator) async throws -> Void
   ) {
     makeRun = {
       let (source, driver) = try await makeSource()
-      return Run(source: source) { random in try await drive(driver, &random) }
+      var expected: (@Sendable () async -> Snapshot<Section>)?
+      if let expecting { expected = { await expecting(source, driver) } }
+      return Run(source: source, mutate: { random in try await drive(driver, &random) }, expected: expected)
     }
     self.subscriberCount = subscriberCount
   }
@@ -163,6 +182,9 @@ public struct DataSourceConformance<Source: DataSourceType>: Sendable {
     await source.settled()
     let final = await source.snapshot
     let finalVersion = await source.version
+    if let expected = await run.expected?(), !Self.same(final, expected) {
+      fail("G10: after settled() the source shows \(final) where its driver gives \(expected)")
+    }
     if await within({ await cancelled.finished() }) == false {
       fail("G7: a cancelled subscription's stream did not end")
     }
@@ -216,6 +238,18 @@ public struct DataSourceConformance<Source: DataSourceType>: Sendable {
       report.batches += await recorder.batches.count
     }
     for recorder in [steady, stalled, late] { await recorder.cancel() }
+  }
+
+  /// Whether two snapshots show the same: section ids in order, equal section contents, equal items.
+  /// - Complexity: O(*n*).
+  static func same(_ lhs: Snapshot<Section>, _ rhs: Snapshot<Section>) -> Bool {
+    guard lhs.sectionCount == rhs.sectionCount else { return false }
+    for (left, right) in zip(lhs.sections, rhs.sections) {
+      guard left.id == right.id, left.isContentEqual(to: right), left.items == right.items else {
+        return false
+      }
+    }
+    return true
   }
 
   /// Half of every writer's mutations, all writers at once.

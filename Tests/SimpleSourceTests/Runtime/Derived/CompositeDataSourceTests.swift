@@ -81,7 +81,13 @@ struct CompositeDataSourceTests {
         let children = [try child("x-"), try child("y-"), try child("z-")]
         return (source: try await CompositeDataSource(children), driver: children)
       },
-      subscriberCount: { $0.subscriberCount }
+      subscriberCount: { $0.subscriberCount },
+      // Its own state: the children's sections, one after the other (G10).
+      expecting: { _, children in
+        var sections: [TestSection] = []
+        for child in children { sections += await child.snapshot.sections }
+        return (try? Snapshot(sections)) ?? Snapshot()
+      }
     ) { children, random in
       let index = Int.random(in: 0..<children.count, using: &random)
       let child = children[index]

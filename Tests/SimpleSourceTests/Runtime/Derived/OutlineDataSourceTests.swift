@@ -226,9 +226,19 @@ struct OutlineDataSourceTests {
   func conformance() async {
     var conformance = DataSourceConformance(
       makeSource: {
-        try await OutlineDataSource(try BasicDataSource(sections: Self.forest()), expanded: ["a", "c"])
+        let outline = try await OutlineDataSource(
+          try BasicDataSource(sections: Self.forest()), expanded: ["a", "c"])
+        return (source: outline, driver: outline)
       },
-      subscriberCount: { $0.subscriberCount }
+      subscriberCount: { $0.subscriberCount },
+      // Its own state: the parent's forest flattened by plain code, with its expanded nodes (G10).
+      expecting: { outline, _ in
+        guard let parent = outline.parent as? BasicDataSource<Forest> else { return Snapshot() }
+        let forest = await parent.snapshot.sections
+        let rows = flattenedRows(forest, expanded: await outline.expanded)
+        let sections = zip(forest, rows).map { OutlineSection(base: $0, items: $1) }
+        return (try? Snapshot(sections)) ?? Snapshot()
+      }
     ) { outline, random in
       if Int.random(in: 0..<4, using: &random) == 0 {
         let all = await outline.snapshot.sections.flatMap { $0.items.map(\.id) }
