@@ -104,6 +104,10 @@ public final class ProjectedDataSource<Section: SectionType>: DataSourceType {
   /// Shows the parent through `projection` from now on, publishing the difference as one batch (none
   /// when nothing shown changes).
   ///
+  /// Its window (``Projection/rows``, counted as ``Projection/rowsAcrossSections`` says) is read anew,
+  /// whatever the projection it replaces counted: once the call returns, ``snapshot`` is the new
+  /// projection of the parent state it last followed, and ``settled()`` brings it to the parent's newest.
+  ///
   /// - Throws: ``ProjectionError`` when a closure fails, or
   ///   ``ProjectionError/Code-swift.enum/projectionFixed`` when versions are the parent's; the previous
   ///   projection stays, and nothing is published.

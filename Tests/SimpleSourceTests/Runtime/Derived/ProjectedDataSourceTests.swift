@@ -74,6 +74,150 @@ struct ProjectedDataSourceTests {
     print("ProjectedDataSource model: \(settings.cases) runs, \(batches) batches checked; \(settings.replay)")
   }
 
+  @Test("windowed projections settle showing their window while writers and projection changes race")
+  func windowsRace() async throws {
+    let settings = Self.settings
+    let tally = try await Self.raceWindows(
+      seed: settings.seed(forShard: 51), runs: settings.cases, replay: settings.replay)
+    print("Windowed projections racing: \(tally); \(settings.replay)")
+    #expect(tally.settles > 0 && tally.recounted > 0 && tally.refused > 0, "\(tally)")
+  }
+
+  @available(iOS 18, macOS 15, tvOS 18, watchOS 11, visionOS 2, *)
+  @Test(
+    "windowed projections racing under seeded schedules settle showing their window",
+    .seededSchedules(20, quietPeriod: .milliseconds(250)))
+  func windowsRaceUnderSchedules() async throws {
+    let seed = RandomTestSettings.runSeed
+    let tally = try await Self.raceWindows(seed: seed, runs: 3, replay: "SIMPLESOURCE_SEED=\(seed)")
+    #expect(tally.settles > 0)
+  }
+
+  /// What ``raceWindows(seed:runs:replay:)`` did.
+  struct RaceTally: CustomStringConvertible {
+    var settles = 0, recounted = 0, refused = 0, moved = 0, batches = 0, unmodelled = 0
+    var description: String {
+      "\(settles) settled projections equal to the model, \(batches) batches checked, \(recounted) "
+        + "replacements counting rows anew, \(refused) refused, \(moved) windows moved, \(unmodelled) "
+        + "runs ending on a projection the model cannot say (accepted with nothing to ask)"
+    }
+  }
+
+  /// Runs of one parent, 2-4 writers and 1-3 windowed projections of it, each changed by a task of its own
+  /// (new projections, the same counted another way, refused ones with windows, moved windows) while a
+  /// steady subscriber reads, a stalled one reads nothing until the end and a late one resumes from an
+  /// earlier version. Each run is three rounds; some rounds have no writer, so that what a projection
+  /// change leaves is not repaired by a later parent batch. After each round the parent and every
+  /// projection settle, and each projection's own snapshot must be the model's window of the parent's; at
+  /// the end every subscriber must show it through valid batches.
+  static func raceWindows(seed: UInt64, runs: Int, replay: String) async throws -> RaceTally {
+    var random = SeededGenerator(seed: seed)
+    var tally = RaceTally()
+    for run in 0..<runs {
+      let parent = try BasicDataSource(
+        sections: layout("A: a b c d e f g h | B: i j' k l m | C: | D: n o p q r s"))
+      var rules = (0..<Int.random(in: 1...3, using: &random)).map { _ in
+        RandomProjection(windowedUsing: &random)
+      }
+      var projections: [ProjectedDataSource<TestSection>] = []
+      var followers: [[BatchRecorder<TestSection>]] = []
+      var stalled: [BatchRecorder<TestSection>] = []
+      for rule in rules {
+        let projected = try await ProjectedDataSource(parent, projection: rule.projection)
+        projections.append(projected)
+        let paused = await BatchRecorder(await projected.subscribe(), paused: true)
+        stalled.append(paused)
+        followers.append([
+          await BatchRecorder(await projected.subscribe(), refreshStyle: .reconfigure), paused,
+        ])
+      }
+      for round in 0..<3 {
+        let writerSeeds = (0..<Int.random(in: 0...4, using: &random)).map { _ in random.next() }
+        let changerSeeds = projections.map { _ in random.next() }
+        let mutations = Int.random(in: 5...30, using: &random)
+        let late = Int.random(in: 0..<projections.count, using: &random)
+        let lateFrom = Int.random(in: 0..<4, using: &random)
+        let started = rules
+        try await withThrowingTaskGroup(of: (Int, RandomProjection, RaceTally)?.self) { group in
+          for seed in writerSeeds {
+            group.addTask {
+              var random = SeededGenerator(seed: seed)
+              for _ in 0..<mutations {
+                let edit = RandomEdit(using: &random)
+                _ = try? await parent.update { edit.apply(to: &$0) }
+              }
+              return nil
+            }
+          }
+          for (index, projected) in projections.enumerated() {
+            let (first, seed) = (started[index], changerSeeds[index])
+            group.addTask {
+              var random = SeededGenerator(seed: seed)
+              var (rule, tally) = (first, RaceTally())
+              for _ in 0..<Int.random(in: 1...6, using: &random) {
+                if Int.random(in: 0..<3, using: &random) == 0 {
+                  rule.rows = RandomProjection.windows.randomElement(using: &random)!
+                  try await projected.moveWindow(to: rule.rows)
+                  tally.moved += 1
+                  continue
+                }
+                let recount = Bool.random(using: &random)
+                let next =
+                  recount
+                  ? rule.recounted(using: &random) : RandomProjection(windowedUsing: &random, refusedOneIn: 3)
+                do {
+                  try await projected.setProjection(next.projection)
+                  rule = next
+                  if recount { tally.recounted += 1 }
+                } catch {
+                  tally.refused += 1
+                }
+              }
+              return (index, rule, tally)
+            }
+          }
+          followers[late].append(
+            await BatchRecorder(
+              await projections[late].subscribe(from: lateFrom, pacing: .immediate).subscription))
+          for try await result in group {
+            guard let (index, rule, counted) = result else { continue }
+            rules[index] = rule
+            tally.recounted += counted.recounted
+            tally.refused += counted.refused
+            tally.moved += counted.moved
+          }
+        }
+        await parent.settled()
+        let parentState = await parent.snapshot
+        for (index, projected) in projections.enumerated() {
+          await projected.settled()
+          let rule = rules[index]
+          let place = "run \(run) round \(round), projection \(index) (\(rule)); \(replay)"
+          if rule.refused {
+            tally.unmodelled += 1
+          } else {
+            let shown = await projected.snapshot.sections
+            #expect(shown == rule.model(parentState.sections), "settled showing otherwise, \(place)")
+            tally.settles += 1
+          }
+        }
+      }
+      for (index, projected) in projections.enumerated() {
+        let final = await projected.snapshot
+        await stalled[index].resume()
+        for recorder in followers[index] {
+          let place = "run \(run), projection \(index); \(replay)"
+          #expect(await recorder.showing(final), "a subscriber did not reach the snapshot, \(place)")
+          let violations = await recorder.violations
+          #expect(violations.isEmpty, "\(violations), \(place)")
+          tally.batches += await recorder.batches.count
+          await recorder.cancel()
+        }
+      }
+    }
+    return tally
+  }
+
   @Test("keeps the contract (conformance suite), with projection changes among the mutations")
   func conformance() async {
     var conformance = DataSourceConformance(
@@ -83,15 +227,35 @@ struct ProjectedDataSourceTests {
           parent,
           projection: Projection(
             where: { RandomProjection.weight($0.id) % 3 != 0 }, sortedBy: { $0.id > $1.id },
-            hidingEmptySections: true))
+            hidingEmptySections: true, rows: 0..<2))
         // Driven through its parent, and through its own projection.
         return (source: projected, driver: (parent: parent, projected: projected))
       },
-      subscriberCount: { $0.subscriberCount }
+      subscriberCount: { $0.subscriberCount },
+      // Its own state, not only its subscribers': the full projection of the parent's (G10).
+      expecting: { projected, driver in
+        let projection = await projected.projection
+        let parent = await driver.parent.snapshot
+        return (try? ProjectionState(parent: parent, projection: projection).published) ?? Snapshot()
+      }
     ) { driver, random in
       let edit = RandomEdit(using: &random)
       if edit.kind == 8 {
-        try await driver.projected.setProjection(RandomProjection(using: &random).projection)
+        // A new projection with a window (one in four refused), the same counted another way, or a move.
+        switch Int.random(in: 0..<3, using: &random) {
+        case 0:
+          let next = RandomProjection(windowedUsing: &random, refusedOneIn: 4)
+          try await driver.projected.setProjection(next.projection)
+        case 1:
+          var recounted = await driver.projected.projection
+          recounted.rowsAcrossSections.toggle()
+          if recounted.rows == nil {
+            recounted.rows = RandomProjection.windows.randomElement(using: &random)!
+          }
+          try await driver.projected.setProjection(recounted)
+        default:
+          try await driver.projected.moveWindow(to: RandomProjection.windows.randomElement(using: &random)!)
+        }
       } else {
         try await driver.parent.update { edit.apply(to: &$0) }
       }
