@@ -9,11 +9,21 @@
 /// Use the ready ``Section`` or conform your own type:
 ///
 /// ```swift
-/// struct Department: SectionType {
+/// struct Department: SectionType, Equatable {
 ///   var id: String
-///   var manager: String        // shown in the header
+///   var manager: String        // shown in the header: a change to it refreshes the section
 ///   var items: [Employee]
-///   func isContentEqual(to other: Department) -> Bool { manager == other.manager }
+/// }
+/// ```
+///
+/// A section type that is not `Equatable` says what its content is:
+///
+/// ```swift
+/// struct Floor: SectionType {
+///   var id: Int
+///   var name: String
+///   var items: [Room]
+///   func isContentEqual(to other: Floor) -> Bool { name == other.name }
 /// }
 /// ```
 public protocol SectionType<Item>: Identifiable, Sendable where ID: Sendable {
@@ -26,15 +36,28 @@ public protocol SectionType<Item>: Identifiable, Sendable where ID: Sendable {
   /// Whether the section's own content (everything but ``items``) equals that of `other`.
   ///
   /// When this returns `false` for two sections with the same id, a ``Changeset`` refreshes the section
-  /// (its header and footer). The default implementation returns `true`: a section with no content of
-  /// its own never needs a refresh.
+  /// (its header and footer), and ``BasicDataSource/updateSection(_:)`` stores the new content. When it
+  /// returns `true`, the two are the same section as far as the source is concerned: an update that
+  /// changes only what this ignores changes nothing (no version, no batch) and is not stored.
   ///
-  /// - Complexity: Called once per surviving section by ``Changeset/init(from:to:refreshing:)``; keep it O(1).
+  /// A section that is `Equatable` has it for free: it compares every stored property but ``items``, so
+  /// a change to any field of the section (a header, a footer, the members who may see it) is published.
+  /// A section that is not `Equatable` declares it: there is no default that could hide a change. Write
+  /// your own only to compare less than every field on purpose (a field a reader never sees).
+  ///
+  /// - Complexity: Called once per surviving section by ``Changeset/init(from:to:refreshing:)``; keep it
+  ///   independent of the number of items. The `Equatable` default is O(1) in the items.
   func isContentEqual(to other: Self) -> Bool
 }
 
-extension SectionType {
-  /// Returns `true`: by default a section has no content of its own beyond its items.
+extension SectionType where Self: Equatable {
+  /// Whether the two sections are equal in every stored property but ``items``.
+  /// - Complexity: O(1) in the items: both sides are compared with their items left out.
   @inlinable
-  public func isContentEqual(to other: Self) -> Bool { true }
+  public func isContentEqual(to other: Self) -> Bool {
+    var (lhs, rhs) = (self, other)
+    lhs.items = []
+    rhs.items = []
+    return lhs == rhs
+  }
 }
