@@ -60,6 +60,11 @@ public struct WireBatch<Section: SectionType>: Sendable {
   /// The batch a receiver holding `snapshot` at `version` re-serves to its own subscribers: the state at
   /// ``to`` and the changeset to it, derived from the changed ids when the sections kept their order.
   ///
+  /// An item the batch refreshes with content equal to what `snapshot` holds was refreshed by the sender
+  /// on purpose (``BasicDataSource/refreshItems(_:)``), and stays a forced refresh; one whose content
+  /// changed is an update of its own, not forced: a receiver that already shows that content (its own
+  /// edit, echoed) then has nothing to refresh.
+  ///
   /// - Throws: ``WireError/Code-swift.struct/versionMismatch`` when ``from`` is not `version` or ``to``
   ///   is not after it, and every error of ``applied(to:)``.
   /// - Complexity: as ``applied(to:)``, then O(*k* log *n*) for the changeset; O(*n*) when sections moved.
@@ -73,7 +78,15 @@ public struct WireBatch<Section: SectionType>: Sendable {
     }
     guard to > from else { throw WireError(.versionMismatch, "batch to \(to) is not after its from \(from)") }
     let (target, touched, reshaped) = try applied(to: snapshot)
-    let refreshing = Set(stages.lazy.flatMap { $0.items.updates.lazy.map(\.value.id) })
+    var refreshing = Set<Section.Item.ID>()
+    for stage in stages {
+      for update in stage.items.updates {
+        let id = update.value.id
+        if let before = snapshot.item(withID: id), let after = target.item(withID: id), before == after {
+          refreshing.insert(id)
+        }
+      }
+    }
     let changeset =
       reshaped
       ? nil : Changeset(from: snapshot, to: target, logged: touched, refreshing: refreshing)
