@@ -140,6 +140,10 @@ public struct DataSourceErrorCode: Hashable, Sendable, CustomStringConvertible {
   public static let unknownItemID = DataSourceErrorCode(rawValue: "unknownItemID")
   /// An update changed the id of the item it was given.
   public static let changedItemID = DataSourceErrorCode(rawValue: "changedItemID")
+  /// A patch of an item does not give a valid item (a field of the wrong type, a required field removed,
+  /// an item type that cannot be patched); ``DataSourceError/itemID`` names the item and
+  /// ``DataSourceError/detail`` what was wrong.
+  public static let invalidPatch = DataSourceErrorCode(rawValue: "invalidPatch")
   /// A section index is out of range; ``DataSourceError/sectionIndices`` holds it.
   public static let sectionIndexOutOfRange = DataSourceErrorCode(rawValue: "sectionIndexOutOfRange")
   /// An item position is out of range; ``DataSourceError/positions`` holds it.

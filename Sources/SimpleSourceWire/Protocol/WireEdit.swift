@@ -31,11 +31,15 @@ public enum WireOperation<Section: SectionType>: Equatable, Sendable {
   case delete([Item.ID])
   /// Moves the item with this id to `place`.
   case move(Item.ID, Place)
+  /// Changes the fields a ``WirePatch`` names of the item with this id, keeping the rest of its current
+  /// content: a change another writer made to another field survives (see ``WirePatch``).
+  case patch(Item.ID, WirePatch)
 
   /// Makes the operation in `transaction`, with a ``Transaction``'s own checks.
-  /// - Throws: The ``DataSourceError`` of the edit (an unknown id or anchor, a duplicate id); the
-  ///   transaction is left as it was.
-  /// - Complexity: O(log *n*) per item inserted, replaced, deleted or moved.
+  /// - Throws: The ``DataSourceError`` of the edit (an unknown id or anchor, a duplicate id, a patch that
+  ///   does not give a valid item); the transaction is left as it was.
+  /// - Complexity: O(log *n*) per item inserted, replaced, deleted or moved; a patch adds O(*s*) in the
+  ///   size of the item's encoding.
   @inlinable
   public func apply(to transaction: inout Transaction<Section>) throws(DataSourceError<Section.ID, Item.ID>) {
     switch self {
@@ -47,6 +51,9 @@ public enum WireOperation<Section: SectionType>: Equatable, Sendable {
     case .move(let id, .before(let anchor)): try transaction.moveItem(id, before: anchor)
     case .move(let id, .after(let anchor)): try transaction.moveItem(id, after: anchor)
     case .move(let id, .end(let section)): try transaction.moveItem(id, toSection: section)
+    case .patch(let id, let patch):
+      guard let current = transaction.snapshot.item(withID: id) else { throw .unknownItem(id) }
+      try transaction.replaceItem(try patch.applied(to: current, in: Section.ID.self))
     }
   }
 
@@ -64,6 +71,7 @@ public enum WireOperation<Section: SectionType>: Equatable, Sendable {
     case .replace(let item): return [item.id]
     case .delete(let ids): return ids
     case .move(let id, let place): return [id] + anchor(place)
+    case .patch(let id, _): return [id]
     }
   }
 
@@ -76,12 +84,13 @@ public enum WireOperation<Section: SectionType>: Equatable, Sendable {
     }
   }
 
-  /// The items it writes (inserted or replaced): what a server checks against a client's scope.
+  /// The items it writes (inserted or replaced): what a server checks against a client's scope. A
+  /// patch's item is known only once it is applied to the current one: a server checks it then.
   public var writtenItems: [Item] {
     switch self {
     case .insert(let items, _): items
     case .replace(let item): [item]
-    case .delete, .move: []
+    case .delete, .move, .patch: []
     }
   }
 }
@@ -126,11 +135,12 @@ public struct WireEdit<Section: SectionType>: Equatable, Sendable {
 extension WireOperation: Codable
 where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item.ID: Codable {
   private enum Key: String, CodingKey {
-    case after, before, id, ids, item, items, op, section
+    case after, before, id, ids, item, items, op, patch, section
   }
 
   /// `{"op": "insert", "items": […], "before" | "after": id | "section": id}`, `{"op": "replace", "item":
-  /// …}`, `{"op": "delete", "ids": […]}`, `{"op": "move", "id": id, "before" | "after" | "section": …}`.
+  /// …}`, `{"op": "delete", "ids": […]}`, `{"op": "move", "id": id, "before" | "after" | "section": …}`,
+  /// `{"op": "patch", "id": id, "patch": {…}}`.
   public func encode(to encoder: any Encoder) throws {
     var container = encoder.container(keyedBy: Key.self)
     func encode(_ place: Place) throws {
@@ -155,6 +165,10 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
       try container.encode("move", forKey: .op)
       try container.encode(id, forKey: .id)
       try encode(place)
+    case .patch(let id, let patch):
+      try container.encode("patch", forKey: .op)
+      try container.encode(id, forKey: .id)
+      try container.encode(patch, forKey: .patch)
     }
   }
 
@@ -179,6 +193,9 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     case "replace": self = .replace(try container.decode(Item.self, forKey: .item))
     case "delete": self = .delete(try container.decode([Item.ID].self, forKey: .ids))
     case "move": self = .move(try container.decode(Item.ID.self, forKey: .id), try place())
+    case "patch":
+      self = .patch(
+        try container.decode(Item.ID.self, forKey: .id), try container.decode(WirePatch.self, forKey: .patch))
     case let other:
       throw DecodingError.dataCorruptedError(
         forKey: .op, in: container, debugDescription: "unknown operation \(other)")

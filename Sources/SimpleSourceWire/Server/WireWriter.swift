@@ -52,6 +52,9 @@ public struct WireWriter<Section: SectionType, Scope: Hashable & Sendable>: Send
           for operation in edit.operations {
             if checked { try check(operation, in: transaction.snapshot, visible: visible) }
             try operation.apply(to: &transaction)
+            if checked, case .patch(let id, _) = operation {
+              try checkPatched(id, in: transaction.snapshot, visible: visible)
+            }
           }
         }.version.number
       } catch let error as WireError {
@@ -73,6 +76,19 @@ public struct WireWriter<Section: SectionType, Scope: Hashable & Sendable>: Send
     if let section = error.sectionID { parts.append("section id \(section)") }
     if let item = error.itemID { parts.append("item id \(item)") }
     return parts.joined(separator: ": ")
+  }
+
+  /// Refuses a patch whose result `visible`'s row rule does not accept: a client may not patch an item
+  /// out of what it may write.
+  /// - Complexity: O(log *n*), besides the rule.
+  @usableFromInline
+  static func checkPatched(
+    _ id: Section.Item.ID, in snapshot: Snapshot<Section>, visible: WireVisibility<Section>
+  )
+    throws
+  {
+    guard let rows = visible.rows, let item = snapshot.item(withID: id), !rows(item) else { return }
+    throw WireError(.invalidEdit, "the item \(id) is outside what this client may write")
   }
 
   /// Refuses `operation` when it names an item or a section `visible` does not allow, as if it did not
