@@ -136,7 +136,8 @@ public final class OutlineDataSource<Base: SectionType>: DataSourceType where Ba
   /// Parent states that were not trees; the outline kept showing the previous one. Keeps the newest 100.
   public let errors: AsyncStream<OutlineError>
 
-  /// Starts showing `parent` with the nodes in `expanded` expanded.
+  /// Starts showing `parent` with the nodes in `expanded` expanded (an id of `expanded` that is not in the
+  /// parent's tree is not kept).
   /// - Throws: ``OutlineError`` when the parent's state is not a tree.
   /// - Complexity: O(*n*) for *n* nodes.
   @inlinable
@@ -170,7 +171,10 @@ public final class OutlineDataSource<Base: SectionType>: DataSourceType where Ba
     engine.reporter.finish()
   }
 
-  /// The expanded nodes.
+  /// The expanded nodes: always nodes of the tree shown. A node that leaves the parent's tree (deleted, or
+  /// its ancestor deleted) leaves the set, and comes back collapsed if it is added again; a node moved
+  /// within one batch stays expanded.
+  /// - Complexity: O(*e*) for *e* expanded nodes, to copy the set.
   public var expanded: Set<Node.ID> { get async { await engine.expanded } }
 
   /// Expands `ids`: their children appear below them, as one batch.
@@ -182,13 +186,13 @@ public final class OutlineDataSource<Base: SectionType>: DataSourceType where Ba
     try await engine.setExpanded(Array(ids), to: true)
   }
 
-  /// Collapses `ids`: their descendants disappear, as one batch.
-  /// - Throws: ``OutlineError/Code-swift.enum/unknownItem`` for an id that is not in the tree; nothing
-  ///   changes then.
+  /// Collapses `ids`: their descendants disappear, as one batch. An id that is not in the tree (a node
+  /// deleted meanwhile) is not expanded, and is passed over: collapsing never throws.
   /// - Complexity: O((*e* + *r*) log *n*) for *e* ids and *r* rows hidden.
   @inlinable
-  public func collapse(_ ids: some Sequence<Node.ID> & Sendable) async throws(OutlineError) {
-    try await engine.setExpanded(Array(ids), to: false)
+  public func collapse(_ ids: some Sequence<Node.ID> & Sendable) async {
+    // Only an unknown id to expand throws.
+    try? await engine.setExpanded(Array(ids), to: false)
   }
 
   /// The newest state shown.
@@ -304,7 +308,8 @@ struct OutlineState<Base: SectionType>: Sendable where Base.Item: OutlineNode {
     self.parent = parent
     parentVersion = version
     known = ids
-    self.expanded = expanded
+    // Only nodes of the tree are expanded: an id it does not hold is not kept for later.
+    self.expanded = expanded.filter { ids[$0] != nil }
     shown = Snapshot(trusted: sections)
     // The persistent form that batches edit, built with the rest of the O(n) start rather than on the
     // first batch.
@@ -319,11 +324,14 @@ struct OutlineState<Base: SectionType>: Sendable where Base.Item: OutlineNode {
     if batch.from == parentVersion, let edited = try applyingByDescent(batch.changeset) {
       (next, touched) = (edited.shown, edited.touched)
       known = edited.known
+      // A node that left the tree leaves the expanded set: it comes back collapsed.
+      for id in edited.left where known[id] == nil { expanded.remove(id) }
     } else {
       let (sections, ids) = try Self.flatten(batch.snapshot, expanded: expanded)
       next = Snapshot(trusted: sections, reindexing: shown)
       touched = nil
       known = ids
+      expanded = expanded.filter { ids[$0] != nil }
     }
     parent = batch.snapshot
     parentVersion = batch.to
@@ -337,7 +345,8 @@ struct OutlineState<Base: SectionType>: Sendable where Base.Item: OutlineNode {
   mutating func setExpanded(_ ids: [Node.ID], to isExpanded: Bool) throws(OutlineError) -> Changeset<
     OutlineSection<Base>
   > {
-    if let unknown = ids.first(where: { known[$0] == nil }) {
+    // A node that is gone is not expanded: collapsing it asks nothing. Expanding one is an error.
+    if isExpanded, let unknown = ids.first(where: { known[$0] == nil }) {
       throw OutlineError(.unknownItem, id: "\(unknown)")
     }
     var changed = Set<Node.ID>()
@@ -405,7 +414,8 @@ struct OutlineState<Base: SectionType>: Sendable where Base.Item: OutlineNode {
   ///   for *t* nodes below re-flattened nodes and in inserted, deleted or moved top-level nodes.
   @inlinable func applyingByDescent(_ changeset: Changeset<Base>)
     throws(OutlineError) -> (
-      shown: Snapshot<OutlineSection<Base>>, known: PersistentDictionary<Node.ID, Void>, touched: Set<Row.ID>
+      shown: Snapshot<OutlineSection<Base>>, known: PersistentDictionary<Node.ID, Void>, touched: Set<Row.ID>,
+      left: [Node.ID]
     )?
   {
     guard !changeset.sectionChanges.hasStructuralChanges else { return nil }
@@ -418,6 +428,8 @@ struct OutlineState<Base: SectionType>: Sendable where Base.Item: OutlineNode {
     let items = changeset.itemChanges
     let tops = items.structuralIDs
     var touched = Set<Row.ID>()
+    // The ids taken out of `known`: those not registered again left the tree.
+    var left: [Node.ID] = []
 
     // 1. Edited top-level nodes, walked.
     var reflattened: [Reflattened] = []
@@ -426,7 +438,7 @@ struct OutlineState<Base: SectionType>: Sendable where Base.Item: OutlineNode {
       let old = tree.item(at: position)
       replaceChanged(
         old.node, with: target[update.to], depth: old.depth, row: position, ancestors: [], in: &tree,
-        known: &known,
+        known: &known, left: &left,
         reflattened: &reflattened, touched: &touched)
     }
 
@@ -440,7 +452,10 @@ struct OutlineState<Base: SectionType>: Sendable where Base.Item: OutlineNode {
         touched.insert(
           tree.removeItem(at: ItemPosition(section: position.section, item: position.item + offset)).id)
       }
-      Self.forEachID(in: node) { known.removeValue(forKey: $0) }
+      Self.forEachID(in: node) {
+        known.removeValue(forKey: $0)
+        left.append($0)
+      }
     }
 
     // 3. Every old row below re-flattened nodes out first (a node may move from below one to below
@@ -489,7 +504,7 @@ struct OutlineState<Base: SectionType>: Sendable where Base.Item: OutlineNode {
         touched.insert(row.id)
       }
     }
-    return (Snapshot(tree: tree), known, touched)
+    return (Snapshot(tree: tree), known, touched, left)
   }
 
   /// A node whose children's ids changed: its rows below are redone.
@@ -513,7 +528,7 @@ struct OutlineState<Base: SectionType>: Sendable where Base.Item: OutlineNode {
   @inlinable func replaceChanged(
     _ old: Node, with new: Node, depth: Int, row: ItemPosition?, ancestors: [Node.ID],
     in tree: inout SnapshotTree<OutlineSection<Base>>, known: inout PersistentDictionary<Node.ID, Void>,
-    reflattened: inout [Reflattened], touched: inout Set<Row.ID>
+    left: inout [Node.ID], reflattened: inout [Reflattened], touched: inout Set<Row.ID>
   ) {
     let isExpanded = expanded.contains(new.id)
     if let row {
@@ -525,7 +540,12 @@ struct OutlineState<Base: SectionType>: Sendable where Base.Item: OutlineNode {
     }
     if FlatSnapshot<Base>.sharesStorage(old.children, new.children) { return }
     guard old.children.map(\.id) == new.children.map(\.id) else {
-      for child in old.children { Self.forEachID(in: child) { known.removeValue(forKey: $0) } }
+      for child in old.children {
+        Self.forEachID(in: child) {
+          known.removeValue(forKey: $0)
+          left.append($0)
+        }
+      }
       reflattened.append(Reflattened(node: new, depth: depth, path: ancestors + [new.id]))
       return
     }
@@ -534,7 +554,7 @@ struct OutlineState<Base: SectionType>: Sendable where Base.Item: OutlineNode {
       replaceChanged(
         oldChild, with: newChild, depth: depth + 1,
         row: childrenShown ? tree.position(ofItem: newChild.id) : nil, ancestors: ancestors + [new.id],
-        in: &tree, known: &known, reflattened: &reflattened, touched: &touched)
+        in: &tree, known: &known, left: &left, reflattened: &reflattened, touched: &touched)
     }
   }
 

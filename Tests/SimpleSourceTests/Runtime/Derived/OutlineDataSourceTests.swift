@@ -141,7 +141,7 @@ struct OutlineDataSourceTests {
           let all = await parent.snapshot.sections.flatMap { ids($0.items) }
           if let id = all.randomElement(using: &random) {
             if expanded[which].contains(id) {
-              try await outlines[which].collapse([id])
+              await outlines[which].collapse([id])
               expanded[which].remove(id)
             } else {
               try await outlines[which].expand([id])
@@ -150,8 +150,12 @@ struct OutlineDataSourceTests {
           }
         }
         let sections = await parent.snapshot.sections
+        // A node that left the tree is no longer expanded.
+        let present = Set(sections.flatMap { ids($0.items) })
+        for which in 0..<2 { expanded[which].formIntersection(present) }
         for which in 0..<2 {
           await outlines[which].settled()
+          #expect(await outlines[which].expanded == expanded[which], "\(place)")
           let shown = await outlines[which].snapshot
           #expect(rows(shown) == flattened(sections, expanded: expanded[which]), "\(place)")
           #expect(
@@ -187,11 +191,38 @@ struct OutlineDataSourceTests {
     batch = try #require(await recorder.batches.last)
     #expect(batch.changeset.itemChanges.moves.count == 1)
     #expect(batch.changeset.itemChanges.deletes.isEmpty && batch.changeset.itemChanges.inserts.isEmpty)
-    try await outline.collapse(["a"])
+    await outline.collapse(["a"])
     await recorder.showing(await outline.snapshot)
     batch = try #require(await recorder.batches.last)
     #expect(Set(batch.changeset.itemChanges.deletes.map(\.id)) == ["a1", "a2"])
     #expect(await recorder.violations.isEmpty)
+  }
+
+  @Test("a deleted node leaves the expanded set, collapsing it is no error, and it comes back collapsed")
+  func expansionFollowsDeletions() async throws {
+    let parent = try BasicDataSource(sections: Self.forest())
+    let outline = try await OutlineDataSource(parent, expanded: ["a", "a2", "gone"])
+    #expect(await outline.expanded == ["a", "a2"], "an id not in the tree is not kept")
+    let deleted = await parent.snapshot.sections[0].items[0]
+    try await parent.update { $0[0].items.remove(at: 0) }  // a, with a1 and a2
+    await outline.settled()
+    #expect(await outline.expanded == [], "a and a2 left with the tree")
+    await outline.collapse(["a"])  // gone: nothing to collapse, no error
+    await #expect(throws: OutlineError(.unknownItem, id: "a")) { try await outline.expand(["a"]) }
+    try await parent.update { $0[0].items.insert(deleted, at: 0) }
+    await outline.settled()
+    #expect(rows(await outline.snapshot)[0].prefix(2) == ["0:a", "0:b"], "back, collapsed")
+    #expect(await outline.expanded == [])
+
+    // Moved within one batch, a node stays expanded: it never left the tree.
+    try await outline.expand(["a"])
+    try await parent.update { sections in
+      let node = sections[0].items.remove(at: 0)
+      sections[1].items.append(node)
+    }
+    await outline.settled()
+    #expect(await outline.expanded == ["a"])
+    #expect(rows(await outline.snapshot)[1] == ["0:c", "0:a", "1:a1", "1:a2"])
   }
 
   @Test("unknown ids, cycles and duplicate ids are typed errors; nothing shown changes")
