@@ -28,32 +28,14 @@ public import SimpleSourceCore
 /// (``DataSourceErrorCode/invalidPatch``: a field of the wrong type, a required field removed, an item
 /// type that is not `Codable`), or when it changes the item's id (``DataSourceErrorCode/changedItemID``).
 public struct WirePatch: Hashable, Sendable, CustomStringConvertible {
-  /// A JSON value: a patch's members, and an item's encoded form.
-  public indirect enum Value: Hashable, Sendable {
-    /// `null`: in a patch, removes the member.
-    case null
-    /// `true` or `false`.
-    case bool(Bool)
-    /// A number with no fraction that fits in an `Int`.
-    case integer(Int)
-    /// Any other number.
-    case number(Double)
-    /// A string.
-    case string(String)
-    /// An array: it replaces an array whole (RFC 7396 does not patch arrays).
-    case array([Value])
-    /// An object: it patches an object member by member.
-    case object([String: Value])
-  }
-
   /// The patch document: an object patches the item's fields; anything else replaces the item whole.
-  public var value: Value
+  public var value: WireJSON
 
   /// Creates a patch from its document.
-  public init(_ value: Value) { self.value = value }
+  public init(_ value: WireJSON) { self.value = value }
 
   /// Creates a patch of the fields named, each set to its value (`nil` removes an optional field).
-  public init(_ fields: [String: Value]) { self.value = .object(fields) }
+  public init(_ fields: [String: WireJSON]) { self.value = .object(fields) }
 
   /// The patch that turns `old` into `new`: the members that differ, recursively in objects, `null` for a
   /// member `new` no longer has; an array or any other value that differs is given whole. Empty when they
@@ -89,7 +71,7 @@ public struct WirePatch: Hashable, Sendable, CustomStringConvertible {
     guard let encodable = item as? any Encodable, let type = Item.self as? any Decodable.Type else {
       throw refused("the item type is not Codable")
     }
-    let current: Value
+    let current: WireJSON
     do { current = try Self.encoded(encodable) } catch { throw refused("the item does not encode: \(error)") }
     let patched: Any
     do {
@@ -110,9 +92,9 @@ public struct WirePatch: Hashable, Sendable, CustomStringConvertible {
 
   /// `target` with `patch` merged into it (RFC 7396, section 2).
   /// - Complexity: O(*p*) in the size of the patch, besides copying `target`'s objects it goes into.
-  public static func merge(_ patch: Value, into target: Value) -> Value {
+  public static func merge(_ patch: WireJSON, into target: WireJSON) -> WireJSON {
     guard case .object(let members) = patch else { return patch }
-    var result: [String: Value]
+    var result: [String: WireJSON]
     if case .object(let existing) = target { result = existing } else { result = [:] }
     for (name, member) in members {
       if member == .null {
@@ -125,12 +107,12 @@ public struct WirePatch: Hashable, Sendable, CustomStringConvertible {
   }
 
   /// The merge patch from `old` to `new`; `nil` when they are equal.
-  static func difference(from old: Value, to new: Value) -> Value? {
+  static func difference(from old: WireJSON, to new: WireJSON) -> WireJSON? {
     guard old != new else { return nil }
     guard case .object(let before) = old, case .object(let after) = new else {
       return new == .null ? nil : new
     }
-    var members: [String: Value] = [:]
+    var members: [String: WireJSON] = [:]
     for (name, value) in after {
       if let previous = before[name] {
         // A member that became `null` encodes as removed: the patch says `null` too.
@@ -148,8 +130,8 @@ public struct WirePatch: Hashable, Sendable, CustomStringConvertible {
   }
 
   /// The JSON form of `value`, as `JSONEncoder` writes it.
-  static func encoded(_ value: any Encodable) throws -> Value {
-    try JSONDecoder().decode(Value.self, from: try JSONEncoder().encode(value))
+  static func encoded(_ value: any Encodable) throws -> WireJSON {
+    try JSONDecoder().decode(WireJSON.self, from: try JSONEncoder().encode(value))
   }
 
   /// What a decoding error says, without the coding path's type names.
@@ -167,101 +149,15 @@ public struct WirePatch: Hashable, Sendable, CustomStringConvertible {
 
 extension WirePatch: Codable {
   /// Reads a patch document: any JSON value.
-  public init(from decoder: any Decoder) throws { value = try Value(from: decoder) }
+  public init(from decoder: any Decoder) throws { value = try WireJSON(from: decoder) }
 
   /// Writes the patch document.
   public func encode(to encoder: any Encoder) throws { try value.encode(to: encoder) }
 }
 
-extension WirePatch.Value: Codable {
-  /// Reads any JSON value; a whole number that fits an `Int` is ``integer(_:)``.
-  public init(from decoder: any Decoder) throws {
-    if let container = try? decoder.container(keyedBy: AnyKey.self) {
-      var members: [String: Self] = [:]
-      for key in container.allKeys { members[key.stringValue] = try container.decode(Self.self, forKey: key) }
-      self = .object(members)
-    } else if var container = try? decoder.unkeyedContainer() {
-      var elements: [Self] = []
-      while !container.isAtEnd { elements.append(try container.decode(Self.self)) }
-      self = .array(elements)
-    } else {
-      let container = try decoder.singleValueContainer()
-      if container.decodeNil() {
-        self = .null
-      } else if let value = try? container.decode(Bool.self) {
-        self = .bool(value)
-      } else if let value = try? container.decode(Int.self) {
-        self = .integer(value)
-      } else if let value = try? container.decode(Double.self) {
-        self = .number(value)
-      } else {
-        self = .string(try container.decode(String.self))
-      }
-    }
-  }
-
-  /// Writes the value as JSON.
-  public func encode(to encoder: any Encoder) throws {
-    switch self {
-    case .object(let members):
-      var container = encoder.container(keyedBy: AnyKey.self)
-      for (name, member) in members { try container.encode(member, forKey: AnyKey(name)) }
-    case .array(let elements):
-      var container = encoder.unkeyedContainer()
-      for element in elements { try container.encode(element) }
-    case .null:
-      var container = encoder.singleValueContainer()
-      try container.encodeNil()
-    case .bool(let value):
-      var container = encoder.singleValueContainer()
-      try container.encode(value)
-    case .integer(let value):
-      var container = encoder.singleValueContainer()
-      try container.encode(value)
-    case .number(let value):
-      var container = encoder.singleValueContainer()
-      try container.encode(value)
-    case .string(let value):
-      var container = encoder.singleValueContainer()
-      try container.encode(value)
-    }
-  }
-
-  /// A coding key of any name: an object's members.
-  struct AnyKey: CodingKey {
-    var stringValue: String
-    var intValue: Int? { nil }
-    init(_ name: String) { stringValue = name }
-    init?(stringValue: String) { self.stringValue = stringValue }
-    init?(intValue: Int) { nil }
-  }
-}
-
-extension WirePatch.Value: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral,
-  ExpressibleByBooleanLiteral, ExpressibleByNilLiteral, ExpressibleByArrayLiteral,
-  ExpressibleByDictionaryLiteral
-{
-  /// A string.
-  public init(stringLiteral value: String) { self = .string(value) }
-  /// A whole number.
-  public init(integerLiteral value: Int) { self = .integer(value) }
-  /// A number.
-  public init(floatLiteral value: Double) { self = .number(value) }
-  /// `true` or `false`.
-  public init(booleanLiteral value: Bool) { self = .bool(value) }
-  /// `null`: in a patch, removes the member.
-  public init(nilLiteral: ()) { self = .null }
-  /// An array.
-  public init(arrayLiteral elements: Self...) { self = .array(elements) }
-  /// An object.
-  public init(dictionaryLiteral elements: (String, Self)...) {
-    self = .object(Dictionary(elements, uniquingKeysWith: { _, last in last }))
-  }
-}
-
 extension WirePatch: ExpressibleByDictionaryLiteral {
   /// A patch of the fields named: `["stage": "won", "note": nil]`.
-  public init(dictionaryLiteral elements: (String, Value)...) {
+  public init(dictionaryLiteral elements: (String, WireJSON)...) {
     self.init(Dictionary(elements, uniquingKeysWith: { _, last in last }))
   }
 }

@@ -45,7 +45,7 @@ struct WirePatchTests {
     ])
   func rfcCases(target: String, patch: String, expected: String) throws {
     let decoder = JSONDecoder()
-    let value = { (json: String) in try decoder.decode(WirePatch.Value.self, from: Data(json.utf8)) }
+    let value = { (json: String) in try decoder.decode(WireJSON.self, from: Data(json.utf8)) }
     #expect(WirePatch.merge(try value(patch), into: try value(target)) == (try value(expected)))
   }
 
