@@ -20,4 +20,18 @@ extension Snapshot {
     try body(&transaction)
     return transaction.changed ? transaction.snapshot : self
   }
+
+  /// The state with `body`'s edits made, and the ids of the items they touched (``Transaction`` logs them
+  /// as a source does): `nil` when they inserted, deleted, moved or updated sections.
+  /// - Complexity: As the edits, O(*k* log *n*) for *k* item edits.
+  @inlinable
+  package func applyingLogged<Failure: Swift.Error>(
+    _ body: (inout Transaction<Section>) throws(Failure) -> Void
+  ) throws(Failure) -> (snapshot: Snapshot<Section>, touched: Set<Item.ID>?) {
+    var transaction = Transaction(store: SectionStore(trusted: self).withEmptyLog())
+    try body(&transaction)
+    guard transaction.changed else { return (self, []) }
+    let touched = transaction.store.log.touching.map { $0.union(transaction.refreshing) }
+    return (transaction.snapshot, touched)
+  }
 }

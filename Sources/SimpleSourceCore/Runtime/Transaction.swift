@@ -65,6 +65,23 @@ public struct Transaction<Section: SectionType>: Sendable {
     return true
   }
 
+  /// Runs `body` on a copy of this transaction, keeps its edits when it returns, and returns the ids of
+  /// the items it touched: `nil` when it inserted, deleted, moved or updated sections. What it throws
+  /// leaves this transaction as it was.
+  /// - Complexity: `body`'s edits, and O(*k*) to add the *k* ids it touched to this transaction's log.
+  @inlinable
+  package mutating func logging<Failure: Swift.Error>(
+    _ body: (inout Transaction) throws(Failure) -> Void
+  ) throws(Failure) -> Set<Item.ID>? {
+    var inner = Transaction(store: store.withEmptyLog(), refusal: refusal)
+    try body(&inner)
+    let touched = inner.store.log.touching.map { $0.union(inner.refreshing) }
+    store.take(inner.store)
+    refreshing.formUnion(inner.refreshing)
+    changed = changed || inner.changed
+    return touched
+  }
+
   @inlinable
   mutating func record(_ edit: (inout SectionStore<Section>) throws(Error) -> Bool) throws(Error) -> Bool {
     if let refusal { throw Error(code: refusal) }

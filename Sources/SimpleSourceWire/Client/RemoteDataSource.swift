@@ -87,6 +87,9 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   public nonisolated let clientID: String
   /// The edits made and not answered yet, and who waits for their answers.
   @usableFromInline var pending: Pending
+  /// The items each pending edit that runs named edits touched, in any state it was shown on (`nil`: it
+  /// changed sections): what a rebase may change besides what the edit names.
+  var namedTouched: [String: Set<Section.Item.ID>?] = [:]
   /// Where messages to the sender go while a connection is open, and which connection it is.
   var connection: (number: Int, sink: @Sendable (WireMessage<Section>) -> Void)?
   /// The number of the last connection, and of the last edit made.
@@ -123,13 +126,15 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   ///     names an edit made before with the same number.
   ///   - store: Where to keep the replica. A store that cannot be read (``ReplicaStoreError``), or that
   ///     holds another query, is cleared: the source starts from nothing and ``storeError`` says why.
+  ///   - named: The named edits it runs (``NamedEdit``), the same as the server's: what finds the bodies
+  ///     of pending edits restored from `store`. An edit made here carries its own body.
   /// - Complexity: O(size of the store) to load it, once.
   @inlinable
   public init(
     history: HistoryLimit = .default, query: WireQueryRequest? = nil, clientID: String = UUID().uuidString,
-    store: (any ReplicaStore<Section>)? = nil
+    store: (any ReplicaStore<Section>)? = nil, named: NamedEdits<Section> = NamedEdits()
   ) {
-    let restored = Self.restore(store, query: query, clientID: clientID)
+    let restored = Self.restore(store, query: query, clientID: clientID, named: named)
     self.query = query
     replicaStore = store
     self.clientID = restored.kept.clientID
@@ -146,10 +151,14 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   /// What `store` kept, replayed; a fresh replica (and the store cleared for it) when there is no store,
   /// it is empty, or it cannot be read or holds another query.
   @usableFromInline
-  static func restore(_ store: (any ReplicaStore<Section>)?, query: WireQueryRequest?, clientID: String)
-    -> Restored
-  {
-    let (kept, error) = load(store, query: query, clientID: clientID)
+  static func restore(
+    _ store: (any ReplicaStore<Section>)?, query: WireQueryRequest?, clientID: String,
+    named: NamedEdits<Section>
+  ) -> Restored {
+    var (kept, error) = load(store, query: query, clientID: clientID)
+    // Named edits come back from the store by name: their bodies are this build's. One whose name or
+    // arguments no longer resolve stays pending without a body, left out of what is shown until answered.
+    kept.pendingEdits = kept.pendingEdits.map { (try? $0.resolved(in: named)) ?? $0 }
     var restored = Restored(kept: kept, error: error, shown: rebase(kept.snapshot, kept.pendingEdits))
     (restored.state.stream, restored.state.remoteVersion) = (kept.stream, kept.version)
     for edit in kept.pendingEdits { _ = restored.pending.make(edit.id, edit) }
@@ -289,9 +298,10 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
       if pending.isEmpty {
         offer(update.changeset, remote: batch.to)
       } else {
-        let touched = Set(update.changeset.itemChanges.ids).union(pendingItemIDs)
-        show(
-          rebased(), touching: touched, refreshing: update.changeset.forcedRefreshes, remote: batch.to)
+        // Rebased first: what its named edits touch now counts too.
+        let shown = rebased()
+        let touched = pendingItemIDs.map { Set(update.changeset.itemChanges.ids).union($0) }
+        show(shown, touching: touched, refreshing: update.changeset.forcedRefreshes, remote: batch.to)
       }
       journal(message)
       for waiter in ready { waiter.resume(returning: true) }
@@ -340,21 +350,23 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     let id = ReplicaState<Section>.editID(client: clientID, epoch: epoch, number: editsMade + 1)
     let edit = WireEdit(id: id, operations: operations, base: state.remoteVersion)
     let shown: Snapshot<Section>
+    let touched: Set<Section.Item.ID>?
     do {
-      shown = try broadcaster.snapshot.applying {
+      (shown, touched) = try broadcaster.snapshot.applyingLogged {
         (transaction) throws(DataSourceError<Section.ID, Section.Item.ID>) in
         try edit.apply(to: &transaction)
       }
     } catch {
       throw WireError(.invalidEdit, "\(error)")
     }
+    if edit.runsNamedEdits { namedTouched[edit.id] = touched }
     editsMade += 1
     let sendsNow = pending.make(edit.id, edit)
     // Journalled once pending (a compaction it triggers keeps it) and before it is sent: an edit the
     // sender may have made is never forgotten by a restart.
     journal(.edit(edit))
     if sendsNow { connection?.sink(.edit(edit)) }
-    show(shown, touching: edit.itemIDs, remote: nil)
+    show(shown, touching: touched, remote: nil)
     return edit.id
   }
 
@@ -392,19 +404,65 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     case .success(let version): journal(.confirmed(edit: id, version: version))
     case .failure(let error): journal(.refused(edit: id, error: error))
     }
-    show(rebased(), touching: edit.itemIDs.union(pendingItemIDs), remote: nil)
+    let answered = touchedIDs(of: edit)
+    namedTouched[id] = nil
+    let shown = rebased()
+    show(shown, touching: answered.flatMap { ids in pendingItemIDs.map { ids.union($0) } }, remote: nil)
     for waiter in waiters { waiter.resume(returning: result) }
   }
 
-  /// The ids the pending edits name: what a rebase may move or change besides the sender's batch.
-  private var pendingItemIDs: Set<Section.Item.ID> {
-    pending.edits.reduce(into: []) { $0.formUnion($1.itemIDs) }
+  /// The ids the pending edits name or touched: what a rebase may move or change besides the sender's
+  /// batch; `nil` when a named edit among them changed sections (a full diff).
+  private var pendingItemIDs: Set<Section.Item.ID>? {
+    var ids = Set<Section.Item.ID>()
+    for edit in pending.edits {
+      guard let touched = touchedIDs(of: edit) else { return nil }
+      ids.formUnion(touched)
+    }
+    return ids
+  }
+
+  /// The ids `edit` names, and those its named edits touched on any state it was shown on; `nil` when
+  /// they changed sections.
+  private func touchedIDs(of edit: WireEdit<Section>) -> Set<Section.Item.ID>? {
+    guard edit.runsNamedEdits else { return edit.itemIDs }
+    guard case .some(.some(let touched)) = namedTouched[edit.id] else { return nil }
+    return touched.union(edit.itemIDs)
   }
 
   /// The state held with every pending edit applied on top, in order; an edit that no longer applies (the
-  /// sender's state deleted its anchor) is left out until the sender answers it.
-  /// - Complexity: O(*p* log *n*) for *p* ids the pending edits name.
-  private func rebased() -> Snapshot<Section> { Self.rebase(held, pending.edits) }
+  /// sender's state deleted its anchor) is left out until the sender answers it. What the named edits
+  /// among them touch is added to ``namedTouched``.
+  /// - Complexity: O(*p* log *n*) for *p* ids the pending edits name or touch.
+  private func rebased() -> Snapshot<Section> {
+    var shown = held
+    for edit in pending.edits {
+      guard edit.runsNamedEdits else {
+        if let next = try? shown.applying({
+          (transaction) throws(DataSourceError<Section.ID, Section.Item.ID>) in
+          try edit.apply(to: &transaction)
+        }) {
+          shown = next
+        }
+        continue
+      }
+      guard
+        let (next, touched) = try? shown.applyingLogged({
+          (transaction) throws(DataSourceError<Section.ID, Section.Item.ID>) in
+          try edit.apply(to: &transaction)
+        })
+      else { continue }
+      shown = next
+      if case .some(.some(let before)) = namedTouched[edit.id], let touched {
+        namedTouched[edit.id] = before.union(touched)
+      } else if namedTouched[edit.id] == nil, let touched {
+        namedTouched[edit.id] = touched
+      } else {
+        namedTouched[edit.id] = .some(nil)
+      }
+    }
+    return shown
+  }
 
   /// `held` with every edit of `edits` that applies made on top, in order.
   @usableFromInline

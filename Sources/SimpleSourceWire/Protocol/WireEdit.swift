@@ -34,6 +34,9 @@ public enum WireOperation<Section: SectionType>: Equatable, Sendable {
   /// Changes the fields a ``WirePatch`` names of the item with this id, keeping the rest of its current
   /// content: a change another writer made to another field survives (see ``WirePatch``).
   case patch(Item.ID, WirePatch)
+  /// Runs a named edit (``NamedEdit``): its body, on what the client shows and again on the server's
+  /// current state, decides what changes.
+  case named(WireCall<Section>)
 
   /// Makes the operation in `transaction`, with a ``Transaction``'s own checks.
   /// - Throws: The ``DataSourceError`` of the edit (an unknown id or anchor, a duplicate id, a patch that
@@ -54,6 +57,8 @@ public enum WireOperation<Section: SectionType>: Equatable, Sendable {
     case .patch(let id, let patch):
       guard let current = transaction.snapshot.item(withID: id) else { throw .unknownItem(id) }
       try transaction.replaceItem(try patch.applied(to: current, in: Section.ID.self))
+    case .named(let call):
+      try call.run(on: &transaction)
     }
   }
 
@@ -72,6 +77,7 @@ public enum WireOperation<Section: SectionType>: Equatable, Sendable {
     case .delete(let ids): return ids
     case .move(let id, let place): return [id] + anchor(place)
     case .patch(let id, _): return [id]
+    case .named: return []
     }
   }
 
@@ -90,7 +96,7 @@ public enum WireOperation<Section: SectionType>: Equatable, Sendable {
     switch self {
     case .insert(let items, _): items
     case .replace(let item): [item]
-    case .delete, .move, .patch: []
+    case .delete, .move, .patch, .named: []
     }
   }
 }
@@ -121,6 +127,27 @@ public struct WireEdit<Section: SectionType>: Equatable, Sendable {
   /// change, and its anchors.
   package var itemIDs: Set<Section.Item.ID> { Set(operations.lazy.flatMap(\.itemIDs)) }
 
+  /// Whether an operation runs a named edit: what it touches is known only once it runs.
+  public var runsNamedEdits: Bool {
+    operations.contains { if case .named = $0 { true } else { false } }
+  }
+
+  /// The edit with each named edit's body found in `edits` by name (the server's, or the client's own
+  /// for edits restored from its store): a body it carried is replaced.
+  /// - Throws: ``WireError/Code-swift.struct/invalidEdit`` for a name `edits` does not hold
+  ///   (`unknownEdit`) or arguments that do not decode (`invalidArguments`).
+  /// - Complexity: O(1) per operation, and the arguments' decoding when they came as JSON.
+  public func resolved(in edits: NamedEdits<Section>) throws(WireError) -> Self {
+    guard runsNamedEdits else { return self }
+    var copy = self
+    for index in copy.operations.indices {
+      if case .named(let call) = copy.operations[index] {
+        copy.operations[index] = .named(try call.resolved(in: edits))
+      }
+    }
+    return copy
+  }
+
   /// Makes every operation in `transaction`, in order.
   /// - Throws: The first operation's ``DataSourceError``; the caller drops the transaction.
   /// - Complexity: the sum of the operations'.
@@ -135,12 +162,12 @@ public struct WireEdit<Section: SectionType>: Equatable, Sendable {
 extension WireOperation: Codable
 where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item.ID: Codable {
   private enum Key: String, CodingKey {
-    case after, before, id, ids, item, items, op, patch, section
+    case after, arguments, before, id, ids, item, items, name, op, patch, section
   }
 
   /// `{"op": "insert", "items": […], "before" | "after": id | "section": id}`, `{"op": "replace", "item":
   /// …}`, `{"op": "delete", "ids": […]}`, `{"op": "move", "id": id, "before" | "after" | "section": …}`,
-  /// `{"op": "patch", "id": id, "patch": {…}}`.
+  /// `{"op": "patch", "id": id, "patch": {…}}`, `{"op": "named", "name": name, "arguments": …}`.
   public func encode(to encoder: any Encoder) throws {
     var container = encoder.container(keyedBy: Key.self)
     func encode(_ place: Place) throws {
@@ -169,6 +196,14 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
       try container.encode("patch", forKey: .op)
       try container.encode(id, forKey: .id)
       try container.encode(patch, forKey: .patch)
+    case .named(let call):
+      guard let arguments = call.json else {
+        throw EncodingError.invalidValue(
+          call.name, EncodingError.Context(codingPath: [], debugDescription: "the arguments do not encode"))
+      }
+      try container.encode("named", forKey: .op)
+      try container.encode(call.name, forKey: .name)
+      try container.encode(arguments, forKey: .arguments)
     }
   }
 
@@ -193,6 +228,11 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     case "replace": self = .replace(try container.decode(Item.self, forKey: .item))
     case "delete": self = .delete(try container.decode([Item.ID].self, forKey: .ids))
     case "move": self = .move(try container.decode(Item.ID.self, forKey: .id), try place())
+    case "named":
+      self = .named(
+        WireCall(
+          try container.decode(String.self, forKey: .name),
+          arguments: try container.decodeIfPresent(WireJSON.self, forKey: .arguments) ?? .object([:])))
     case "patch":
       self = .patch(
         try container.decode(Item.ID.self, forKey: .id), try container.decode(WirePatch.self, forKey: .patch))

@@ -105,4 +105,3 @@ extension WireJSON: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, Exp
     self = .object(Dictionary(elements, uniquingKeysWith: { _, last in last }))
   }
 }
-

@@ -39,17 +39,45 @@ public struct WireWriter<Section: SectionType, Scope: Hashable & Sendable>: Send
   /// (one that does not apply is refused, and refuses nothing else). Each edit's operations apply
   /// together or not at all, after the edits that arrived before it. The service's own writers keep
   /// writing the source directly meanwhile: they take their turns with the groups, never refused.
-  /// - Complexity: O(*k* log *n*) for *k* ids an edit names, as any transaction; the group's diff is
-  ///   shared. Inlinable, so that an edit's body is specialized for your sections where you call this.
+  ///
+  /// A ``WireOperation/named(_:)`` runs the body `named` holds under its name, on the source's state in
+  /// the write's transaction (never a body the client's message carried), with the arguments the client
+  /// sent. An unknown name, arguments that do not decode, and a body that throws are refused with
+  /// ``WireError/Code-swift.struct/invalidEdit`` (`unknownEdit`, `invalidArguments`, `editRefused: <reason>`)
+  /// and nothing of the edit is made. For a client with a scope, every item the body touched must be one
+  /// the scope sees, before and after, and one it may write; a body that inserts, deletes, moves or
+  /// updates sections is refused for such a client (what it reached cannot be checked by the ids it
+  /// touched). Such a refusal names no id, so it tells nothing of what the scope hides.
+  /// - Parameters:
+  ///   - source: The source the edits are made in.
+  ///   - named: The named edits clients may call; none by default.
+  /// - Complexity: O(*k* log *n*) for *k* ids an edit names or a named edit touches, as any transaction;
+  ///   the group's diff is shared. Inlinable, so that an edit's body is specialized for your sections
+  ///   where you call this.
   @inlinable
-  public static func transactions(on source: BasicDataSource<Section>) -> Self {
+  public static func transactions(
+    on source: BasicDataSource<Section>, named: NamedEdits<Section> = NamedEdits()
+  )
+    -> Self
+  {
     let commits = GroupCommit<Section, Void>(source)
     return Self { (edit, _, visible) throws(WireError) in
+      // The server's own bodies, found by name, before the group's turn.
+      let edit = try edit.resolved(in: named)
       do {
         return try await commits.write { (transaction: inout Transaction<Section>) throws in
           // Checked only when the service has rules: most writes skip the call.
           let checked = visible.sections != nil || visible.rows != nil
           for operation in edit.operations {
+            if checked, case .named(let call) = operation {
+              let before = transaction.snapshot
+              let touched = try transaction.logging {
+                (transaction) throws(DataSourceError<Section.ID, Section.Item.ID>) in
+                try call.run(on: &transaction)
+              }
+              try checkNamed(touched, before: before, after: transaction.snapshot, visible: visible)
+              continue
+            }
             if checked { try check(operation, in: transaction.snapshot, visible: visible) }
             try operation.apply(to: &transaction)
             if checked, case .patch(let id, _) = operation {
@@ -67,6 +95,24 @@ public struct WireWriter<Section: SectionType, Scope: Hashable & Sendable>: Send
     }
   }
 
+  /// Refuses a named edit whose body, for a client with a scope, changed sections, or touched an item the
+  /// scope does not see before or after it, or wrote one the row rule refuses. The refusal names no id.
+  /// - Complexity: O(*k* log *n*) for the *k* items touched, besides the rules.
+  @usableFromInline
+  static func checkNamed(
+    _ touched: Set<Section.Item.ID>?, before: Snapshot<Section>, after: Snapshot<Section>,
+    visible: WireVisibility<Section>
+  ) throws(WireError) {
+    guard let touched else {
+      throw WireError(.invalidEdit, "editRefused: a named edit of a client with a scope edits items only")
+    }
+    let outside = WireError(.invalidEdit, "editRefused: the edit reaches rows outside this client's scope")
+    for id in touched {
+      if visible.allowsItem(withID: id, in: before) == false { throw outside }
+      if visible.allowsItem(withID: id, in: after) == false { throw outside }
+    }
+  }
+
   /// What a client is told of the source's refusal: its code and the id it names (an id the client sent),
   /// never positions or section indices, which count rows of the whole source the client may not see.
   /// - Complexity: O(1).
@@ -75,6 +121,10 @@ public struct WireWriter<Section: SectionType, Scope: Hashable & Sendable>: Send
     var parts = ["\(error.code)"]
     if let section = error.sectionID { parts.append("section id \(section)") }
     if let item = error.itemID { parts.append("item id \(item)") }
+    // A named edit's own reason, and what was wrong with a client's own patch, are the client's to read.
+    if error.code == .editRefused || error.code == .invalidPatch, let detail = error.detail {
+      parts.append(detail)
+    }
     return parts.joined(separator: ": ")
   }
 
