@@ -404,8 +404,8 @@ let runtimeCaseNames =
     "view-rebased", "view-apply-verified", "projection-one-edit-100k", "projection-one-edit-1m",
     "projection-refilter-100k",
     "composite-one-edit", "outline-one-edit-100k", "queries-1000-clients", "observed-one-edit-1m",
-    "observed-invalidations", "observed-window-1m", "throughput-100k-items", "client-edits",
-    "schedule-overhead",
+    "observed-invalidations", "observed-window-1m", "throughput-100k-items", "client-edits", "named-edits",
+    "client-edit-races", "schedule-overhead",
   ] + editCaseNames + replicaCaseNames
 
 /// The case `name`, first, and any case measured in the same rounds with it.
@@ -416,6 +416,8 @@ func runRuntimeCase(named name: String, iterations: Int) async -> [RuntimeResult
   case "stalled": [await stalled()]
   case "throughput-100k-items": [await sustainedThroughput(iterations: max(1, iterations / 3))]
   case "client-edits": [await clientEdits(iterations: max(1, iterations / 3))]
+  case "named-edits": [await namedEdits(iterations: max(1, iterations / 3))]
+  case "client-edit-races": [await clientEditRaces()]
   case "schedule-overhead":
     if #available(iOS 18, macOS 15, tvOS 18, watchOS 11, visionOS 2, *) {
       [await scheduleOverhead(iterations: iterations)]

@@ -50,6 +50,9 @@ public struct NamedEdit<Section: SectionType, Arguments: Codable & Sendable>: Se
   public let name: String
   /// The change: reads the state through the transaction and edits it, or throws.
   public let body: @Sendable (Arguments, inout Transaction<Section>) throws -> Void
+  /// What a call made by this edit carries: the server runs such a call's body as it is, since it is
+  /// this edit's own (a call from elsewhere is resolved by name).
+  let identity = NamedEditIdentity()
 
   /// Declares a named edit.
   /// - Parameters:
@@ -69,7 +72,7 @@ public struct NamedEdit<Section: SectionType, Arguments: Codable & Sendable>: Se
     return .named(
       WireCall(
         name: name, arguments: .typed(arguments, encode: { try WirePatch.encoded(arguments) }),
-        body: { transaction throws in try body(arguments, &transaction) }))
+        body: { transaction throws in try body(arguments, &transaction) }, origin: identity))
   }
 
   /// The body run with the call's arguments: its own typed value when it was made in this process,
@@ -80,6 +83,8 @@ public struct NamedEdit<Section: SectionType, Arguments: Codable & Sendable>: Se
     -> @Sendable (inout Transaction<Section>) throws
     -> Void
   {
+    // Made by this very edit, in this process: its body is this edit's, with its own arguments.
+    if call.origin === identity, let body = call.body { return body }
     let arguments: Arguments
     switch call.arguments {
     case .typed(let value as Arguments, _):
@@ -112,21 +117,27 @@ public struct NamedEdit<Section: SectionType, Arguments: Codable & Sendable>: Se
 /// name (``NamedEdits``). On the wire: `{"op": "named", "name": "advance", "arguments": {…}}`.
 public struct WireCall<Section: SectionType>: Sendable, CustomStringConvertible {
   /// The arguments: a typed value made here, or JSON from the wire.
-  enum Arguments: Sendable {
+  @usableFromInline enum Arguments: Sendable {
     case typed(any Sendable, encode: @Sendable () throws -> WireJSON)
     case json(WireJSON)
   }
 
   /// The named edit's name.
   public let name: String
-  let arguments: Arguments
+  @usableFromInline let arguments: Arguments
   /// The body with its arguments, where the call was made or resolved.
-  let body: (@Sendable (inout Transaction<Section>) throws -> Void)?
+  @usableFromInline let body: (@Sendable (inout Transaction<Section>) throws -> Void)?
+  /// The ``NamedEdit`` that made the call in this process, if one did.
+  @usableFromInline let origin: NamedEditIdentity?
 
-  init(name: String, arguments: Arguments, body: (@Sendable (inout Transaction<Section>) throws -> Void)?) {
+  @usableFromInline init(
+    name: String, arguments: Arguments, body: (@Sendable (inout Transaction<Section>) throws -> Void)?,
+    origin: NamedEditIdentity? = nil
+  ) {
     self.name = name
     self.arguments = arguments
     self.body = body
+    self.origin = origin
   }
 
   /// A call of the edit `name` with `arguments`, as a client that cannot run Swift sends it: the body is
@@ -152,7 +163,7 @@ public struct WireCall<Section: SectionType>: Sendable, CustomStringConvertible 
   /// Runs the body in `transaction`, on a copy: a body that throws halfway leaves it as it was.
   /// - Throws: ``DataSourceError``: the transaction's own, or ``DataSourceErrorCode/editRefused`` with the
   ///   body's error (an ``EditRefusal``'s reason) or, with no body known here, that.
-  @usableFromInline
+  @inlinable
   func run(on transaction: inout Transaction<Section>) throws(DataSourceError<Section.ID, Section.Item.ID>) {
     guard let body else {
       throw DataSourceError(code: .editRefused, detail: "no body is known here for the named edit \(name)")
@@ -168,10 +179,15 @@ public struct WireCall<Section: SectionType>: Sendable, CustomStringConvertible 
     transaction = copy
   }
 
-  /// The same call with the body `edits` gives its name; `nil` when none has it.
-  func resolved(in edits: NamedEdits<Section>) throws(WireError) -> Self {
+  /// The same call with the body `edits` gives its name, and whether that is another body than the one
+  /// it carries (not so for a call made here by the edit `edits` holds).
+  /// - Throws: ``WireError/Code-swift.struct/invalidEdit`` for a name `edits` does not hold, or arguments
+  ///   that do not decode.
+  @inlinable
+  func resolved(in edits: NamedEdits<Section>) throws(WireError) -> (call: Self, changed: Bool) {
     guard let edit = edits.edits[name] else { throw edits.unknown(name) }
-    return Self(name: name, arguments: arguments, body: try edit.resolve(self))
+    if let origin, edit.isOrigin(origin), body != nil { return (self, false) }
+    return (Self(name: name, arguments: arguments, body: try edit.resolve(self)), true)
   }
 }
 
@@ -185,7 +201,7 @@ extension WireCall: Equatable {
 /// (``WireWriter/transactions(on:named:)``) and to each Swift client (``RemoteDataSource``'s `named:`).
 public struct NamedEdits<Section: SectionType>: Sendable {
   /// Each edit's resolver, by name.
-  let edits: [String: any NamedEditResolving<Section>]
+  @usableFromInline let edits: [String: any NamedEditResolving<Section>]
 
   /// No named edits: a call of any is refused.
   public init() { edits = [:] }
@@ -201,7 +217,7 @@ public struct NamedEdits<Section: SectionType>: Sendable {
   public var names: Set<String> { Set(edits.keys) }
 
   /// The refusal of a call of a name it does not hold.
-  func unknown(_ name: String) -> WireError { WireError(.invalidEdit, "unknownEdit: no named edit \(name)") }
+  @usableFromInline func unknown(_ name: String) -> WireError { WireError(.invalidEdit, "unknownEdit: no named edit \(name)") }
 }
 
 /// A named edit of any arguments, as ``NamedEdits`` holds it.
@@ -215,9 +231,20 @@ public protocol NamedEditResolving<Section>: Sendable {
   func resolve(_ call: WireCall<Section>) throws(WireError)
     -> @Sendable (inout Transaction<Section>) throws
     -> Void
+  /// Whether `identity` is this edit's: a call it made carries it.
+  func isOrigin(_ identity: NamedEditIdentity) -> Bool
 }
 
-extension NamedEdit: NamedEditResolving {}
+extension NamedEdit: NamedEditResolving {
+  /// Whether `identity` is this edit's.
+  public func isOrigin(_ identity: NamedEditIdentity) -> Bool { identity === self.identity }
+}
+
+/// What tells the calls a ``NamedEdit`` made from any other call of its name: a server runs such a call's
+/// body as it is, without decoding its arguments again.
+public final class NamedEditIdentity: Sendable {
+  init() {}
+}
 
 extension DataSourceErrorCode {
   /// A named edit's body refused (``EditRefusal``), or the named edit could not be run here (no body is

@@ -36,7 +36,7 @@ public enum WireOperation<Section: SectionType>: Equatable, Sendable {
   case patch(Item.ID, WirePatch)
   /// Runs a named edit (``NamedEdit``): its body, on what the client shows and again on the server's
   /// current state, decides what changes.
-  case named(WireCall<Section>)
+  indirect case named(WireCall<Section>)
 
   /// Makes the operation in `transaction`, with a ``Transaction``'s own checks.
   /// - Throws: The ``DataSourceError`` of the edit (an unknown id or anchor, a duplicate id, a patch that
@@ -128,6 +128,8 @@ public struct WireEdit<Section: SectionType>: Equatable, Sendable {
   package var itemIDs: Set<Section.Item.ID> { Set(operations.lazy.flatMap(\.itemIDs)) }
 
   /// Whether an operation runs a named edit: what it touches is known only once it runs.
+  /// - Complexity: O(*k*) for *k* operations.
+  @inlinable
   public var runsNamedEdits: Bool {
     operations.contains { if case .named = $0 { true } else { false } }
   }
@@ -137,15 +139,20 @@ public struct WireEdit<Section: SectionType>: Equatable, Sendable {
   /// - Throws: ``WireError/Code-swift.struct/invalidEdit`` for a name `edits` does not hold
   ///   (`unknownEdit`) or arguments that do not decode (`invalidArguments`).
   /// - Complexity: O(1) per operation, and the arguments' decoding when they came as JSON.
+  @inlinable
   public func resolved(in edits: NamedEdits<Section>) throws(WireError) -> Self {
     guard runsNamedEdits else { return self }
     var copy = self
-    for index in copy.operations.indices {
-      if case .named(let call) = copy.operations[index] {
-        copy.operations[index] = .named(try call.resolved(in: edits))
+    var changed = false
+    for index in operations.indices {
+      guard case .named(let call) = operations[index] else { continue }
+      let resolved = try call.resolved(in: edits)
+      if resolved.changed {
+        copy.operations[index] = .named(resolved.call)
+        changed = true
       }
     }
-    return copy
+    return changed ? copy : self
   }
 
   /// Makes every operation in `transaction`, in order.

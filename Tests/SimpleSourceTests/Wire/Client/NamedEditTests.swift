@@ -356,3 +356,39 @@ extension NamedEditTests {
     #expect(confirmed > 0)
   }
 }
+
+extension NamedEditTests {
+  @Test("a pending named edit kept in a store is shown again after a restart, by name, and made once")
+  func restoredFromAStore() async throws {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("named-\(UUID())")
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let source = try Self.pipeline()
+    let service = WireService(
+      source: source, stream: "deals", edits: .transactions(on: source, named: PipelineEdits.all))
+    do {
+      let rep = RemoteDataSource<Pipeline>(
+        store: FileReplicaStore(directory: folder), named: PipelineEdits.all)
+      let connection = await service.connect(rep)
+      await connection.settled()
+      await connection.close()
+      _ = try await rep.submit([PipelineEdits.raise(40)])
+      #expect(await rep.snapshot.item(withID: "d1")?.valueCents == 140)
+    }
+    // Restarted: the edit comes back from the journal by name, and is shown with this build's body.
+    let restarted = RemoteDataSource<Pipeline>(
+      store: FileReplicaStore(directory: folder), named: PipelineEdits.all)
+    #expect(await restarted.pendingEditCount == 1)
+    #expect(await restarted.snapshot.item(withID: "d1")?.valueCents == 140, "shown again after the restart")
+    try await source.updateItem("d1") { $0.valueCents = 200 }
+    let connection = await service.connect(restarted)
+    await connection.settled()
+    #expect(await source.snapshot.item(withID: "d1")?.valueCents == 240, "run once, on the server's value")
+    #expect(await restarted.snapshot.item(withID: "d1")?.valueCents == 240)
+    #expect(await restarted.pendingEditCount == 0)
+    await connection.close()
+
+    // Without the bodies, a restored named edit stays pending, unshown, until the server answers it.
+    let blind = RemoteDataSource<Pipeline>(store: FileReplicaStore(directory: folder))
+    #expect(await blind.snapshot.item(withID: "d1")?.valueCents == 240)
+  }
+}
