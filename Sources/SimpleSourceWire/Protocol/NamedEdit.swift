@@ -217,7 +217,9 @@ public struct NamedEdits<Section: SectionType>: Sendable {
   public var names: Set<String> { Set(edits.keys) }
 
   /// The refusal of a call of a name it does not hold.
-  @usableFromInline func unknown(_ name: String) -> WireError { WireError(.invalidEdit, "unknownEdit: no named edit \(name)") }
+  @usableFromInline func unknown(_ name: String) -> WireError {
+    WireError(.invalidEdit, "unknownEdit: no named edit \(name)")
+  }
 }
 
 /// A named edit of any arguments, as ``NamedEdits`` holds it.
