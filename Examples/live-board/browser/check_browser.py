@@ -9,8 +9,10 @@ live while bob writes. A card made shared appears on bob's page. It closes alice
 while it is away, and checks that the page resumed (no reset) and shows the database again. Then the
 pages write over their WebSockets: alice drags cards within and between columns (shown at once, before
 the server answers), bob renames and deletes with the card's buttons, and each sees the other's edits;
-alice, offline, drags a card that bob deletes meanwhile: back online, her move is refused, rolled back,
-and its reason shown. A card with a 300-letter word keeps the columns on screen, and the add form stays
+alice, offline, drags a card while the server renames it, and renames one (a patch of its title) while
+bob drags it: back online, both changes of each pair are on both pages; her ⤒ sends the named edit `toTop`,
+which the server makes on its own state; and alice, offline, drags a card that bob deletes meanwhile:
+back online, her move is refused, rolled back, and its reason shown. A card with a 300-letter word keeps the columns on screen, and the add form stays
 reachable at the bottom of a long board. Saves screenshots to .build/board-alice.png, .build/board-bob.png
 and .build/board-refused.png (not in git). Exits non-zero on any failure.
 
@@ -226,6 +228,46 @@ def main():
         wait_until_shows(bob, base, "bob")
         if [i for c in truth for i in c["items"] if i[0] == "c1"] != [["c1", "Renamed by bob"]] or "c2" in ids(truth):
             raise AssertionError(f"bob's rename and delete: {truth}")
+
+        # Offline, alice drags c3 to "done" while the server renames it: back online, both changes are on
+        # both pages (the drag sends a move, which names no title).
+        alice.execute_script("window.boardClient.pause()")
+        if drag(alice, "c3", onto_column="done")[0] != "done":
+            raise AssertionError("the offline drag of c3 was not shown")
+        call(base, "PATCH", "/api/cards/c3", {"title": "Renamed by the server"})
+        alice.execute_script("window.boardClient.resume()")
+        for driver, user in [(alice, "alice"), (bob, "bob")]:
+            truth = wait_until_shows(driver, base, user)
+            shown = [[column["id"], item] for column in truth for item in column["items"] if item[0] == "c3"]
+            if shown != [["done", ["c3", "Renamed by the server"]]] or column_of(driver, "c3") != "done":
+                raise AssertionError(f"{user}: the drag and the server's rename of c3: {shown}")
+
+        # Offline, alice renames c3 (a patch of its title) while bob drags it back to "todo": both kept.
+        alice.execute_script("window.boardClient.pause()")
+        alice.find_element(By.CSS_SELECTOR, "li.card[data-id=c3] button.rename").click()
+        field = alice.find_element(By.CSS_SELECTOR, "li.card[data-id=c3] input")
+        field.clear()
+        field.send_keys("Renamed by alice\n")
+        sent = alice.execute_script("return window.boardClient.pending.at(-1).operations")
+        if sent != [{"op": "patch", "id": "c3", "patch": {"title": "Renamed by alice"}}]:
+            raise AssertionError(f"the rename is not a patch of the title: {sent}")
+        drag(bob, "c3", onto_column="todo")
+        wait_until_shows(bob, base, "bob")
+        alice.execute_script("window.boardClient.resume()")
+        for driver, user in [(alice, "alice"), (bob, "bob")]:
+            truth = wait_until_shows(driver, base, user)
+            shown = [[column["id"], item] for column in truth for item in column["items"] if item[0] == "c3"]
+            if shown != [["todo", ["c3", "Renamed by alice"]]]:
+                raise AssertionError(f"{user}: alice's rename and bob's drag of c3: {shown}")
+
+        # A named edit: alice's ⤒ on c3 sends `toTop` by name; the server finds the column's first card.
+        alice.find_element(By.CSS_SELECTOR, "li.card[data-id=c3] button.top").click()
+        for driver, user in [(alice, "alice"), (bob, "bob")]:
+            truth = wait_until_shows(driver, base, user)
+            first = driver.execute_script(
+                "return document.querySelector('section.column[data-id=todo] li.card:not(.private)').dataset.id")
+            if first != "c3" or next(c for c in truth if c["id"] == "todo")["items"][0][0] not in ("c3", "a-plan"):
+                raise AssertionError(f"{user}: toTop did not put c3 first: {first}, {truth}")
 
         # Offline, alice drags `late` into "todo"; bob deletes it meanwhile. Back online her move is sent,
         # refused (no such card), and rolled back: her page shows the database and the reason.

@@ -5,7 +5,9 @@ import SimpleSource
 
 /// The writer of the board's ``WireService``: a client's edit holds one operation, made through the same
 /// ``BoardStore`` calls as the HTTP API (so the same checks, statuses and storage), and answered with the
-/// version it made. A `replace` changes a card's title and keeps its owner. A refusal is `invalidEdit` naming
+/// version it made. A `replace` changes a card's title and keeps its owner; a `patch` names the title alone
+/// and changes it (what the page sends); the named edit `toTop {"card": id}` moves a card above the first
+/// other card of its column, on the board's state when it is made. A refusal is `invalidEdit` naming
 /// the board's code (`unknownCard`, `duplicateID`, `invalid`, …), `editNotMade` when the database failed or
 /// was busy (nothing was made), `unanswered` when the database did not confirm the write in time (it may
 /// have been made: the batches that follow tell, and a resend gets its answer), `editExpired`, or
@@ -67,6 +69,36 @@ private func make(
     // A replace changes the title: the owner (whether the card is private) is not the client's to
     // change by omission, so it is kept as it is; `PATCH {"private": …}` changes it explicitly.
     return try await board.edit(card.id, title: card.title, isPrivate: nil, user: user, answering: ticket).1
+  case .patch(let id, let patch):
+    // A patch names the fields it changes; a card's own is its title (privacy changes through
+    // `PATCH {"private": …}`), so only the title is taken, and nothing else is written back.
+    guard case .object(let fields) = patch.value, Set(fields.keys) == ["title"] else {
+      throw BoardError.invalid("a patch of a card names its title, and nothing else")
+    }
+    guard let shown = await board.source.snapshot.item(withID: id), shown.isVisible(to: user) else {
+      throw BoardError.unknownCard(id)
+    }
+    let patched: Card
+    do { patched = try patch.applied(to: shown, in: String.self) } catch {
+      throw BoardError.invalid("the patched card is not valid: \(error.detail ?? "\(error.code)")")
+    }
+    return try await board.edit(id, title: patched.title, isPrivate: nil, user: user, answering: ticket).1
+  case .named(let call):
+    // The board's one named edit, `toTop {"card": id}`: the card goes before the first other card of its
+    // column the user sees, on the board's state when the edit is made (the page does not know it).
+    guard call.name == "toTop" else { throw BoardError.invalid("unknownEdit: no named edit \(call.name)") }
+    guard case .object(let arguments)? = call.json, arguments.count == 1,
+      case .string(let id)? = arguments["card"]
+    else {
+      throw BoardError.invalid("invalidArguments: toTop takes {\"card\": id}")
+    }
+    let shown = await board.source.snapshot
+    guard let position = shown.position(ofItem: id), shown[position].isVisible(to: user) else {
+      throw BoardError.unknownCard(id)
+    }
+    let column = shown.section(at: position.section)
+    let first = column.items.first { $0.id != id && $0.isVisible(to: user) }  // a column is short
+    return try await board.move(id, to: column.id, before: first?.id, user: user, answering: ticket)
   case .delete(let ids):
     guard ids.count == 1, let id = ids.first else { throw BoardError.invalid("an edit deletes one card") }
     return try await board.delete(id, user: user, answering: ticket)

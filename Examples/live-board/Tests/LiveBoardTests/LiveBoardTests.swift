@@ -457,6 +457,43 @@ struct LiveBoardTests {
     }
   }
 
+  @Test("a patch over the WebSocket changes the title alone; one naming anything else is refused")
+  func patchesOverTheSocket() async throws {
+    let board = try Board(path: nil)
+    try await makeApplication(board: board, port: 0, logger: Self.logger).test(.live) { client in
+      try await send(client, .post, "/api/cards", #"{"id":"t1","title":"One","column":"todo"}"#)
+      try await send(
+        client, .post, "/api/cards?user=ann", #"{"id":"p1","title":"Mine","column":"todo","private":true}"#)
+      let writer = RemoteDataSource<Column>()
+      let task = followWriting(writer, client: client, user: "ann")
+      #expect(await writer.reached(remoteVersion: 2))
+      // Pending while another writer moves the card: the patch keeps the move.
+      let id = try await writer.submit([.patch("p1", ["title": "Mine, renamed"])])
+      try await send(client, .post, "/api/cards/p1/move?user=ann", #"{"column":"done"}"#)
+      _ = try await writer.answer(to: id)
+      #expect(await writer.reached(remoteVersion: await board.source.version.number), "the patch and the move")
+      let shown = await writer.snapshot
+      #expect(
+        shown.item(withID: "p1") == Card(id: "p1", title: "Mine, renamed", owner: "ann"), "still private")
+      #expect(shown.position(ofItem: "p1")?.section == 2, "the move is kept")
+
+      for patch: WirePatch in [["owner": nil], ["title": "x", "owner": "bob"], ["title": 7]] {
+        do throws(WireError) {
+          _ = try await writer.edit([.patch("p1", patch)])
+          Issue.record("\(patch) was made")
+        } catch {
+          // Refused by the board, or by the client itself when the patched card does not decode.
+          #expect(
+            error.code == .invalidEdit
+              && (error.detail.hasPrefix("invalid:") || error.detail.hasPrefix("invalidPatch")), "\(error)")
+        }
+      }
+      let truth = try await boardState(client, user: "ann")
+      #expect(truth.columns == (await writer.snapshot).sections, "the database holds what the client shows")
+      task.cancel()
+    }
+  }
+
   @Test("a user cannot see, edit, move, delete or anchor on another's private card: the same 404 as no card")
   func privateCardsRefused() async throws {
     let board = try Board(path: nil)
@@ -719,6 +756,39 @@ extension LiveBoardTests {
           == bobs)
       let ids = try await board.read().columns.flatMap(\.items).map(\.id)
       #expect(ids == ["bob-card", "alice-card", "alice-2"])
+    }
+  }
+
+  @Test(
+    "the named edit toTop, sent by name and arguments, moves a card above its column's first on the board's state"
+  )
+  func namedToTop() async throws {
+    let board = try Board(path: nil)
+    try await makeApplication(board: board, port: 0, logger: Self.logger).test(.live) { client in
+      for (index, card) in ["a", "b", "c"].enumerated() {
+        _ = try await answer(to: insertEdit("i\(index)", card: card), as: "ann", client: client)
+      }
+      _ = try await answer(to: insertEdit("i3", card: "bobs", owner: "bob"), as: "bob", client: client)
+      func named(_ id: String, _ name: String, _ arguments: String) -> String {
+        #"{"format":"simplesource","formatVersion":2,"type":"edit","id":"\#(id)","operations":[{"op":"named","#
+          + #""name":"\#(name)","arguments":\#(arguments)}]}"#
+      }
+      let moved = try await answer(to: named("n1", "toTop", #"{"card":"c"}"#), as: "ann", client: client)
+      #expect(moved.contains(#""type":"confirmed""#), "\(moved)")
+      #expect(try await board.read().columns[0].items.map(\.id) == ["c", "a", "b", "bobs"])
+      // bob's private card is not ann's to see: on top for bob, it goes above what he sees.
+      _ = try await answer(to: named("n2", "toTop", #"{"card":"bobs"}"#), as: "bob", client: client)
+      #expect(try await board.read().columns[0].items.map(\.id) == ["bobs", "c", "a", "b"])
+      for (id, name, arguments, reason) in [
+        ("n3", "toBottom", #"{"card":"a"}"#, "unknownEdit"),
+        ("n4", "toTop", #"{"card":7}"#, "invalidArguments"),
+        ("n5", "toTop", #"{"card":"bobs"}"#, "unknownCard"),
+      ] {
+        let refused = try await answer(to: named(id, name, arguments), as: "ann", client: client)
+        #expect(refused.contains(#""type":"refused""#) && refused.contains(reason), "\(refused)")
+      }
+      #expect(
+        try await board.read().columns[0].items.map(\.id) == ["bobs", "c", "a", "b"], "nothing else made")
     }
   }
 

@@ -279,11 +279,15 @@ export class BoardClient {
     rename.className = "rename";
     rename.title = "Rename";
     rename.textContent = "✎";
+    const top = document.createElement("button");
+    top.className = "top";
+    top.title = "To the top of its column";
+    top.textContent = "⤒";
     const remove = document.createElement("button");
     remove.className = "delete";
     remove.title = "Delete";
     remove.textContent = "×";
-    element.append(title, rename, remove);
+    element.append(title, rename, top, remove);
     return element;
   }
 
@@ -382,6 +386,17 @@ function applyStage(columns, stage) {
 
 // An edit's operations (WireFormat.md, Edits) applied to a model of columns, as the server's transaction
 // applies them; throws what it refuses (an unknown id or anchor, an id that exists).
+/** `target` with `patch` merged into it, as RFC 7396 says: objects member by member, `null` removes. */
+function mergePatch(target, patch) {
+  if (patch === null || typeof patch !== "object" || Array.isArray(patch)) return patch;
+  const result = target !== null && typeof target === "object" && !Array.isArray(target) ? { ...target } : {};
+  for (const [name, value] of Object.entries(patch)) {
+    if (value === null) delete result[name];
+    else result[name] = mergePatch(result[name], value);
+  }
+  return result;
+}
+
 function applyOperations(columns, operations) {
   const find = (id) => {
     for (const [section, column] of columns.entries()) {
@@ -416,6 +431,17 @@ function applyOperations(columns, operations) {
         columns[section].items[item] = operation.item;
         break;
       }
+      case "patch": {
+        // A JSON Merge Patch (RFC 7396) of the card as shown now: only the fields it names change.
+        const [section, item] = find(operation.id);
+        const patched = mergePatch(columns[section].items[item], operation.patch);
+        if (patched?.id !== operation.id) throw new Error(`a patch does not change card ${operation.id}'s id`);
+        columns[section].items[item] = patched;
+        break;
+      }
+      case "named":
+        // A named edit runs on the server's state, in Swift: the page shows it when its batch arrives.
+        break;
       case "delete":
         for (const id of operation.ids) {
           const [section, item] = find(id);
