@@ -99,9 +99,9 @@ public struct DataSourceConformance<Source: DataSourceType>: Sendable {
   /// writers mutate. The run keeps the driver until it ends.
   ///
   /// With `expecting`, the check also compares the source's own state with what its driver says it must
-  /// show: after `settled()` (G10) the source's ``DataSourceType/snapshot`` must equal what `expecting`
+  /// show: after `settled()` (G10) the source's `snapshot` must equal what `expecting`
   /// makes of the driver then (a derived source's rule applied to its parent's snapshot, say): the same
-  /// sections, in order, with equal contents (``SectionType/isContentEqual(to:)``) and the same items. The
+  /// sections, in order, with equal contents (`isContentEqual(to:)`) and the same items. The
   /// subscribers' checks only say that they follow the source; this one says that the source shows what
   /// it should, so a derived source that settles on a wrong state is found even when every batch it
   /// published was valid.
