@@ -68,6 +68,13 @@ def database_columns(base, user, search=None):
             for c in board["columns"]]
 
 
+def answered(driver):
+    """Waits until the page holds no pending edit: the server answered every one (so the database holds
+    what it made before `wait_until_shows` reads it)."""
+    WebDriverWait(driver, 20).until(
+        lambda d: d.execute_script("return document.getElementById('board').dataset.pending") == "0")
+
+
 def wait_until_shows(driver, base, user, search=None, state="live"):
     """Waits until the page is in `state` (live, or showing a refusal) and shows exactly what `user` may see
     (matching `search`)."""
@@ -213,6 +220,7 @@ def main():
         early = [drag(alice, "c0", onto_column="done"), drag(alice, "c4", onto_card="c1")]
         if early[0] != ["done", "1"] or early[1][0] != "doing" or early[1][1] not in ("1", "2"):
             raise AssertionError(f"the drags were not shown at once, pending: {early}")
+        answered(alice)
         wait_until_shows(alice, base, "alice")
         wait_until_shows(bob, base, "bob")
         if column_of(bob, "c0") != "done" or column_of(bob, "c4") != "doing":
@@ -224,50 +232,55 @@ def main():
         field.clear()
         field.send_keys("Renamed by bob\n")
         bob.find_element(By.CSS_SELECTOR, "li.card[data-id=c2] button.delete").click()
+        answered(bob)
         truth = wait_until_shows(alice, base, "alice")
         wait_until_shows(bob, base, "bob")
         if [i for c in truth for i in c["items"] if i[0] == "c1"] != [["c1", "Renamed by bob"]] or "c2" in ids(truth):
             raise AssertionError(f"bob's rename and delete: {truth}")
 
-        # Offline, alice drags c3 to "done" while the server renames it: back online, both changes are on
+        # Offline, alice drags c0 to "doing" while the server renames it: back online, both changes are on
         # both pages (the drag sends a move, which names no title).
         alice.execute_script("window.boardClient.pause()")
-        if drag(alice, "c3", onto_column="done")[0] != "done":
-            raise AssertionError("the offline drag of c3 was not shown")
-        call(base, "PATCH", "/api/cards/c3", {"title": "Renamed by the server"})
+        if drag(alice, "c0", onto_column="doing")[0] != "doing":
+            raise AssertionError("the offline drag of c0 was not shown")
+        call(base, "PATCH", "/api/cards/c0", {"title": "Renamed by the server"})
         alice.execute_script("window.boardClient.resume()")
+        answered(alice)
         for driver, user in [(alice, "alice"), (bob, "bob")]:
             truth = wait_until_shows(driver, base, user)
-            shown = [[column["id"], item] for column in truth for item in column["items"] if item[0] == "c3"]
-            if shown != [["done", ["c3", "Renamed by the server"]]] or column_of(driver, "c3") != "done":
-                raise AssertionError(f"{user}: the drag and the server's rename of c3: {shown}")
+            shown = [[column["id"], item] for column in truth for item in column["items"] if item[0] == "c0"]
+            if shown != [["doing", ["c0", "Renamed by the server"]]] or column_of(driver, "c0") != "doing":
+                raise AssertionError(f"{user}: the drag and the server's rename of c0: {shown}")
 
-        # Offline, alice renames c3 (a patch of its title) while bob drags it back to "todo": both kept.
+        # Offline, alice renames c0 (a patch of its title) while bob drags it back to "todo": both kept.
         alice.execute_script("window.boardClient.pause()")
-        alice.find_element(By.CSS_SELECTOR, "li.card[data-id=c3] button.rename").click()
-        field = alice.find_element(By.CSS_SELECTOR, "li.card[data-id=c3] input")
+        alice.find_element(By.CSS_SELECTOR, "li.card[data-id=c0] button.rename").click()
+        field = alice.find_element(By.CSS_SELECTOR, "li.card[data-id=c0] input")
         field.clear()
         field.send_keys("Renamed by alice\n")
         sent = alice.execute_script("return window.boardClient.pending.at(-1).operations")
-        if sent != [{"op": "patch", "id": "c3", "patch": {"title": "Renamed by alice"}}]:
+        if sent != [{"op": "patch", "id": "c0", "patch": {"title": "Renamed by alice"}}]:
             raise AssertionError(f"the rename is not a patch of the title: {sent}")
-        drag(bob, "c3", onto_column="todo")
+        drag(bob, "c0", onto_column="todo")
+        answered(bob)
         wait_until_shows(bob, base, "bob")
         alice.execute_script("window.boardClient.resume()")
+        answered(alice)
         for driver, user in [(alice, "alice"), (bob, "bob")]:
             truth = wait_until_shows(driver, base, user)
-            shown = [[column["id"], item] for column in truth for item in column["items"] if item[0] == "c3"]
-            if shown != [["todo", ["c3", "Renamed by alice"]]]:
-                raise AssertionError(f"{user}: alice's rename and bob's drag of c3: {shown}")
+            shown = [[column["id"], item] for column in truth for item in column["items"] if item[0] == "c0"]
+            if shown != [["todo", ["c0", "Renamed by alice"]]]:
+                raise AssertionError(f"{user}: alice's rename and bob's drag of c0: {shown}")
 
-        # A named edit: alice's ⤒ on c3 sends `toTop` by name; the server finds the column's first card.
-        alice.find_element(By.CSS_SELECTOR, "li.card[data-id=c3] button.top").click()
+        # A named edit: alice's ⤒ on c0 sends `toTop` by name; the server finds the column's first card.
+        alice.find_element(By.CSS_SELECTOR, "li.card[data-id=c0] button.top").click()
+        answered(alice)
         for driver, user in [(alice, "alice"), (bob, "bob")]:
             truth = wait_until_shows(driver, base, user)
             first = driver.execute_script(
                 "return document.querySelector('section.column[data-id=todo] li.card:not(.private)').dataset.id")
-            if first != "c3" or next(c for c in truth if c["id"] == "todo")["items"][0][0] not in ("c3", "a-plan"):
-                raise AssertionError(f"{user}: toTop did not put c3 first: {first}, {truth}")
+            if first != "c0" or next(c for c in truth if c["id"] == "todo")["items"][0][0] not in ("c0", "a-plan"):
+                raise AssertionError(f"{user}: toTop did not put c0 first: {first}, {truth}")
 
         # Offline, alice drags `late` into "todo"; bob deletes it meanwhile. Back online her move is sent,
         # refused (no such card), and rolled back: her page shows the database and the reason.
