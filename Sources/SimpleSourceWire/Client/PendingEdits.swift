@@ -67,6 +67,15 @@ package import SimpleSourceCore
     return .parked(waiters.park(waiter, until: id))
   }
 
+  /// Keeps `answers` (oldest first) as answered edits, as a restart finds them in a store.
+  /// - Complexity: O(*a*) for *a* answers.
+  package mutating func remember(_ answers: [(id: String, answer: Answer)]) {
+    self.answers.append(contentsOf: answers)
+    if self.answers.count > Self.rememberedAnswers {
+      self.answers.removeFirst(self.answers.count - Self.rememberedAnswers)
+    }
+  }
+
   /// A connection opened.
   /// - Returns: Every pending edit, oldest first, to send after the `subscribe`.
   package mutating func connect() -> [Edit] {

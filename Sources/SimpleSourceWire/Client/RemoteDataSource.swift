@@ -162,6 +162,8 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     var restored = Restored(kept: kept, error: error, shown: rebase(kept.snapshot, kept.pendingEdits))
     (restored.state.stream, restored.state.remoteVersion) = (kept.stream, kept.version)
     for edit in kept.pendingEdits { _ = restored.pending.make(edit.id, edit) }
+    // Answers given before a restart are answered again: the store journals them.
+    restored.pending.remember(kept.answers.map { ($0.edit, $0.result) })
     return restored
   }
 
@@ -218,6 +220,12 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     var kept = ReplicaState<Section>(clientID: clientID, query: query)
     (kept.editsMade, kept.epoch, kept.stream, kept.version) = (editsMade, epoch, stream, remoteVersion)
     (kept.snapshot, kept.pendingEdits) = (held, pending.edits)
+    kept.answers = pending.answers.map { answer in
+      switch answer.answer {
+      case .success(let version): ReplicaAnswer(edit: answer.id, version: version)
+      case .failure(let error): ReplicaAnswer(edit: answer.id, error: error)
+      }
+    }
     return kept
   }
 
@@ -370,23 +378,38 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     return edit.id
   }
 
-  /// Returns once the sender answered edit `id` (at once when it did already, among the newest 256).
+  /// Returns once the sender answered edit `id` (at once when it did already, among the newest 256,
+  /// across restarts when the source has a store: the store journals the answers).
   /// - Returns: The sender's version that holds the edit.
   /// - Throws: the sender's refusal; ``WireError/Code-swift.struct/unanswered`` when the waiting task is
-  ///   cancelled, the source goes away, or `id` names no edit of this source that is pending or was
-  ///   answered recently.
+  ///   cancelled or the source goes away; ``WireError/Code-swift.struct/answerForgotten`` for an edit of
+  ///   this client answered before its newest 256 answers; ``WireError/Code-swift.struct/unknownEdit`` for
+  ///   an id this client never made.
   public func answer(to id: String) async throws(WireError) -> Int {
     let answer = await cancellableWait { (waiter: CheckedContinuation<Result<Int, WireError>, Never>) in
       switch pending.wait(for: id, waiter) {
       case .parked(let parked): return parked
       case .answered(let answer): waiter.resume(returning: answer)
-      case .unknown: waiter.resume(returning: .failure(WireError(.unanswered, "no edit \(id) is pending")))
+      case .unknown: waiter.resume(returning: .failure(self.unknownAnswer(id)))
       }
       return nil
     } cancel: {
       await self.cancelEditWait($0)
     }
     return try answer.get()
+  }
+
+  /// Why no answer to `id` is known: an edit of this replica answered so long ago that its answer was
+  /// forgotten, or an id it never made.
+  private func unknownAnswer(_ id: String) -> WireError {
+    var kept = ReplicaState<Section>(clientID: clientID, query: query)
+    (kept.editsMade, kept.epoch) = (editsMade, epoch)
+    guard kept.made(id) else {
+      return WireError(.unknownEdit, "edit \(id) was never made by this client (\(clientID))")
+    }
+    return WireError(
+      .answerForgotten,
+      "edit \(id) was answered, but only the newest \(ReplicaState<Section>.keptAnswers) answers are kept")
   }
 
   /// Resumes the edit waiter `id` names as unanswered, if it still waits: its task was cancelled.

@@ -63,6 +63,12 @@ public struct WireError: Error, Hashable, Sendable, CustomStringConvertible {
     /// ``WireEdit/fingerprint``): a client counted its ids again after forgetting what it sent. The edit
     /// was not made, and the other edit's answer is not given (format 2).
     public static let editIDReused = Code(rawValue: "editIDReused")
+    /// A client asked for the answer to an edit it made and was answered, but it keeps only its newest
+    /// ``ReplicaState/keptAnswers`` answers (across restarts, with a store) and this one is older; the
+    /// client's state says whether it was made.
+    public static let answerForgotten = Code(rawValue: "answerForgotten")
+    /// A client asked for the answer to an edit id it never made: not one of its own ids.
+    public static let unknownEdit = Code(rawValue: "unknownEdit")
   }
 
   /// What was wrong.

@@ -109,6 +109,8 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     var itemCounts: [Int]
     var chunkSize: Int
     var pendingEdits: Int
+    /// The newest answers (``ReplicaState/answers``); absent in files of earlier builds.
+    var answers: [ReplicaAnswer]?
 
     /// The number of records each section takes: itself, and its item chunks.
     func records(ofSectionWith count: Int) -> Int { 1 + (count + chunkSize - 1) / chunkSize }
@@ -146,6 +148,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
       var kept = ReplicaState<Section>(clientID: header.clientID, query: header.query)
       (kept.editsMade, kept.epoch) = (header.editsMade, header.epoch)
       (kept.stream, kept.version) = (header.stream, header.version)
+      kept.answers = header.answers ?? []
       var next = 1
       var shells: [Section] = []
       var chunks: [(section: Int, bytes: Data)] = []
@@ -288,7 +291,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
       format: Self.format, generation: next, clientID: state.clientID, editsMade: state.editsMade,
       epoch: state.epoch, query: state.query, stream: state.stream, version: state.version,
       itemCounts: sections.map(\.items.count), chunkSize: Self.chunkSize,
-      pendingEdits: state.pendingEdits.count)
+      pendingEdits: state.pendingEdits.count, answers: state.answers)
     var bytes = Data()
     do {
       let encoder = JSONEncoder()

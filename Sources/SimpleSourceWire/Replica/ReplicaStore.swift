@@ -25,6 +25,12 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   public var snapshot: Snapshot<Section>
   /// The edits made and not answered, oldest first.
   public var pendingEdits: [WireEdit<Section>]
+  /// The answers of the newest ``keptAnswers`` edits the sender answered, oldest first: what
+  /// ``RemoteDataSource/answer(to:)`` tells after a restart.
+  public var answers: [ReplicaAnswer] = []
+
+  /// How many answers a replica keeps: its newest 256.
+  public static var keptAnswers: Int { 256 }
 
   /// A replica that holds nothing yet.
   public init(clientID: String, query: WireQueryRequest?) {
@@ -72,11 +78,66 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     case .edit(let edit):
       pendingEdits.append(edit)
       editsMade += 1
-    case .confirmed(let id, _), .refused(let id, _):
+    case .confirmed(let id, let version):
       pendingEdits.removeAll { $0.id == id }
+      remember(ReplicaAnswer(edit: id, version: version))
+    case .refused(let id, let error):
+      pendingEdits.removeAll { $0.id == id }
+      remember(ReplicaAnswer(edit: id, error: error))
     case .subscribe, .resumed, .error, .subscribeViews, .views, .viewBatches:
       break
     }
+  }
+}
+
+extension ReplicaState {
+  /// Keeps `answer` among the newest ``keptAnswers``.
+  /// - Complexity: O(1) amortized; O(``keptAnswers``) when the oldest leaves.
+  package mutating func remember(_ answer: ReplicaAnswer) {
+    answers.append(answer)
+    if answers.count > Self.keptAnswers { answers.removeFirst(answers.count - Self.keptAnswers) }
+  }
+
+  /// Whether `id` names an edit this replica made: one of its own ids (of any epoch) whose number it
+  /// counted to. Such an id that is neither pending nor among ``answers`` was answered and forgotten.
+  /// - Complexity: O(*s*) in the length of the id.
+  package func made(_ id: String) -> Bool {
+    guard id.hasPrefix(clientID), let dash = id.lastIndex(of: "-"),
+      let number = Int(id[id.index(after: dash)...])
+    else { return false }
+    let middle = id[id.index(id.startIndex, offsetBy: clientID.count)..<dash]
+    // `client-n` or `client.epoch-n`: of this epoch only when its number was counted in it.
+    guard middle.isEmpty || middle.hasPrefix(".") else { return false }
+    let sameEpoch = middle.isEmpty ? epoch == nil : epoch.map { middle.dropFirst() == $0[...] } ?? false
+    return !sameEpoch || (number >= 1 && number <= editsMade)
+  }
+}
+
+/// The sender's answer to one of a replica's edits: the version that holds it, or its refusal.
+public struct ReplicaAnswer: Hashable, Sendable {
+  /// The edit's id.
+  public var edit: String
+  /// The version that holds the edit, when it was confirmed.
+  public var version: Int?
+  /// Why it was refused, when it was.
+  public var error: WireError?
+
+  /// A confirmation.
+  public init(edit: String, version: Int) {
+    self.edit = edit
+    self.version = version
+  }
+
+  /// A refusal.
+  public init(edit: String, error: WireError) {
+    self.edit = edit
+    self.error = error
+  }
+
+  /// The answer as ``RemoteDataSource/answer(to:)`` gives it.
+  public var result: Result<Int, WireError> {
+    if let version { return .success(version) }
+    return .failure(error ?? WireError(.editNotMade, "refused"))
   }
 }
 
@@ -145,4 +206,32 @@ public struct ReplicaStoreError: Error, Hashable, Sendable, CustomStringConverti
 
   /// The reason and the detail.
   public var description: String { "\(reason.rawValue): \(detail)" }
+}
+
+extension ReplicaAnswer: Codable {
+  private enum Key: String, CodingKey { case edit, version, code, detail }
+
+  /// `{"edit": id, "version": v}` or `{"edit": id, "code": …, "detail": …}`.
+  public func encode(to encoder: any Encoder) throws {
+    var container = encoder.container(keyedBy: Key.self)
+    try container.encode(edit, forKey: .edit)
+    try container.encodeIfPresent(version, forKey: .version)
+    try container.encodeIfPresent(error?.code.rawValue, forKey: .code)
+    try container.encodeIfPresent(error?.detail, forKey: .detail)
+  }
+
+  /// Reads an answer; one with neither a version nor a code is a `DecodingError`.
+  public init(from decoder: any Decoder) throws {
+    let container = try decoder.container(keyedBy: Key.self)
+    edit = try container.decode(String.self, forKey: .edit)
+    version = try container.decodeIfPresent(Int.self, forKey: .version)
+    if let code = try container.decodeIfPresent(String.self, forKey: .code) {
+      error = WireError(
+        WireError.Code(rawValue: code), try container.decodeIfPresent(String.self, forKey: .detail) ?? "")
+    }
+    guard version != nil || error != nil else {
+      throw DecodingError.dataCorruptedError(
+        forKey: .edit, in: container, debugDescription: "an answer has a version or a code")
+    }
+  }
 }

@@ -56,52 +56,46 @@ struct NamedEditTests {
 
   @Test("shown at once, sent as a name and arguments, run again on the server: a concurrent change is kept")
   func runsOnBothSides() async throws {
-    let source = try Self.pipeline()
-    let service = WireService(
-      source: source, stream: "deals", edits: .transactions(on: source, named: PipelineEdits.all))
-    let rep = RemoteDataSource<Pipeline>(named: PipelineEdits.all)
-    var connection = await service.connect(rep)
-    await connection.settled()
-    let recorder = await BatchRecorder(await rep.subscribe())
-    await connection.close()
-    let id = try await rep.submit([PipelineEdits.advance(Advance(deal: "d1", to: "won"))])
-    #expect(await rep.snapshot.item(withID: "d1")?.stage == "won", "shown at once")
-    try await source.updateItem("d1") { $0.valueCents = 999 }
-    connection = await service.connect(rep)
-    let version = try await rep.answer(to: id)
-    await connection.settled()
-    let kept = try #require(await source.snapshot.item(withID: "d1"))
+    let recorder = Locked<BatchRecorder<Pipeline>?>(nil)
+    let run = try await OfflineEdit.make(
+      { _ in PipelineEdits.advance(Advance(deal: "d1", to: "won")) }, named: PipelineEdits.all,
+      recording: { rep in
+        let made = await BatchRecorder(await rep.subscribe())
+        recorder.withLock { $0 = made }
+      }
+    ) { source in
+      try await source.updateItem("d1") { $0.valueCents = 999 }
+    }
+    let version = try await run.rep.answer(to: run.id)
+    await run.connection.settled()
+    let kept = try #require(await run.source.snapshot.item(withID: "d1"))
     #expect(kept.stage == "won" && kept.valueCents == 999, "both changes kept")
-    #expect(await rep.snapshot.item(withID: "d1") == kept)
+    #expect(await run.rep.snapshot.item(withID: "d1") == kept)
     #expect(version >= 2)
-    #expect(await recorder.showing(await rep.snapshot))
-    let violations = await recorder.violations
+    let batches = try #require(recorder.withLock { $0 })
+    #expect(await batches.showing(await run.rep.snapshot))
+    let violations = await batches.violations
     #expect(violations.isEmpty, "\(violations)")
-    await connection.close()
+    await run.connection.close()
   }
 
   @Test("run again on the server's newer state, the body refuses: typed, rolled back on the client")
   func refusedOnTheServersState() async throws {
-    let source = try Self.pipeline()
-    let service = WireService(
-      source: source, stream: "deals", edits: .transactions(on: source, named: PipelineEdits.all))
-    let rep = RemoteDataSource<Pipeline>(named: PipelineEdits.all)
-    var connection = await service.connect(rep)
-    await connection.settled()
-    await connection.close()
-    let id = try await rep.submit([PipelineEdits.advance(Advance(deal: "d1", to: "won"))])
-    try await source.updateItem("d1") { $0.stage = "lost" }
-    connection = await service.connect(rep)
+    let run = try await OfflineEdit.make(
+      { _ in PipelineEdits.advance(Advance(deal: "d1", to: "won")) }, named: PipelineEdits.all
+    ) { source in
+      try await source.updateItem("d1") { $0.stage = "lost" }
+    }
     do {
-      _ = try await rep.answer(to: id)
+      _ = try await run.rep.answer(to: run.id)
       Issue.record("a lost deal was advanced")
     } catch {
       #expect(error.code == .invalidEdit && error.detail.contains("a lost deal stays lost"), "\(error)")
     }
-    await connection.settled()
-    #expect(await rep.snapshot.item(withID: "d1")?.stage == "lost", "rolled back to the server's state")
-    #expect(await source.snapshot.item(withID: "d1")?.stage == "lost")
-    await connection.close()
+    await run.connection.settled()
+    #expect(await run.rep.snapshot.item(withID: "d1")?.stage == "lost", "rolled back to the server's state")
+    #expect(await run.source.snapshot.item(withID: "d1")?.stage == "lost")
+    await run.connection.close()
   }
 
   @Test("two clients' raises both count: each is run on the value the other left")

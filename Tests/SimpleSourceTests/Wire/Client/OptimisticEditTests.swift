@@ -343,7 +343,7 @@ final class EditingWorld: Sendable {
         do {
           _ = try await remote.answer(to: id)
           Self.outcomes.withLock { $0.confirmed += 1 }
-        } catch  where error.code == .unanswered {
+        } catch  where [.unanswered, .answerForgotten, .unknownEdit].contains(error.code) {
           throw ExplorationFailure(description: "client \(index): edit \(id) never answered")
         } catch {
           Self.outcomes.withLock { $0.refused += 1 }

@@ -20,6 +20,37 @@ struct Deal: Identifiable, Equatable, Sendable, Codable {
 
 typealias Pipeline = Section<String, Deal>
 
+/// A client of a pipeline with an edit made offline while the server changed the pipeline meanwhile.
+struct OfflineEdit {
+  let source: BasicDataSource<Pipeline>
+  let rep: RemoteDataSource<Pipeline>
+  /// The edit's id.
+  let id: String
+  /// The connection made after the server's change: the edit is on its way.
+  let connection: WireConnection<Pipeline>
+
+  /// Serves `deals` (with `named` edits), connects a client and takes it offline; it makes `operation`,
+  /// the server makes `meanwhile`, and the client connects again.
+  static func make(
+    _ operation: (Deal) -> WireOperation<Pipeline>, deals: [Deal] = [WirePatchTests.deal],
+    named: NamedEdits<Pipeline> = NamedEdits(),
+    recording: ((RemoteDataSource<Pipeline>) async -> Void)? = nil,
+    meanwhile: @Sendable (BasicDataSource<Pipeline>) async throws -> Void
+  ) async throws -> OfflineEdit {
+    let source = try BasicDataSource(sections: [Pipeline(id: "S", items: deals)])
+    let service = WireService(source: source, stream: "deals", edits: .transactions(on: source, named: named))
+    let rep = RemoteDataSource<Pipeline>(named: named)
+    let first = await service.connect(rep)
+    await first.settled()
+    await recording?(rep)
+    await first.close()
+    let shown = try #require(await rep.snapshot.sections.first?.items.first)
+    let id = try await rep.submit([operation(shown)])
+    try await meanwhile(source)
+    return OfflineEdit(source: source, rep: rep, id: id, connection: await service.connect(rep))
+  }
+}
+
 @Suite("Field patches")
 struct WirePatchTests {
   static let deal = Deal(id: "d1", stage: "lead", valueCents: 100, owner: "ada", note: "call")
@@ -131,51 +162,35 @@ struct WirePatchTests {
   @Test("a client's patch of the stage and a server's change of the value of the same deal are both kept")
   func concurrentFieldsBothKept() async throws {
     for useReplace in [false, true] {
-      let source = try BasicDataSource(sections: [Pipeline(id: "S", items: [Self.deal])])
-      let service = WireService(source: source, stream: "deals", edits: .transactions(on: source))
-      let rep = RemoteDataSource<Pipeline>()
-      var connection = await service.connect(rep)
-      await connection.settled()
       // The rep drags the deal while offline; the server's scorer changes its value meanwhile.
-      await connection.close()
-      let shown = try #require(await rep.snapshot.item(withID: "d1"))
-      var dragged = shown
-      dragged.stage = "won"
-      let id = try await rep.submit([useReplace ? .replace(dragged) : .patch("d1", ["stage": "won"])])
-      try await source.updateItem("d1") { $0.valueCents = 999 }
-      connection = await service.connect(rep)
-      _ = try await rep.answer(to: id)
-      await connection.settled()
-      let kept = try #require(await source.snapshot.item(withID: "d1"))
+      let run = try await OfflineEdit.make({ shown in
+        var dragged = shown
+        dragged.stage = "won"
+        return useReplace ? .replace(dragged) : .patch("d1", ["stage": "won"])
+      }) { source in try await source.updateItem("d1") { $0.valueCents = 999 } }
+      _ = try await run.rep.answer(to: run.id)
+      await run.connection.settled()
+      let kept = try #require(await run.source.snapshot.item(withID: "d1"))
       #expect(kept.stage == "won")
       if useReplace {
         #expect(kept.valueCents == 100, "a replace with the client's copy reverts the server's change")
       } else {
         #expect(kept.valueCents == 999, "the patch keeps the server's change")
-        #expect(await rep.snapshot.item(withID: "d1") == kept, "and the client shows both")
+        #expect(await run.rep.snapshot.item(withID: "d1") == kept, "and the client shows both")
       }
-      await connection.close()
+      await run.connection.close()
     }
   }
 
   @Test("while pending, a patch is applied again on top of each newer server state the client receives")
   func rebasedOnTheServersState() async throws {
-    let source = try BasicDataSource(sections: [Pipeline(id: "S", items: [Self.deal])])
-    let service = WireService(source: source, stream: "deals", edits: .transactions(on: source))
-    let rep = RemoteDataSource<Pipeline>()
-    var connection = await service.connect(rep)
-    await connection.settled()
-    await connection.close()
-    _ = try await rep.submit([.patch("d1", ["stage": "won"])])
-    try await source.updateItem("d1") { $0.valueCents = 999 }
-    // The rep receives the server's state before its edit is made: a resume, then the edit.
-    let held = await rep.snapshot.item(withID: "d1")
-    #expect(held?.stage == "won" && held?.valueCents == 100)
-    connection = await service.connect(rep)
-    await connection.settled()
-    #expect(await rep.snapshot.item(withID: "d1")?.valueCents == 999)
-    #expect(await rep.snapshot.item(withID: "d1")?.stage == "won")
-    await connection.close()
+    let run = try await OfflineEdit.make({ _ in .patch("d1", ["stage": "won"]) }) { source in
+      try await source.updateItem("d1") { $0.valueCents = 999 }
+    }
+    await run.connection.settled()
+    let shown = await run.rep.snapshot.item(withID: "d1")
+    #expect(shown?.valueCents == 999 && shown?.stage == "won")
+    await run.connection.close()
   }
 
   @Test("a patch that would take an item out of what its client may write is refused; nothing changes")
