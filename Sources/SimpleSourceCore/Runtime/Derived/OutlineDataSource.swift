@@ -3,6 +3,20 @@
 
 /// An item with children, for ``OutlineDataSource``: AEViewModel's item with a `child` data source, or a
 /// folder in a file browser.
+///
+/// What it requires: an `id` unique in the whole forest (not only among siblings), `==` that compares the
+/// node's own content *and* its children (a row is refreshed when either changes), and `children` in
+/// display order. The parent source's sections hold the top-level nodes as their items; the tree is the
+/// values themselves, so a change deep in a tree is a new value of its top-level node (copy-on-write keeps
+/// the untouched subtrees shared, and the outline walks only the children arrays that changed).
+///
+/// ```swift
+/// struct Folder: OutlineNode {
+///   var id: String
+///   var name: String
+///   var children: [Folder]
+/// }
+/// ```
 public protocol OutlineNode: Identifiable, Equatable, Sendable where ID: Sendable {
   /// The children, in order; empty for a leaf.
   var children: [Self] { get }
@@ -29,8 +43,9 @@ public struct OutlineRow<Node: OutlineNode>: Identifiable, Equatable, Sendable {
 
   /// The node's id.
   public var id: Node.ID { node.id }
-  /// Whether the node has children (a disclosure indicator).
-  package var hasChildren: Bool { !node.children.isEmpty }
+  /// Whether the node has children: whether its row shows a disclosure indicator.
+  /// - Complexity: O(1).
+  public var hasChildren: Bool { !node.children.isEmpty }
 }
 
 /// A section of an outline: the parent's section, and its rows.
