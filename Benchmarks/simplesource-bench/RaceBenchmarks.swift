@@ -77,7 +77,7 @@ func clientEditRace(_ kind: RaceEditKind) async -> (lost: Int, refused: Int, ms:
   guard let source = try? BasicDataSource(sections: [RaceSection(id: 0, items: deals)]) else {
     fatalError("invalid data")
   }
-  let named = NamedEdits([setStage])
+  let named = NamedEdits<RaceSection>([setStage])
   let service = WireService(
     source: source, stream: "race-\(kind)", edits: .transactions(on: source, named: named))
   var remotes: [RemoteDataSource<RaceSection>] = []

@@ -36,7 +36,7 @@ public struct EditRefusal: Error, Hashable, Sendable, CustomStringConvertible {
 ///   deal.stage = arguments.to
 ///   try transaction.replaceItem(deal)
 /// }
-/// let edits = NamedEdits([advance])
+/// let edits = NamedEdits<Pipeline>([advance])
 /// // Server: WireWriter.transactions(on: pipeline, named: edits). Client: RemoteDataSource(named: edits).
 /// try await remote.edit([advance(Advance(deal: "d42", to: "won"))])
 /// ```
@@ -201,15 +201,22 @@ extension WireCall: Equatable {
 /// (``WireWriter/transactions(on:named:)``) and to each Swift client (``RemoteDataSource``'s `named:`).
 public struct NamedEdits<Section: SectionType>: Sendable {
   /// Each edit's resolver, by name.
-  @usableFromInline let edits: [String: any NamedEditResolving<Section>]
+  @usableFromInline let edits: [String: any NamedEditResolving]
 
   /// No named edits: a call of any is refused.
   public init() { edits = [:] }
 
-  /// The named edits given; a later one of a name replaces an earlier one.
-  public init(_ edits: [any NamedEditResolving<Section>]) {
-    var byName: [String: any NamedEditResolving<Section>] = [:]
-    for edit in edits { byName[edit.name] = edit }
+  /// The named edits given (``NamedEdit``s of this section type, of any arguments); a later one of a name
+  /// replaces an earlier one.
+  /// - Precondition: each edit is a ``NamedEdit`` of `Section`.
+  public init(_ edits: [any NamedEditResolving]) {
+    var byName: [String: any NamedEditResolving] = [:]
+    for edit in edits {
+      precondition(
+        edit.sectionType == Section.self,
+        "SimpleSource: the named edit \(edit.name) edits \(edit.sectionType), not \(Section.self)")
+      byName[edit.name] = edit
+    }
     self.edits = byName
   }
 
@@ -222,24 +229,38 @@ public struct NamedEdits<Section: SectionType>: Sendable {
   }
 }
 
-/// A named edit of any arguments, as ``NamedEdits`` holds it.
-public protocol NamedEditResolving<Section>: Sendable {
-  /// The section type.
-  associatedtype Section: SectionType
+/// A named edit of any section and arguments, as ``NamedEdits`` holds it: a ``NamedEdit``.
+public protocol NamedEditResolving: Sendable {
   /// The name clients send.
   var name: String { get }
+  /// The section type it edits.
+  var sectionType: any SectionType.Type { get }
   /// The body with the call's arguments; throws ``WireError/Code-swift.struct/invalidEdit`` when they
-  /// do not decode.
-  func resolve(_ call: WireCall<Section>) throws(WireError)
-    -> @Sendable (inout Transaction<Section>) throws
-    -> Void
+  /// do not decode, or the call is of another section type.
+  func resolve<Section: SectionType>(_ call: WireCall<Section>) throws(WireError)
+    -> @Sendable (inout Transaction<Section>) throws -> Void
   /// Whether `identity` is this edit's: a call it made carries it.
   func isOrigin(_ identity: NamedEditIdentity) -> Bool
 }
 
 extension NamedEdit: NamedEditResolving {
+  /// The section type it edits.
+  public var sectionType: any SectionType.Type { Section.self }
+
   /// Whether `identity` is this edit's.
   public func isOrigin(_ identity: NamedEditIdentity) -> Bool { identity === self.identity }
+
+  /// The body with the call's arguments, for a call of this edit's section type.
+  public func resolve<Other: SectionType>(_ call: WireCall<Other>) throws(WireError)
+    -> @Sendable (inout Transaction<Other>) throws -> Void
+  {
+    guard let own = call as? WireCall<Section>,
+      let body = try resolve(own) as? @Sendable (inout Transaction<Other>) throws -> Void
+    else {
+      throw WireError(.invalidEdit, "unknownEdit: no named edit \(call.name) of these sections")
+    }
+    return body
+  }
 }
 
 /// What tells the calls a ``NamedEdit`` made from any other call of its name: a server runs such a call's

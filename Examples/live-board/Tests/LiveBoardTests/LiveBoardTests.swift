@@ -471,7 +471,8 @@ struct LiveBoardTests {
       let id = try await writer.submit([.patch("p1", ["title": "Mine, renamed"])])
       try await send(client, .post, "/api/cards/p1/move?user=ann", #"{"column":"done"}"#)
       _ = try await writer.answer(to: id)
-      #expect(await writer.reached(remoteVersion: await board.source.version.number), "the patch and the move")
+      #expect(
+        await writer.reached(remoteVersion: await board.source.version.number), "the patch and the move")
       let shown = await writer.snapshot
       #expect(
         shown.item(withID: "p1") == Card(id: "p1", title: "Mine, renamed", owner: "ann"), "still private")
