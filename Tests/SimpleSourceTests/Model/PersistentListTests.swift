@@ -74,6 +74,26 @@ struct PersistentListTests {
     print("Persistent list: \(settings.cases) random edit sequences checked, \(settings.replay)")
   }
 
+  @Test("partitioningIndex(where:) finds where a value goes in a sorted list, as a scan of the values does")
+  func partitioning() {
+    var random = SeededGenerator(seed: 0x5EED_0071)
+    for count in [0, 1, 63, 64, 65, 2_048, 5_000, 70_000] {
+      // Sorted, with runs of equal values: the first index past a value, and the first index at it.
+      var values = (0..<count).map { _ in Int.random(in: 0..<(count / 3 + 2), using: &random) }
+      values.sort()
+      var list = PersistentList<Labeled<Int>>()
+      for value in values { list.append(Labeled(value)) }
+      for probe in [-1, count / 3 + 2]
+        + (0..<40).map({ _ in Int.random(in: 0..<(count / 3 + 2), using: &random) })
+      {
+        let after = list.partitioningIndex { $0.value > probe }
+        let at = list.partitioningIndex { $0.value >= probe }
+        #expect(after == (values.firstIndex { $0 > probe } ?? count), "\(count), after \(probe)")
+        #expect(at == (values.firstIndex { $0 >= probe } ?? count), "\(count), at \(probe)")
+      }
+    }
+  }
+
   @Test("rank(ofLabel:) finds each element's index from its label, and where a missing label would go")
   func rankOfLabel() {
     for count in [0, 1, 64, 65, 3_000, 70_000] {

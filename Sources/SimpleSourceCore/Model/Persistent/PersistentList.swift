@@ -424,6 +424,42 @@ extension PersistentList {
   }
 }
 
+extension PersistentList {
+  /// The index of the first element for which `isAfter` holds, or ``count`` when none does: the place of
+  /// a value in a sorted list. `isAfter` must be false for a prefix of the list and true for the rest.
+  /// - Complexity: O(log *n* · *h*) calls of `isAfter` and steps, for the height *h* (O(log *n*)): a binary
+  ///   search over each node's children, each probe reading the last element under a child.
+  @inlinable func partitioningIndex(where isAfter: (Element) -> Bool) -> Int {
+    var node = root
+    var rank = 0
+    while !node.isLeaf {
+      var low = 0
+      var high = node.children.count - 1
+      while low < high {
+        let middle = (low + high) / 2
+        if isAfter(Self.lastElement(under: node.children[middle])) { high = middle } else { low = middle + 1 }
+      }
+      for child in 0..<low { rank += node.children[child].count }
+      node = node.children[low]
+    }
+    var low = 0
+    var high = node.elements.count
+    while low < high {
+      let middle = (low + high) / 2
+      if isAfter(node.elements[middle]) { high = middle } else { low = middle + 1 }
+    }
+    return rank + low
+  }
+
+  /// The last element under `node`, which holds one.
+  /// - Complexity: O(*h*).
+  @inlinable static func lastElement(under node: Node) -> Element {
+    var node = node
+    while !node.isLeaf { node = node.children[node.children.count - 1] }
+    return node.elements[node.elements.count - 1]
+  }
+}
+
 extension PersistentList: Sequence {
   /// Walks the leaves in order.
   @usableFromInline struct Iterator: IteratorProtocol {
