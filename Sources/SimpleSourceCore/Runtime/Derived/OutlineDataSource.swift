@@ -81,6 +81,8 @@ public struct OutlineError: Error, Hashable, Sendable, CustomStringConvertible {
     case duplicateID
     /// The id to expand or collapse is not in the outline.
     case unknownItem
+    /// A record names a parent that is not a record of its section (``RecordOutlineDataSource``).
+    case unknownParent
   }
 
   /// What went wrong.
@@ -143,7 +145,7 @@ public final class OutlineDataSource<Base: SectionType>: DataSourceType where Ba
   // changed only by the follower task, one parent event at a time; subscribers live in the engine's
   // `broadcaster`, behind its own locks; the follower's progress is its parent subscription's, a lock of
   // its own.
-  @usableFromInline let engine: OutlineEngine<Base>
+  @usableFromInline let engine: OutlineEngine<OutlineState<Base>>
   @usableFromInline let follower: Task<Void, Never>
   @usableFromInline let parentSubscription: Subscription<Base>
   /// The source this one shows.
@@ -170,8 +172,12 @@ public final class OutlineDataSource<Base: SectionType>: DataSourceType where Ba
     }
     let (errors, reporter) = AsyncStream.makeStream(
       of: OutlineError.self, bufferingPolicy: .bufferingNewest(100))
-    let engine = OutlineEngine(
-      state: state, parentVersion: subscription.version, steps: OutlineSteps(), reporter: reporter)
+    let steps = OutlineSteps<OutlineState<Base>>(
+      receive: { (state, batch) throws(OutlineError) in try state.receive(batch) },
+      setExpanded: { (state, ids, isExpanded) throws(OutlineError) in
+        try state.setExpanded(ids, to: isExpanded)
+      })
+    let engine = OutlineEngine(state: state, steps: steps, reporter: reporter)
     self.engine = engine
     self.errors = errors
     self.parent = parent
@@ -234,42 +240,58 @@ public final class OutlineDataSource<Base: SectionType>: DataSourceType where Ba
   public func settled() async { await settle(parent, following: parentSubscription) }
 }
 
-/// The outline's steps as function values, made where the client's build specialises them (see
+/// What an outline engine works on: the rows shown, the nodes expanded, and the parent version they
+/// follow. ``OutlineState`` (nested values) and ``RecordOutlineState`` (rows that name their parent) are
+/// its two forms.
+@usableFromInline
+protocol OutlineStateProtocol: Sendable {
+  /// The parent's section type.
+  associatedtype Parent: SectionType
+  /// The outline's section type.
+  associatedtype Shown: SectionType
+  /// The id of a node.
+  associatedtype NodeID: Hashable & Sendable
+
+  /// The rows shown.
+  var shown: Snapshot<Shown> { get }
+  /// The expanded nodes.
+  var expanded: Set<NodeID> { get }
+  /// The parent version shown, or `nil` after a parent state that was not a tree.
+  var parentVersion: Int? { get set }
+}
+
+/// An outline's steps as function values, made where the client's build specialises them (see
 /// `ProjectionSteps`): generic code called through an actor's methods across modules runs unspecialised.
 @usableFromInline
-struct OutlineSteps<Base: SectionType>: Sendable where Base.Item: OutlineNode {
-  @usableFromInline let receive:
-    @Sendable (inout OutlineState<Base>, UpdateBatch<Base>) throws(OutlineError) -> Changeset<
-      OutlineSection<Base>
-    >
-  @usableFromInline let setExpanded:
-    @Sendable (inout OutlineState<Base>, [Base.Item.ID], Bool) throws(OutlineError) -> Changeset<
-      OutlineSection<Base>
-    >
+struct OutlineSteps<State: OutlineStateProtocol>: Sendable {
+  @usableFromInline typealias Receive =
+    @Sendable (inout State, UpdateBatch<State.Parent>) throws(OutlineError)
+    -> Changeset<State.Shown>
+  @usableFromInline typealias SetExpanded =
+    @Sendable (inout State, [State.NodeID], Bool) throws(OutlineError)
+    -> Changeset<State.Shown>
+
+  @usableFromInline let receive: Receive
+  @usableFromInline let setExpanded: SetExpanded
 
   @inlinable
-  init() {
-    receive = { (state, batch) throws(OutlineError) in try state.receive(batch) }
-    setExpanded = { (state, ids, isExpanded) throws(OutlineError) in
-      try state.setExpanded(ids, to: isExpanded)
-    }
+  init(receive: @escaping Receive, setExpanded: @escaping SetExpanded) {
+    self.receive = receive
+    self.setExpanded = setExpanded
   }
 }
 
 /// The actor an outline works on: it applies parent batches and expansions in order, and publishes what
 /// changes.
 @usableFromInline
-actor OutlineEngine<Base: SectionType> where Base.Item: OutlineNode {
-  @usableFromInline var state: OutlineState<Base>
-  @usableFromInline let steps: OutlineSteps<Base>
-  @usableFromInline nonisolated let broadcaster: Broadcaster<OutlineSection<Base>>
+actor OutlineEngine<State: OutlineStateProtocol> {
+  @usableFromInline var state: State
+  @usableFromInline let steps: OutlineSteps<State>
+  @usableFromInline nonisolated let broadcaster: Broadcaster<State.Shown>
   @usableFromInline nonisolated let reporter: AsyncStream<OutlineError>.Continuation
 
   @inlinable
-  init(
-    state: OutlineState<Base>, parentVersion: Int, steps: OutlineSteps<Base>,
-    reporter: AsyncStream<OutlineError>.Continuation
-  ) {
+  init(state: State, steps: OutlineSteps<State>, reporter: AsyncStream<OutlineError>.Continuation) {
     self.state = state
     self.steps = steps
     self.reporter = reporter
@@ -277,11 +299,11 @@ actor OutlineEngine<Base: SectionType> where Base.Item: OutlineNode {
   }
 
   /// The expanded nodes.
-  @usableFromInline var expanded: Set<Base.Item.ID> { state.expanded }
+  @usableFromInline var expanded: Set<State.NodeID> { state.expanded }
 
   /// Shows the parent's new state, unless it is not a tree.
   @usableFromInline
-  func receive(_ batch: UpdateBatch<Base>) {
+  func receive(_ batch: UpdateBatch<State.Parent>) {
     do {
       broadcaster.publishNext(try steps.receive(&state, batch))
     } catch {
@@ -292,16 +314,19 @@ actor OutlineEngine<Base: SectionType> where Base.Item: OutlineNode {
 
   /// Expands or collapses `ids` and shows the result.
   @usableFromInline
-  func setExpanded(_ ids: [Base.Item.ID], to isExpanded: Bool) throws(OutlineError) {
+  func setExpanded(_ ids: [State.NodeID], to isExpanded: Bool) throws(OutlineError) {
     broadcaster.publishNext(try steps.setExpanded(&state, ids, isExpanded))
   }
 }
 
 /// What an outline shows, and what it needs to change it by descent.
 @usableFromInline
-struct OutlineState<Base: SectionType>: Sendable where Base.Item: OutlineNode {
+struct OutlineState<Base: SectionType>: OutlineStateProtocol where Base.Item: OutlineNode {
   @usableFromInline typealias Node = Base.Item
   @usableFromInline typealias Row = OutlineRow<Node>
+  @usableFromInline typealias Parent = Base
+  @usableFromInline typealias Shown = OutlineSection<Base>
+  @usableFromInline typealias NodeID = Node.ID
 
   /// The parent's state shown (the newest one that was a tree).
   @usableFromInline var parent: Snapshot<Base>

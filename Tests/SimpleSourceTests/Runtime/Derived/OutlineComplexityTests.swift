@@ -42,15 +42,7 @@ struct OutlineComplexityTests {
       ("collapse a node", { await outline.collapse([id(count / 5)]) }),
       ("expand a node", { try await outline.expand([id(count / 5)]) }),
     ]
-    var result: [String: Int] = [:]
-    for (name, step) in steps {
-      await outline.settled()
-      counter.reset()
-      try await step()
-      await outline.settled()
-      result[name] = counter.hashes + counter.equalities
-      #expect(await batches.next() != nil, "\(name): no batch")
-    }
+    let result = try await callsPerStep(steps, of: outline, counting: counter, batches: &batches)
     let sections = await outline.snapshot.sections
     // Every node is a row, but the inserted node's children: it is not expanded.
     #expect(sections[0].items.count == 3 * count - 2)
@@ -129,6 +121,105 @@ struct OutlineComplexityTests {
         "Outline calls, \(name): 6,000 nodes \(small[name]!), 200,000 nodes \(large[name]!) hashes and ==")
       #expect(large[name]! <= 2 * small[name]! + 20, "\(name): \(small[name]!) -> \(large[name]!)")
       #expect(large[name]! <= 400, "\(name): \(large[name]!)")
+    }
+  }
+}
+
+// `<` counts as a comparison, with `==`: sibling lists are searched by it.
+extension CountingID: Comparable {
+  static func < (lhs: CountingID, rhs: CountingID) -> Bool {
+    lhs.counter.countEquality()
+    return lhs.value < rhs.value
+  }
+}
+
+/// Hashes plus comparisons of each of `steps`, from a settled `outline` to the outline settled again; each
+/// step must publish a batch.
+func callsPerStep<Source: DataSourceType>(
+  _ steps: [(String, () async throws -> Void)], of outline: Source, counting counter: CallCounter,
+  batches: inout AsyncStream<UpdateBatch<Source.Section>>.Iterator
+) async throws -> [String: Int] {
+  var result: [String: Int] = [:]
+  for (name, step) in steps {
+    await outline.settled()
+    counter.reset()
+    try await step()
+    await outline.settled()
+    result[name] = counter.hashes + counter.equalities
+    #expect(await batches.next() != nil, "\(name): no batch")
+  }
+  return result
+}
+
+/// A record whose id counts its hashes, `==` and `<`.
+struct CountingRecord: OutlineRecord {
+  var id: CountingID
+  var parentID: CountingID?
+  var siblingOrder: Int
+  var version = 0
+}
+
+extension OutlineComplexityTests {
+  /// Hashes plus comparisons of each step over `count` top-level records with two children each, all
+  /// expanded.
+  static func recordCalls(count: Int) async throws -> [String: Int] {
+    let counter = CallCounter()
+    func id(_ value: Int) -> CountingID { CountingID(value: value, counter: counter) }
+    func children(of top: Int) -> [CountingRecord] {
+      [-2 * top - 1, -2 * top - 2].map { CountingRecord(id: id($0), parentID: id(top), siblingOrder: $0) }
+    }
+    let records = (0..<count).flatMap { [CountingRecord(id: id($0), siblingOrder: $0)] + children(of: $0) }
+    let parent = try BasicDataSource(sections: [Section(id: 0, items: records)])
+    // Builds the parent's persistent form, once.
+    try await parent.replaceItem(CountingRecord(id: id(1), siblingOrder: 1, version: 1))
+    let outline = try await RecordOutlineDataSource(parent, expanded: Set((0..<count).map(id)))
+    let subscription = await outline.subscribe()
+    var batches = subscription.batches.makeAsyncIterator()
+    let steps: [(String, () async throws -> Void)] = [
+      (
+        "edit a record",
+        {
+          try await parent.replaceItem(CountingRecord(id: id(count / 2), siblingOrder: count / 2, version: 2))
+        }
+      ),
+      (
+        "insert a child",
+        {
+          try await parent.appendItems(
+            [CountingRecord(id: id(count), parentID: id(count / 3), siblingOrder: 0)], toSection: 0)
+        }
+      ),
+      (
+        "move a record far",
+        {
+          try await parent.replaceItem(CountingRecord(id: id(-7), parentID: id(count - 2), siblingOrder: -1))
+        }
+      ),
+      (
+        "delete a subtree",
+        { try await parent.deleteItems([id(count / 4), id(-2 * (count / 4) - 1), id(-2 * (count / 4) - 2)]) }
+      ),
+      ("collapse a record", { await outline.collapse([id(count / 5)]) }),
+      ("expand a record", { try await outline.expand([id(count / 5)]) }),
+    ]
+    let result = try await callsPerStep(steps, of: outline, counting: counter, batches: &batches)
+    #expect(await outline.snapshot.itemCount == 3 * count - 2)
+    subscription.cancel()
+    return result
+  }
+
+  @Test(
+    "a record outline's edit, move, insert, delete, expansion and collapse cost as much at 200,000 records as at 6,000"
+  )
+  func records() async throws {
+    let small = try await Self.recordCalls(count: 2_000)
+    let large = try await Self.recordCalls(count: 66_666)
+    for name in small.keys.sorted() {
+      print(
+        "Record outline calls, \(name): 6,000 records \(small[name]!), 200,000 records \(large[name]!) hashes and comparisons"
+      )
+      #expect(large[name]! <= 2 * small[name]! + 40, "\(name): \(small[name]!) -> \(large[name]!)")
+      #expect(large[name]! <= 600, "\(name): \(large[name]!)")
     }
   }
 }
