@@ -183,3 +183,69 @@ func outlineOneEdit(iterations: Int) async -> RuntimeResult {
     extra: ["vs_parent": outlineMS / parentMS, "parent_ms": parentMS],
     note: String(format: "parent %.3f ms; outline/parent %.2fx", parentMS, outlineMS / parentMS))
 }
+
+/// A note of the outline-from-rows benchmark: it names its parent.
+struct BenchNote: OutlineRecord {
+  let id: Int
+  var parentID: Int?
+  var siblingOrder: Int
+  var version = 0
+}
+
+/// The latencies of one edit of a note among `notes` (a tenth of them top-level, each with nine
+/// children; every tenth note expanded), to a subscriber of the flat source and to a subscriber of its
+/// record outline. The edits alternate, each on a child of an expanded note: its content changed, and it
+/// moved to the start of another expanded note's children.
+@available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
+func recordOutlineEditLatency(notes: Int, rounds: Int) async -> (parentMS: Double, outlineMS: Double) {
+  let tops = notes / 10
+  func note(_ id: Int) -> BenchNote {
+    id < tops
+      ? BenchNote(id: id, parentID: nil, siblingOrder: id)
+      : BenchNote(id: id, parentID: (id - tops) / 9, siblingOrder: (id - tops) % 9)
+  }
+  guard
+    let parent = try? BasicDataSource(sections: [Section(id: 0, items: (0..<notes).map(note))]),
+    let outline = try? await RecordOutlineDataSource(
+      parent, expanded: Set(stride(from: 0, to: notes, by: 10)))
+  else { fatalError("invalid data") }
+  _ = try? await parent.replaceItem(note(0))  // the parent's persistent form, built before the rounds
+  await outline.settled()
+  let (parentMS, outlineMS) = await interleavedLatency(
+    parent: await parent.subscribe(), derived: await outline.subscribe(), rounds: rounds
+  ) { round in
+    // A child of an expanded top-level note (every tenth), so that every edit shows in the outline.
+    let top = round * 7_919 % (tops / 10) * 10
+    var edited = note(tops + top * 9 + round % 9)
+    // `interleavedLatency` times the parent on even rounds and the outline on odd ones: each is timed on
+    // edits and moves alike.
+    if round / 2 % 2 == 0 {
+      edited.version = round + 1
+    } else {
+      edited.parentID = (top + 10 * (1 + round % 5)) % tops
+      edited.siblingOrder = -round
+    }
+    _ = try? await parent.replaceItem(edited)
+  }
+  return (parentMS, outlineMS)
+}
+
+/// One edit on 100,000 notes that name their parent, 10% of them expanded, to a subscriber of the flat
+/// source and to a subscriber of its `RecordOutlineDataSource`: `vs_parent` is the outline's latency over
+/// the flat source's, and `vs_10k` the outline's latency over its latency on 10,000 notes, measured in the
+/// same run: flat when the cost follows the edit.
+@available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
+func outlineFromRowsOneEdit(iterations: Int) async -> RuntimeResult {
+  let rounds = max(20, iterations * 4)
+  let (_, smallMS) = await recordOutlineEditLatency(notes: 10_000, rounds: rounds)
+  let (parentMS, outlineMS) = await recordOutlineEditLatency(notes: 100_000, rounds: rounds)
+  return RuntimeResult(
+    name: "outline-from-rows-one-edit", ms: outlineMS, floorMS: .nan,
+    extra: [
+      "vs_parent": outlineMS / parentMS, "vs_10k": outlineMS / smallMS, "parent_ms": parentMS,
+      "outline_10k_ms": smallMS,
+    ],
+    note: String(
+      format: "parent %.3f ms; outline/parent %.2fx; 100k/10k %.2fx", parentMS, outlineMS / parentMS,
+      outlineMS / smallMS))
+}

@@ -403,7 +403,8 @@ let runtimeCaseNames =
     "latency", "view-apply",
     "view-rebased", "view-apply-verified", "projection-one-edit-100k", "projection-one-edit-1m",
     "projection-refilter-100k",
-    "composite-one-edit", "outline-one-edit-100k", "queries-1000-clients", "observed-one-edit-1m",
+    "composite-one-edit", "outline-one-edit-100k", "outline-from-rows-one-edit", "queries-1000-clients",
+    "observed-one-edit-1m",
     "observed-invalidations", "observed-window-1m", "throughput-100k-items", "client-edits", "named-edits",
     "client-edit-races", "schedule-overhead",
   ] + editCaseNames + replicaCaseNames
@@ -433,6 +434,7 @@ func runRuntimeCase(named name: String, iterations: Int) async -> [RuntimeResult
   case "projection-refilter-100k": [await projectionRefilter(iterations: iterations)]
   case "composite-one-edit": [await compositeOneEdit(iterations: iterations)]
   case "outline-one-edit-100k": [await outlineOneEdit(iterations: iterations)]
+  case "outline-from-rows-one-edit": [await outlineFromRowsOneEdit(iterations: iterations)]
   case "observed-one-edit-1m", "observed-invalidations", "observed-window-1m":
     if #available(iOS 17, macOS 14, tvOS 17, watchOS 10, *) {
       switch name {
