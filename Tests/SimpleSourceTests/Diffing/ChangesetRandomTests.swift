@@ -104,8 +104,35 @@ func check(
     return "refreshed sections \(refreshedSections) but changed \(changedSections.sorted())"
   }
 
+  // The edits by id, applied one at a time to a copy kept by neighbours, give the new snapshot.
+  if let failure = checkEdits(changeset, old, new) { return failure }
+
   // The summary addresses every change by id and by old and new position.
   return checkSummary(changeset, old, new, carried: carried)
+}
+
+/// Applies `changeset.edits` to a ``KeyedCopy`` of `old`; returns what is wrong when it does not end at
+/// `new`.
+func checkEdits(
+  _ changeset: Changeset<TestSection>, _ old: Snapshot<TestSection>, _ new: Snapshot<TestSection>
+) -> String? {
+  var copy = KeyedCopy(old)
+  let edits = changeset.edits
+  do {
+    try copy.apply(edits)
+  } catch {
+    return "edits do not apply: \(error)\n  edits: \(edits)"
+  }
+  if copy.sections.map(\.id) != new.sectionIDs || copy.sections.map(\.header) != new.sections.map(\.header)
+    || copy.sections.map(\.items) != new.sections.map(\.items)
+  {
+    return "edits give \(copy.sections), not the new snapshot\n  edits: \(edits)"
+  }
+  // Each edit is needed: no item or section is named twice, and nothing unchanged is named.
+  if edits.count > changeset.itemChanges.count + changeset.sectionChanges.count {
+    return "\(edits.count) edits for \(changeset.itemChanges.count + changeset.sectionChanges.count) changes"
+  }
+  return nil
 }
 
 func checkSummary(

@@ -1,0 +1,176 @@
+// A batch read as edits addressed by id, for storage kept outside the package: a dictionary with an
+// order by neighbours, a table with an order column.
+
+/// Where an item goes: after an item, or first in a section. Both name ids, so that storage that keeps
+/// its order by neighbours (a linked list in a dictionary) or by an order key finds the place in O(1) or
+/// O(log *n*), not by counting positions.
+public enum ItemPlace<SectionID: Hashable & Sendable, ItemID: Hashable & Sendable>: Hashable, Sendable,
+  CustomStringConvertible
+{
+  /// Right after this item, in its section.
+  case after(ItemID)
+  /// First in this section.
+  case first(in: SectionID)
+
+  /// `after 7`, `first in A`.
+  public var description: String {
+    switch self {
+    case .after(let id): "after \(id)"
+    case .first(let section): "first in \(section)"
+    }
+  }
+}
+
+/// One change of a batch, addressed by id: what storage kept outside the package does to follow it.
+///
+/// ``UpdateBatch/edits`` lists a batch's edits in an order that storage can apply one at a time, each
+/// against the state the ones before it left, and that ends at ``UpdateBatch/snapshot``:
+///
+/// 1. ``deleteItem(_:)`` for every item that is gone (those of deleted sections too).
+/// 2. ``insertSection(_:after:)`` and ``moveSection(_:after:)``, in the new order of sections; each names
+///    the section it follows, which is in place by then (`nil`: first).
+/// 3. ``updateSection(_:)`` for every section whose own content changed.
+/// 4. ``insertItem(_:at:)`` and ``moveItem(_:to:)``, in the new order of items, each at a place that is in
+///    place by then. The items of an inserted section come here, as inserts.
+/// 5. ``updateItem(_:)`` for every surviving item whose content changed.
+/// 6. ``deleteSection(_:)`` for every section that is gone: it holds no item by then.
+///
+/// Sections and items the batch did not name keep their order, so the places are all a copy needs.
+public enum BatchEdit<Section: SectionType>: Sendable {
+  /// The item type.
+  public typealias Item = Section.Item
+  /// Where an item goes.
+  public typealias Place = ItemPlace<Section.ID, Item.ID>
+
+  /// The item with this id is gone.
+  case deleteItem(Item.ID)
+  /// A new section, its own content only (`items` empty: its items follow as ``insertItem(_:at:)``),
+  /// after the section with this id, or first.
+  case insertSection(Section, after: Section.ID?)
+  /// The section with this id moves after the section with the other id, or first; its items move with it.
+  case moveSection(Section.ID, after: Section.ID?)
+  /// The section's own content changed (`items` empty: its items are not part of this edit).
+  case updateSection(Section)
+  /// A new item, at a place.
+  case insertItem(Item, at: Place)
+  /// The item with this id moves to a place (in its section, or in another).
+  case moveItem(Item.ID, to: Place)
+  /// The item's content changed; it stays where it is.
+  case updateItem(Item)
+  /// The section with this id is gone; its items were deleted or moved out before.
+  case deleteSection(Section.ID)
+}
+
+extension BatchEdit: Equatable where Section: Equatable {}
+
+extension BatchEdit: CustomStringConvertible {
+  /// `insert 7 after 3`, `delete section B`.
+  public var description: String {
+    switch self {
+    case .deleteItem(let id): "delete \(id)"
+    case .insertSection(let section, let after):
+      "insert section \(section.id) after \(after.map { "\($0)" } ?? "nothing")"
+    case .moveSection(let id, let after): "move section \(id) after \(after.map { "\($0)" } ?? "nothing")"
+    case .updateSection(let section): "update section \(section.id)"
+    case .insertItem(let item, let place): "insert \(item.id) \(place)"
+    case .moveItem(let id, let place): "move \(id) \(place)"
+    case .updateItem(let item): "update \(item.id)"
+    case .deleteSection(let id): "delete section \(id)"
+    }
+  }
+}
+
+extension UpdateBatch {
+  /// The batch as edits addressed by id, in an order storage can apply one at a time (see ``BatchEdit``):
+  /// a copy kept in a dictionary with an order by neighbours, or in a table with an order column, follows
+  /// the batch in O(*k*) of its own operations.
+  ///
+  /// ```swift
+  /// for await batch in subscription.batches {
+  ///   for edit in batch.edits { store.apply(edit) }
+  /// }
+  /// ```
+  ///
+  /// - Complexity: O(*k* log *n*) for the *k* sections and items the batch names (the items of inserted
+  ///   and deleted sections included) in a snapshot of *n* items: each place is the previous element in
+  ///   ``snapshot``, found by position. Nothing is read per untouched item or section.
+  @inlinable
+  public var edits: [BatchEdit<Section>] { changeset.edits }
+}
+
+extension Changeset {
+  /// The change as edits addressed by id; see ``UpdateBatch/edits``.
+  /// - Complexity: O(*k* log *n*).
+  @inlinable
+  public var edits: [BatchEdit<Section>] {
+    var edits: [BatchEdit<Section>] = []
+    edits.reserveCapacity(itemChanges.count + sectionChanges.count)
+    // 1. Items gone. An item UIKit must delete and insert (its section deleted or inserted) is listed in
+    // both: it survives, and is moved in step 4.
+    for removal in itemChanges.deletes where !target.contains(item: removal.id) {
+      edits.append(.deleteItem(removal.id))
+    }
+    // 2. Sections placed, in their new order: inserts and moves are each sorted by their new index.
+    var inserts = sectionChanges.inserts[...]
+    var moves = sectionChanges.moves[...]
+    while inserts.first != nil || moves.first != nil {
+      let isInsert = moves.first.map { move in inserts.first.map { $0.to < move.to } ?? false } ?? true
+      let index = isInsert ? inserts.removeFirst().to : moves.removeFirst().to
+      let after = index == 0 ? nil : target.sectionContent(at: index - 1).id
+      if isInsert {
+        edits.append(.insertSection(Self.header(target.sectionContent(at: index)), after: after))
+      } else {
+        edits.append(.moveSection(target.sectionContent(at: index).id, after: after))
+      }
+    }
+    // 3. Section contents.
+    for update in sectionChanges.updates {
+      edits.append(.updateSection(Self.header(target.sectionContent(at: update.to))))
+    }
+    // 4. Items placed, in their new order: inserts (the items of inserted sections among them) and moves,
+    // each sorted by their new position.
+    var itemInserts = itemChanges.inserts[...]
+    var changedAcross: [Item] = []
+    var itemMoves = itemChanges.moves[...]
+    while itemInserts.first != nil || itemMoves.first != nil {
+      let isInsert =
+        itemMoves.first.map { move in itemInserts.first.map { $0.to < move.to } ?? false } ?? true
+      let id: Item.ID
+      let position: ItemPosition
+      if isInsert {
+        let insert = itemInserts.removeFirst()
+        (id, position) = (insert.id, insert.to)
+      } else {
+        let move = itemMoves.removeFirst()
+        (id, position) = (move.id, move.to)
+      }
+      let place: BatchEdit<Section>.Place =
+        position.item == 0
+        ? .first(in: target.sectionContent(at: position.section).id)
+        : .after(target[ItemPosition(section: position.section, item: position.item - 1)].id)
+      if !isInsert {
+        edits.append(.moveItem(id, to: place))
+      } else if let old = source.item(withID: id) {
+        // Deleted and inserted for UIKit, but it survives: moved, and updated when it changed (the
+        // summary lists no update for it).
+        edits.append(.moveItem(id, to: place))
+        if old != target[position] { changedAcross.append(target[position]) }
+      } else {
+        edits.append(.insertItem(target[position], at: place))
+      }
+    }
+    // 5. Item contents.
+    for update in itemChanges.updates { edits.append(.updateItem(target[update.to])) }
+    for item in changedAcross { edits.append(.updateItem(item)) }
+    // 6. Sections gone, empty by now.
+    for removal in sectionChanges.deletes { edits.append(.deleteSection(removal.id)) }
+    return edits
+  }
+
+  /// A section's own content: `items` empty.
+  @inlinable static func header(_ section: Section) -> Section {
+    var header = section
+    header.items = []
+    return header
+  }
+}
