@@ -407,7 +407,7 @@ let runtimeCaseNames =
     "observed-one-edit-1m",
     "observed-invalidations", "observed-window-1m", "throughput-100k-items", "client-edits", "named-edits",
     "client-edit-races", "schedule-overhead",
-  ] + editCaseNames + replicaCaseNames
+  ] + editCaseNames + replicaCaseNames + copyCaseNames
 
 /// The case `name`, first, and any case measured in the same rounds with it.
 @available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
@@ -435,6 +435,8 @@ func runRuntimeCase(named name: String, iterations: Int) async -> [RuntimeResult
   case "composite-one-edit": [await compositeOneEdit(iterations: iterations)]
   case "outline-one-edit-100k": [await outlineOneEdit(iterations: iterations)]
   case "outline-from-rows-one-edit": [await outlineFromRowsOneEdit(iterations: iterations)]
+  case "copy-by-edits": [await copyByEdits(iterations: iterations)]
+  case "copy-apply-array": [await copyApplyArray(iterations: iterations)]
   case "observed-one-edit-1m", "observed-invalidations", "observed-window-1m":
     if #available(iOS 17, macOS 14, tvOS 17, watchOS 10, *) {
       switch name {
