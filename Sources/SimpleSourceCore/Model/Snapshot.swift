@@ -406,13 +406,14 @@ final class SnapshotStorage<Section: SectionType>: Sendable {
   }
 
   @inlinable var sectionIDs: [Section.ID] {
-    if let madeTree { return madeTree.entries.map(\.header.id) }
-    return sections.map(\.id)
+    if let madeTree { return madeTree.entries.map { $0.header.id } }
+    return sections.map { $0.id }
   }
 
   @inlinable func itemIDs(inSection index: Int) -> [Item.ID] {
-    if let madeTree { return madeTree.entries[index].items.map(\.value.id) }
-    return sections[index].items.map(\.id)
+    // Closures, not key paths: a key path projection costs a call through the key path per element.
+    if let madeTree { return madeTree.entries[index].items.map { $0.value.id } }
+    return sections[index].items.map { $0.id }
   }
 
   @inlinable func index(ofSection id: Section.ID) -> Int? {
