@@ -117,15 +117,14 @@ func exploreSchedules(
         awaited: [])
     }
     let attempt = await attemptSchedule(plan, body: body, limits: limits)
-    print(
-      "replayed schedule \(plan): trace \(attempt.trace.hashText), \(attempt.failure == nil ? "passed" : "failed")"
-    )
     if let failure = attempt.failure {
+      // Thrown, not printed: the failure says the schedule, its trace and why.
       throw ScheduleFailure(
         schedule: plan.description, foundSchedule: plan.description, schedulesUntilFound: 1,
         preemptions: attempt.trace.preemptions, traceHash: attempt.trace.hashText, reason: failure.reason,
         awaited: failure.awaited)
     }
+    print("replayed schedule \(plan): trace \(attempt.trace.hashText), passed")
     return
   }
   var first: String?

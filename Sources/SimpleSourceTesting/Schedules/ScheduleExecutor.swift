@@ -106,15 +106,21 @@ final class ScheduleExecutor: TaskExecutor, TaskScheduleHost, Sendable {
             continuation.resume(returning: ended)
           }
         }
+        // A deadlock is said on standard error when the body has not unwound 5 s after it is cancelled: a
+        // body whose own waits ignore cancellation never unwinds, and then this never returns. A body that
+        // unwinds says nothing here: the failure it returns is reported where it is caught.
+        let unwound = Locked(false)
         if case .deadlock(let awaited) = end {
-          // Said at once, unbuffered: a body whose own waits ignore cancellation never unwinds, and then
-          // this never returns.
           let report =
             ["deadlock under schedule \(plan): nothing can run and the body has not returned"] + awaited
-          FileHandle.standardError.write(Data((report.joined(separator: "\n  ") + "\n").utf8))
+          DispatchQueue.global().asyncAfter(deadline: .now() + 5) {
+            guard !unwound.withLock({ $0 }) else { return }
+            FileHandle.standardError.write(Data((report.joined(separator: "\n  ") + "\n").utf8))
+          }
         }
         if case .returned = end {} else { group.cancelAll() }
         await group.waitForAll()
+        unwound.withLock { $0 = true }
         return (end, trace)
       }
     }

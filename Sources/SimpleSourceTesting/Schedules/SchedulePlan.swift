@@ -43,7 +43,8 @@ struct SchedulePlan: Hashable, Sendable, CustomStringConvertible {
     }
     guard text.hasPrefix("choices:") else { return nil }
     var choices: [Int: Int] = [:]
-    for pair in text.dropFirst("choices:".count).split(separator: ",") {
+    let list = text.dropFirst("choices:".count)
+    for pair in list == "none" ? [] : list.split(separator: ",") {
       let parts = pair.split(separator: "=")
       guard parts.count == 2, let step = Int(parts[0]), let choice = Int(parts[1]), step >= 0, choice >= 0
       else { return nil }
@@ -57,6 +58,8 @@ struct SchedulePlan: Hashable, Sendable, CustomStringConvertible {
     case .seed(let seed):
       return "\(seed)"
     case .choices(let choices):
+      // No choice listed: the default at every step, written so that the token does not read as cut off.
+      if choices.isEmpty { return "choices:none" }
       return "choices:" + choices.keys.sorted().map { "\($0)=\(choices[$0]!)" }.joined(separator: ",")
     }
   }

@@ -15,14 +15,30 @@ public struct SeededSchedules: TestTrait, TestScoping {
   /// The most jobs one schedule runs before it fails as too long.
   public let maxSteps: Int
 
-  /// Runs the test's body under ``count`` schedules; a failure is recorded as an issue, not thrown.
+  /// Runs the test's body under ``count`` schedules; a failure is recorded as an issue at the test's own
+  /// source location, not thrown.
   public func provideScope(
     for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
   ) async throws {
+    if let failure = try await failure(performing: function) {
+      let (comment, location) = Self.issue(for: failure, in: test)
+      Issue.record(comment, sourceLocation: location)
+    }
+  }
+
+  /// What the issue for `failure` says, and where: at the test's own declaration.
+  static func issue(for failure: ScheduleFailure, in test: Test) -> (Comment, SourceLocation) {
+    (Comment(rawValue: "\(failure)"), test.sourceLocation)
+  }
+
+  /// The failing schedule, shrunk, when the body fails under one of ``count`` schedules; `nil` when every
+  /// schedule passes. Other errors are thrown.
+  func failure(performing function: @Sendable () async throws -> Void) async throws -> ScheduleFailure? {
     do {
       try await exploreSchedules(count: count, quietPeriod: quietPeriod, maxSteps: maxSteps, function)
+      return nil
     } catch let failure as ScheduleFailure {
-      Issue.record("\(failure)")
+      return failure
     }
   }
 }

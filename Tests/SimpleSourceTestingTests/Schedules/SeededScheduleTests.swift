@@ -76,7 +76,9 @@ struct SeededScheduleTests {
   }
 
   @available(iOS 18, macOS 15, tvOS 18, watchOS 11, visionOS 2, *)
-  @Test("a deadlock is reported with what each task awaits, and the body is cancelled to unwind")
+  @Test(
+    "a schedule where nothing can run is reported with what each task awaits, and the body is cancelled to unwind"
+  )
   func deadlockNamesWhatEachTaskAwaits() async throws {
     let failure = try await #require(throws: ScheduleFailure.self) {
       try await exploreSchedules(count: 1, quietPeriod: .milliseconds(100)) {
@@ -94,7 +96,6 @@ struct SeededScheduleTests {
         }
       }
     }
-    print(failure)
     #expect(failure.reason.hasPrefix("deadlock"))
     #expect(
       failure.awaited.contains { $0.hasPrefix("the test's body awaits showing(_:)") }, "\(failure.awaited)")
@@ -142,6 +143,15 @@ struct SeededScheduleTests {
     }
   }
 
+  @Test("a schedule reads back from what it writes; no choice at all is choices:none, not a cut-off token")
+  func planText() {
+    for plan in [SchedulePlan(seed: 42), SchedulePlan(choices: [:]), SchedulePlan(choices: [7: 1, 17: 2])] {
+      #expect(SchedulePlan(plan.description) == plan, "\(plan)")
+    }
+    #expect(SchedulePlan(choices: [:]).description == "choices:none")
+    #expect(SchedulePlan("choices:") == SchedulePlan(choices: [:]), "the old spelling still reads")
+  }
+
   @available(iOS 18, macOS 15, tvOS 18, watchOS 11, visionOS 2, *)
   @Test("a replay that is neither a seed nor a list of choices is a typed error naming it")
   func badReplay() async throws {
@@ -153,17 +163,17 @@ struct SeededScheduleTests {
   }
 
   @available(iOS 18, macOS 15, tvOS 18, watchOS 11, visionOS 2, *)
-  @Test("the trait records a failing schedule as an issue that says how to replay it")
+  @Test("the trait finds a failing schedule and says how to replay it, at the test's own line")
   func traitRecordsTheFailure() async throws {
     let trait = SeededSchedules.seededSchedules(50, quietPeriod: .milliseconds(200))
-    let body: @Sendable () async throws -> Void = {
-      try await PlantedBug.lostUpdateAcrossAwait.run(correct: false)
-    }
+    let failure = try #require(
+      try await trait.failure {
+        try await PlantedBug.lostUpdateAcrossAwait.run(correct: false)
+      })
+    // The issue is recorded where the user's test is, not in the library, and names the replay.
     let test = try #require(Test.current)
-    try await withKnownIssue {
-      try await trait.provideScope(for: test, testCase: nil, performing: body)
-    } matching: { issue in
-      issue.description.contains("replay with SIMPLESOURCE_SCHEDULE_SEED=")
-    }
+    let (comment, location) = SeededSchedules.issue(for: failure, in: test)
+    #expect(comment.rawValue.contains("replay with SIMPLESOURCE_SCHEDULE_SEED=\(failure.schedule)"))
+    #expect(location == test.sourceLocation && location.fileName == "SeededScheduleTests.swift")
   }
 }

@@ -193,7 +193,7 @@ struct TransactionTests {
     #expect(changeset.target.description == "[A: b h c d a | B: f g]")
   }
 
-  @Test("a transaction that changes nothing makes no version; a failed edit inside can be caught")
+  @Test("a transaction that changes nothing makes no version; an edit that throws inside can be caught")
   func nothingChanged() async throws {
     let source = try TestSource(sections: layout("A: a b"))
     let (version, changed) = try await source.transaction { transaction throws(TestSource.Error) in

@@ -107,7 +107,7 @@ struct ViewStateMachineTests {
     #expect(machine.endInteractiveMove() == ["reconciler"])
   }
 
-  @Test("a failed move is taken back and reported once; waiters for moves are resumed")
+  @Test("a refused move is taken back and reported once; waiters for moves are resumed")
   func failedMove() {
     var (machine, _) = following()
     let serial = machine.userMoved("a→2")
