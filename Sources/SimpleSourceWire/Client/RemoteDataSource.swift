@@ -627,3 +627,13 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   /// Returns at once: every message received has been offered before ``receive(_:)`` returned.
   public func settled() async {}
 }
+
+extension RemoteDataSource.ConnectionStart: CustomStringConvertible {
+  /// `resumed from version 153`, `reset at version 12`: what a log line should say.
+  public var description: String {
+    switch self {
+    case .resumed(let version): "resumed from version \(version)"
+    case .reset(let version): "reset at version \(version)"
+    }
+  }
+}

@@ -104,6 +104,9 @@ struct RemoteDataSourceTests {
     #expect(stream == "s1" && version == before)
     await Self.converge(remote, to: server)
     #expect(await remote.connectionStart == .resumed(version: version), "the remote knows it resumed")
+    // Printed, it reads as text.
+    #expect("\(try #require(await remote.connectionStart))" == "resumed from version \(version)")
+    #expect("\(RemoteDataSource<TestSection>.ConnectionStart.reset(version: 3))" == "reset at version 3")
     let final = await ResumeTests.follow(local, until: await remote.version.number)
     #expect(final == (await server.snapshot))
     await connection.drop()
