@@ -53,6 +53,8 @@ final class TerminalRenderer {
   private var lastDepartment: [String: String] = [:]
   private var lastNames: [String: String] = [:]
   private(set) var frames = 0
+  /// The version the last frame showed.
+  var shownVersion = 0
   /// Said with the next frame.
   var note = ""
   /// The employee the user dragged, marked in the next frame.
@@ -135,6 +137,7 @@ func run() async throws {
       let caption =
         "v\(batch.from)→v\(batch.to), \(count) mutation\(count == 1 ? "" : "s") since the last frame"
       guard let table = context.view as? Table, let source = table.dataSource else { return }
+      renderer.shownVersion = batch.to
       renderer.draw(table, source, caption: caption)
     })
   tableView.dataSource = tableViewDataSource
@@ -210,8 +213,9 @@ func run() async throws {
   print(
     """
 
-    \(renderer.frames) frames showed v0→v\(await dataSource.version): \(await dataSource.version) mutations \
-    (the user's drag among them), in \(tableView.batchCount) batch updates and \(tableViewDataSource.reloadCount) reloads.
+    \(renderer.frames) frames showed v0→v\(renderer.shownVersion) of \(await dataSource.version) mutations \
+    (the user's drag among them; a version no frame shows changed nothing on screen), \
+    in \(tableView.batchCount) batch updates and \(tableViewDataSource.reloadCount) reloads.
     UIKit rule violations: \(tableView.errors.count). The table shows the data source exactly: \(shows).
     """)
   if !shows || !tableView.errors.isEmpty { exit(1) }
