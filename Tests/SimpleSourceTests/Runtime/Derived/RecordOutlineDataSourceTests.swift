@@ -255,7 +255,7 @@ struct RecordOutlineDataSourceTests {
   @Test(
     "moving a record moves its rows and subtree; its old and new parents' rows show whether they have children"
   )
-  func moves() async throws {
+  func subtreeMoves() async throws {
     let parent = try BasicDataSource(sections: Self.notebooks())
     let outline = try await RecordOutlineDataSource(parent, expanded: [1, 2, 3])
     #expect(Self.rows(await outline.snapshot) == [["0:1", "1:11", "1:2", "2:22", "0:3"], ["0:4"]])
