@@ -17,8 +17,7 @@ public import SimpleSource
 /// It is the reference for storage of your own (a table with an order column works the same way, with an
 /// order key between its neighbours' instead of links), and what tests compare with a snapshot.
 public struct KeyedCopy<Section: SectionType>: Sendable {
-  /// The item type.
-  public typealias Item = Section.Item
+  @usableFromInline typealias Item = Section.Item
 
   /// An item and its neighbours in its section.
   @usableFromInline struct ItemEntry: Sendable {
@@ -67,12 +66,9 @@ public struct KeyedCopy<Section: SectionType>: Sendable {
     }
   }
 
-  /// The number of items.
-  @inlinable public var itemCount: Int { items.count }
-
   /// The item with `id`.
   /// - Complexity: O(1).
-  @inlinable public func item(withID id: Item.ID) -> Item? { items[id]?.item }
+  @inlinable public func item(withID id: Section.Item.ID) -> Section.Item? { items[id]?.item }
 
   /// The sections with their items, in order, read by walking the links.
   /// - Complexity: O(*n*).
@@ -94,15 +90,10 @@ public struct KeyedCopy<Section: SectionType>: Sendable {
 
   /// An edit that does not fit the copy: it names an id the copy does not hold, or one it holds already.
   public struct Mismatch: Error, CustomStringConvertible {
-    /// The edit.
-    public var edit: String
-    /// `KeyedCopy: insert 7 after 3: 7 is held already`.
+    /// The edit and why it does not fit: `KeyedCopy: insert 7 after 3: 7 is held already`.
     public var description: String
 
-    @usableFromInline init(edit: String, description: String) {
-      self.edit = edit
-      self.description = description
-    }
+    @usableFromInline init(description: String) { self.description = description }
   }
 
   /// Applies `edits` in order.
@@ -117,7 +108,7 @@ public struct KeyedCopy<Section: SectionType>: Sendable {
   /// - Complexity: O(1).
   @inlinable public mutating func apply(_ edit: BatchEdit<Section>) throws(Mismatch) {
     func mismatch(_ why: String) -> Mismatch {
-      Mismatch(edit: "\(edit)", description: "KeyedCopy: \(edit): \(why)")
+      Mismatch(description: "KeyedCopy: \(edit): \(why)")
     }
     switch edit {
     case .deleteItem(let id):

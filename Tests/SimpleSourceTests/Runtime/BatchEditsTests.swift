@@ -101,6 +101,43 @@ struct BatchEditsTests {
     #expect(copy.sections == snapshot.sections)
   }
 
+  /// The cache of *What a data source promises*, as the article shows it: a copy by id through
+  /// `batch.edits`, and `reached(_:)` to know it holds an order.
+  @Test("the article's copy by id holds every order a mutation returned, as the source does")
+  func documentedCache() async throws {
+    struct Order: Identifiable, Equatable, Sendable {
+      var id: Int
+      var total: Int
+    }
+    let source = try BasicDataSource(sections: [Section(id: "open", items: [Order(id: 1, total: 10)])])
+    let order = Order(id: 2, total: 25)
+    // The article's code, unchanged from here.
+    let subscription = await source.subscribe()
+    let cache = Task {
+      var orders: [Order.ID: Order] = [:]  // a copy of your own, kept by id
+      for section in subscription.snapshot.sections {
+        for order in section.items { orders[order.id] = order }
+      }
+      for await batch in subscription.batches {
+        for edit in batch.edits {
+          switch edit {
+          case .insertItem(let order, _), .updateItem(let order): orders[order.id] = order
+          case .deleteItem(let id): orders[id] = nil
+          default: break  // places and sections: this copy keeps no order
+          }
+        }
+      }
+      return orders
+    }
+    let version = try await source.appendItems([order], toSection: "open")
+    // To here.
+    #expect(try await subscription.reached(version))
+    try await source.deleteItems([1])
+    _ = try await subscription.reached(await source.version)
+    subscription.cancel()
+    #expect(await cache.value == [2: order])
+  }
+
   /// One random change: through a transaction (a batch derived from its log) or a whole-array update
   /// (a full diff), of items, sections or contents.
   static func mutate(_ source: BasicDataSource<TestSection>, kind: Int, picks: [Int], fresh: String)
