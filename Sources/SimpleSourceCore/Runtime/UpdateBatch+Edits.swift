@@ -174,3 +174,61 @@ extension Changeset {
     return header
   }
 }
+
+extension Changeset {
+  /// What a retained history keeps of this change to rebuild its target later: its ``edits``; `nil` when
+  /// it named about as much as the list holds (the history keeps the snapshot then).
+  /// - Complexity: O(*k* log *n*) for the *k* sections and items it names; O(1) when `nil`.
+  @inlinable
+  var historyEdits: [BatchEdit<Section>]? {
+    let named =
+      itemChanges.inserts.count + itemChanges.deletes.count + itemChanges.moves.count
+      + itemChanges.updates.count + sectionChanges.inserts.count + sectionChanges.deletes.count
+      + sectionChanges.moves.count + sectionChanges.updates.count
+    return named * 2 > target.itemCount + target.sectionCount ? nil : edits
+  }
+}
+
+extension Snapshot {
+  /// The state `edits` lead to from this one, each made in turn as storage outside the package makes
+  /// it (see ``BatchEdit``): how a history rebuilds a version it keeps as edits.
+  /// - Throws: The ``DataSourceError`` of the first edit that does not apply (a place or id this state does
+  ///   not have).
+  /// - Complexity: O(*e* log *n*) for *e* item edits in a snapshot of *n* items that has its persistent
+  ///   form (O(*n*) once to build it otherwise); a section edit costs O(*s* + log *n*) with *s* sections.
+  @inlinable
+  func applying(_ edits: [BatchEdit<Section>]) throws(DataSourceError<Section.ID, Item.ID>) -> Snapshot {
+    if edits.isEmpty { return self }
+    var store = SectionStore(trusted: self)
+    for edit in edits {
+      switch edit {
+      case .deleteItem(let id): _ = try store.deleteItems([id])
+      case .insertSection(let header, let after):
+        let index = try after.map { (id) throws(DataSourceError<Section.ID, Item.ID>) in
+          try store.index(ofSection: id) + 1
+        }
+        _ = try store.insertSections([header], at: index ?? 0)
+      case .moveSection(let id, after: .some(let anchor)):
+        _ = try store.moveSection(id, relativeTo: anchor, after: true)
+      case .moveSection(let id, after: .none): _ = try store.moveSection(id, to: 0)
+      case .updateSection(let header): _ = try store.replaceSectionContent(header)
+      case .insertItem(let item, at: .after(let anchor)):
+        var position = try store.position(ofItem: anchor)
+        position.item += 1
+        _ = try store.insertItems([item], at: position)
+      case .insertItem(let item, at: .first(let section)):
+        _ = try store.insertItems(
+          [item], at: ItemPosition(section: try store.index(ofSection: section), item: 0))
+      case .moveItem(let id, to: .after(let anchor)):
+        _ = try store.moveItem(id, relativeTo: anchor, after: true)
+      case .moveItem(let id, to: .first(let section)):
+        let source = try store.position(ofItem: id)
+        _ = try store.moveItem(
+          at: source, to: ItemPosition(section: try store.index(ofSection: section), item: 0))
+      case .updateItem(let item): _ = try store.replaceItem(item)
+      case .deleteSection(let id): _ = try store.deleteSections([id])
+      }
+    }
+    return store.settledSnapshot()
+  }
+}

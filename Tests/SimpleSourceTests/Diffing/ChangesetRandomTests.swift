@@ -1,6 +1,7 @@
 // Seeded randomised property tests of Changeset: replay, UIKit validity, minimal moves, exact refreshes.
 
 import SimpleSource
+@testable import SimpleSourceCore
 import SimpleSourceTesting
 import Testing
 
@@ -111,8 +112,8 @@ func check(
   return checkSummary(changeset, old, new, carried: carried)
 }
 
-/// Applies `changeset.edits` to a ``KeyedCopy`` of `old`; returns what is wrong when it does not end at
-/// `new`.
+/// Applies `changeset.edits` to a ``KeyedCopy`` of `old`, and to `old` itself; returns what is wrong when
+/// either does not end at `new`.
 func checkEdits(
   _ changeset: Changeset<TestSection>, _ old: Snapshot<TestSection>, _ new: Snapshot<TestSection>
 ) -> String? {
@@ -127,6 +128,15 @@ func checkEdits(
     || copy.sections.map(\.items) != new.sections.map(\.items)
   {
     return "edits give \(copy.sections), not the new snapshot\n  edits: \(edits)"
+  }
+  // A snapshot follows them too, as a retained history rebuilds a version it keeps as edits.
+  do {
+    let rebuilt = try old.applying(edits)
+    if rebuilt.sections != new.sections {
+      return "edits applied to the old snapshot give \(rebuilt.sections), not the new one\n  edits: \(edits)"
+    }
+  } catch {
+    return "edits do not apply to the old snapshot: \(error)\n  edits: \(edits)"
   }
   // Each edit is needed: no item or section is named twice, and nothing unchanged is named.
   if edits.count > changeset.itemChanges.count + changeset.sectionChanges.count {
