@@ -131,9 +131,9 @@ extension BasicDataSource {
     // keeps it until the write is applied.
     var after = transaction.store
     let target = after.settledSnapshot()
-    let changeset = await Self.diff(
+    let (changeset, _) = await Self.diff(
       from: currentSnapshot(), to: target, touching: after.log.touching,
-      refreshing: transaction.refreshing, differ: differ)
+      refreshing: transaction.refreshing, differ: differ, keepingEdits: false)
     guard !changeset.isEmpty else {
       // Edits that cancel out: nothing to make (G4).
       let claim = PreparedWriteClaim(source: self, ticket: ticket, store: nil, refreshing: [])

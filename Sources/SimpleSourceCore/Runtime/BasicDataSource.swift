@@ -141,7 +141,9 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   /// one batch derived from the ids changed since when the batches since could say which. Any other
   /// version (forgotten, never offered, or not yet made) gets a reset at the current state.
   ///
-  /// - Complexity: O(log *v*) for *v* retained versions, plus O(*k*) for the *k* ids changed since.
+  /// - Complexity: O(log *v*) for *v* retained versions; O(*e* log *n*) to rebuild the version's state
+  ///   from the *e* changes since the nearest snapshot the history keeps (at most about *n*; none for the
+  ///   current version); O(*k*) for the *k* ids changed since.
   public func subscribe(from version: Int, pacing: Pacing = .immediate) -> Resumption<Section> {
     if version == publishing.version { return .resumed(subscribe(pacing: pacing)) }
     return hub.resume(from: version, pacing: pacing)
@@ -155,6 +157,8 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
 
   /// The versions retained for subscribers that resume, oldest first: the `to` of each retained batch.
   package nonisolated var retainedVersions: [Int] { hub.retainedVersions }
+  /// What the history holds, as its bytes bound counts it.
+  package nonisolated var retainedBytes: Int { hub.retainedBytes }
 
   /// Returns once every mutation made before the call has been diffed and offered to every subscriber.
   ///
@@ -472,12 +476,13 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
       var window = CoalescingWindow(version: publishing.version, now: clock(), maximumDelay: coalescingDelay)
       repeat { await Task.yield() } while !window.shouldCut(afterTurnAt: publishing.version, now: clock())
       let cut = publishing.cut(currentSnapshot(), log: store.takeLog())
-      let changeset = await Self.diff(
-        from: cut.from, to: cut.to, touching: cut.touching, refreshing: cut.refreshing, differ: differ)
+      let (changeset, edits) = await Self.diff(
+        from: cut.from, to: cut.to, touching: cut.touching, refreshing: cut.refreshing, differ: differ,
+        keepingEdits: hub.keepsHistory)
       let (publication, waiters) = publishing.diffed(cut, isEmpty: changeset.isEmpty)
       switch publication {
       case .publish(let from, let to):
-        hub.publish(differ.batch(from, to, changeset), refreshing: cut.refreshing)
+        hub.publish(differ.batch(from, to, changeset), refreshing: cut.refreshing, edits: edits)
       case .cancelledOut(let to, let since, let touched):
         // A subscriber started from a state these mutations went through and undid: it holds something
         // else, and no batch would tell it (G2). Every subscriber is brought to this version instead;
@@ -493,13 +498,16 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   }
 
   /// Diffs the new state on the global concurrent executor (G9): from the log when the sections kept
-  /// their shape (`touching` holds every item id edited since `from`), in full otherwise.
+  /// their shape (`touching` holds every item id edited since `from`), in full otherwise; and, when the
+  /// history keeps versions (`keepingEdits`), makes the edits it keeps of the change there too.
   @inlinable
   @concurrent
   static func diff(
     from: Snapshot<Section>, to target: Snapshot<Section>, touching: Set<Item.ID>?, refreshing: Set<Item.ID>,
-    differ: Differ<Section>
-  ) async -> Changeset<Section> {
-    differ.changes(from: from, to: target, touched: touching, refreshing: refreshing)
+    differ: Differ<Section>, keepingEdits: Bool
+  ) async -> (Changeset<Section>, edits: [BatchEdit<Section>]?) {
+    let changeset = differ.changes(from: from, to: target, touched: touching, refreshing: refreshing)
+    // What the history keeps of the batch, made here too: off the actor, which writers wait for.
+    return (changeset, keepingEdits ? differ.historyEdits(changeset) : nil)
   }
 }

@@ -132,7 +132,9 @@ public final class Broadcaster<Section: SectionType>: Sendable {
   /// derived from the ids changed since when every batch since could say which. Otherwise (a version no
   /// longer retained, never offered, or not yet made) it is a reset at the newest offered state.
   ///
-  /// - Complexity: O(log *v*) for *v* retained versions, plus O(*k*) for the *k* ids changed since.
+  /// - Complexity: O(log *v*) for *v* retained versions; O(*e* log *n*) to rebuild the version's state
+  ///   from the *e* changes since the nearest snapshot the history keeps (at most about *n*; none for the
+  ///   current version); O(*k*) for the *k* ids changed since.
   @inlinable
   public func subscribe(from version: Int, pacing: Pacing = .immediate) -> Resumption<Section> {
     hub.resume(from: version, pacing: pacing)

@@ -30,6 +30,13 @@ package struct Differ<Section: SectionType>: Sendable {
         Section
       >?
 
+  /// ``Changeset/historyEdits``: what a retained history keeps of a change.
+  @usableFromInline package let historyEdits: @Sendable (Changeset<Section>) -> [BatchEdit<Section>]?
+
+  /// ``Snapshot/applying(_:)-(BatchEdit)``: how a retained history rebuilds a version from its edits;
+  /// `nil` when they do not apply.
+  @usableFromInline let applyEdits: @Sendable (Snapshot<Section>, [BatchEdit<Section>]) -> Snapshot<Section>?
+
   /// The changes from `from` to `to`: derived from the ids `touched` when they are known and the sections
   /// kept their ids and order, the full diff otherwise. Every place that publishes a change decides so.
   /// - Complexity: O(*s* + *k* log *n*) from *k* touched ids over snapshots in their persistent form
@@ -49,6 +56,8 @@ package struct Differ<Section: SectionType>: Sendable {
     diff = { Changeset(from: $0, to: $1, refreshing: $2) }
     logged = { Changeset(from: $0, to: $1, logged: $2, refreshing: $3) }
     batch = { UpdateBatch(from: $0, to: $1, changeset: $2) }
+    historyEdits = { $0.historyEdits }
+    applyEdits = { try? $0.applying($1) }
     replace = { (current, sections) throws(DataSourceError<Section.ID, Section.Item.ID>) in
       try SectionStore.replacing(current, with: sections)
     }

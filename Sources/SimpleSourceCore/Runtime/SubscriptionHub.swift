@@ -225,11 +225,14 @@ final class SubscriptionHub<Section: SectionType>: Sendable {
     @usableFromInline var history: RetainedHistory<Section>
 
     @inlinable
-    init(version: Int, snapshot: Snapshot<Section>, history limit: HistoryLimit) {
+    init(
+      version: Int, snapshot: Snapshot<Section>, history limit: HistoryLimit,
+      applyEdits: @escaping @Sendable (Snapshot<Section>, [BatchEdit<Section>]) -> Snapshot<Section>?
+    ) {
       newestVersion = version
       newestSnapshot = snapshot
       unbatchedVersion = version
-      history = RetainedHistory(version: version, snapshot: snapshot, limit: limit)
+      history = RetainedHistory(version: version, snapshot: snapshot, limit: limit, applyEdits: applyEdits)
     }
   }
 
@@ -239,6 +242,8 @@ final class SubscriptionHub<Section: SectionType>: Sendable {
   @usableFromInline let fullDiffs = Locked(0)
 
   @usableFromInline let differ: Differ<Section>
+  /// Whether the history keeps more than the newest version (``RetainedHistory/keepsVersions``).
+  @usableFromInline let keepsHistory: Bool
   /// The counter the hub's versions belong to, which its subscriptions check waits against.
   @usableFromInline let counter: VersionCounter
 
@@ -247,7 +252,9 @@ final class SubscriptionHub<Section: SectionType>: Sendable {
     version: Int, snapshot: Snapshot<Section>, differ: Differ<Section>, history: HistoryLimit,
     counter: VersionCounter
   ) {
-    registry = Locked(Registry(version: version, snapshot: snapshot, history: history))
+    registry = Locked(
+      Registry(version: version, snapshot: snapshot, history: history, applyEdits: differ.applyEdits))
+    keepsHistory = history.versions > 1 && history.bytes > 0
     self.differ = differ
     self.counter = counter
   }
@@ -271,11 +278,20 @@ final class SubscriptionHub<Section: SectionType>: Sendable {
 
   /// Registers a subscriber from `start`; `nil` once the hub has finished, or when resuming from a
   /// version the history does not retain.
+  ///
+  /// A resume rebuilds the state at its version from the history's edits after the registry's lock is
+  /// released, then registers under it if the version is still retained.
   @inlinable
   func register(_ start: Start)
     -> (mailbox: SubscriberMailbox<Section>, version: Int, snapshot: Snapshot<Section>)?
   {
-    registry.withLock { registry in
+    var rebuilt: Snapshot<Section>?
+    if case .resuming(let from) = start {
+      let rebuild = registry.withLock { $0.isFinished ? nil : $0.history.rebuild(to: from) }
+      guard let state = rebuild?.state(applying: differ.applyEdits) else { return nil }
+      rebuilt = state
+    }
+    return registry.withLock { registry in
       if registry.isFinished { return nil }
       let version: Int
       let snapshot: Snapshot<Section>
@@ -286,10 +302,8 @@ final class SubscriptionHub<Section: SectionType>: Sendable {
       case .at(let at, let held): (version, snapshot) = (at, held)
       case .derived(let from, let held): (version, snapshot) = (from, held)
       case .resuming(let from):
-        guard let retained = registry.history.start(from: from) else { return nil }
-        (version, snapshot, touched, refreshing) = (
-          from, retained.snapshot, retained.touched, retained.refreshing
-        )
+        guard let held = rebuilt, let changes = registry.history.changes(since: from) else { return nil }
+        (version, snapshot, touched, refreshing) = (from, held, changes.touched, changes.refreshing)
       }
       let mailbox = SubscriberMailbox(
         SubscriberMailbox<Section>.Machine(
@@ -306,31 +320,51 @@ final class SubscriptionHub<Section: SectionType>: Sendable {
   @inlinable
   var retainedVersions: [Int] { registry.withLock { $0.history.versions } }
 
+  /// What the history holds, estimated (``RetainedHistory/bytes``).
+  @inlinable
+  var retainedBytes: Int { registry.withLock { $0.history.bytes } }
+
   /// The newest published version and snapshot.
   @inlinable
   var newest: (version: Int, snapshot: Snapshot<Section>) {
     registry.withLock { ($0.newestVersion, $0.newestSnapshot) }
   }
 
-  /// Offers `batch` to every subscriber: ``record(_:refreshing:)``, then each subscriber's
-  /// ``SubscriberMailbox/publish(_:refreshing:)``, outside the registry's lock.
-  /// - Complexity: O(*s*) for *s* subscribers, each O(1) besides its sink.
+  /// Offers `batch` to every subscriber: ``record(_:edits:refreshing:)``, then each subscriber's
+  /// ``SubscriberMailbox/publish(_:refreshing:)``, outside the registry's lock. `edits` is what the
+  /// history keeps of the batch (``historyEdits(of:)``), made by the caller off its own critical path when
+  /// it can; made here when `nil` and the history keeps versions.
+  /// - Complexity: O(*s*) for *s* subscribers, each O(1) besides its sink, plus O(*k* log *n*) for the
+  ///   batch's edits when they are made here.
   @inlinable
-  func publish(_ batch: UpdateBatch<Section>, refreshing: Set<Section.Item.ID>) {
-    for mailbox in record(batch, refreshing: refreshing) { mailbox.publish(batch, refreshing: refreshing) }
+  func publish(
+    _ batch: UpdateBatch<Section>, refreshing: Set<Section.Item.ID>, edits: [BatchEdit<Section>]? = nil
+  ) {
+    for mailbox in record(batch, edits: edits ?? historyEdits(of: batch), refreshing: refreshing) {
+      mailbox.publish(batch, refreshing: refreshing)
+    }
+  }
+
+  /// What the history keeps of `batch` to rebuild its state later (``Changeset/historyEdits``); `nil`
+  /// when it keeps one version.
+  /// - Complexity: O(*k* log *n*) for the *k* sections and items the batch names.
+  @inlinable
+  func historyEdits(of batch: UpdateBatch<Section>) -> [BatchEdit<Section>]? {
+    keepsHistory ? differ.historyEdits(batch.changeset) : nil
   }
 
   /// The first half of a publish: under the registry's lock, `batch` becomes the newest state (a
   /// subscriber registered from now on starts from it) and enters the history; returns the subscribers
   /// registered before, to offer it to. Registrations and cancellations may come between the two halves.
   @inlinable
-  func record(_ batch: UpdateBatch<Section>, refreshing: Set<Section.Item.ID>) -> [SubscriberMailbox<Section>]
-  {
+  func record(
+    _ batch: UpdateBatch<Section>, edits: [BatchEdit<Section>]?, refreshing: Set<Section.Item.ID>
+  ) -> [SubscriberMailbox<Section>] {
     registry.withLock { registry in
       registry.newest = batch
       registry.newestVersion = batch.to
       registry.newestSnapshot = batch.snapshot
-      registry.history.record(batch, refreshing: refreshing)
+      registry.history.record(batch, edits: edits, refreshing: refreshing)
       return registry.mailboxes
     }
   }
@@ -338,7 +372,7 @@ final class SubscriptionHub<Section: SectionType>: Sendable {
   /// Brings every subscriber to `version` when the mutations since the published version `since`
   /// cancelled out (G4): no batch, but a subscriber that started from a state between them holds
   /// something else (see ``SubscriberStateMachine/cancelledOut(to:snapshot:since:touched:)``). New subscribers
-  /// start at `version`; the history keeps only published versions.
+  /// start at `version`, and the history keeps it: its state is the newest published one.
   /// - Complexity: O(*s*) for *s* subscribers; each composes its own catch-up when it next asks.
   @inlinable
   func cancelledOut(to version: Int, snapshot: Snapshot<Section>, since: Int, touched: Set<Section.Item.ID>?)
@@ -346,6 +380,7 @@ final class SubscriptionHub<Section: SectionType>: Sendable {
     let mailboxes = registry.withLock { registry in
       registry.newestVersion = version
       registry.newestSnapshot = snapshot
+      registry.history.recordUnchanged(at: version)
       return registry.mailboxes
     }
     for mailbox in mailboxes {
@@ -355,12 +390,13 @@ final class SubscriptionHub<Section: SectionType>: Sendable {
 
   /// The source reached `version` by mutations after the newest published one that cancelled out, with
   /// no subscriber between them (G4): its state is the newest published one. Subscribers that hold that
-  /// state hold `version` too (G13).
+  /// state hold `version` too (G13), and may resume from it: the history keeps it.
   /// - Complexity: O(*s*) for *s* subscribers.
   @inlinable
   func reachedWithoutBatch(to version: Int) {
     let mailboxes = registry.withLock { registry in
       registry.unbatchedVersion = max(registry.unbatchedVersion, version)
+      registry.history.recordUnchanged(at: version)
       return registry.mailboxes
     }
     for mailbox in mailboxes { mailbox.reachedWithoutBatch(to: version) }

@@ -110,7 +110,7 @@ struct SubscriptionHubExhaustiveTests {
         let batch = UpdateBatch(
           from: version, to: version + 1, changeset: Changeset(from: state(version), to: state(version + 1)))
         version += 1
-        let mailboxes = hub.record(batch, refreshing: [])
+        let mailboxes = hub.record(batch, edits: hub.historyEdits(of: batch), refreshing: [])
         offering = mailboxes.isEmpty ? nil : (batch, mailboxes)
       case .offer:
         guard let (batch, mailboxes) = offering, let mailbox = mailboxes.first else {
