@@ -314,7 +314,9 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
       journal(message)
       for waiter in ready { waiter.resume(returning: true) }
     case .confirmed(let id, let version):
-      answer(id, with: .success(version))
+      // The sender answers after every batch of `version` this client is sent: the version held now is
+      // the end of the batch that carried the edit (or a later one), a version to wait on and resume from.
+      answer(id, with: .success(max(state.remoteVersion ?? version, version)))
     case .refused(let id, let error):
       answer(id, with: .failure(error))
     case .edit:
@@ -334,8 +336,12 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   /// let version = try await remote.edit([.move("t3", .before("t1"))])   // shown before it is sent
   /// ```
   ///
-  /// - Returns: The sender's version that holds the edit, once it confirmed it: the state held then
-  ///   includes it (``WireMessage/confirmed(edit:version:)`` follows the batches of that version).
+  /// - Returns: Once the sender confirmed the edit, the sender's version this source holds then: the end
+  ///   of the batch that carried the edit, or a later one (``WireMessage/confirmed(edit:version:)``
+  ///   follows the batches of the edit's version), for which ``reached(remoteVersion:inStream:)`` returns
+  ///   at once. When the edit changed nothing this source is sent, the edit's own version, which the
+  ///   sender reached without a batch for it. Either way the state at it includes the edit, and the sender
+  ///   resumes a subscriber from it while its history (``HistoryLimit``) retains it.
   /// - Throws: ``WireError``: ``WireError/Code-swift.struct/invalidEdit`` when the operations do not apply
   ///   to what is shown (nothing is shown or sent); the sender's refusal (the edit is rolled back, one
   ///   batch); ``WireError/Code-swift.struct/unanswered`` when the waiting task is cancelled (the edit

@@ -214,6 +214,30 @@ struct WireEditTests {
   }
 
   @Test(
+    "an edit's answer is a version the client holds already and the server resumes from, while others write")
+  func confirmedVersionIsHeldAndResumable() async throws {
+    let source = try BasicDataSource(sections: layout("A: a b | B: c"))
+    let service = WireService(source: source, stream: "s", edits: .transactions(on: source))
+    let remote = RemoteDataSource<TestSection>()
+    let session = service.session { data in try await remote.receive(data) }
+    await remote.connect { message in Task { await session.receive(bytes(message)) } }
+    #expect(await remote.reached(remoteVersion: 0))
+    // A server job writes all along, so that the client's edits share batches with its writes.
+    let job = Task {
+      for round in 1...400 { try await source.replaceItem(TestItem("c", version: round)) }
+    }
+    for index in 0..<40 {
+      let version = try await remote.edit([.insert([TestItem("e\(index)")], .end(of: "A"))])
+      #expect((await remote.remoteVersion ?? -1) >= version, "edit \(index): answered before its batch")
+      let resumption = await source.subscribe(from: version)
+      #expect(resumption.isResumed, "edit \(index): version \(version) does not resume")
+      #expect(resumption.subscription.snapshot.item(withID: "e\(index)") != nil)
+      resumption.subscription.cancel()
+    }
+    try await job.value
+  }
+
+  @Test(
     "a client following a view is answered after the view's batches, also when the view shows nothing of the edit"
   )
   func answeredThroughAView() async throws {
