@@ -89,9 +89,11 @@ let package = Package(
       resources: [.copy("settings.json")],
       swiftSettings: strictness
     ),
+    // What the C allocator holds, for the benchmark that weighs the retained history (glibc only).
+    .target(name: "BenchAllocator", path: "Benchmarks/BenchAllocator"),
     .executableTarget(
       name: "simplesource-bench",
-      dependencies: umbrella + ["SimpleSourceTesting"],
+      dependencies: umbrella + ["SimpleSourceTesting", "BenchAllocator"],
       path: "Benchmarks/simplesource-bench",
       swiftSettings: strictness
     ),

@@ -407,7 +407,7 @@ let runtimeCaseNames =
     "observed-one-edit-1m",
     "observed-invalidations", "observed-window-1m", "throughput-100k-items", "client-edits", "named-edits",
     "client-edit-races", "schedule-overhead",
-  ] + editCaseNames + replicaCaseNames + copyCaseNames
+  ] + editCaseNames + replicaCaseNames + copyCaseNames + historyCaseNames
 
 /// The case `name`, first, and any case measured in the same rounds with it.
 @available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
@@ -437,6 +437,7 @@ func runRuntimeCase(named name: String, iterations: Int) async -> [RuntimeResult
   case "outline-from-rows-one-edit": [await outlineFromRowsOneEdit(iterations: iterations)]
   case "copy-by-edits": [await copyByEdits(iterations: iterations)]
   case "copy-apply-array": [await copyApplyArray(iterations: iterations)]
+  case "history-window": [await historyWindow(iterations: iterations)]
   case "observed-one-edit-1m", "observed-invalidations", "observed-window-1m":
     if #available(iOS 17, macOS 14, tvOS 17, watchOS 10, *) {
       switch name {
