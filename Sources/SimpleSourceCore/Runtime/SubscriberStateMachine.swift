@@ -1,5 +1,69 @@
 // The pure state machine of one subscriber: what it has received, whether it waits, what it gets next.
 
+/// The versions a subscriber knows of, and their order: what it received, took and holds, and what the
+/// source has published, reached with no batch, or cancelled out.
+///
+/// One value, so that their order is kept in one place: `received` ≤ `taken`, each ≤ ``heldVersion``;
+/// `progress` and `announced` never pass what the consumer holds.
+@usableFromInline
+struct SubscriberVersions: Sendable {
+  /// The `to` of the last batch received (or the subscription's version): the next batch's `from`.
+  @usableFromInline var received: Int
+  /// The newest version known to hold the same content as the subscriber's state (≥ ``received``): a
+  /// composed batch that turned out empty advances this, not ``received`` (G1, G4).
+  @usableFromInline var taken: Int
+  /// The newest version of the source: published, or cancelled out to.
+  @usableFromInline var newest: Int
+  /// The newest version whose state is the newest published one, reached by mutations that cancelled out
+  /// with no subscriber between them (no batch, G4); ≤ ``newest`` when there was none since.
+  @usableFromInline var unbatched: Int
+  /// The newest cancelled-out version: version `to` holds the state of the published version `since`, so
+  /// a subscriber at `to` follows the batches from `since` by their ids.
+  @usableFromInline var cancelledOut: (since: Int, to: Int)?
+  /// The newest held version reported to the subscription's progress (G13).
+  @usableFromInline var progress: Int
+  /// Whether the consumer is told, as a delivery (``SubscriptionDelivery/announce(_:)``), each version it
+  /// comes to hold with no batch, before its progress holds it: a follower that republishes such versions
+  /// (a projection numbered by its parent). Set by the consumer's first request that asks for it.
+  @usableFromInline var announces = false
+  /// The newest version announced to the consumer (``announces``).
+  @usableFromInline var announced: Int
+
+  @inlinable
+  init(received: Int, newest: Int, unbatched: Int) {
+    self.received = received
+    taken = received
+    self.newest = newest
+    self.unbatched = unbatched
+    progress = received
+    announced = received
+  }
+
+  /// The newest version the consumer holds when it asks for a batch (G13): what it took, and, once that
+  /// is the newest published state, the versions after it whose mutations cancelled out.
+  @inlinable @inline(__always)
+  var held: Int { taken >= newest ? max(taken, unbatched) : taken }
+
+  /// The newest version the consumer's progress may hold: ``held``, except that a consumer told of
+  /// versions held with no batch (``announces``) holds one only once it was announced and asked again.
+  @inlinable @inline(__always)
+  var progressCeiling: Int { announces ? min(held, max(received, announced)) : held }
+
+  /// Whether the subscriber's state is that of `version`: the newest version with its state (``taken``),
+  /// or the version a cancelling out to ``taken`` came from.
+  @inlinable @inline(__always)
+  func holdsState(of version: Int) -> Bool {
+    version == taken || (cancelledOut.map { $0.to == taken && $0.since == version } ?? false)
+  }
+
+  /// The subscriber took a batch, or was handed its composition, ending at `version`.
+  @inlinable @inline(__always)
+  mutating func took(through version: Int) {
+    received = version
+    taken = max(taken, version)
+  }
+}
+
 /// One subscriber's view of its data source: what it received last, whether its consumer waits, and what
 /// to hand over next.
 ///
@@ -8,10 +72,13 @@
 /// (a continuation in production, anything in tests).
 ///
 /// A consumer may park with a *sink* (see ``SubscriptionSink``): while it is parked, each shared batch that
-/// starts at the version it holds is written to the sink under the lock, at publish, and the consumer
-/// holds it at once without waking; the first batch the sink refuses (or one the consumer must compose)
-/// wakes the consumer instead, which hands it over by itself and parks with its sink again. A socket
-/// writer is thus a subscriber like any other, costing a call per batch rather than a task.
+/// starts at the version it holds is written to the sink by a writer of the hub, *outside every lock*
+/// (``startWrite()``, then ``wrote(took:)``), and the consumer holds it at once without waking; the first
+/// batch the sink refuses (or one the consumer must compose) wakes the consumer instead, which hands it
+/// over by itself and parks with its sink again. While a write is out (``Consumer/writing(_:_:)``) every
+/// other event is only recorded: the writer, done, hands the consumer what came meanwhile, so the sink is
+/// never written by two at once and the consumer never runs beside it. A socket writer is thus a
+/// subscriber like any other, costing a call per batch rather than a task.
 ///
 /// Memory is bounded (G6): the newest published batch and the subscriber's last state; never a queue.
 @usableFromInline
@@ -28,12 +95,28 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
     case batch(UpdateBatch<Section>)
   }
 
-  /// The `to` of the last batch received (or the subscription's version): the next batch's `from`.
-  @usableFromInline var version: Int
+  /// Where the consumer is. Its waiter is held only while it is parked, and handed out once.
+  @usableFromInline
+  enum Consumer: Sendable {
+    /// Running: taking what it was handed, or about to ask.
+    case running
+    /// Parked without a sink: woken for its next delivery.
+    case waiting(Waiter)
+    /// Parked with a sink: a shared batch that starts at the version it holds is written to the sink.
+    /// `queued` once it was handed to the hub's writers (``queueWrite()``), until one starts the write.
+    case parked(Waiter, Sink, queued: Bool)
+    /// Parked, with the batch it holds (``held``) being written to its sink outside the lock: events
+    /// are recorded, and ``wrote(took:)`` acts on them.
+    case writing(Waiter, Sink)
+    /// Ended while a write was out: the writer resumes the waiter with ``SubscriptionDelivery/end``.
+    case endedWhileWriting(Waiter)
+    /// The subscription ended.
+    case ended
+  }
+
+  @usableFromInline var consumer = Consumer.running
+  @usableFromInline var versions: SubscriberVersions
   @usableFromInline var held: Held
-  /// The newest version known to hold the same content as ``held`` (≥ ``version``): a composed batch
-  /// that turned out empty advances this, not ``version`` (G1, G4).
-  @usableFromInline var takenVersion: Int
   /// Ids force-refreshed in published batches this subscriber has not received yet.
   @usableFromInline var refreshing: Set<ItemID> = []
   /// When the subscriber missed batches: the version whose state it holds (or will hold once a catch-up
@@ -43,28 +126,9 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
   /// composition starts a new record at the version it composes to, so batches published while it is
   /// diffed are remembered from there.
   @usableFromInline var missed: (from: Int, touched: Set<ItemID>?)?
-  @usableFromInline var waiter: Waiter?
-  /// The parked consumer's sink: set only while ``waiter`` is.
-  @usableFromInline var sink: Sink?
-  @usableFromInline var isEnded = false
-  /// The newest published batch, and the newest version and snapshot of the source.
+  /// The newest published batch, and the newest snapshot of the source.
   @usableFromInline var newest: UpdateBatch<Section>?
-  @usableFromInline var newestVersion: Int
   @usableFromInline var newestSnapshot: Snapshot<Section>
-  /// The newest version whose state is ``newestSnapshot``, reached by mutations that cancelled out with no
-  /// subscriber between them (no batch, G4); ≤ ``newestVersion`` when there was none since.
-  @usableFromInline var unbatchedVersion: Int
-  /// The newest cancelled-out version (``cancelledOut(to:snapshot:since:touched:)``): version `to` holds the state of the
-  /// published version `since`, so a subscriber at `to` follows the batches from `since` by their ids.
-  @usableFromInline var cancelledOut: (since: Int, to: Int)?
-  /// The newest held version reported to the subscription's progress (G13).
-  @usableFromInline var progressVersion: Int
-  /// Whether the consumer is told, as a delivery (``SubscriptionDelivery/announce(_:)``), each version it
-  /// comes to hold with no batch, before its progress holds it: a follower that republishes such versions
-  /// (a projection numbered by its parent). Set by the consumer's first request that asks for it.
-  @usableFromInline var announcesHeld = false
-  /// The newest version announced to the consumer (``announcesHeld``).
-  @usableFromInline var announcedVersion: Int
 
   /// A subscriber holding `snapshot` at `version`, which may be newer than the newest published batch
   /// when the source has mutations still being diffed, or older when it resumes (G11): then
@@ -76,18 +140,30 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
     newestSnapshot: Snapshot<Section>, unbatchedVersion: Int = 0, missedTouched: Set<ItemID>? = nil,
     missedRefreshing: Set<ItemID> = []
   ) {
-    self.version = version
+    versions = SubscriberVersions(received: version, newest: newestVersion, unbatched: unbatchedVersion)
     self.held = .snapshot(snapshot)
-    self.takenVersion = version
     self.newest = newest
-    self.newestVersion = newestVersion
     self.newestSnapshot = newestSnapshot
-    self.unbatchedVersion = unbatchedVersion
-    self.progressVersion = version
-    self.announcedVersion = version
     if version < newestVersion {
       missed = (version, missedTouched)
       refreshing = missedRefreshing
+    }
+  }
+
+  /// The `to` of the last batch received (or the subscription's version).
+  @inlinable
+  var version: Int { versions.received }
+
+  /// See ``SubscriberVersions/held``.
+  @inlinable
+  var heldVersion: Int { versions.held }
+
+  /// Whether the subscription ended (a write may still be out).
+  @inlinable
+  var isEnded: Bool {
+    switch consumer {
+    case .ended, .endedWhileWriting: true
+    default: false
     }
   }
 
@@ -100,47 +176,46 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
     }
   }
 
-  /// The newest version the consumer holds when it asks for a batch (G13): what it took, and, once that
-  /// is the newest published state, the versions after it whose mutations cancelled out.
+  /// The parked consumer's waiter, when nothing else (a write) holds it.
   @inlinable @inline(__always)
-  var heldVersion: Int { takenVersion >= newestVersion ? max(takenVersion, unbatchedVersion) : takenVersion }
-
-  /// The newest version the consumer's progress may hold: ``heldVersion``, except that a consumer told of
-  /// versions held with no batch (``announcesHeld``) holds one only once it was announced and the consumer
-  /// asked again.
-  @inlinable @inline(__always)
-  var progressCeiling: Int {
-    announcesHeld ? min(heldVersion, max(version, announcedVersion)) : heldVersion
+  var parkedWaiter: Waiter? {
+    switch consumer {
+    case .waiting(let waiter), .parked(let waiter, _, _): waiter
+    default: nil
+    }
   }
 
   /// The version the consumer holds, when it is newer than the last one reported: the caller reports it
-  /// (outside the lock). `nil` when nothing is new or the subscription ended.
+  /// (outside the lock). `nil` when nothing is new, the subscription ended, or a write is out.
   @inlinable @inline(__always)
   mutating func newlyHeld() -> Int? {
-    guard !isEnded else { return nil }
-    let held = progressCeiling
-    guard held > progressVersion else { return nil }
-    progressVersion = held
+    switch consumer {
+    case .ended, .endedWhileWriting, .writing: return nil
+    default: break
+    }
+    let held = versions.progressCeiling
+    guard held > versions.progress else { return nil }
+    versions.progress = held
     return held
   }
 
   /// The consumer asks for its next batch: the version it now holds, when newer than the last one
   /// reported (see ``newlyHeld()``). With `announcing`, it is told of versions held with no batch from now
-  /// on (``announcesHeld``), and holds one only once it was announced.
+  /// on (``SubscriberVersions/announces``), and holds one only once it was announced.
   @inlinable @inline(__always)
   mutating func asks(announcing: Bool) -> Int? {
-    if announcing { announcesHeld = true }
+    if announcing { versions.announces = true }
     return newlyHeld()
   }
 
-  /// For a consumer told of versions held with no batch (``announcesHeld``): the newest such version, when
-  /// it has not been announced; `nil` otherwise.
+  /// For a consumer told of versions held with no batch (``SubscriberVersions/announces``): the newest
+  /// such version, when it has not been announced; `nil` otherwise.
   @inlinable @inline(__always)
   mutating func announcement() -> Int? {
-    guard announcesHeld, !isEnded else { return nil }
-    let held = heldVersion
-    guard held > max(version, announcedVersion) else { return nil }
-    announcedVersion = held
+    guard versions.announces, !isEnded else { return nil }
+    let held = versions.held
+    guard held > max(versions.received, versions.announced) else { return nil }
+    versions.announced = held
     return held
   }
 
@@ -156,104 +231,164 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
   /// Mutations after the newest published version cancelled out with no subscriber between them: the
   /// source is at `version` with the state ``newestSnapshot``. When the consumer is parked (it has taken
   /// everything), it holds `version`: reported without waking it, or, when it is told of such versions
-  /// (``announcesHeld``), woken with the announcement. `nil` when there is nothing to do.
+  /// (``SubscriberVersions/announces``), woken with the announcement. `nil` when there is nothing to do
+  /// (a write that is out reports it when it is done).
   @inlinable
   mutating func reachedWithoutBatch(to version: Int) -> Reached? {
-    guard version > unbatchedVersion else { return nil }
-    unbatchedVersion = version
-    guard let waiter else { return nil }
+    guard version > versions.unbatched else { return nil }
+    versions.unbatched = version
+    guard let waiter = parkedWaiter else { return nil }
     if let announced = announcement() {
-      (self.waiter, sink) = (nil, nil)
+      consumer = .running
       return .resume(waiter, .announce(announced))
     }
     return newlyHeld().map { .report($0) }
   }
 
   /// The consumer asks for its next batch. Returns the delivery to hand over now, or `nil` after storing
-  /// `waiter` to be resumed by a later ``publish(_:refreshing:)``, ``reachedWithoutBatch(to:)`` or
-  /// ``end()``. With a `sink`, shared batches are written to it while the consumer stays parked (see
-  /// ``sink(for:)``). A version held with no batch is announced first (``announcesHeld``); the caller
-  /// reports what ``newlyHeld()`` says before it asks, under the same lock.
+  /// `waiter` to be resumed by a later ``publish(_:refreshing:)``, ``reachedWithoutBatch(to:)``,
+  /// ``wrote(took:)`` or ``end()``. With a `sink`, shared batches are written to it while the consumer
+  /// stays parked (see ``startWrite()``). A version held with no batch is announced first
+  /// (``SubscriberVersions/announces``); the caller reports what ``newlyHeld()`` says before it asks,
+  /// under the same lock.
   @inlinable
   mutating func next(waiter: Waiter, sink: Sink? = nil) -> Delivery? {
     if isEnded { return .end }
-    precondition(self.waiter == nil, "SimpleSource: a subscription's stream has one consumer at a time")
+    guard case .running = consumer else {
+      preconditionFailure("SimpleSource: a subscription's stream has one consumer at a time")
+    }
     if let announced = announcement() { return .announce(announced) }
     let delivery = pending()
-    if delivery == nil { (self.waiter, self.sink) = (waiter, sink) }
+    if delivery == nil { consumer = sink.map { .parked(waiter, $0, queued: false) } ?? .waiting(waiter) }
     return delivery
   }
 
-  /// The sink to write `batch` to, before it is published to this subscriber: the consumer is parked with
-  /// one, holds the batch's `from` and has not taken its `to`. The caller writes it under the same lock,
-  /// then reports with ``sinkTook(_:)`` (it took the batch) or ``sinkRefused()`` before ``publish(_:refreshing:)``.
+  /// Whether a writer should call ``startWrite()``: the consumer is parked with a sink, and the newest
+  /// batch starts at the version it holds and is not taken.
   @inlinable @inline(__always)
-  func sink(for batch: UpdateBatch<Section>) -> Sink? {
-    guard let sink, waiter != nil, !isEnded, batch.from == version, takenVersion < batch.to else {
-      return nil
+  var isWriteDue: Bool {
+    guard case .parked = consumer, let newest else { return false }
+    return versions.taken < versions.newest && newest.from == versions.received
+  }
+
+  /// Whether the caller hands the subscriber to the hub's writers, after a publish: a write is due
+  /// (``isWriteDue``) and the subscriber is not queued already. It is queued until a writer claims it.
+  @inlinable @inline(__always)
+  mutating func queueWrite() -> Bool {
+    guard isWriteDue, case .parked(let waiter, let sink, queued: false) = consumer else { return false }
+    consumer = .parked(waiter, sink, queued: true)
+    return true
+  }
+
+  /// A writer takes the write that is due (``isWriteDue``): the consumer takes the newest batch, which
+  /// the caller writes to the returned sink *after releasing the lock*, then reports with
+  /// ``wrote(took:)``. `nil` when no write is due (another writer made it, or the consumer was woken).
+  @inlinable
+  mutating func startWrite() -> (Sink, UpdateBatch<Section>)? {
+    guard isWriteDue, case .parked(let waiter, let sink, _) = consumer, let newest else { return nil }
+    takeShared(newest)
+    consumer = .writing(waiter, sink)
+    return (sink, newest)
+  }
+
+  /// What a writer does once its write is done, outside the lock, in this order.
+  @usableFromInline
+  struct Wrote {
+    /// The version the consumer now holds, to report to its progress.
+    @usableFromInline var held: Int?
+    /// The consumer to wake, with its delivery.
+    @usableFromInline var resume: (Waiter, Delivery)?
+    /// The next write, when a newer batch was published meanwhile and is due.
+    @usableFromInline var next: (Sink, UpdateBatch<Section>)?
+
+    @inlinable
+    init(held: Int? = nil, resume: (Waiter, Delivery)? = nil, next: (Sink, UpdateBatch<Section>)? = nil) {
+      (self.held, self.resume, self.next) = (held, resume, next)
     }
-    return sink
   }
 
-  /// The sink took `batch`, which is now the newest: the consumer holds it (G13) and stays parked.
-  /// Returns the version to report held (outside the lock).
-  @inlinable @inline(__always)
-  mutating func sinkTook(_ batch: UpdateBatch<Section>) -> Int? {
-    newest = batch
-    newestVersion = batch.to
-    newestSnapshot = batch.snapshot
-    version = batch.to
-    held = .batch(batch)
-    takenVersion = batch.to
-    refreshing = []
-    missed = nil
-    return newlyHeld()
+  /// The write started by ``startWrite()`` is done: the sink took the batch (the consumer holds it, G13,
+  /// and stays parked) or refused it (the consumer wakes with it and hands it over by itself). Whatever
+  /// arrived meanwhile is acted on now: an end wakes the consumer with it, a newer shared batch is the
+  /// next write, a catch-up or an announcement wakes it.
+  @inlinable
+  mutating func wrote(took: Bool) -> Wrote {
+    switch consumer {
+    case .endedWhileWriting(let waiter):
+      consumer = .ended
+      return Wrote(resume: (waiter, .end))
+    case .writing(let waiter, let sink):
+      guard took else {
+        guard case .batch(let batch) = held else { preconditionFailure("a write of no batch") }
+        consumer = .running
+        return Wrote(resume: (waiter, .batch(batch)))
+      }
+      consumer = .parked(waiter, sink, queued: false)
+      var outcome = Wrote(held: newlyHeld())
+      if let announced = announcement() {
+        consumer = .running
+        outcome.resume = (waiter, .announce(announced))
+      } else if let next = startWrite() {
+        outcome.next = next
+      } else if let delivery = pending() {
+        consumer = .running
+        outcome.resume = (waiter, delivery)
+      }
+      return outcome
+    default:
+      preconditionFailure("SimpleSource: a write reported with none out")
+    }
   }
-
-  /// The sink refused the batch (its connection is full or closed): it is detached, and the batch is
-  /// published as to any parked consumer, which wakes and hands it over by itself.
-  @inlinable @inline(__always)
-  mutating func sinkRefused() { sink = nil }
 
   /// The consumer delivered a batch it composed; it now holds `snapshot` at `version`.
   @inlinable
   mutating func delivered(version: Int, snapshot: Snapshot<Section>) {
-    guard !isEnded, version > self.version else { return }
-    self.version = version
+    guard !isEnded, version > versions.received else { return }
+    versions.took(through: version)
     held = .snapshot(snapshot)
-    takenVersion = max(takenVersion, version)
     // The record started by the composition holds what was published since; with nothing published, the
     // next batch starts at `version` and is shared.
-    if newestVersion == version { missed = nil }
+    if versions.newest == version { missed = nil }
   }
 
-  /// A batch was published. Returns the waiter to resume, with its delivery, if the consumer waits.
+  /// A batch was published. Returns the waiter to resume, with its delivery, if the consumer waits
+  /// without a sink, or parks with one and the batch is not its next shared one; when that batch is due
+  /// to its sink, nothing: the caller hands the subscriber to a writer (``isWriteDue``).
   @inlinable
   mutating func publish(_ batch: UpdateBatch<Section>, refreshing: Set<ItemID>) -> (Waiter, Delivery)? {
     let previous = newest
     newest = batch
-    newestVersion = batch.to
+    versions.newest = batch.to
     newestSnapshot = batch.snapshot
-    guard !isEnded, takenVersion < batch.to else { return nil }
-    if batch.from != version {
+    guard !isEnded, versions.taken < batch.to else { return nil }
+    if batch.from != versions.received {
       // It will compose. A subscriber whose state is that of the `from` of the first batch it missed is
-      // caught up from the batches' ids: that is `takenVersion`, the newest version with its state (after a
-      // composition that turned out empty, newer than `version`). One that holds a snapshot no batch
+      // caught up from the batches' ids: that is `taken`, the newest version with its state (after a
+      // composition that turned out empty, newer than `received`). One that holds a snapshot no batch
       // started from (newer than the published batches) gets a full diff.
       let start =
         missed
         ?? (
-          takenVersion,
-          holdsState(of: batch.from)
-            ? [] : previous.flatMap { holdsState(of: $0.from) && $0.to == batch.from ? $0.touchedIDs : nil }
+          versions.taken,
+          versions.holdsState(of: batch.from)
+            ? []
+            : previous.flatMap {
+              versions.holdsState(of: $0.from) && $0.to == batch.from ? $0.touchedIDs : nil
+            }
         )
       missed = Self.missed(start, adding: batch.touchedIDs, itemCount: batch.snapshot.itemCount)
     }
     // Kept in case the subscriber ends up composing (it may miss this batch too); receiving the shared
     // batch clears them, since that batch refreshes them itself.
     if !refreshing.isEmpty { self.refreshing.formUnion(refreshing) }
-    guard let waiter, let delivery = pending() else { return nil }
-    (self.waiter, sink) = (nil, nil)
+    return wake()
+  }
+
+  /// The parked consumer's waiter with its delivery, when there is one to hand over and no write is due.
+  @inlinable @inline(__always)
+  mutating func wake() -> (Waiter, Delivery)? {
+    guard let waiter = parkedWaiter, !isWriteDue, let delivery = pending() else { return nil }
+    consumer = .running
     return (waiter, delivery)
   }
 
@@ -270,26 +405,19 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
   mutating func cancelledOut(
     to version: Int, snapshot: Snapshot<Section>, since: Int, touched: Set<ItemID>?
   ) -> (Waiter, Delivery)? {
-    guard version > newestVersion else { return nil }
-    newestVersion = version
+    guard version > versions.newest else { return nil }
+    versions.newest = version
     newestSnapshot = snapshot
-    cancelledOut = (since, version)
-    guard !isEnded, takenVersion < version else { return nil }
+    versions.cancelledOut = (since, version)
+    guard !isEnded, versions.taken < version else { return nil }
     // The shared batch, if it is this subscriber's next, still goes first; the catch-up after it starts
     // at `since`, where the ids are known.
-    if let start = missed ?? (holdsState(of: since) ? (since, []) : nil) {
+    if let start = missed ?? (versions.holdsState(of: since) ? (since, []) : nil) {
       missed = Self.missed(start, adding: touched, itemCount: snapshot.itemCount)
     }
-    guard let waiter, let delivery = pending() else { return nil }
-    (self.waiter, sink) = (nil, nil)
+    guard let waiter = parkedWaiter, let delivery = pending() else { return nil }
+    consumer = .running
     return (waiter, delivery)
-  }
-
-  /// Whether the subscriber's state is that of `version`: the newest version with its state (``takenVersion``), or
-  /// the version a cancelling out to ``takenVersion`` came from.
-  @inlinable @inline(__always)
-  func holdsState(of version: Int) -> Bool {
-    version == takenVersion || (cancelledOut.map { $0.to == takenVersion && $0.since == version } ?? false)
   }
 
   /// The missed batches from `start` extended by ids `touched` later, `nil` when either is unknown.
@@ -305,10 +433,17 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
     )
   }
 
-  /// Ends the subscription; idempotent. Returns its waiter, to be resumed with ``Delivery/end``.
+  /// Ends the subscription; idempotent. Returns its waiter, to be resumed with ``Delivery/end``; while a
+  /// write is out, `nil`: the writer resumes it once the write is done (``wrote(took:)``).
   @inlinable
   mutating func end() -> Waiter? {
-    isEnded = true
+    let waiter: Waiter?
+    switch consumer {
+    case .waiting(let parked), .parked(let parked, _, _): (consumer, waiter) = (.ended, parked)
+    case .writing(let parked, _): (consumer, waiter) = (.endedWhileWriting(parked), nil)
+    case .running: (consumer, waiter) = (.ended, nil)
+    case .ended, .endedWhileWriting: return nil
+    }
     // An ended subscription may still be held (a `Subscription` kept after `cancel()`): it keeps no data.
     let empty = Snapshot<Section>(trusted: [])
     held = .snapshot(empty)
@@ -316,37 +451,42 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
     newestSnapshot = empty
     refreshing = []
     missed = nil
-    sink = nil
-    defer { waiter = nil }
     return waiter
+  }
+
+  /// The consumer takes the shared `batch`, which starts at the version it holds.
+  @inlinable @inline(__always)
+  mutating func takeShared(_ batch: UpdateBatch<Section>) {
+    versions.took(through: batch.to)
+    held = .batch(batch)
+    refreshing = []
+    missed = nil
   }
 
   /// What the subscriber should get now; `nil` if it has taken the newest version.
   @inlinable
   mutating func pending() -> Delivery? {
-    guard takenVersion < newestVersion else { return nil }
-    if let newest, newest.from == version {
-      version = newest.to
-      held = .batch(newest)
-      takenVersion = newest.to
-      refreshing = []
-      missed = nil
+    guard versions.taken < versions.newest else { return nil }
+    if let newest, newest.from == versions.received {
+      takeShared(newest)
       return .batch(newest)
     }
     defer {
-      takenVersion = newestVersion
+      versions.taken = versions.newest
       refreshing = []
       // What is published while the catch-up is diffed is remembered from the version it composes to.
-      missed = (newestVersion, [])
+      missed = (versions.newest, [])
     }
     return .compose(
-      from: snapshot, fromVersion: version, to: newestSnapshot, toVersion: newestVersion,
-      refreshing: refreshing, touched: missed.flatMap { $0.from == takenVersion ? $0.touched : nil })
+      from: snapshot, fromVersion: versions.received, to: newestSnapshot, toVersion: versions.newest,
+      refreshing: refreshing, touched: missed.flatMap { $0.from == versions.taken ? $0.touched : nil })
   }
 }
 
-/// Writes a shared batch to a consumer without waiting, from the publisher's task and under the
-/// subscriber's lock: it must not wait, and must not call back into the subscription or its source.
+/// Writes a shared batch to a consumer without waiting, from one of the hub's writers (never under a lock
+/// of the hub or the subscription), or from the consumer's own task for a batch that was waiting when it
+/// asked; never from both at once. It should not wait: a sink that blocks holds one of the hub's writers
+/// (the other goes on with every other subscriber). It may cancel its subscription or subscribe again.
 /// Returns `false` when it cannot take the batch now (a full connection): the consumer then wakes and
 /// hands it over by itself.
 @usableFromInline
@@ -370,7 +510,7 @@ enum SubscriptionDelivery<Section: SectionType>: Sendable {
   /// the version and asks again. (Nothing may run after a consumer is parked, so a version is reported
   /// before parking, never after.)
   case held(Int)
-  /// Not a batch, for a consumer told of versions held with no batch (``SubscriberStateMachine/announcesHeld``):
+  /// Not a batch, for a consumer told of versions held with no batch (``SubscriberVersions/announces``):
   /// it holds this version, which no batch carries (its mutations cancelled out, G4); it deals with it
   /// (a projection numbered by its parent holds it too), and its progress holds it once it asks again.
   case announce(Int)

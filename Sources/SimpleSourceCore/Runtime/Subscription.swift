@@ -68,8 +68,8 @@ public struct Subscription<Section: SectionType>: Sendable {
   ///   out, G4) is an event too, `.held(version)`, in order with the batches and held once dealt with: a
   ///   projection numbered by its parent holds it too. Otherwise such a version is held without an event.
   /// - With a `sink` (a subscription of the fan-out engine, not paced), the follower parks with it between
-  ///   events: each shared batch that follows what it holds is written to the sink by the publisher and
-  ///   held at once, without waking it (one already waiting when it asks is written to the sink by its own
+  ///   events: each shared batch that follows what it holds is written to the sink by one of the hub's
+  ///   writers, outside every lock, and held at once, without waking it (one already waiting when it asks is written to the sink by its own
   ///   task); `handle` gets only a batch the sink refused or one composed for it.
   ///   `parked` is called each time it parks so.
   /// - It ends, and ends the subscription, when `handle` returns `false` or throws, when the task is

@@ -1,5 +1,7 @@
 // The storage behind subscriptions: a registry of per-subscriber mailboxes, each with its own lock.
 
+internal import Dispatch
+
 /// One subscriber's storage: its state machine behind its own lock, so that consumers never contend with
 /// each other, and a publish touches each subscriber once.
 @usableFromInline
@@ -42,34 +44,40 @@ final class SubscriberMailbox<Section: SectionType>: Sendable {
     }
   }
 
-  /// Offers a published batch: written to the parked consumer's sink when it has one and holds the
-  /// batch's `from` (see ``SubscriberStateMachine/sink(for:)``), otherwise handed to the consumer if it
-  /// waits.
+  /// Offers a published batch: handed to the consumer if it waits, or, when it is parked with a sink and
+  /// the batch is its next, left for one of the hub's writers. Returns whether the subscriber is due a
+  /// write: the caller hands it to the writers (``write()``). No sink is called here.
   ///
   /// Inlined into the hub's loop over its subscribers, as are the state machine's steps it takes: that
   /// loop runs unspecialized (a source is generic over its section), and inlined, it looks up the types'
-  /// metadata once per subscriber rather than once per call (0.44 to 0.20 ms for 1,000 sinks, in the
-  /// benchmark's `fanout-sinks-1000`). What the sink's taking reports is kept apart from what a waiting
-  /// consumer is handed, so a batch the sink takes moves no generic value.
-  /// - Complexity: O(1) besides the sink; O(*k*) for a batch of *k* ids the subscriber missed.
+  /// metadata once per subscriber rather than once per call.
+  /// - Complexity: O(1); O(*k*) for a batch of *k* ids the subscriber missed.
   @inlinable @inline(__always)
-  func publish(_ batch: UpdateBatch<Section>, refreshing: Set<Section.Item.ID>) {
-    var held: Int?
+  func publish(_ batch: UpdateBatch<Section>, refreshing: Set<Section.Item.ID>) -> Bool {
+    var due = false
     let handed = state.withLock { state -> (Waiter, Machine.Delivery)? in
-      if let sink = state.sink(for: batch) {
-        // Written under the lock: a subscription cancelled after this returns is written to no more.
-        if sink(batch) {
-          held = state.sinkTook(batch)
-          return nil
-        }
-        state.sinkRefused()
-      }
-      return state.publish(batch, refreshing: refreshing)
+      let handed = state.publish(batch, refreshing: refreshing)
+      due = state.queueWrite()
+      return handed
     }
-    if let held {
-      progress.hold(through: held)
-    } else if let (waiter, delivery) = handed {
-      waiter.resume(returning: delivery)
+    if let (waiter, delivery) = handed { waiter.resume(returning: delivery) }
+    return due
+  }
+
+  /// Makes the writes due to the parked consumer's sink, each outside the lock: the batch is taken under
+  /// the lock (``SubscriberStateMachine/startWrite()``), written, and the outcome reported under it again
+  /// (``SubscriberStateMachine/wrote(took:)``); then the held version is reported and a woken consumer
+  /// resumed. Called by the hub's writers only.
+  /// - Complexity: O(1) per write besides the sink.
+  @inlinable
+  func write() {
+    var write = state.withLock { $0.startWrite() }
+    while let (sink, batch) = write {
+      let took = sink(batch)
+      let outcome = state.withLock { $0.wrote(took: took) }
+      if let held = outcome.held { progress.hold(through: held) }
+      if let (waiter, delivery) = outcome.resume { waiter.resume(returning: delivery) }
+      write = outcome.next
     }
   }
 
@@ -84,6 +92,8 @@ final class SubscriberMailbox<Section: SectionType>: Sendable {
     }
   }
 
+  /// Ends the subscription. A write that is out completes, and its writer then wakes the consumer with
+  /// the end; none starts after this returns.
   @inlinable
   func end() {
     state.withLock { $0.end() }?.resume(returning: .end)
@@ -208,10 +218,13 @@ final class SubscriberMailbox<Section: SectionType>: Sendable {
 final class SubscriptionHub<Section: SectionType>: Sendable {
   // Guard map: `registry` (the mailboxes, the newest batch and state, the history, whether it finished) is
   // read and written only under its lock; each subscriber's machine only under its mailbox's `state` lock;
-  // `fullDiffs` under its own. No lock is taken while another is held: the hub copies the mailboxes out of
-  // `registry` and visits each after releasing it, and a mailbox resumes its waiter, reports a held version
-  // to its `progress` (a lock of its own) after releasing its `state`. No task
-  // of its own: publishers' and consumers' tasks call in, and a consumer composes its catch-up in its task.
+  // the writes owed to sinks (`writers`) under theirs; `fullDiffs` under its own. No lock is taken while
+  // another is held: the hub copies the mailboxes out of `registry` and visits each after releasing it; a
+  // mailbox resumes its waiter and reports a held version to its `progress` (a lock of its own) after
+  // releasing its `state`. Nothing a subscriber supplies runs under any of them: a sink is called by a
+  // writer task between two holds of its mailbox's lock. Tasks: publishers' and consumers' tasks call in, a
+  // consumer composes its catch-up in its task, and up to two writers (on Dispatch's global queue) run while
+  // sinks are owed writes.
   @usableFromInline
   struct Registry: Sendable {
     @usableFromInline var mailboxes: [SubscriberMailbox<Section>] = []
@@ -237,6 +250,8 @@ final class SubscriptionHub<Section: SectionType>: Sendable {
   }
 
   @usableFromInline let registry: Locked<Registry>
+  /// The subscribers whose sinks are owed a write, and the writers that make them.
+  @usableFromInline let writers = Locked(SinkWritersStateMachine<SubscriberMailbox<Section>>())
   /// How many catch-ups of this hub's subscribers fell back to a full diff (see
   /// ``SubscriberMailbox/compose(from:to:refreshing:touched:differ:fullDiffs:)``).
   @usableFromInline let fullDiffs = Locked(0)
@@ -331,17 +346,46 @@ final class SubscriptionHub<Section: SectionType>: Sendable {
   }
 
   /// Offers `batch` to every subscriber: ``record(_:edits:refreshing:)``, then each subscriber's
-  /// ``SubscriberMailbox/publish(_:refreshing:)``, outside the registry's lock. `edits` is what the
-  /// history keeps of the batch (``historyEdits(of:)``), made by the caller off its own critical path when
-  /// it can; made here when `nil` and the history keeps versions.
-  /// - Complexity: O(*s*) for *s* subscribers, each O(1) besides its sink, plus O(*k* log *n*) for the
-  ///   batch's edits when they are made here.
+  /// ``SubscriberMailbox/publish(_:refreshing:)``, outside the registry's lock; a consumer that waits is
+  /// resumed at once. The sinks the batch is due to are written by the hub's writers (``writeDue()``), in
+  /// tasks of their own: the publisher calls no sink and waits for none. `edits` is what the history keeps
+  /// of the batch (``historyEdits(of:)``), made by the caller off its own critical path when it can; made
+  /// here when `nil` and the history keeps versions.
+  /// - Complexity: O(*s*) for *s* subscribers, each O(1), plus O(*k* log *n*) for the batch's edits when
+  ///   they are made here.
   @inlinable
   func publish(
     _ batch: UpdateBatch<Section>, refreshing: Set<Section.Item.ID>, edits: [BatchEdit<Section>]? = nil
   ) {
+    var due: [SubscriberMailbox<Section>] = []
     for mailbox in record(batch, edits: edits ?? historyEdits(of: batch), refreshing: refreshing) {
-      mailbox.publish(batch, refreshing: refreshing)
+      if mailbox.publish(batch, refreshing: refreshing) { due.append(mailbox) }
+    }
+    if !due.isEmpty { startWriters(writers.withLock { $0.enqueue(due) }) }
+  }
+
+  /// Starts `count` writers, each of which writes to the queued subscribers' sinks until none is left: on
+  /// Dispatch's global queue, so that a sink that blocks holds a thread of its own and not one of the few
+  /// that run every task; under a seeded schedule, as a task of the schedule.
+  @usableFromInline
+  func startWriters(_ count: Int) {
+    for _ in 0..<count {
+      if TaskSchedule.host != nil {
+        Task.schedulable("writing to sinks") { self.writeDue() }
+      } else {
+        DispatchQueue.global().async { self.writeDue() }
+      }
+    }
+  }
+
+  /// A writer's work: claims the queued subscribers (one by one while few are queued) and makes their writes
+  /// (``SubscriberMailbox/write()``), until none is queued.
+  @usableFromInline
+  func writeDue() {
+    while true {
+      let claimed = writers.withLock { $0.claim() }
+      if claimed.isEmpty { return }
+      for mailbox in claimed { mailbox.write() }
     }
   }
 

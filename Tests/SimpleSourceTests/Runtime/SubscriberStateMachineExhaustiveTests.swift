@@ -1,6 +1,7 @@
 // Every sequence of one subscriber's events, explored: a source that publishes, cancels out and advances,
-// a consumer that asks, parks (with a sink or without), takes and composes, a sink that takes or refuses,
-// and an end, in every order the locks allow.
+// a consumer that asks, parks (with a sink or without), takes and composes, a writer that writes to the
+// sink outside the lock while anything else happens, a sink that takes or refuses, and an end, in every
+// order the locks allow.
 
 @testable import SimpleSourceCore
 import SimpleSourceTesting
@@ -21,14 +22,19 @@ struct SubscriberStateMachineExhaustiveTests {
   /// step: each batch handed over starts at the consumer's version (G1), is not empty (G4) and, applied
   /// by UIKit's rules, shows the source's state at its `to` (G2, G3); each version reported held is one
   /// whose state the consumer shows, reported in increasing order (G13); a parked consumer is resumed
-  /// once, with its own waiter. A batch is written to a sink only while the consumer is parked with one,
-  /// and is checked like a batch handed over. Once drained (the consumer asks until it parks), it shows the
+  /// once, with its own waiter, and never while a write to its sink is out. A batch is written to a sink
+  /// only while the consumer is parked with one, one write at a time, and is checked like a batch handed
+  /// over. Once drained (the consumer asks until it parks), it shows the
   /// newest state and holds the newest version, whatever happened before.
   struct World: ExplorableWorld {
     enum Step: CustomStringConvertible {
-      /// The source cuts its mutations since the last batch to the pool's state `k`: a batch, which a
-      /// sink the consumer parked with takes or refuses (`accepted`).
-      case publish(Int, accepted: Bool)
+      /// The source cuts its mutations since the last batch to the pool's state `k`: a batch, handed to
+      /// the consumer if it waits, or queued for a writer when it is due to the consumer's sink.
+      case publish(Int)
+      /// A writer claims the queued subscriber and starts its write, if one is still due.
+      case startWrite
+      /// The write that is out is done: the sink took the batch or refused it (`accepted`).
+      case finishWrite(accepted: Bool)
       /// The source's mutations since the last batch cancel out: a version and no batch, announced to
       /// subscribers as a quiet version, or (when a subscriber started from a state between) an advance.
       case cancelOut
@@ -47,7 +53,9 @@ struct SubscriberStateMachineExhaustiveTests {
 
       var description: String {
         switch self {
-        case .publish(let state, let accepted): "publish \(state)\(accepted ? "" : " (sink refuses)")"
+        case .publish(let state): "publish \(state)"
+        case .startWrite: "start write"
+        case .finishWrite(let accepted): accepted ? "sink takes" : "sink refuses"
         case .cancelOut: "cancel out"
         case .ask: "ask"
         case .request(let sinking): sinking ? "request with a sink" : "request"
@@ -84,6 +92,11 @@ struct SubscriberStateMachineExhaustiveTests {
     /// The version the subscriber started at, when it is newer than what the source had offered.
     var startedAhead: Int?
     var consumer = Consumer.busy
+    /// How many times the subscriber is queued for a writer: a consumer woken while queued leaves a stale
+    /// entry, which a writer claims and finds nothing to write for.
+    var queued = 0
+    /// The batch a writer is writing to the sink, outside the lock.
+    var writing: UpdateBatch<TestSection>?
     /// Whether the subscription was cancelled.
     var isCancelled = false
     /// What the consumer shows, and the version it applied.
@@ -143,12 +156,13 @@ struct SubscriberStateMachineExhaustiveTests {
       var steps: [Step] = []
       if newestVersion < maxVersion {
         let publishedState = states[published]
-        let refusals = if case .parked(_, sinking: true) = consumer { [true, false] } else { [true] }
         for state in pool.indices where !pool[state].hasSameContent(as: publishedState) {
-          steps += refusals.map { .publish(state, accepted: $0) }
+          steps.append(.publish(state))
         }
         steps.append(.cancelOut)
       }
+      if queued > 0 { steps.append(.startWrite) }
+      if writing != nil { steps += [.finishWrite(accepted: true), .finishWrite(accepted: false)] }
       switch consumer {
       case .busy: steps.append(.ask)
       case .asking: steps += [.request(sinking: false), .request(sinking: true)]
@@ -162,27 +176,35 @@ struct SubscriberStateMachineExhaustiveTests {
 
     mutating func perform(_ step: Step) throws {
       switch step {
-      case .publish(let state, let accepted):
+      case .publish(let state):
         let version = newestVersion + 1
         let batch = Self.batch(from: published, states[published], to: version, pool[state])
         states.append(pool[state])
         (published, offered) = (version, version)
-        // As the mailbox does, under one lock: the sink first, then the publish if it did not take it.
-        if machine.sink(for: batch) != nil {
-          guard case .parked(_, sinking: true) = consumer else {
-            throw ExplorationFailure(description: "a batch written to the sink of a consumer \(consumer)")
-          }
-          if accepted {
-            try apply(from: batch.from, to: batch.to, batch.changeset)
-            if let held = machine.sinkTook(batch) { try report(held) }
-            guard machine.sink(for: batch) == nil else {
-              throw ExplorationFailure(description: "the sink is offered \(batch.from)→\(batch.to) twice")
-            }
-            return
-          }
-          machine.sinkRefused()
-        }
+        // As the mailbox does, under one lock: the publish, then whether a writer is owed the subscriber.
         try resume(machine.publish(batch, refreshing: []))
+        if machine.queueWrite() {
+          guard case .parked(_, sinking: true) = consumer, writing == nil else {
+            throw ExplorationFailure(
+              description: "queued for a write: a consumer \(consumer), writing \(writing != nil)")
+          }
+          queued += 1
+          guard queued <= 2 else {
+            throw ExplorationFailure(description: "queued \(queued) times: more than once and a wake-up")
+          }
+        }
+      case .startWrite:
+        queued -= 1
+        guard let (_, batch) = machine.startWrite() else { return }
+        try startWriting(batch)
+      case .finishWrite(let accepted):
+        guard let batch = writing else { return }
+        writing = nil
+        if accepted { try apply(from: batch.from, to: batch.to, batch.changeset) }
+        let outcome = machine.wrote(took: accepted)
+        if let held = outcome.held { try report(held) }
+        try resume(outcome.resume)
+        if let (_, next) = outcome.next { try startWriting(next) }
       case .cancelOut:
         let version = newestVersion + 1
         states.append(states[published])
@@ -239,6 +261,11 @@ struct SubscriberStateMachineExhaustiveTests {
         isCancelled = true
         let waiter = machine.end()
         switch consumer {
+        case .parked where writing != nil:
+          // The writer wakes it with the end once the write is done.
+          guard waiter == nil else {
+            throw ExplorationFailure(description: "ending resumed waiter \(waiter!) while a write is out")
+          }
         case .parked(let parked, _):
           guard waiter == parked else {
             throw ExplorationFailure(
@@ -256,9 +283,25 @@ struct SubscriberStateMachineExhaustiveTests {
     /// A sink as the machine holds it; the model decides whether it takes a batch (the step's `accepted`).
     static let sink: SubscriptionSink<TestSection> = { _ in true }
 
-    /// A publisher resumed a waiter with a delivery: it must be the parked consumer's.
+    /// A writer starts writing `batch` to the sink: only a consumer parked with one, one write at a time,
+    /// and the batch starts where the consumer is.
+    mutating func startWriting(_ batch: UpdateBatch<TestSection>) throws {
+      guard case .parked(_, sinking: true) = consumer, writing == nil, batch.from == applied else {
+        throw ExplorationFailure(
+          description:
+            "a write of \(batch.from)→\(batch.to) to a consumer \(consumer) at \(applied), writing \(writing != nil)"
+        )
+      }
+      writing = batch
+    }
+
+    /// A publisher or writer resumed a waiter with a delivery: it must be the parked consumer's, with no
+    /// write out.
     mutating func resume(_ resumed: (Int, Delivery)?) throws {
       guard let (waiter, delivery) = resumed else { return }
+      guard writing == nil else {
+        throw ExplorationFailure(description: "resumed waiter \(waiter) while a write is out")
+      }
       guard case .parked(let parked, _) = consumer, parked == waiter else {
         throw ExplorationFailure(description: "resumed waiter \(waiter), but the consumer is \(consumer)")
       }
@@ -347,6 +390,14 @@ struct SubscriberStateMachineExhaustiveTests {
       while true {
         turns += 1
         guard turns < 50 else { throw ExplorationFailure(description: "the consumer never parks") }
+        if writing != nil {
+          try perform(.finishWrite(accepted: true))
+          continue
+        }
+        if queued > 0 {
+          try perform(.startWrite)
+          continue
+        }
         switch consumer {
         case .busy: try perform(.ask)
         case .asking: try perform(.request(sinking: false))
@@ -372,7 +423,7 @@ struct SubscriberStateMachineExhaustiveTests {
   }
 
   @Test(
-    "every sequence of publish, cancel out, ask, request (with a sink or not), take, deliver, sink refusal and end keeps G1-G4 and G13, and catches up from the missed ids; a follower is told each quiet version before it holds it",
+    "every sequence of publish, cancel out, ask, request (with a sink or not), take, deliver, a write out of the lock (taken or refused) and end keeps G1-G4 and G13, and catches up from the missed ids; a follower is told each quiet version before it holds it",
     arguments: ["fresh", "ahead", "resumed"], [false, true])
   func everySequence(start: String, announcing: Bool) throws {
     var world: World =

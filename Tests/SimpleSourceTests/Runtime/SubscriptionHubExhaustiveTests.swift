@@ -60,7 +60,7 @@ struct SubscriptionHubExhaustiveTests {
     }
 
     /// Whether the consumer's next request returns without parking: something is due, or it ended.
-    var isDue: Bool { mailbox.state.withLock { $0.isEnded || $0.version < $0.newestVersion } }
+    var isDue: Bool { mailbox.state.withLock { $0.isEnded || $0.version < $0.versions.newest } }
   }
 
   /// The hub, the source's version, the consumers, and a publish between its halves.
@@ -117,7 +117,7 @@ struct SubscriptionHubExhaustiveTests {
           offering = nil
           return
         }
-        mailbox.publish(batch, refreshing: [])
+        _ = mailbox.publish(batch, refreshing: [])
         offering = mailboxes.count == 1 ? nil : (batch, Array(mailboxes.dropFirst()))
       case .cancel(let index):
         consumers[index].cancelled = true
