@@ -100,8 +100,9 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   /// What the client holds of its views: their states (`nil` until a resumed subscription's first
   /// batch), the version they were last sent at, and the step the publisher made of the batch it woke the
   /// task for (so that the task does not look it up again). Read and written by the sending task and,
-  /// while it is parked, by the scope's publisher through the sink: never both at once (the subscription
-  /// wakes the task only for what the sink refused), but from two tasks, so under a lock.
+  /// while it is parked, by a writer of the scope's publisher through the sink: never both at once (the
+  /// subscription wakes the task only for what the sink refused, and only once the write is done), but
+  /// from two threads, so under a lock.
   struct Held: Sendable {
     var states: [String: ProjectionState<Section>]?
     var sent: Int

@@ -19,17 +19,18 @@ public final class WireFrame: Sendable {
 /// returns `true`, or returns `false` when the connection cannot take it now (its buffer is full, or it
 /// closed). See ``WireService/session(scope:pacing:sink:send:)``.
 ///
-/// It is called by the task that publishes the batches of the session's scope's state, while the
-/// session's subscription holds its lock, or by the session's own task for a batch that was waiting when it
-/// asked (never both at once): it must not wait, and must not call the session or the service.
+/// It is called by one of the writers of the scope's publisher (outside every lock of the service and the
+/// session), or by the session's own task for a batch that was waiting when it asked; never by both at
+/// once. It should not wait: one that blocks holds one of the publisher's two writers (the other goes on
+/// with every other session) and delays only its own client. It may end its own session.
 public typealias WireSink = @Sendable (WireFrame) -> Bool
 
 /// What a view's sessions share of their encodings, per format: the newest reset's bytes, and the newest
-/// batch's frame. Each is encoded once, then shared by every client that connects at that version, or
+/// batches' frames. Each is encoded once, then shared by every client that connects at that version, or
 /// that the scope's publisher writes that batch to.
 final class SharedEncodings: Sendable {
   private let resets = Locked<[Int: (version: Int, bytes: Data)]>([:])
-  private let frames = Locked<[Int: (from: Int, to: Int, frame: WireFrame)]>([:])
+  private let frames = Locked<[Int: [(from: Int, to: Int, frame: WireFrame)]]>([:])
   private let encodings: Locked<Int>
 
   /// Counts each reset's encoding in `encodings`.
@@ -49,14 +50,29 @@ final class SharedEncodings: Sendable {
 
   /// The frame of the view's batch from `from` to `to` in `format`, made with `encode` unless it is held.
   /// A view's batches are told apart by their versions: each version of a view has one state. The
-  /// publisher asks for one batch's frame for all of its sessions in turn, so holding the newest suffices.
+  /// publisher's writers (two, which may be at different batches) ask for a batch's frame for each of its
+  /// sessions in turn, so the newest few are held. Two writers racing may both encode it; the first stored
+  /// is the one both send.
   /// - Complexity: O(1) when held; `encode` otherwise.
   func frame(from: Int, to: Int, format: Int, encode: () -> Data) -> WireFrame {
-    if let held = frames.withLock({ $0[format] }), held.from == from, held.to == to { return held.frame }
+    if let held = frames.withLock({ Self.held($0[format], from: from, to: to) }) { return held }
     let frame = WireFrame(bytes: encode())
-    frames.withLock { frames in
-      if (frames[format]?.to ?? .min) <= to { frames[format] = (from, to, frame) }
+    return frames.withLock { frames in
+      var held = frames[format] ?? []
+      if let stored = Self.held(held, from: from, to: to) { return stored }
+      held.append((from, to, frame))
+      if held.count > Self.framesHeld { held.removeFirst(held.count - Self.framesHeld) }
+      frames[format] = held
+      return frame
     }
-    return frame
+  }
+
+  /// How many of the newest batches' frames are held per format.
+  static let framesHeld = 4
+
+  private static func held(_ frames: [(from: Int, to: Int, frame: WireFrame)]?, from: Int, to: Int)
+    -> WireFrame?
+  {
+    frames?.last { $0.from == from && $0.to == to }?.frame
   }
 }
