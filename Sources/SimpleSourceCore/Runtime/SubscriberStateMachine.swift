@@ -280,59 +280,99 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
     return true
   }
 
-  /// A writer takes the write that is due (``isWriteDue``): the consumer takes the newest batch, which
-  /// the caller writes to the returned sink *after releasing the lock*, then reports with
-  /// ``wrote(took:)``. `nil` when no write is due (another writer made it, or the consumer was woken).
-  @inlinable
-  mutating func startWrite() -> (Sink, UpdateBatch<Section>)? {
-    guard isWriteDue, case .parked(let waiter, let sink, _) = consumer, let newest else { return nil }
+  /// A writer takes the write that is due (``isWriteDue``): the consumer takes the newest batch, returned,
+  /// which the caller writes to `sink` *after releasing the lock*, then reports with ``wrote(took:)``.
+  /// `nil` when no write is due (another writer made it, or the consumer was woken).
+  ///
+  /// Returns no tuple: the writers run unspecialized (a source is generic over its section), where a
+  /// tuple of generic types costs a metadata lookup per call.
+  @inlinable @inline(__always)
+  mutating func startWrite(sink: inout Sink?) -> UpdateBatch<Section>? {
+    guard isWriteDue, case .parked(let waiter, let parkedSink, _) = consumer, let newest else { return nil }
     takeShared(newest)
-    consumer = .writing(waiter, sink)
-    return (sink, newest)
+    consumer = .writing(waiter, parkedSink)
+    sink = parkedSink
+    return newest
   }
 
-  /// What a writer does once its write is done, outside the lock, in this order.
+  /// ``startWrite(sink:)``, as a pair.
+  @inlinable
+  mutating func startWrite() -> (Sink, UpdateBatch<Section>)? {
+    var sink: Sink?
+    guard let batch = startWrite(sink: &sink), let sink else { return nil }
+    return (sink, batch)
+  }
+
+  /// A batch published to a consumer parked with a sink that holds the batch's `from`: it becomes the
+  /// newest, and the subscriber is queued for a writer (what ``publish(_:refreshing:)`` then
+  /// ``queueWrite()`` do, in the case a sink's subscriber is in almost always). `false`, changing nothing,
+  /// otherwise.
+  @inlinable @inline(__always)
+  mutating func publishToSink(_ batch: UpdateBatch<Section>, refreshing: Set<ItemID>) -> Bool {
+    guard case .parked(let waiter, let sink, queued: false) = consumer, batch.from == versions.received,
+      versions.taken < batch.to
+    else { return false }
+    newest = batch
+    versions.newest = batch.to
+    newestSnapshot = batch.snapshot
+    // Kept in case the write is overtaken by a catch-up; taking the batch clears them.
+    if !refreshing.isEmpty { self.refreshing.formUnion(refreshing) }
+    consumer = .parked(waiter, sink, queued: true)
+    return true
+  }
+
+  /// What a writer does once its write is done, outside the lock, in this order. No tuples (see
+  /// ``startWrite(sink:)``).
   @usableFromInline
   struct Wrote {
     /// The version the consumer now holds, to report to its progress.
     @usableFromInline var held: Int?
-    /// The consumer to wake, with its delivery.
-    @usableFromInline var resume: (Waiter, Delivery)?
-    /// The next write, when a newer batch was published meanwhile and is due.
-    @usableFromInline var next: (Sink, UpdateBatch<Section>)?
+    /// The consumer to wake, and its delivery.
+    @usableFromInline var waiter: Waiter?
+    @usableFromInline var delivery: Delivery?
+    /// The next write, when a newer batch was published meanwhile and is due, and its sink.
+    @usableFromInline var next: UpdateBatch<Section>?
+    @usableFromInline var sink: Sink?
 
     @inlinable
-    init(held: Int? = nil, resume: (Waiter, Delivery)? = nil, next: (Sink, UpdateBatch<Section>)? = nil) {
-      (self.held, self.resume, self.next) = (held, resume, next)
-    }
+    init(held: Int? = nil) { self.held = held }
+
+    @inlinable
+    init(waking waiter: Waiter, with delivery: Delivery) { (self.waiter, self.delivery) = (waiter, delivery) }
+
+    /// The consumer to wake, with its delivery.
+    @inlinable
+    var resume: (Waiter, Delivery)? { waiter.flatMap { waiter in delivery.map { (waiter, $0) } } }
   }
 
-  /// The write started by ``startWrite()`` is done: the sink took the batch (the consumer holds it, G13,
-  /// and stays parked) or refused it (the consumer wakes with it and hands it over by itself). Whatever
-  /// arrived meanwhile is acted on now: an end wakes the consumer with it, a newer shared batch is the
-  /// next write, a catch-up or an announcement wakes it.
-  @inlinable
+  /// The write started by ``startWrite(sink:)`` is done: the sink took the batch (the consumer holds it,
+  /// G13, and stays parked) or refused it (the consumer wakes with it and hands it over by itself).
+  /// Whatever arrived meanwhile is acted on now: an end wakes the consumer with it, a newer shared batch is
+  /// the next write, a catch-up or an announcement wakes it.
+  @inlinable @inline(__always)
   mutating func wrote(took: Bool) -> Wrote {
     switch consumer {
     case .endedWhileWriting(let waiter):
       consumer = .ended
-      return Wrote(resume: (waiter, .end))
+      return Wrote(waking: waiter, with: .end)
     case .writing(let waiter, let sink):
       guard took else {
         guard case .batch(let batch) = held else { preconditionFailure("a write of no batch") }
         consumer = .running
-        return Wrote(resume: (waiter, .batch(batch)))
+        return Wrote(waking: waiter, with: .batch(batch))
       }
       consumer = .parked(waiter, sink, queued: false)
       var outcome = Wrote(held: newlyHeld())
+      // Almost always nothing came meanwhile: the consumer stays parked.
+      guard versions.taken < versions.newest || versions.announces else { return outcome }
       if let announced = announcement() {
         consumer = .running
-        outcome.resume = (waiter, .announce(announced))
-      } else if let next = startWrite() {
+        (outcome.waiter, outcome.delivery) = (waiter, .announce(announced))
+      } else if let next = startWrite(sink: &outcome.sink) {
         outcome.next = next
       } else if let delivery = pending() {
         consumer = .running
-        outcome.resume = (waiter, delivery)
+        (outcome.waiter, outcome.delivery) = (waiter, delivery)
       }
       return outcome
     default:

@@ -56,6 +56,10 @@ final class SubscriberMailbox<Section: SectionType>: Sendable {
   func publish(_ batch: UpdateBatch<Section>, refreshing: Set<Section.Item.ID>) -> Bool {
     var due = false
     let handed = state.withLock { state -> (Waiter, Machine.Delivery)? in
+      if state.publishToSink(batch, refreshing: refreshing) {
+        due = true
+        return nil
+      }
       let handed = state.publish(batch, refreshing: refreshing)
       due = state.queueWrite()
       return handed
@@ -69,15 +73,16 @@ final class SubscriberMailbox<Section: SectionType>: Sendable {
   /// (``SubscriberStateMachine/wrote(took:)``); then the held version is reported and a woken consumer
   /// resumed. Called by the hub's writers only.
   /// - Complexity: O(1) per write besides the sink.
-  @inlinable
+  @inlinable @inline(__always)
   func write() {
-    var write = state.withLock { $0.startWrite() }
-    while let (sink, batch) = write {
-      let took = sink(batch)
+    var sink: SubscriptionSink<Section>?
+    var next = state.withLock { $0.startWrite(sink: &sink) }
+    while let batch = next, let write = sink {
+      let took = write(batch)
       let outcome = state.withLock { $0.wrote(took: took) }
       if let held = outcome.held { progress.hold(through: held) }
-      if let (waiter, delivery) = outcome.resume { waiter.resume(returning: delivery) }
-      write = outcome.next
+      if let waiter = outcome.waiter, let delivery = outcome.delivery { waiter.resume(returning: delivery) }
+      (next, sink) = (outcome.next, outcome.sink)
     }
   }
 
@@ -380,7 +385,7 @@ final class SubscriptionHub<Section: SectionType>: Sendable {
 
   /// A writer's work: claims the queued subscribers (one by one while few are queued) and makes their writes
   /// (``SubscriberMailbox/write()``), until none is queued.
-  @usableFromInline
+  @inlinable @inline(__always)
   func writeDue() {
     while true {
       let claimed = writers.withLock { $0.claim() }

@@ -204,7 +204,7 @@ struct SubscriberStateMachineExhaustiveTests {
         let outcome = machine.wrote(took: accepted)
         if let held = outcome.held { try report(held) }
         try resume(outcome.resume)
-        if let (_, next) = outcome.next { try startWriting(next) }
+        if let next = outcome.next { try startWriting(next) }
       case .cancelOut:
         let version = newestVersion + 1
         states.append(states[published])
