@@ -525,8 +525,10 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
 
 /// Writes a shared batch to a consumer without waiting, from one of the hub's writers (never under a lock
 /// of the hub or the subscription), or from the consumer's own task for a batch that was waiting when it
-/// asked; never from both at once. It should not wait: a sink that blocks holds one of the hub's writers
-/// (the other goes on with every other subscriber). It may cancel its subscription or subscribe again.
+/// asked; never from both at once. It should not wait: a sink that blocks holds the hub's writer, and the
+/// sinks queued behind it wait until the next publish (which starts a second writer, or wakes their
+/// consumers to catch up by themselves); the publisher and consumers that wait without a sink never wait
+/// for it. It may cancel its subscription or subscribe again.
 /// Returns `false` when it cannot take the batch now (a full connection): the consumer then wakes and
 /// hands it over by itself.
 @usableFromInline

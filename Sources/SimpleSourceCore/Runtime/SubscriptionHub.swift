@@ -228,8 +228,8 @@ final class SubscriptionHub<Section: SectionType>: Sendable {
   // mailbox resumes its waiter and reports a held version to its `progress` (a lock of its own) after
   // releasing its `state`. Nothing a subscriber supplies runs under any of them: a sink is called by a
   // writer task between two holds of its mailbox's lock. Tasks: publishers' and consumers' tasks call in, a
-  // consumer composes its catch-up in its task, and up to two writers (on Dispatch's global queue) run while
-  // sinks are owed writes.
+  // consumer composes its catch-up in its task, and a writer (two when the first is held, on Dispatch's
+  // global queue) runs while sinks are owed writes.
   @usableFromInline
   struct Registry: Sendable {
     @usableFromInline var mailboxes: [SubscriberMailbox<Section>] = []

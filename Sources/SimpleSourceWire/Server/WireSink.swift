@@ -21,8 +21,9 @@ public final class WireFrame: Sendable {
 ///
 /// It is called by one of the writers of the scope's publisher (outside every lock of the service and the
 /// session), or by the session's own task for a batch that was waiting when it asked; never by both at
-/// once. It should not wait: one that blocks holds one of the publisher's two writers (the other goes on
-/// with every other session) and delays only its own client. It may end its own session.
+/// once. It should not wait: one that blocks holds the publisher's writer, and the sessions queued behind
+/// it wait until the next batch is published (which starts a second writer, or wakes them to catch up
+/// through `send`). It may end its own session.
 public typealias WireSink = @Sendable (WireFrame) -> Bool
 
 /// What a view's sessions share of their encodings, per format: the newest reset's bytes, and the newest
@@ -50,7 +51,7 @@ final class SharedEncodings: Sendable {
 
   /// The frame of the view's batch from `from` to `to` in `format`, made with `encode` unless it is held.
   /// A view's batches are told apart by their versions: each version of a view has one state. The
-  /// publisher's writers (two, which may be at different batches) ask for a batch's frame for each of its
+  /// publisher's writers (a second starts when the first is held, and may be at another batch) ask for a batch's frame for each of its
   /// sessions in turn, so the newest few are held. Two writers racing may both encode it; the first stored
   /// is the one both send.
   /// - Complexity: O(1) when held; `encode` otherwise.
