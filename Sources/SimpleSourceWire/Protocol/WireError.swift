@@ -56,9 +56,14 @@ public struct WireError: Error, Hashable, Sendable, CustomStringConvertible {
     /// than the edit's base: it may have made the edit and forgotten the answer, so it does not make it
     /// again. The edit is not shown any more; the client's state says whether it was made (format 2).
     public static let editExpired = Code(rawValue: "editExpired")
-    /// The client's scope holds as many subscribed connections as the server allows, or a subscribe names
-    /// more views than it allows (``WireLimits``); nothing changed, and the connection stays usable.
+    /// The client's scope holds as many subscribed connections as the server allows, or as many views, or
+    /// a subscribe names more views than it allows (``WireLimits``); the detail names the limit (and the
+    /// view past it). Nothing changed, and the connection stays usable.
     public static let limitReached = Code(rawValue: "limitReached")
+    /// The client's scope made subscribes, or views no one held, faster than the server's rate allows
+    /// (``WireLimits/subscribes``, ``WireLimits/freshViews``): retry after ``WireError/retryAfter``.
+    /// Nothing changed, and the connection stays usable.
+    public static let rateLimited = Code(rawValue: "rateLimited")
     /// The edit's id was answered before for another edit (other operations, by its
     /// ``WireEdit/fingerprint``): a client counted its ids again after forgetting what it sent. The edit
     /// was not made, and the other edit's answer is not given (format 2).
@@ -75,11 +80,15 @@ public struct WireError: Error, Hashable, Sendable, CustomStringConvertible {
   public var code: Code
   /// Where: the stage, the kind of change and the position or id, or the versions.
   public var detail: String
+  /// When to ask again, for a refusal that time lifts (``Code-swift.struct/rateLimited``); on the wire,
+  /// `retryAfter` in seconds (milliseconds' precision).
+  public var retryAfter: Duration?
 
   /// Creates an error.
-  public init(_ code: Code, _ detail: String) {
+  public init(_ code: Code, _ detail: String, retryAfter: Duration? = nil) {
     self.code = code
     self.detail = detail
+    self.retryAfter = retryAfter
   }
 
   /// `code: detail`.

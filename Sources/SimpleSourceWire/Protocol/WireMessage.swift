@@ -252,7 +252,7 @@ extension WireMessage: Codable
 where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item.ID: Codable {
   private enum Key: String, CodingKey {
     case base, code, detail, edit, format, formatVersion, from, id, operations, query, sections
-    case snapshots, stages, stream, to, type, version, views
+    case retryAfter, snapshots, stages, stream, to, type, version, views
   }
 
   /// The message's name in its `type` field.
@@ -313,6 +313,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     case .error(let error):
       try container.encode(error.code.rawValue, forKey: .code)
       try container.encode(error.detail, forKey: .detail)
+      try container.encodeIfPresent(error.retryAfter.map(Self.seconds), forKey: .retryAfter)
     case .edit(let edit):
       try container.encode(edit.id, forKey: .id)
       try container.encode(edit.operations, forKey: .operations)
@@ -435,11 +436,23 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     }
   }
 
-  /// The `code` and `detail` of an error or a refusal.
+  /// The `code`, `detail` and `retryAfter` of an error or a refusal.
   private static func error(in container: KeyedDecodingContainer<Key>) throws -> WireError {
-    WireError(
+    let retryAfter = try container.decodeIfPresent(Double.self, forKey: .retryAfter)
+    if let retryAfter, !(retryAfter >= 0 && retryAfter < 1e9) {
+      throw WireError(.malformed, "retryAfter \(retryAfter) is not a number of seconds")
+    }
+    return WireError(
       WireError.Code(rawValue: try container.decode(String.self, forKey: .code)),
-      try container.decode(String.self, forKey: .detail))
+      try container.decode(String.self, forKey: .detail),
+      retryAfter: retryAfter.map { .milliseconds(Int64(($0 * 1_000).rounded())) })
+  }
+
+  /// A duration in seconds, to the millisecond: `1.25`.
+  private static func seconds(_ duration: Duration) -> Double {
+    let milliseconds =
+      duration.components.seconds * 1_000 + duration.components.attoseconds / 1_000_000_000_000_000
+    return Double(milliseconds) / 1_000
   }
 }
 

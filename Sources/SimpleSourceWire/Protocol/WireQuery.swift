@@ -130,22 +130,85 @@ public struct WireQueryRequest: Hashable, Sendable, Codable {
 ///
 /// Every parameter it declares is required, and no other is accepted; ``make`` may refuse values it does
 /// not take (a search text too long, a limit out of range) by throwing a ``WireQueryRefusal``.
+///
+/// **One view per meaning.** A service shares a view between the sessions of a scope that ask for the
+/// same query with the same parameters. When the query reads two spellings alike (a search that ignores
+/// case), say so with `canonical`, which maps the parameters to one form: every spelling is then one
+/// view, stepped once per write and counted once against ``WireLimits/viewsPerScope``.
+///
+/// ```swift
+/// let search = WireQuery<Column>(
+///   "search", parameters: ["text": .string],
+///   canonical: { $0.mapValues { if case .string(let text) = $0 { .string(text.lowercased()) } else { $0 } } }
+/// ) { arguments in
+///   let text = try arguments.string("text")
+///   return Projection(isIncluded: { $0.title.lowercased().contains(text) })
+/// }
+/// ```
 public struct WireQuery<Section: SectionType>: Sendable {
+  /// The parameters' one form among those the query reads alike.
+  public typealias Canonical = @Sendable (_ parameters: [String: WireValue]) -> [String: WireValue]
+
   /// The name clients ask for.
   public let name: String
   /// The parameters it takes, and their kinds.
   public let parameters: [String: WireValue.Kind]
+  /// Maps checked parameters to their one form among those the query reads alike; `nil`: every spelling
+  /// is its own.
+  public let canonical: Canonical?
   /// The projection for a request's parameters, already checked against ``parameters``.
   public let make: @Sendable (WireQueryArguments) throws(WireQueryRefusal) -> Projection<Section>
 
   /// Declares a query.
+  /// - Parameters:
+  ///   - name: The name clients ask for.
+  ///   - parameters: The parameters it takes, and their kinds.
+  ///   - canonical: Maps checked parameters to one form among those ``make`` reads alike (folding a
+  ///     search's case, trimming it); it must keep their kinds, and ``make`` must show the same rows for a
+  ///     request and its canonical form. `nil`: every spelling is its own view.
+  ///   - make: The projection for checked parameters (their canonical form, when `canonical` is given).
   public init(
-    _ name: String, parameters: [String: WireValue.Kind] = [:],
+    _ name: String, parameters: [String: WireValue.Kind] = [:], canonical: Canonical? = nil,
     make: @escaping @Sendable (WireQueryArguments) throws(WireQueryRefusal) -> Projection<Section>
   ) {
     self.name = name
     self.parameters = parameters
+    self.canonical = canonical
     self.make = make
+  }
+
+  /// `request` with its parameters checked against ``parameters`` and in their canonical form: what a
+  /// service shares a view by.
+  /// - Throws: ``WireError`` with ``WireError/Code-swift.struct/invalidParameters`` naming the parameter
+  ///   missing, unknown, or of the wrong kind (before or after ``canonical``).
+  /// - Complexity: O(number of parameters), plus ``canonical``.
+  public func canonicalRequest(for request: WireQueryRequest) throws(WireError) -> WireQueryRequest {
+    try check(request.parameters)
+    guard let canonical else { return request }
+    let folded = canonical(request.parameters)
+    do {
+      try check(folded)
+    } catch {
+      throw WireError(.invalidParameters, "query \(name): its canonical form changed a parameter's kind")
+    }
+    return WireQueryRequest(request.name, folded)
+  }
+
+  /// Checks `values` against ``parameters``.
+  private func check(_ values: [String: WireValue]) throws(WireError) {
+    for (parameter, kind) in parameters.sorted(by: { $0.key < $1.key }) {
+      guard let value = values[parameter] else {
+        throw WireError(.invalidParameters, "query \(name) needs the \(kind) parameter \(parameter)")
+      }
+      guard value.kind == kind || (kind == .number && value.kind == .integer) else {
+        throw WireError(
+          .invalidParameters,
+          "query \(name): parameter \(parameter) must be \(kind.withArticle), not \(value.kind.withArticle)")
+      }
+    }
+    if let unknown = values.keys.sorted().first(where: { parameters[$0] == nil }) {
+      throw WireError(.invalidParameters, "query \(name) takes no parameter \(unknown)")
+    }
   }
 
   /// The projection for `request` from a client of `scope`, its parameters checked first. A service
@@ -158,19 +221,7 @@ public struct WireQuery<Section: SectionType>: Sendable {
   public func projection(for request: WireQueryRequest, scope: (any Hashable & Sendable)? = nil)
     throws(WireError) -> Projection<Section>
   {
-    for (parameter, kind) in parameters.sorted(by: { $0.key < $1.key }) {
-      guard let value = request.parameters[parameter] else {
-        throw WireError(.invalidParameters, "query \(name) needs the \(kind) parameter \(parameter)")
-      }
-      guard value.kind == kind || (kind == .number && value.kind == .integer) else {
-        throw WireError(
-          .invalidParameters,
-          "query \(name): parameter \(parameter) must be \(kind.withArticle), not \(value.kind.withArticle)")
-      }
-    }
-    if let unknown = request.parameters.keys.sorted().first(where: { parameters[$0] == nil }) {
-      throw WireError(.invalidParameters, "query \(name) takes no parameter \(unknown)")
-    }
+    let request = try canonicalRequest(for: request)
     do {
       return try make(WireQueryArguments(values: request.parameters, scope: scope))
     } catch {

@@ -1,29 +1,73 @@
 // What one scope may hold of a service: subscribed connections, and views per subscribe.
 
 /// The limits a ``WireService`` holds every scope to, so that one user's connections cannot slow the
-/// others: past them, a subscribe is refused with ``WireError/Code-swift.struct/limitReached``, and
-/// nothing else changes.
+/// others: past a count, a subscribe is refused with ``WireError/Code-swift.struct/limitReached``; past a
+/// rate, with ``WireError/Code-swift.struct/rateLimited`` and a ``WireError/retryAfter``. Nothing else
+/// changes either way.
 ///
-/// A service with no scope (``NoScope``) has one scope for every client: its default does not limit
-/// subscriptions. A service whose scope some clients share (guests, a tenant) sets limits that fit them.
+/// ```swift
+/// let limits = WireLimits(
+///   subscriptionsPerScope: 8, viewsPerScope: 32,
+///   subscribes: WireRate(perSecond: 1, burst: 8), freshViews: WireRate(perSecond: 4, burst: 32))
+/// ```
 ///
-/// A connection counts against its scope from its first accepted subscribe until it closes
-/// (``WireSession/close()``), or until ``WireSession/setScope(_:)`` moves it to another scope. Sessions
-/// of one scope share its state, and those that ask for the same query (in any format) share one view, so
-/// the limit bounds what a scope costs in sending, not in views.
+/// A service with no scope (``NoScope``) has one scope for every client: its default limits nothing but
+/// the views per subscribe. A service whose scope some clients share (guests, a tenant) sets limits that
+/// fit them.
+///
+/// What a scope may cost is bounded three ways:
+/// - **Connections**: a connection counts against its scope from its first accepted subscribe until it
+///   closes (``WireSession/close()``), or until ``WireSession/setScope(_:)`` moves it to another scope.
+/// - **Views**: sessions of one scope that ask for the same view (in any format, and in any spelling the
+///   query folds: see ``WireQuery/init(_:parameters:canonical:make:)``) share it, so what a view costs
+///   per write (stepping it through each batch) is paid once per scope. ``viewsPerScope`` bounds the
+///   distinct views a scope's sessions show at once; a subscribe that would show more is refused and
+///   names the first view past the budget. A view no session shows any more is returned at once, or kept
+///   among the service's idle views (`keepingIdleViews`, shared by every scope) for a client that resumes.
+/// - **Rates**: ``subscribes`` bounds the subscribes a scope makes (accepted or not), and ``freshViews``
+///   the views its subscribes make that no session holds and none is kept idle, each of which is projected
+///   from the whole scope, O(*n*); a resume of such a view counts as one, since it costs the same. Past
+///   either, the subscribe is refused with a retry-after: the time until the rate admits it, plus a random
+///   jitter of up to half of it, so that refused clients do not come back together.
 public struct WireLimits: Hashable, Sendable {
   /// The most connections of one scope that may be subscribed at once.
   public var subscriptionsPerScope: Int
   /// The most views one subscribe of several views (format 3) may name.
   public var viewsPerSubscribe: Int
+  /// The most distinct views one scope's sessions may show at once (a query with its canonical
+  /// parameters, or the whole scope).
+  public var viewsPerScope: Int
+  /// The subscribes one scope may make, accepted or not; `nil`: any number.
+  public var subscribes: WireRate?
+  /// The views one scope's subscribes may make that no session holds and none is kept idle; `nil`: any
+  /// number.
+  public var freshViews: WireRate?
 
   /// Creates limits.
   /// - Parameters:
   ///   - subscriptionsPerScope: The most connections of one scope subscribed at once; 64 by default.
   ///   - viewsPerSubscribe: The most views one subscribe may name; 16 by default.
-  public init(subscriptionsPerScope: Int = 64, viewsPerSubscribe: Int = 16) {
+  ///   - viewsPerScope: The most distinct views one scope shows at once; 64 by default.
+  ///   - subscribes: The subscribes one scope may make; 4 a second with bursts of 64 by default, so that
+  ///     every connection of a scope may resubscribe at once after a restart.
+  ///   - freshViews: The views no session holds that one scope's subscribes may make; 8 a second with
+  ///     bursts of 64 by default.
+  public init(
+    subscriptionsPerScope: Int = 64, viewsPerSubscribe: Int = 16, viewsPerScope: Int = 64,
+    subscribes: WireRate? = WireRate(perSecond: 4, burst: 64),
+    freshViews: WireRate? = WireRate(perSecond: 8, burst: 64)
+  ) {
     self.subscriptionsPerScope = subscriptionsPerScope
     self.viewsPerSubscribe = viewsPerSubscribe
+    self.viewsPerScope = viewsPerScope
+    self.subscribes = subscribes
+    self.freshViews = freshViews
+  }
+
+  /// No count and no rate but the views per subscribe: the default of a service with no scope, whose
+  /// clients all share one scope (a rate per scope would let one client refuse every other).
+  public static var unscoped: WireLimits {
+    WireLimits(subscriptionsPerScope: .max, viewsPerScope: .max, subscribes: nil, freshViews: nil)
   }
 }
 

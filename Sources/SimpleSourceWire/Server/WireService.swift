@@ -116,6 +116,17 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   var views: SharedViews<ViewKey, SharedViewSteps<Section>>
   /// The number of the last view or scope state made.
   var viewsMade = 0
+  /// How many distinct views each scope's sessions show now, counted against
+  /// ``WireLimits/viewsPerScope``.
+  var liveViewsPerScope: [Scope: Int] = [:]
+  /// The subscribes each scope made lately, against ``WireLimits/subscribes``.
+  var subscribeRates: WireRateBuckets<Scope>?
+  /// The fresh views each scope made lately, against ``WireLimits/freshViews``.
+  var freshViewRates: WireRateBuckets<Scope>?
+  /// The time, for rates: since any fixed origin, never going back.
+  var now: @Sendable () -> Duration = WireService.monotonicNow
+  /// The jitter added to a rate's retry-after: up to half of it, at random.
+  var jitter: @Sendable (Duration) -> Duration = { $0 * Double.random(in: 0..<0.5) }
 
   /// Serves `source` to clients whose scope restricts the rows they see.
   /// - Parameters:
@@ -126,7 +137,8 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   ///   - keepingIdleViews: How many views, and how many scopes' states, no session uses are kept.
   ///   - history: How many versions each scope's state retains for clients that resume (the whole source
   ///     retains its own).
-  ///   - limits: What each scope may hold: subscribed connections, views per subscribe.
+  ///   - limits: What each scope may cost: subscribed connections, views per subscribe and per scope,
+  ///     rates of subscribes and of fresh views.
   ///   - edits: Makes the edits clients send; `nil` refuses them.
   ///   - rows: The row predicate of each scope; a pure function of the row.
   public init<Source: DataSourceType>(
@@ -155,7 +167,8 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   ///   - keepingIdleViews: How many views, and how many scopes' states, no session uses are kept.
   ///   - history: How many versions each scope's state retains for clients that resume (the whole source
   ///     retains its own).
-  ///   - limits: What each scope may hold: subscribed connections, views per subscribe.
+  ///   - limits: What each scope may cost: subscribed connections, views per subscribe and per scope,
+  ///     rates of subscribes and of fresh views.
   ///   - edits: Makes the edits clients send; `nil` refuses them.
   ///   - sections: The section predicate of each scope; a pure function of the section's own content (its
   ///     id and header: its items may be missing).
@@ -192,6 +205,23 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     self.sections = sections
     scopes = SharedViews(idleLimit: keepingIdleViews)
     views = SharedViews(idleLimit: keepingIdleViews)
+    subscribeRates = limits.subscribes.map { WireRateBuckets(rate: $0) }
+    freshViewRates = limits.freshViews.map { WireRateBuckets(rate: $0) }
+  }
+
+  /// The time since the first call in this process, on a clock that never goes back.
+  static var monotonicNow: @Sendable () -> Duration {
+    let origin = ContinuousClock.now
+    return { ContinuousClock.now - origin }
+  }
+
+  /// Reads the time for rates from `clock`, and adds `jitter` to their retry-afters (tests make both exact).
+  package func useClock(
+    _ clock: @escaping @Sendable () -> Duration,
+    jitter: @escaping @Sendable (Duration) -> Duration = { _ in .zero }
+  ) {
+    now = clock
+    self.jitter = jitter
   }
 
   /// A session for one connection of a client whose scope is `scope`; see ``WireSession``.
@@ -303,14 +333,19 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   ///   calls for *v* views whose state at the reset's version no session made yet, and O(*n*) to start a
   ///   scope's state no session follows.
   func open(
-    stream requested: String?, from: Int?, asking asked: Asked, scope: Scope, pacing: Pacing, session: Int
+    stream requested: String?, from: Int?, asking asked: Asked, scope: Scope, pacing: Pacing, session: Int,
+    replacing: Opened? = nil
   ) async throws(WireError) -> Opened {
+    try take(1, from: &subscribeRates, scope: scope, what: "subscribes")
+    // Views are shared, counted and streamed by their canonical form: every spelling a query reads alike.
+    let asked = try canonical(asked)
     let named: [String: WireQueryRequest?]
     switch asked {
     case .scope: named = [:]
     case .query(let query): named = ["": query]
     case .views(let requested): named = requested
     }
+    try checkBudget(named, scope: scope, leaving: replacing?.viewLeases ?? [])
     let (views, viewLeases) = try acquireViews(named, scope: scope)
     let counted = admissions.scope(of: session)
     guard admissions.admit(session, to: scope, limit: limits.subscriptionsPerScope) else {
@@ -521,6 +556,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     var leases: [ViewLease] = []
     for (name, (key, projection)) in projections {
       let entry: SharedViews<ViewKey, SharedViewSteps<Section>>.Entry
+      if self.views.live[key] == nil { liveViewsPerScope[scope, default: 0] += 1 }
       if let shared = self.views.acquire(key) {
         entry = shared
       } else {
@@ -540,7 +576,103 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   /// A session stops using views.
   /// - Complexity: O(*v* × idle views kept) for *v* views.
   func release(_ leases: [ViewLease]) {
-    for lease in leases { _ = views.release(lease.key, number: lease.number) }
+    for lease in leases {
+      let wasLive = views.live[lease.key]?.entry.number == lease.number
+      _ = views.release(lease.key, number: lease.number)
+      guard wasLive, views.live[lease.key] == nil else { continue }
+      let scope = lease.key.scope
+      if let count = liveViewsPerScope[scope], count > 1 {
+        liveViewsPerScope[scope] = count - 1
+      } else {
+        liveViewsPerScope[scope] = nil
+      }
+    }
+  }
+
+  // MARK: - Budgets and rates
+
+  /// `asked` with every query's parameters checked and in their canonical form
+  /// (``WireQuery/canonicalRequest(for:)``); a query no one declares is left for ``acquireViews`` to refuse.
+  /// - Complexity: O(parameters), besides the queries' `canonical`.
+  private func canonical(_ asked: Asked) throws(WireError) -> Asked {
+    func canonical(_ request: WireQueryRequest, view: String) throws(WireError) -> WireQueryRequest {
+      guard let declared = queries[request.name] else { return request }
+      do {
+        return try declared.canonicalRequest(for: request)
+      } catch {
+        throw WireError(error.code, view + error.detail)
+      }
+    }
+    switch asked {
+    case .scope: return .scope
+    case .query(let query): return .query(try canonical(query, view: ""))
+    case .views(let requested):
+      var views: [String: WireQueryRequest?] = [:]
+      for (name, query) in requested {
+        // `updateValue`: a view of the whole scope is a `nil` query, which a subscript would remove.
+        views.updateValue(
+          try query.map { (query) throws(WireError) in try canonical(query, view: "view \(name): ") },
+          forKey: name)
+      }
+      return .views(views)
+    }
+  }
+
+  /// Refuses a subscribe of `scope` whose views would take the scope past ``WireLimits/viewsPerScope``
+  /// (the views `leaving`, which the session gives up for these, are not counted when it alone shows
+  /// them), and one that makes more views no one holds than ``WireLimits/freshViews`` admits now.
+  /// - Throws: ``WireError/Code-swift.struct/limitReached`` naming the budget and the first view past it,
+  ///   or ``WireError/Code-swift.struct/rateLimited``; nothing is counted or taken then.
+  /// - Complexity: O(*v*) for *v* views asked and left.
+  private func checkBudget(
+    _ named: [String: WireQueryRequest?], scope: Scope, leaving: [ViewLease]
+  ) throws(WireError) {
+    var distinct = Set<ViewKey>()
+    var added: [(name: String, key: ViewKey)] = []
+    var fresh = 0
+    for (name, query) in named.sorted(by: { $0.key < $1.key }) {
+      let key = ViewKey(query: query, scope: scope)
+      guard distinct.insert(key).inserted, views.live[key] == nil else { continue }
+      added.append((name, key))
+      if views.idle[key] == nil { fresh += 1 }
+    }
+    let freed = Set(leaving.map(\.key)).filter { key in
+      key.scope == scope && !distinct.contains(key) && views.live[key]?.users == 1
+    }.count
+    let held = (liveViewsPerScope[scope] ?? 0) - freed
+    if held + added.count > limits.viewsPerScope {
+      let past = added[max(0, limits.viewsPerScope - held)]
+      let view = past.name.isEmpty ? "the query \(past.key.query?.name ?? "")" : "view \(past.name)"
+      throw WireError(
+        .limitReached,
+        "\(view): this scope shows \(limits.viewsPerScope) views (viewsPerScope), as many as the server allows"
+      )
+    }
+    try take(fresh, from: &freshViewRates, scope: scope, what: "views no one holds (freshViews)")
+  }
+
+  /// Takes `count` of `scope`'s tokens from `rates` (none when there is no rate).
+  /// - Throws: ``WireError/Code-swift.struct/rateLimited`` with the retry-after and jitter; or
+  ///   ``WireError/Code-swift.struct/limitReached`` for more at once than the rate's burst.
+  private func take(
+    _ count: Int, from rates: inout WireRateBuckets<Scope>?, scope: Scope, what: String
+  ) throws(WireError) {
+    guard count > 0, var buckets = rates else { return }
+    rates = nil  // changed in place
+    let decision = buckets.take(count, for: scope, now: now())
+    let rate = buckets.rate
+    rates = buckets
+    switch decision {
+    case .admitted: return
+    case .overBurst:
+      throw WireError(
+        .limitReached, "\(count) \(what) at once, more than this scope's rate admits at once (\(rate))")
+    case .refused(let wait):
+      let retryAfter = wait + jitter(wait)
+      throw WireError(
+        .rateLimited, "this scope made \(what) faster than the server allows (\(rate))",
+        retryAfter: retryAfter)
+    }
   }
 }
 
@@ -553,12 +685,13 @@ extension WireService where Scope == NoScope {
   ///   - queries: The queries clients may name; their names must differ.
   ///   - keepingIdleViews: How many query views no session uses are kept, so that their clients resume.
   ///   - history: How many versions each query view retains for clients that resume.
-  ///   - limits: How many connections may be subscribed at once, and views per subscribe. Every client of
-  ///     a service with no scope shares one scope, so by default the subscriptions are not limited.
+  ///   - limits: What the one scope may cost. Every client of a service with no scope shares it, so by
+  ///     default (``WireLimits/unscoped``) only the views per subscribe are limited: limit per address or
+  ///     user in the transport.
   ///   - edits: Makes the edits clients send; `nil` refuses them.
   public init<Source: DataSourceType>(
     source: Source, stream: String, queries: [WireQuery<Section>] = [], keepingIdleViews: Int = 16,
-    history: HistoryLimit = .default, limits: WireLimits = WireLimits(subscriptionsPerScope: .max),
+    history: HistoryLimit = .default, limits: WireLimits = .unscoped,
     edits: WireWriter<Section, Scope>? = nil
   ) where Source.Section == Section {
     self.init(

@@ -259,7 +259,8 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     guard !isClosed else { return }
     let scope = scope
     let opened = try await service.open(
-      stream: stream, from: from, asking: asked, scope: scope, pacing: pacing, session: number)
+      stream: stream, from: from, asking: asked, scope: scope, pacing: pacing, session: number,
+      replacing: current?.opened)
     let format: Int
     switch asked {
     case .views: format = WireMessage<Section>.viewsFormat

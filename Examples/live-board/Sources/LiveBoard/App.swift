@@ -130,8 +130,8 @@ public func makeApplication(
   // Clients may write over their WebSocket too (the wire format's `edit`): the same writes as the HTTP API.
   let service = WireService(
     source: board.source, stream: board.stream, queries: boardQueries, history: board.history,
-    // Guests share one scope (nil): the board does not limit subscriptions per scope.
-    limits: WireLimits(subscriptionsPerScope: .max), edits: boardWriter(board)
+    // Guests share one scope (nil): the board limits no count or rate per scope, but per address.
+    limits: .unscoped, edits: boardWriter(board)
   ) { (user: String?) in { card in card.isVisible(to: user) } }
   let sockets = NIOLockedValueBox(AddressCounts())
   let userSockets = NIOLockedValueBox(AddressCounts())

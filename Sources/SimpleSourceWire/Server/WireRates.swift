@@ -1,0 +1,109 @@
+// Rates: token buckets by key (a scope, an address), refusing past the rate with the time until a retry
+// is admitted.
+
+/// A sustained rate with a burst: at most ``burst`` at once, refilled at ``perSecond``.
+///
+/// ```swift
+/// WireLimits(subscribes: WireRate(perSecond: 2, burst: 16))  // 16 at once, then 2 a second
+/// ```
+public struct WireRate: Hashable, Sendable, CustomStringConvertible {
+  /// How many are admitted per second, sustained; more than zero.
+  public var perSecond: Double
+  /// How many may be admitted at once, after a quiet spell; at least 1.
+  public var burst: Int
+
+  /// Creates a rate.
+  /// - Precondition: `perSecond` is more than zero and finite; `burst` is at least 1.
+  public init(perSecond: Double, burst: Int) {
+    precondition(perSecond > 0 && perSecond.isFinite, "SimpleSource: a rate admits more than zero a second")
+    precondition(burst >= 1, "SimpleSource: a rate's burst admits at least one")
+    self.perSecond = perSecond
+    self.burst = burst
+  }
+
+  /// `2/s, burst 16`.
+  public var description: String {
+    let rate = perSecond.rounded() == perSecond ? "\(Int(perSecond))" : "\(perSecond)"
+    return "\(rate)/s, burst \(burst)"
+  }
+}
+
+/// Token buckets by key, one per ``WireRate``: what a service keeps per scope and a transport per address.
+///
+/// Plain synchronous code with no clock of its own: every call gives the time (`now`, since any fixed
+/// origin, never going back), so tests drive it step by step. A bucket that has refilled to its burst is
+/// the same as no bucket, and is dropped: the buckets kept are those of keys active within the last
+/// `burst / perSecond` seconds, found by a sweep whose cost is spread over the calls (amortised O(1)).
+public struct WireRateBuckets<Key: Hashable & Sendable>: Sendable {
+  /// What ``take(_:for:now:)`` decides.
+  public enum Decision: Hashable, Sendable {
+    /// Admitted: the tokens are taken.
+    case admitted
+    /// Refused: nothing is taken; as many tokens are there after `retryAfter`, if no one takes them first.
+    case refused(retryAfter: Duration)
+    /// Refused: more at once than the burst, which no wait admits.
+    case overBurst
+  }
+
+  /// A bucket's tokens at a time.
+  struct Bucket: Sendable {
+    var tokens: Double
+    var at: Duration
+  }
+
+  /// The rate every bucket keeps.
+  public let rate: WireRate
+  /// The buckets of the keys that are not full.
+  private(set) var buckets: [Key: Bucket] = [:]
+  /// Calls since the last sweep of full buckets.
+  private var callsSinceSweep = 0
+
+  /// Buckets at `rate`, every key full.
+  public init(rate: WireRate) { self.rate = rate }
+
+  /// The tokens `key` holds at `now`.
+  /// - Complexity: O(1) expected.
+  public func tokens(_ key: Key, now: Duration) -> Double {
+    guard let bucket = buckets[key] else { return Double(rate.burst) }
+    return refilled(bucket, now: now)
+  }
+
+  /// Takes `count` tokens of `key` at `now`, if it holds them.
+  /// - Complexity: O(1) expected, amortised.
+  public mutating func take(_ count: Int = 1, for key: Key, now: Duration) -> Decision {
+    sweepIfDue(now: now)
+    guard count > 0 else { return .admitted }
+    guard count <= rate.burst else { return .overBurst }
+    let held = tokens(key, now: now)
+    let wanted = Double(count)
+    guard held >= wanted else {
+      // The wait until the missing tokens refill, rounded up to a millisecond so that a retry made
+      // exactly then is admitted.
+      let seconds = (wanted - held) / rate.perSecond
+      let milliseconds = (seconds * 1_000).rounded(.up)
+      return .refused(retryAfter: .milliseconds(Int64(max(1, milliseconds))))
+    }
+    buckets[key] = Bucket(tokens: held - wanted, at: now)
+    return .admitted
+  }
+
+  /// The tokens `bucket` holds at `now`, at most the burst.
+  private func refilled(_ bucket: Bucket, now: Duration) -> Double {
+    let elapsed = max(.zero, now - bucket.at)
+    let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+    return min(Double(rate.burst), bucket.tokens + seconds * rate.perSecond)
+  }
+
+  /// Drops full buckets once as many calls were made as buckets are kept: each call pays for one
+  /// bucket's check, on average.
+  private mutating func sweepIfDue(now: Duration) {
+    callsSinceSweep += 1
+    guard callsSinceSweep > buckets.count else { return }
+    callsSinceSweep = 0
+    let burst = Double(rate.burst)
+    buckets = buckets.filter { refilled($0.value, now: now) < burst }
+  }
+
+  /// How many keys hold a bucket that is not full (tests read it: the memory is bounded by the active).
+  public var keptCount: Int { buckets.count }
+}

@@ -1,0 +1,335 @@
+// What a scope may cost: views shared by their canonical form, a budget of distinct views, and rates of
+// subscribes and fresh views as token buckets, explored against an independent model.
+
+import Foundation
+import SimpleSourceTesting
+import Testing
+
+@testable import SimpleSourceCore
+@testable import SimpleSourceWire
+
+/// Two keys' buckets at 4 a second with bursts of 3, driven by takes of 1, 3 and 4 (past the burst) and by
+/// time moving on a quarter second; the model is the generic cell rate algorithm in whole milliseconds:
+/// each key's theoretical arrival time, moved on by 250 ms per token.
+struct RateBucketsWorld: ExplorableWorld {
+  enum Step: CustomStringConvertible {
+    case take(Int, String)
+    case wait
+
+    var description: String {
+      switch self {
+      case .take(let count, let key): "take \(count) of \(key)"
+      case .wait: "wait 250 ms"
+      }
+    }
+  }
+
+  static let interval = 250  // milliseconds per token: 4 a second
+  static let burst = 3
+  var machine = WireRateBuckets<String>(rate: WireRate(perSecond: 4, burst: burst))
+  var now = 0
+  /// The model: when each key's tokens would all be back, in milliseconds.
+  var arrival: [String: Int] = [:]
+
+  func steps() -> [Step] {
+    [.take(1, "a"), .take(3, "a"), .take(4, "a"), .take(1, "b"), .wait]
+  }
+
+  mutating func perform(_ step: Step) throws {
+    switch step {
+    case .wait:
+      now += Self.interval
+    case .take(let count, let key):
+      let decision = machine.take(count, for: key, now: .milliseconds(now))
+      let next = max(arrival[key] ?? 0, now) + count * Self.interval
+      let allowed = next - now <= Self.burst * Self.interval
+      switch decision {
+      case .overBurst:
+        guard count > Self.burst else { throw ExplorationFailure(description: "over the burst at \(count)") }
+      case .admitted:
+        guard count <= Self.burst, allowed else {
+          throw ExplorationFailure(description: "admitted \(count) of \(key) at \(now) ms; the model refuses")
+        }
+        arrival[key] = next
+      case .refused(let retryAfter):
+        guard count <= Self.burst, !allowed else {
+          throw ExplorationFailure(description: "refused \(count) of \(key) at \(now) ms; the model admits")
+        }
+        let wait = next - now - Self.burst * Self.interval
+        let told =
+          Int(retryAfter.components.seconds) * 1_000
+          + Int(retryAfter.components.attoseconds / 1_000_000_000_000_000)
+        guard told == wait else {
+          throw ExplorationFailure(description: "retry after \(told) ms; the model says \(wait)")
+        }
+      }
+    }
+    for key in ["a", "b"] {
+      let full = (arrival[key] ?? 0) <= now
+      let tokens = machine.tokens(key, now: .milliseconds(now))
+      let expected = Double(Self.burst) - Double(max(0, (arrival[key] ?? 0) - now)) / Double(Self.interval)
+      guard abs(tokens - expected) < 1e-9 else {
+        throw ExplorationFailure(description: "\(key) holds \(tokens) tokens; the model \(expected)")
+      }
+      _ = full
+    }
+    // Memory follows the keys that are not full: a full bucket is dropped at the latest after as many
+    // calls as buckets are kept.
+    guard machine.keptCount <= 2 else { throw ExplorationFailure(description: "kept \(machine.keptCount)") }
+  }
+
+  mutating func checkSettled() throws {}
+}
+
+/// A manual clock for a service's rates.
+final class RateTestClock: Sendable {
+  let time = Locked(Duration.zero)
+  func advance(_ duration: Duration) { time.withLock { $0 += duration } }
+  var read: @Sendable () -> Duration { { [time] in time.withLock { $0 } } }
+}
+
+@Suite("What a scope may cost", .timeLimit(.minutes(20)))
+struct WireBudgetsTests {
+  /// A search that ignores case, declared with its canonical form (`folding`) or without.
+  static func search(folding: Bool) -> WireQuery<TestSection> {
+    WireQuery(
+      "search", parameters: ["text": .string], canonical: folding ? Self.lowercased : nil
+    ) { arguments throws(WireQueryRefusal) in
+      let text = try arguments.string("text").lowercased()
+      return Projection(where: { $0.id.lowercased().contains(text) })
+    }
+  }
+
+  /// String parameters lowercased.
+  @Sendable static func lowercased(_ parameters: [String: WireValue]) -> [String: WireValue] {
+    parameters.mapValues { value in
+      guard case .string(let text) = value else { return value }
+      return .string(text.lowercased())
+    }
+  }
+
+  static func search(_ text: String) -> WireQueryRequest {
+    WireQueryRequest("search", ["text": .string(text)])
+  }
+
+  /// A session of `scope` that subscribed to `views` (format 3), and what it received.
+  static func subscribe(
+    _ service: WireService<TestSection, String>, _ scope: String, _ views: [String: WireQueryRequest?],
+    from: Int? = nil, stream: String? = nil
+  ) async -> (WireSession<TestSection, String>, WireClient) {
+    let client = WireClient()
+    let session = service.session(scope: scope) { client.receive($0) }
+    await session.receive(bytes(.subscribeViews(views, stream: stream, from: from), format: 3))
+    return (session, client)
+  }
+
+  @Test("every sequence of takes and waits admits, refuses and tells the retry-after as the cell rate model")
+  func rateBucketsExplored() throws {
+    try checkEverySequence(
+      "Rate buckets", from: RateBucketsWorld(), depthVariable: "SIMPLESOURCE_RATES_DEPTH", defaultDepth: 6)
+  }
+
+  @Test("a rate admits after its retry-after, not before; a bucket that refilled is no longer kept")
+  func retryAfterAdmits() {
+    var buckets = WireRateBuckets<Int>(rate: WireRate(perSecond: 2, burst: 3))
+    for _ in 0..<3 { #expect(buckets.take(for: 1, now: .zero) == .admitted) }
+    #expect(buckets.take(for: 1, now: .zero) == .refused(retryAfter: .milliseconds(500)))
+    #expect(buckets.take(for: 1, now: .milliseconds(499)) == .refused(retryAfter: .milliseconds(1)))
+    #expect(buckets.take(for: 1, now: .milliseconds(500)) == .admitted)
+    #expect(buckets.take(4, for: 2, now: .milliseconds(500)) == .overBurst)
+    #expect(buckets.keptCount == 1)
+    // Key 1 is full again after 1.5 s: the next calls sweep it.
+    for key in 10..<12 { _ = buckets.take(0, for: key, now: .seconds(3)) }
+    #expect(buckets.keptCount == 0)
+  }
+
+  @Test("a view spelled two ways is one view when its query folds them, and two when it does not")
+  func spellingsShareOneView() async throws {
+    for folding in [true, false] {
+      let source = try BasicDataSource(sections: layout("A: ab Ac b"))
+      let service = WireService(source: source, stream: "s", queries: [Self.search(folding: folding)]) {
+        (_: String) in { _ in true }
+      }
+      let (first, firstClient) = await Self.subscribe(service, "u", ["v": Self.search("A")])
+      let (second, secondClient) = await Self.subscribe(service, "u", ["v": Self.search("a")])
+      #expect(await service.liveViewCount == (folding ? 1 : 2))
+      #expect(
+        firstClient.state.withLock { $0.errors.isEmpty } && secondClient.state.withLock { $0.errors.isEmpty })
+      // Both spellings resume on one stream when folded.
+      let streams = Set(
+        [Self.search("A"), Self.search("a")].map { request in
+          WireService<TestSection, String>.viewStream(
+            of: "s", query: (try? Self.search(folding: folding).canonicalRequest(for: request)) ?? request,
+            scope: "u")
+        })
+      #expect(streams.count == (folding ? 1 : 2))
+      await first.close()
+      await second.close()
+      #expect(await service.liveViewCount == 0)
+    }
+  }
+
+  @Test("a canonical form that changes a parameter's kind is refused as invalidParameters")
+  func canonicalKeepsKinds() throws {
+    let broken = WireQuery<TestSection>(
+      "broken", parameters: ["n": .integer], canonical: { _ in ["n": .string("x")] }
+    ) { _ in .all }
+    #expect(throws: WireError.self) {
+      try broken.canonicalRequest(for: WireQueryRequest("broken", ["n": .integer(1)]))
+    }
+    #expect((try? broken.canonicalRequest(for: WireQueryRequest("broken", ["n": .integer(1)]))) == nil)
+  }
+
+  @Test(
+    "the budget refuses the view past it and names it; shared views cost nothing more; a close gives the budget back"
+  )
+  func viewsPerScope() async throws {
+    let source = try BasicDataSource(sections: layout("A: a b c"))
+    let service = WireService(
+      source: source, stream: "s", queries: [Self.search(folding: true)],
+      limits: WireLimits(viewsPerSubscribe: 16, viewsPerScope: 16, subscribes: nil, freshViews: nil)
+    ) { (_: String) in { _ in true } }
+    let sixteen = Dictionary(uniqueKeysWithValues: (0..<16).map { ("v\($0)", Self.search("t\($0)")) })
+    let (first, firstClient) = await Self.subscribe(service, "mallory", sixteen)
+    #expect(firstClient.state.withLock { $0.errors.isEmpty })
+    // The 17th distinct view of the scope, in any spelling, is refused, and named.
+    let (second, secondClient) = await Self.subscribe(
+      service, "mallory", ["a": Self.search("T3"), "b": Self.search("T16")])
+    let refusal = try #require(secondClient.state.withLock { $0.errors.first })
+    #expect(refusal.code == .limitReached)
+    #expect(refusal.detail.contains("view b") && refusal.detail.contains("viewsPerScope"))
+    #expect(await !second.isSubscribed)
+    #expect(await service.liveViewCount == 16)
+    // Views the scope shows already are shared: admitted.
+    await second.receive(bytes(.subscribeViews(["a": Self.search("T3")], stream: nil, from: nil), format: 3))
+    #expect(await second.isSubscribed)
+    // Another scope has its own budget.
+    let (other, otherClient) = await Self.subscribe(service, "alice", ["x": Self.search("t99")])
+    #expect(otherClient.state.withLock { $0.errors.isEmpty })
+    // A session that swaps its own views for as many others stays within the budget.
+    let others = Dictionary(uniqueKeysWithValues: (0..<15).map { ("w\($0)", Self.search("u\($0)")) })
+    await first.receive(bytes(.subscribeViews(others, stream: nil, from: nil), format: 3))
+    #expect(firstClient.state.withLock { $0.errors.isEmpty })
+    #expect(await service.liveViewsPerScope["mallory"] == 16)
+    await first.close()
+    await second.receive(bytes(.subscribeViews(["b": Self.search("t16")], stream: nil, from: nil), format: 3))
+    #expect(secondClient.state.withLock { $0.errors.count } == 1)
+    for session in [second, other] { await session.close() }
+    // What the closed sessions held is given back: no live view, no count.
+    #expect(await service.liveViewCount == 0)
+    #expect(await service.liveViewsPerScope.isEmpty)
+  }
+
+  @Test("the subscribe rate refuses the burst's next with a retry-after, and admits it after the retry-after")
+  func subscribeRate() async throws {
+    let source = try BasicDataSource(sections: layout("A: a"))
+    let clock = RateTestClock()
+    let service = WireService(
+      source: source, stream: "s",
+      limits: WireLimits(subscribes: WireRate(perSecond: 2, burst: 3), freshViews: nil)
+    ) { (_: String) in { _ in true } }
+    await service.useClock(clock.read)
+    var sessions: [WireSession<TestSection, String>] = []
+    for _ in 0..<3 {
+      let (session, client) = await Self.subscribe(service, "u", ["all": nil])
+      #expect(client.state.withLock { $0.errors.isEmpty })
+      sessions.append(session)
+    }
+    let (late, lateClient) = await Self.subscribe(service, "u", ["all": nil])
+    let refusal = try #require(lateClient.state.withLock { $0.errors.first })
+    #expect(refusal.code == .rateLimited && refusal.retryAfter == .milliseconds(500))
+    // Another scope is not slowed.
+    let (other, otherClient) = await Self.subscribe(service, "v", ["all": nil])
+    #expect(otherClient.state.withLock { $0.errors.isEmpty })
+    clock.advance(.milliseconds(499))
+    await late.receive(bytes(.subscribeViews(["all": nil], stream: nil, from: nil), format: 3))
+    #expect(lateClient.state.withLock { $0.errors.map(\.code) } == [.rateLimited, .rateLimited])
+    clock.advance(.milliseconds(500))
+    await late.receive(bytes(.subscribeViews(["all": nil], stream: nil, from: nil), format: 3))
+    #expect(lateClient.state.withLock { $0.errors.count } == 2)
+    #expect(await late.isSubscribed)
+    for session in sessions + [late, other] { await session.close() }
+  }
+
+  @Test("a retry-after carries a jitter of up to half the wait")
+  func jitter() async throws {
+    let source = try BasicDataSource(sections: layout("A: a"))
+    let clock = RateTestClock()
+    let service = WireService(
+      source: source, stream: "s", limits: WireLimits(subscribes: WireRate(perSecond: 1, burst: 1))
+    ) { (_: String) in { _ in true } }
+    await service.useClock(clock.read, jitter: { $0 * Double.random(in: 0..<0.5) })
+    let (first, _) = await Self.subscribe(service, "u", ["all": nil])
+    var waits: [Duration] = []
+    let (late, client) = await Self.subscribe(service, "u", ["all": nil])
+    for _ in 0..<20 {
+      await late.receive(bytes(.subscribeViews(["all": nil], stream: nil, from: nil), format: 3))
+    }
+    waits = client.state.withLock { $0.errors.compactMap(\.retryAfter) }
+    #expect(waits.count == 21)
+    #expect(waits.allSatisfy { $0 >= .seconds(1) && $0 < .milliseconds(1_500) })
+    #expect(Set(waits).count > 1)
+    await first.close()
+    await late.close()
+  }
+
+  @Test(
+    "fresh views are rated; a shared view is not fresh; a resume of views no one holds counts as fresh ones")
+  func freshViewRate() async throws {
+    let source = try BasicDataSource(sections: layout("A: a b"))
+    let clock = RateTestClock()
+    let service = WireService(
+      source: source, stream: "s", queries: [Self.search(folding: true)], keepingIdleViews: 0,
+      limits: WireLimits(subscribes: nil, freshViews: WireRate(perSecond: 1, burst: 2))
+    ) { (_: String) in { _ in true } }
+    await service.useClock(clock.read)
+    let (first, firstClient) = await Self.subscribe(
+      service, "u", ["x": Self.search("a"), "y": Self.search("b")])
+    #expect(firstClient.state.withLock { $0.errors.isEmpty })
+    // Shared: not fresh, admitted although the bucket is empty.
+    let (second, secondClient) = await Self.subscribe(service, "u", ["x": Self.search("A")])
+    #expect(secondClient.state.withLock { $0.errors.isEmpty })
+    let (third, thirdClient) = await Self.subscribe(service, "u", ["z": Self.search("c")])
+    #expect(thirdClient.state.withLock { $0.errors.map(\.code) } == [.rateLimited])
+    #expect(thirdClient.state.withLock { $0.errors.first?.retryAfter } == .seconds(1))
+    // More fresh views at once than the burst never fit: a limit, not a rate.
+    let three = Dictionary(uniqueKeysWithValues: (0..<3).map { ("n\($0)", Self.search("n\($0)")) })
+    await third.receive(bytes(.subscribeViews(three, stream: nil, from: nil), format: 3))
+    #expect(thirdClient.state.withLock { $0.errors.last?.code } == .limitReached)
+    // A resume of views no one holds (none is kept idle) costs what a fresh subscribe costs.
+    let version = firstClient.state.withLock { $0.version }
+    let stream = firstClient.state.withLock { $0.stream }
+    await first.close()
+    await second.close()
+    clock.advance(.seconds(1))
+    let (resumed, resumedClient) = await Self.subscribe(
+      service, "u", ["x": Self.search("a"), "y": Self.search("b")], from: version, stream: stream)
+    #expect(resumedClient.state.withLock { $0.errors.map(\.code) } == [.rateLimited])
+    clock.advance(.seconds(1))
+    await resumed.receive(
+      bytes(
+        .subscribeViews(["x": Self.search("a"), "y": Self.search("b")], stream: stream, from: version),
+        format: 3))
+    #expect(resumedClient.state.withLock { $0.errors.count } == 1)
+    #expect(await resumed.isSubscribed)
+    for session in [third, resumed] { await session.close() }
+  }
+
+  @Test(
+    "an error's retry-after crosses the wire in seconds and back; one that is not a duration is malformed")
+  func retryAfterOnTheWire() throws {
+    let coder = WireCoder()
+    let error = WireError(.rateLimited, "slow down", retryAfter: .milliseconds(1_250))
+    let data = coder.encode(WireMessage<TestSection>.error(error))
+    #expect(String(decoding: data, as: UTF8.self).contains("\"retryAfter\":1.25"))
+    guard case .error(let decoded) = try coder.decode(data, as: TestSection.self) else {
+      Issue.record("not an error message")
+      return
+    }
+    #expect(decoded == error)
+    let bad = Data(
+      #"{"format":"simplesource","formatVersion":2,"type":"error","code":"rateLimited","detail":"x","retryAfter":-1}"#
+        .utf8)
+    #expect(throws: WireError.self) { try coder.decode(bad, as: TestSection.self) }
+  }
+}
