@@ -42,6 +42,12 @@ public struct WireLimits: Hashable, Sendable {
   /// The views one scope's subscribes may make that no session holds and none is kept idle; `nil`: any
   /// number.
   public var freshViews: WireRate?
+  /// The subscribes the sessions of one origin (``WireService/session(scope:origin:pacing:sink:send:)``)
+  /// may make, whatever their scopes; `nil`: any number.
+  public var subscribesPerOrigin: WireRate?
+  /// The views no one holds that the sessions of one origin may make, whatever their scopes; `nil`: any
+  /// number.
+  public var freshViewsPerOrigin: WireRate?
 
   /// Creates limits.
   /// - Parameters:
@@ -52,20 +58,29 @@ public struct WireLimits: Hashable, Sendable {
   ///     every connection of a scope may resubscribe at once after a restart.
   ///   - freshViews: The views no session holds that one scope's subscribes may make; 8 a second with
   ///     bursts of 64 by default.
+  ///   - subscribesPerOrigin: The subscribes of one origin's sessions; 8 a second with bursts of 128 by
+  ///     default (an address may be several users').
+  ///   - freshViewsPerOrigin: The views no one holds that one origin's sessions may make; 16 a second with
+  ///     bursts of 128 by default.
   public init(
     subscriptionsPerScope: Int = 64, viewsPerSubscribe: Int = 16, viewsPerScope: Int = 64,
     subscribes: WireRate? = WireRate(perSecond: 4, burst: 64),
-    freshViews: WireRate? = WireRate(perSecond: 8, burst: 64)
+    freshViews: WireRate? = WireRate(perSecond: 8, burst: 64),
+    subscribesPerOrigin: WireRate? = WireRate(perSecond: 8, burst: 128),
+    freshViewsPerOrigin: WireRate? = WireRate(perSecond: 16, burst: 128)
   ) {
     self.subscriptionsPerScope = subscriptionsPerScope
     self.viewsPerSubscribe = viewsPerSubscribe
     self.viewsPerScope = viewsPerScope
     self.subscribes = subscribes
     self.freshViews = freshViews
+    self.subscribesPerOrigin = subscribesPerOrigin
+    self.freshViewsPerOrigin = freshViewsPerOrigin
   }
 
-  /// No count and no rate but the views per subscribe: the default of a service with no scope, whose
-  /// clients all share one scope (a rate per scope would let one client refuse every other).
+  /// No count or rate per scope but the views per subscribe, and the default rates per origin: the
+  /// default of a service with no scope, whose clients all share one scope (a rate per scope would let
+  /// one client use up every other's). Give sessions their origin to rate them.
   public static var unscoped: WireLimits {
     WireLimits(subscriptionsPerScope: .max, viewsPerScope: .max, subscribes: nil, freshViews: nil)
   }

@@ -28,6 +28,16 @@ public struct WireRate: Hashable, Sendable, CustomStringConvertible {
   }
 }
 
+/// What ``WireRateBuckets`` decides for a take.
+public enum WireRateDecision: Hashable, Sendable {
+  /// Admitted: the tokens are (or would be) taken.
+  case admitted
+  /// Refused: nothing is taken; as many tokens are there after `retryAfter`, if no one takes them first.
+  case refused(retryAfter: Duration)
+  /// Refused: more at once than the burst, which no wait admits.
+  case overBurst
+}
+
 /// Token buckets by key, one per ``WireRate``: what a service keeps per scope and a transport per address.
 ///
 /// Plain synchronous code with no clock of its own: every call gives the time (`now`, since any fixed
@@ -35,16 +45,6 @@ public struct WireRate: Hashable, Sendable, CustomStringConvertible {
 /// the same as no bucket, and is dropped: the buckets kept are those of keys active within the last
 /// `burst / perSecond` seconds, found by a sweep whose cost is spread over the calls (amortised O(1)).
 public struct WireRateBuckets<Key: Hashable & Sendable>: Sendable {
-  /// What ``take(_:for:now:)`` decides.
-  public enum Decision: Hashable, Sendable {
-    /// Admitted: the tokens are taken.
-    case admitted
-    /// Refused: nothing is taken; as many tokens are there after `retryAfter`, if no one takes them first.
-    case refused(retryAfter: Duration)
-    /// Refused: more at once than the burst, which no wait admits.
-    case overBurst
-  }
-
   /// A bucket's tokens at a time.
   struct Bucket: Sendable {
     var tokens: Double
@@ -70,8 +70,18 @@ public struct WireRateBuckets<Key: Hashable & Sendable>: Sendable {
 
   /// Takes `count` tokens of `key` at `now`, if it holds them.
   /// - Complexity: O(1) expected, amortised.
-  public mutating func take(_ count: Int = 1, for key: Key, now: Duration) -> Decision {
+  public mutating func take(_ count: Int = 1, for key: Key, now: Duration) -> WireRateDecision {
     sweepIfDue(now: now)
+    let decision = check(count, for: key, now: now)
+    if decision == .admitted, count > 0 {
+      buckets[key] = Bucket(tokens: tokens(key, now: now) - Double(count), at: now)
+    }
+    return decision
+  }
+
+  /// What ``take(_:for:now:)`` would decide, taking nothing.
+  /// - Complexity: O(1) expected.
+  public func check(_ count: Int = 1, for key: Key, now: Duration) -> WireRateDecision {
     guard count > 0 else { return .admitted }
     guard count <= rate.burst else { return .overBurst }
     let held = tokens(key, now: now)
@@ -83,7 +93,6 @@ public struct WireRateBuckets<Key: Hashable & Sendable>: Sendable {
       let milliseconds = (seconds * 1_000).rounded(.up)
       return .refused(retryAfter: .milliseconds(Int64(max(1, milliseconds))))
     }
-    buckets[key] = Bucket(tokens: held - wanted, at: now)
     return .admitted
   }
 

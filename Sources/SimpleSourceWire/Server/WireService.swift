@@ -12,7 +12,7 @@ public struct NoScope: Hashable, Sendable {
 
 /// Serves one data source over the wire to any number of clients, whatever carries the bytes.
 ///
-/// Make one per source, then a ``WireSession`` per connection with ``session(scope:pacing:sink:send:)``:
+/// Make one per source, then a ``WireSession`` per connection with ``session(scope:origin:pacing:sink:send:)``:
 ///
 /// ```swift
 /// let service = WireService(source: tasks, stream: "tasks-\(UUID())", queries: [byColumn]) { user in
@@ -123,6 +123,10 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   var subscribeRates: WireRateBuckets<Scope>?
   /// The fresh views each scope made lately, against ``WireLimits/freshViews``.
   var freshViewRates: WireRateBuckets<Scope>?
+  /// The subscribes each origin made lately, against ``WireLimits/subscribesPerOrigin``.
+  var originSubscribeRates: WireRateBuckets<String>?
+  /// The fresh views each origin made lately, against ``WireLimits/freshViewsPerOrigin``.
+  var originFreshViewRates: WireRateBuckets<String>?
   /// The time, for rates: since any fixed origin, never going back.
   var now: @Sendable () -> Duration = WireService.monotonicNow
   /// The jitter added to a rate's retry-after: up to half of it, at random.
@@ -207,6 +211,8 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     views = SharedViews(idleLimit: keepingIdleViews)
     subscribeRates = limits.subscribes.map { WireRateBuckets(rate: $0) }
     freshViewRates = limits.freshViews.map { WireRateBuckets(rate: $0) }
+    originSubscribeRates = limits.subscribesPerOrigin.map { WireRateBuckets(rate: $0) }
+    originFreshViewRates = limits.freshViewsPerOrigin.map { WireRateBuckets(rate: $0) }
   }
 
   /// The time since the first call in this process, on a clock that never goes back.
@@ -227,6 +233,8 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   /// A session for one connection of a client whose scope is `scope`; see ``WireSession``.
   /// - Parameters:
   ///   - scope: What the client may see.
+  ///   - origin: Where the client connects from (its address, as the transport knows it), whose subscribes
+  ///     and fresh views ``WireLimits`` rates too, whatever their scopes; `nil`: rated by scope only.
   ///   - pacing: How often the client receives batches.
   ///   - sink: Writes a message without waiting, when the transport can (see ``WireSink``): between
   ///     batches the session's sending task parks with it, and the scope's publisher hands each batch's
@@ -239,10 +247,10 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   ///     through `send`.
   ///   - send: Sends one message's bytes (JSON text) to the client; throwing ends the subscription.
   public nonisolated func session(
-    scope: Scope, pacing: Pacing = .immediate, sink: WireSink? = nil,
+    scope: Scope, origin: String? = nil, pacing: Pacing = .immediate, sink: WireSink? = nil,
     send: @escaping @Sendable (Data) async throws -> Void
   ) -> WireSession<Section, Scope> {
-    WireSession(service: self, scope: scope, pacing: pacing, sink: sink, send: send)
+    WireSession(service: self, scope: scope, origin: origin, pacing: pacing, sink: sink, send: send)
   }
 
   /// The number of views (a query with its parameters, or a view of a subscribe of several views) that
@@ -333,10 +341,10 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   ///   calls for *v* views whose state at the reset's version no session made yet, and O(*n*) to start a
   ///   scope's state no session follows.
   func open(
-    stream requested: String?, from: Int?, asking asked: Asked, scope: Scope, pacing: Pacing, session: Int,
-    replacing: Opened? = nil
+    stream requested: String?, from: Int?, asking asked: Asked, scope: Scope, origin: String? = nil,
+    pacing: Pacing, session: Int, replacing: Opened? = nil
   ) async throws(WireError) -> Opened {
-    try take(1, from: &subscribeRates, scope: scope, what: "subscribes")
+    try take(1, .subscribes, scope: scope, origin: origin)
     // Views are shared, counted and streamed by their canonical form: every spelling a query reads alike.
     let asked = try canonical(asked)
     let named: [String: WireQueryRequest?]
@@ -345,7 +353,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     case .query(let query): named = ["": query]
     case .views(let requested): named = requested
     }
-    try checkBudget(named, scope: scope, leaving: replacing?.viewLeases ?? [])
+    try checkBudget(named, scope: scope, origin: origin, leaving: replacing?.viewLeases ?? [])
     let (views, viewLeases) = try acquireViews(named, scope: scope)
     let counted = admissions.scope(of: session)
     guard admissions.admit(session, to: scope, limit: limits.subscriptionsPerScope) else {
@@ -625,7 +633,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   ///   or ``WireError/Code-swift.struct/rateLimited``; nothing is counted or taken then.
   /// - Complexity: O(*v*) for *v* views asked and left.
   private func checkBudget(
-    _ named: [String: WireQueryRequest?], scope: Scope, leaving: [ViewLease]
+    _ named: [String: WireQueryRequest?], scope: Scope, origin: String?, leaving: [ViewLease]
   ) throws(WireError) {
     var distinct = Set<ViewKey>()
     var added: [(name: String, key: ViewKey)] = []
@@ -648,32 +656,81 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
         "\(view): this scope shows \(limits.viewsPerScope) views (viewsPerScope), as many as the server allows"
       )
     }
-    try take(fresh, from: &freshViewRates, scope: scope, what: "views no one holds (freshViews)")
+    try take(fresh, .freshViews, scope: scope, origin: origin)
   }
 
-  /// Takes `count` of `scope`'s tokens from `rates` (none when there is no rate).
-  /// - Throws: ``WireError/Code-swift.struct/rateLimited`` with the retry-after and jitter; or
-  ///   ``WireError/Code-swift.struct/limitReached`` for more at once than the rate's burst.
-  private func take(
-    _ count: Int, from rates: inout WireRateBuckets<Scope>?, scope: Scope, what: String
-  ) throws(WireError) {
-    guard count > 0, var buckets = rates else { return }
-    rates = nil  // changed in place
-    let decision = buckets.take(count, for: scope, now: now())
-    let rate = buckets.rate
-    rates = buckets
-    switch decision {
-    case .admitted: return
-    case .overBurst:
-      throw WireError(
-        .limitReached, "\(count) \(what) at once, more than this scope's rate admits at once (\(rate))")
-    case .refused(let wait):
-      let retryAfter = wait + jitter(wait)
-      throw WireError(
-        .rateLimited, "this scope made \(what) faster than the server allows (\(rate))",
-        retryAfter: retryAfter)
+  /// What a rate counts.
+  enum Rated {
+    case subscribes
+    case freshViews
+
+    /// What is counted, and the limits' names for its rates per scope and per origin.
+    var names: (counted: String, scope: String, origin: String) {
+      switch self {
+      case .subscribes: ("subscribes", "subscribes", "subscribesPerOrigin")
+      case .freshViews: ("views no one holds", "freshViews", "freshViewsPerOrigin")
+      }
     }
   }
+
+  /// Takes `count` tokens of `scope` and of `origin` (when there is one) at the rates of `rated` (none
+  /// when it has no rate), or neither when either refuses.
+  /// - Throws: ``WireError/Code-swift.struct/rateLimited`` with the longer retry-after of the two, and
+  ///   jitter; ``WireError/Code-swift.struct/limitReached`` for more at once than a rate's burst.
+  /// - Complexity: O(1) expected, amortised.
+  private func take(_ count: Int, _ rated: Rated, scope: Scope, origin: String?) throws(WireError) {
+    guard count > 0 else { return }
+    let now = now()
+    // Read in place: a copy of the buckets kept while they change would copy every bucket.
+    let checks: [(holder: String, limit: String, rate: WireRate, decision: WireRateDecision)]
+    switch rated {
+    case .subscribes:
+      checks = [
+        subscribeRates.map { ("scope", rated.names.scope, $0.rate, $0.check(count, for: scope, now: now)) },
+        origin.flatMap { origin in
+          originSubscribeRates.map {
+            ("origin", rated.names.origin, $0.rate, ($0.check(count, for: origin, now: now)))
+          }
+        },
+      ].compactMap { $0 }
+    case .freshViews:
+      checks = [
+        freshViewRates.map { ("scope", rated.names.scope, $0.rate, $0.check(count, for: scope, now: now)) },
+        origin.flatMap { origin in
+          originFreshViewRates.map {
+            ("origin", rated.names.origin, $0.rate, ($0.check(count, for: origin, now: now)))
+          }
+        },
+      ].compactMap { $0 }
+    }
+    var longest: Duration?
+    for check in checks {
+      switch check.decision {
+      case .admitted: continue
+      case .overBurst:
+        throw WireError(
+          .limitReached,
+          "\(count) \(rated.names.counted) at once, more than this \(check.holder)'s rate admits at once (\(check.limit): \(check.rate))"
+        )
+      case .refused(let wait): longest = max(longest ?? wait, wait)
+      }
+    }
+    if let longest, let refusing = checks.first(where: { $0.decision != .admitted }) {
+      throw WireError(
+        .rateLimited,
+        "this \(refusing.holder) made \(rated.names.counted) faster than the server allows (\(refusing.limit): \(refusing.rate))",
+        retryAfter: longest + jitter(longest))
+    }
+    switch rated {
+    case .subscribes:
+      _ = subscribeRates?.take(count, for: scope, now: now)
+      if let origin { _ = originSubscribeRates?.take(count, for: origin, now: now) }
+    case .freshViews:
+      _ = freshViewRates?.take(count, for: scope, now: now)
+      if let origin { _ = originFreshViewRates?.take(count, for: origin, now: now) }
+    }
+  }
+
 }
 
 extension WireService where Scope == NoScope {
@@ -699,7 +756,7 @@ extension WireService where Scope == NoScope {
       limits: limits, edits: edits, sections: nil, rows: nil)
   }
 
-  /// A session for one connection; see ``session(scope:pacing:sink:send:)``.
+  /// A session for one connection; see ``session(scope:origin:pacing:sink:send:)``.
   public nonisolated func session(
     pacing: Pacing = .immediate, sink: WireSink? = nil, send: @escaping @Sendable (Data) async throws -> Void
   ) -> WireSession<Section, NoScope> {

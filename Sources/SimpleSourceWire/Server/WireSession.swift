@@ -28,7 +28,7 @@ public import SimpleSourceCore
 /// Call ``close()`` when the connection ends. `send` is called by one task at a time for batches, and may
 /// be called from ``receive(_:)-(Data)`` for an error at the same time: each call is one whole message.
 /// A `send` that throws ends the subscription (the client went away); the session still answers later
-/// messages. With a sink (``WireService/session(scope:pacing:sink:send:)``), batches reach the client
+/// messages. With a sink (``WireService/session(scope:origin:pacing:sink:send:)``), batches reach the client
 /// through it while the connection takes them, and through `send` otherwise (answers and errors always go
 /// through `send`); after ``close()`` (or a second subscribe) returns, nothing of the old subscription is
 /// written to either.
@@ -83,16 +83,19 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   var viewsRequest: [String: WireQueryRequest?]?
   /// The scope the current subscription was opened with.
   var subscribedScope: Scope?
+  /// Where the client connects from (its address), whose rates ``WireLimits`` bounds too; `nil`: none.
+  public nonisolated let origin: String?
   /// Whether ``close()`` was called.
   var isClosed = false
   /// Subscribes, scope changes and closing take turns: each sees the one before it complete.
   var turns = SessionTurns<CheckedContinuation<Void, Never>>()
 
   init(
-    service: WireService<Section, Scope>, scope: Scope, pacing: Pacing, sink: WireSink?,
+    service: WireService<Section, Scope>, scope: Scope, origin: String?, pacing: Pacing, sink: WireSink?,
     send: @escaping @Sendable (Data) async throws -> Void
   ) {
     self.service = service
+    self.origin = origin
     number = service.sessionsMade.withLock { made in
       made += 1
       return made
@@ -259,8 +262,8 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     guard !isClosed else { return }
     let scope = scope
     let opened = try await service.open(
-      stream: stream, from: from, asking: asked, scope: scope, pacing: pacing, session: number,
-      replacing: current?.opened)
+      stream: stream, from: from, asking: asked, scope: scope, origin: origin, pacing: pacing,
+      session: number, replacing: current?.opened)
     let format: Int
     switch asked {
     case .views: format = WireMessage<Section>.viewsFormat

@@ -17,7 +17,7 @@ public final class WireFrame: Sendable {
 
 /// Writes one message to a client without waiting: it queues the frame on the client's connection and
 /// returns `true`, or returns `false` when the connection cannot take it now (its buffer is full, or it
-/// closed). See ``WireService/session(scope:pacing:sink:send:)``.
+/// closed). See ``WireService/session(scope:origin:pacing:sink:send:)``.
 ///
 /// It is called by one of the writers of the scope's publisher (outside every lock of the service and the
 /// session), or by the session's own task for a batch that was waiting when it asked; never by both at

@@ -115,10 +115,10 @@ struct WireBudgetsTests {
   /// A session of `scope` that subscribed to `views` (format 3), and what it received.
   static func subscribe(
     _ service: WireService<TestSection, String>, _ scope: String, _ views: [String: WireQueryRequest?],
-    from: Int? = nil, stream: String? = nil
+    from: Int? = nil, stream: String? = nil, origin: String? = nil
   ) async -> (WireSession<TestSection, String>, WireClient) {
     let client = WireClient()
-    let session = service.session(scope: scope) { client.receive($0) }
+    let session = service.session(scope: scope, origin: origin) { client.receive($0) }
     await session.receive(bytes(.subscribeViews(views, stream: stream, from: from), format: 3))
     return (session, client)
   }
@@ -249,6 +249,47 @@ struct WireBudgetsTests {
     #expect(lateClient.state.withLock { $0.errors.count } == 2)
     #expect(await late.isSubscribed)
     for session in sessions + [late, other] { await session.close() }
+  }
+
+  @Test(
+    "an origin is rated whatever its scopes; a refusal by the origin's rate takes nothing from the scope's")
+  func originRates() async throws {
+    let source = try BasicDataSource(sections: layout("A: a b"))
+    let clock = RateTestClock()
+    let service = WireService(
+      source: source, stream: "s", queries: [Self.search(folding: true)],
+      limits: WireLimits(
+        subscribes: WireRate(perSecond: 1, burst: 2), freshViews: nil,
+        subscribesPerOrigin: WireRate(perSecond: 1, burst: 2),
+        freshViewsPerOrigin: WireRate(perSecond: 1, burst: 2))
+    ) { (_: String) in { _ in true } }
+    await service.useClock(clock.read)
+    let address = "192.0.2.7"
+    var sessions: [WireSession<TestSection, String>] = []
+    for scope in ["a", "b"] {
+      let (session, client) = await Self.subscribe(service, scope, ["all": nil], origin: address)
+      #expect(client.state.withLock { $0.errors.isEmpty })
+      sessions.append(session)
+    }
+    // A third scope from the same address: refused by the address's rate, its own scope untouched.
+    let (third, thirdClient) = await Self.subscribe(service, "c", ["all": nil], origin: address)
+    let refusal = try #require(thirdClient.state.withLock { $0.errors.first })
+    #expect(refusal.code == .rateLimited && refusal.retryAfter == .seconds(1))
+    #expect(refusal.detail.contains("origin") && refusal.detail.contains("subscribesPerOrigin"))
+    // Scope c's own bucket is full: from elsewhere it subscribes twice at once.
+    for _ in 0..<2 {
+      let (session, client) = await Self.subscribe(service, "c", ["all": nil], origin: "198.51.100.1")
+      #expect(client.state.withLock { $0.errors.isEmpty })
+      sessions.append(session)
+    }
+    // Fresh views per origin: two at once from the address.
+    clock.advance(.seconds(10))
+    let (viewer, viewerClient) = await Self.subscribe(
+      service, "d", ["x": Self.search("a"), "y": Self.search("b"), "z": Self.search("c")], origin: address)
+    #expect(viewerClient.state.withLock { $0.errors.map(\.code) } == [.limitReached])
+    await viewer.receive(bytes(.subscribeViews(["x": Self.search("a")], stream: nil, from: nil), format: 3))
+    #expect(viewerClient.state.withLock { $0.errors.count } == 1)
+    for session in sessions + [third, viewer] { await session.close() }
   }
 
   @Test("a retry-after carries a jitter of up to half the wait")
