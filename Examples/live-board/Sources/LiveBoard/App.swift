@@ -53,7 +53,10 @@ let maxTop = 100
 /// diacritics), in every column; `top`, the first `limit` cards of each column (1 to ``maxTop``), a
 /// window that sends a client nothing when cards change below it.
 let boardQueries: [WireQuery<Column>] = [
-  WireQuery("search", parameters: ["text": .string]) { arguments throws(WireQueryRefusal) in
+  // Spellings the search reads alike (case, diacritics, surrounding spaces) are one view: shared by every
+  // client of a user that asks for any of them, and counted once against the service's budget.
+  WireQuery("search", parameters: ["text": .string], canonical: foldedSearch) {
+    arguments throws(WireQueryRefusal) in
     let text = try arguments.string("text").trimmingCharacters(in: .whitespacesAndNewlines)
     guard text.count <= maxSearch else {
       throw WireQueryRefusal("a search has at most \(maxSearch) characters")
@@ -71,6 +74,14 @@ let boardQueries: [WireQuery<Column>] = [
     return Projection(rows: 0..<limit)
   },
 ]
+/// A search's text in the one form the search reads alike: trimmed, folded for case and diacritics.
+@Sendable func foldedSearch(_ parameters: [String: WireValue]) -> [String: WireValue] {
+  guard case .string(let text)? = parameters["text"] else { return parameters }
+  let folded = text.trimmingCharacters(in: .whitespacesAndNewlines)
+    .folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil)
+  return ["text": .string(folded)]
+}
+
 /// Builds the service for `board`: `GET /` (the page), the HTTP API under `/api`, and `/live`.
 /// `onListening` is told the port once the server listens.
 /// `limits` bounds how long a client may take over each part of a request (``ConnectionLimits``).
@@ -134,6 +145,10 @@ public func makeApplication(
     limits: .unscoped, edits: boardWriter(board)
   ) { (user: String?) in { card in card.isVisible(to: user) } }
   let sockets = NIOLockedValueBox(AddressCounts())
+  // The WebSockets each address opened lately, against `limits.webSocketsOpenedPerAddress`.
+  let opened = NIOLockedValueBox(
+    WireRateBuckets<String>(rate: limits.webSocketsOpenedPerAddress ?? WireRate(perSecond: 1, burst: 1)))
+  let started = ContinuousClock.now
   let userSockets = NIOLockedValueBox(AddressCounts())
   router.ws("/live") { request, _ in
     do {
@@ -147,6 +162,21 @@ public func makeApplication(
     // `limits.webSocketsPerUser`: past either, the new one is closed with a reason, and the others go on.
     let address = context.requestContext.channel.remoteAddress?.ipAddress ?? "unknown"
     let user = try? user(of: context.request)
+    if limits.limitsAddresses, let rate = limits.webSocketsOpenedPerAddress,
+      case .refused(let wait) = opened.withLockedValue({
+        $0.take(for: address, now: ContinuousClock.now - started)
+      })
+    {
+      // The wait and up to half of it again, so that refused clients do not return together.
+      let retryAfter = wait + wait * Double.random(in: 0..<0.5)
+      let seconds = Double(retryAfter.components.seconds) + Double(retryAfter.components.attoseconds) * 1e-18
+      try await outbound.close(
+        .unknown(1013),
+        reason:
+          "rateLimited: retryAfter \(String(format: "%.3f", seconds)) (this address opens at most \(rate) WebSockets)"
+      )
+      return
+    }
     guard sockets.withLockedValue({ $0.enter(address, limit: limits.webSocketsPerAddress) }) else {
       try await outbound.close(
         .policyViolation,
@@ -170,7 +200,12 @@ public func makeApplication(
     // for every client of its view (the sink), a client's own messages (its reset, answers, catching up
     // after its connection was full) are framed for it and awaited (send).
     let writer = try await SocketWriter.install(on: context.requestContext.channel)
-    let session = service.session(scope: user, sink: writer.sink) { bytes in try await writer.send(bytes) }
+    // The address is the session's origin: its subscribes and fresh views are rated whatever its users
+    // (unless every client has one address, a proxy's).
+    let origin = limits.limitsAddresses ? address : nil
+    let session = service.session(scope: user, origin: origin, sink: writer.sink) { bytes in
+      try await writer.send(bytes)
+    }
     do {
       for try await message in inbound.messages(maxSize: maxInbound) {
         guard case .text(let text) = message else {

@@ -2,13 +2,16 @@
 // answered 400 (431 for headers over the limit) and closed, a request that does not arrive in time is closed,
 // an upgraded connection that sends an unmasked frame is closed with 1002.
 
+import Foundation
 import Hummingbird
 import HummingbirdCore
 import HummingbirdWebSocket
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOWebSocket
+import SimpleSourceWire
 
 /// How long the server waits for a client, in each state of an HTTP connection.
 public struct ConnectionLimits: Sendable {
@@ -22,15 +25,94 @@ public struct ConnectionLimits: Sendable {
   public var headBytes = 16 * 1024
   /// The most WebSockets one client address may hold open at once: past it, a new one is closed as soon
   /// as it opens, with 1008 (policy violation) and a reason naming the limit, and the others go on.
-  /// `Int.max`: no limit (behind a proxy, every client has the proxy's address: limit there instead).
+  /// `Int.max`: no limit, and no rate per address either (behind a proxy, every client has the proxy's
+  /// address: limit there instead).
   public var webSocketsPerAddress = 64
+  /// The WebSockets one client address may open, sustained and at once: past it, a new one is closed as
+  /// soon as it opens, with 1013 (try again later) and a reason `rateLimited: retryAfter <seconds>`, so
+  /// that connecting and closing in a loop costs the client its own time. Its sessions' subscribes and
+  /// fresh views are rated per address too (the service's `WireLimits`, the address as their origin).
+  /// `nil`: no rate.
+  public var webSocketsOpenedPerAddress: WireRate? = WireRate(perSecond: 8, burst: 64)
   /// The most WebSockets one user (`?user=`) may hold open at once, from any addresses: past it, a new one
   /// is closed as soon as it opens, with 1008 and a reason naming the limit. Guests share one view of the
   /// board and are held to the limit per address instead. `Int.max`: no limit.
   public var webSocketsPerUser = 16
 
-  /// The defaults: 10 s, 10 s, 30 s, 16 KiB, 64 WebSockets per address and 16 per user.
+  /// The most TCP connections one address may hold open at once, WebSockets and silent ones alike: past
+  /// it, a new one is closed as it is accepted, before anything is read, so that one address cannot take
+  /// the descriptors others need. Not applied when ``webSocketsPerAddress`` is `Int.max` (behind a proxy).
+  public var connectionsPerAddress = 256
+  /// The most TCP connections the server holds open at once: past it, a new one is closed as it is
+  /// accepted, so that the process never runs out of descriptors (an `accept` that fails for want of one
+  /// leaves the client waiting). By default the process's descriptor limit, raised to its hard limit by
+  /// ``raiseDescriptorLimit()``, less ``descriptorReserve``.
+  public var connections = ConnectionLimits.descriptorLimit() - ConnectionLimits.descriptorReserve
+  /// The descriptors kept for the rest of the process: its database, its log, the listening socket.
+  public static let descriptorReserve = 64
+
+  /// Whether limits and rates per address apply: not when every client has one address (a proxy's).
+  var limitsAddresses: Bool { webSocketsPerAddress != .max }
+
+  /// The defaults: 10 s, 10 s, 30 s, 16 KiB, 64 WebSockets per address (8 opened a second, 64 at once)
+  /// and 16 per user, 256 connections per address, and as many connections in all as the descriptor
+  /// limit allows less the reserve.
   public init() {}
+
+  /// The process's descriptor limit (its soft limit), at least the reserve and one more.
+  public static func descriptorLimit() -> Int {
+    var limit = rlimit()
+    guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 1_024 }
+    return max(descriptorReserve + 1, Int(clamping: limit.rlim_cur))
+  }
+
+  /// Raises the process's descriptor limit to its hard limit (at most 1,048,576); returns the limit now.
+  @discardableResult
+  public static func raiseDescriptorLimit() -> Int {
+    var limit = rlimit()
+    guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return descriptorLimit() }
+    let wanted = min(limit.rlim_max, 1_048_576)
+    if limit.rlim_cur < wanted {
+      limit.rlim_cur = wanted
+      _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+    }
+    return descriptorLimit()
+  }
+}
+
+/// The open TCP connections, in all and by address, held to ``ConnectionLimits/connections`` and
+/// ``ConnectionLimits/connectionsPerAddress``; shared by every connection of a server.
+final class ConnectionCounts: Sendable {
+  private let counts = NIOLockedValueBox((total: 0, byAddress: AddressCounts()))
+  let limits: ConnectionLimits
+
+  init(limits: ConnectionLimits) { self.limits = limits }
+
+  /// Counts a connection from `address`, unless the server or the address holds its limit already;
+  /// returns whether it counted.
+  /// - Complexity: O(1) expected.
+  func enter(_ address: String) -> Bool {
+    counts.withLockedValue { counts in
+      guard counts.total < limits.connections else { return false }
+      if limits.limitsAddresses {
+        guard counts.byAddress.enter(address, limit: limits.connectionsPerAddress) else { return false }
+      }
+      counts.total += 1
+      return true
+    }
+  }
+
+  /// A connection counted by ``enter(_:)`` closed.
+  /// - Complexity: O(1) expected.
+  func leave(_ address: String) {
+    counts.withLockedValue { counts in
+      counts.total -= 1
+      if limits.limitsAddresses { counts.byAddress.leave(address) }
+    }
+  }
+
+  /// How many connections are open (tests read it).
+  var total: Int { counts.withLockedValue { $0.total } }
 }
 
 /// The open WebSockets of each client address (or each user), held to a limit such as
@@ -199,8 +281,16 @@ struct GuardedHTTPChannel: ServerChildChannel {
   typealias Value = HTTP1WebSocketUpgradeChannel.Value
   let inner: HTTP1WebSocketUpgradeChannel
   let limits: ConnectionLimits
+  let counts: ConnectionCounts
 
   func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+    // Past the server's or the address's connections, closed as accepted: nothing is read or kept.
+    let address = channel.remoteAddress?.ipAddress ?? "unknown"
+    guard counts.enter(address) else {
+      channel.close(promise: nil)
+      return channel.eventLoop.makeFailedFuture(ChannelError.ioOnClosedChannel)
+    }
+    channel.closeFuture.whenComplete { [counts] _ in counts.leave(address) }
     let value = inner.setup(channel: channel, logger: logger)
     do {
       // The inner setup built the pipeline synchronously, on the channel's loop; its future is the upgrade's.
@@ -242,11 +332,12 @@ extension HTTPServerBuilder {
     http1.httpDecoder.maxHeaderListSize = limits.headBytes
     http1.httpDecoder.maxHeaderFieldSize = limits.headBytes
     let configuration = HTTP1WebSocketUpgradeChannel.Configuration(http1: http1, ws: ws)
+    let counts = ConnectionCounts(limits: limits)
     return HTTPServerBuilder { responder in
       GuardedHTTPChannel(
         inner: HTTP1WebSocketUpgradeChannel(
           responder: responder, webSocketResponder: webSocketResponder, configuration: configuration),
-        limits: limits)
+        limits: limits, counts: counts)
     }
   }
 }

@@ -58,6 +58,10 @@ public struct ServerCommand: Sendable {
   /// Serves `board` until the process is stopped, printing its address once it listens; `store` says
   /// where the board is kept.
   public func serve(_ board: some BoardStore, store: String, logger: Logger) async throws {
+    // As many descriptors as the system allows this process, less a reserve: past them new connections
+    // are closed as accepted, never left waiting on an accept that fails.
+    var limits = limits
+    limits.connections = ConnectionLimits.raiseDescriptorLimit() - ConnectionLimits.descriptorReserve
     let application = makeApplication(board: board, port: port, logger: logger, limits: limits) { port in
       let line = "live-board: listening; open http://127.0.0.1:\(port)/ (stream \(board.stream), \(store))\n"
       FileHandle.standardOutput.write(Data(line.utf8))

@@ -8,6 +8,7 @@ import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
+import SimpleSourceWire
 import Testing
 
 @testable import LiveBoard
@@ -252,6 +253,89 @@ struct ConnectionGuardTests {
         try await channel.close()
       }
     }
+  }
+
+  @Test("WebSockets opened past an address's rate are closed at once with 1013 and a retry-after")
+  func socketsOpenedPerAddress() async throws {
+    var limits = Self.limits
+    limits.webSocketsPerAddress = 64
+    limits.webSocketsOpenedPerAddress = WireRate(perSecond: 0.01, burst: 2)
+    let board = try Board(path: nil)
+    try await makeApplication(board: board, port: 0, logger: LiveBoardTests.logger, limits: limits).test(
+      .live
+    ) {
+      client in
+      let port = try #require(client.port)
+      let subscribe = Array(#"{"format":"simplesource","formatVersion":2,"type":"subscribe"}"#.utf8)
+      // Two open and close within the burst; the third is refused as it opens, before anything is sent.
+      for _ in 0..<2 {
+        let channel = try await open(port: port, handshake + textFrame(subscribe), awaiting: "reset")
+        try await channel.close()
+      }
+      // The client sends its subscribe, then nothing: the server closes the connection itself, at once.
+      let bytes = try await exchange(port: port, [handshake, textFrame(subscribe)])
+      #expect(statusLine(bytes) == "HTTP/1.1 101 Switching Protocols")
+      #expect(closeCode(in: bytes) == 1013)
+      let text = String(decoding: bytes, as: UTF8.self)
+      #expect(text.contains("rateLimited: retryAfter 1"), "the reason says when to retry: \(text)")
+      #expect(!text.contains("reset"), "nothing of the board is sent to it")
+    }
+  }
+
+  @Test(
+    "connections past an address's limit are closed as accepted, before anything is read; a close frees a place"
+  )
+  func connectionsPerAddress() async throws {
+    var limits = ConnectionLimits()
+    limits.connectionsPerAddress = 4
+    let board = try Board(path: nil)
+    try await makeApplication(board: board, port: 0, logger: LiveBoardTests.logger, limits: limits).test(
+      .live
+    ) {
+      client in
+      let port = try #require(client.port)
+      let group = MultiThreadedEventLoopGroup.singleton
+      /// What the server answers a whole request with; nothing when it closed the connection first (the
+      /// request's write then fails, or nothing comes back).
+      @Sendable func request() async -> [UInt8] {
+        let get = Array("GET /api/board HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8)
+        return (try? await exchange(port: port, [get])) ?? []
+      }
+      // Eight silent connections (no request: the first-request limit of 10 s would answer them 408): the
+      // server keeps four of the address's connections in all (the testing client may hold one of its
+      // own) and closes the others as they are accepted.
+      var held: [any Channel] = []
+      for _ in 0..<8 {
+        held.append(try await ClientBootstrap(group: group).connect(host: "127.0.0.1", port: port).get())
+      }
+      // A whole request on a new connection: closed at once, no 408, no byte.
+      let refused = await request()
+      #expect(refused.isEmpty, "closed before anything is read: \(statusLine(refused))")
+      // The held ones close: once the server has counted them out, a new connection is served. Each
+      // attempt is a real connection the server answers; the suite's time limit guards the loop.
+      for channel in held { try? await channel.close() }
+      var answer: [UInt8] = []
+      while answer.isEmpty { answer = await request() }
+      #expect(statusLine(answer) == "HTTP/1.1 200 OK")
+    }
+  }
+
+  @Test("the descriptor limit is raised to the hard limit, and the default leaves a reserve below it")
+  func descriptorLimit() {
+    let raised = ConnectionLimits.raiseDescriptorLimit()
+    #expect(raised >= ConnectionLimits.descriptorLimit())
+    #expect(ConnectionLimits().connections == raised - ConnectionLimits.descriptorReserve)
+  }
+
+  @Test("a search spelled with other case, diacritics or spaces has one canonical form: one view")
+  func searchSpellingsAreOneView() async throws {
+    let folded = foldedSearch(["text": .string("  Café ")])
+    #expect(folded == ["text": .string("cafe")])
+    #expect(foldedSearch(["text": .string("CAFE")]) == folded)
+    let query = try #require(boardQueries.first { $0.name == "search" })
+    #expect(
+      try query.canonicalRequest(for: WireQueryRequest("search", ["text": .string("CAFÉ")]))
+        == WireQueryRequest("search", folded))
   }
 
   @Test("every sequence of opens and closes from two addresses, to depth 8, counts each within its limit")
