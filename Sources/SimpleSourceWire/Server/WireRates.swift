@@ -116,3 +116,57 @@ public struct WireRateBuckets<Key: Hashable & Sendable>: Sendable {
   /// How many keys hold a bucket that is not full (tests read it: the memory is bounded by the active).
   public var keptCount: Int { buckets.count }
 }
+
+/// One thing a service rates (subscribes, fresh views), per scope and per origin: both must admit, and a
+/// refusal by either takes nothing from the other.
+struct ScopeAndOriginRates<Scope: Hashable & Sendable>: Sendable {
+  /// What is counted, in a refusal's words.
+  let counted: String
+  /// The limit's name and the buckets per scope; `nil` buckets: no rate.
+  var scope: (limit: String, buckets: WireRateBuckets<Scope>?)
+  /// The limit's name and the buckets per origin.
+  var origin: (limit: String, buckets: WireRateBuckets<String>?)
+
+  init(counted: String, scope: (String, WireRate?), origin: (String, WireRate?)) {
+    self.counted = counted
+    self.scope = (scope.0, scope.1.map { WireRateBuckets(rate: $0) })
+    self.origin = (origin.0, origin.1.map { WireRateBuckets(rate: $0) })
+  }
+
+  /// Takes `count` tokens of `scope` and of `origin` (when there is one), or neither when either refuses.
+  /// - Throws: ``WireError/Code-swift.struct/rateLimited`` with the longer retry-after of the two, plus
+  ///   `jitter` of it; ``WireError/Code-swift.struct/limitReached`` for more at once than a rate's burst.
+  /// - Complexity: O(1) expected, amortised.
+  mutating func take(
+    _ count: Int, scope key: Scope, origin address: String?, now: Duration,
+    jitter: (Duration) -> Duration
+  ) throws(WireError) {
+    guard count > 0 else { return }
+    let checks = [
+      scope.buckets.map { ("scope", scope.limit, $0.rate, $0.check(count, for: key, now: now)) },
+      address.flatMap { address in
+        origin.buckets.map { ("origin", origin.limit, $0.rate, $0.check(count, for: address, now: now)) }
+      },
+    ].compactMap { $0 }
+    var refusal: (holder: String, limit: String, rate: WireRate, wait: Duration)?
+    for (holder, limit, rate, decision) in checks {
+      switch decision {
+      case .admitted: continue
+      case .overBurst:
+        throw WireError(
+          .limitReached,
+          "\(count) \(counted) at once, more than this \(holder)'s rate admits at once (\(limit): \(rate))")
+      case .refused(let wait):
+        if refusal.map({ $0.wait < wait }) ?? true { refusal = (holder, limit, rate, wait) }
+      }
+    }
+    if let refusal {
+      throw WireError(
+        .rateLimited,
+        "this \(refusal.holder) made \(counted) faster than the server allows (\(refusal.limit): \(refusal.rate))",
+        retryAfter: refusal.wait + jitter(refusal.wait))
+    }
+    _ = scope.buckets?.take(count, for: key, now: now)
+    if let address { _ = origin.buckets?.take(count, for: address, now: now) }
+  }
+}

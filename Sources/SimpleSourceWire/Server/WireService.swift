@@ -119,14 +119,12 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   /// How many distinct views each scope's sessions show now, counted against
   /// ``WireLimits/viewsPerScope``.
   var liveViewsPerScope: [Scope: Int] = [:]
-  /// The subscribes each scope made lately, against ``WireLimits/subscribes``.
-  var subscribeRates: WireRateBuckets<Scope>?
-  /// The fresh views each scope made lately, against ``WireLimits/freshViews``.
-  var freshViewRates: WireRateBuckets<Scope>?
-  /// The subscribes each origin made lately, against ``WireLimits/subscribesPerOrigin``.
-  var originSubscribeRates: WireRateBuckets<String>?
-  /// The fresh views each origin made lately, against ``WireLimits/freshViewsPerOrigin``.
-  var originFreshViewRates: WireRateBuckets<String>?
+  /// The subscribes each scope and origin made lately, against ``WireLimits/subscribes`` and
+  /// ``WireLimits/subscribesPerOrigin``.
+  var subscribeRates: ScopeAndOriginRates<Scope>
+  /// The fresh views each scope and origin made lately, against ``WireLimits/freshViews`` and
+  /// ``WireLimits/freshViewsPerOrigin``.
+  var freshViewRates: ScopeAndOriginRates<Scope>
   /// The time, for rates: since any fixed origin, never going back.
   var now: @Sendable () -> Duration = WireService.monotonicNow
   /// The jitter added to a rate's retry-after: up to half of it, at random.
@@ -209,10 +207,12 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     self.sections = sections
     scopes = SharedViews(idleLimit: keepingIdleViews)
     views = SharedViews(idleLimit: keepingIdleViews)
-    subscribeRates = limits.subscribes.map { WireRateBuckets(rate: $0) }
-    freshViewRates = limits.freshViews.map { WireRateBuckets(rate: $0) }
-    originSubscribeRates = limits.subscribesPerOrigin.map { WireRateBuckets(rate: $0) }
-    originFreshViewRates = limits.freshViewsPerOrigin.map { WireRateBuckets(rate: $0) }
+    subscribeRates = ScopeAndOriginRates(
+      counted: "subscribes", scope: ("subscribes", limits.subscribes),
+      origin: ("subscribesPerOrigin", limits.subscribesPerOrigin))
+    freshViewRates = ScopeAndOriginRates(
+      counted: "views no one holds", scope: ("freshViews", limits.freshViews),
+      origin: ("freshViewsPerOrigin", limits.freshViewsPerOrigin))
   }
 
   /// The time since the first call in this process, on a clock that never goes back.
@@ -344,7 +344,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     stream requested: String?, from: Int?, asking asked: Asked, scope: Scope, origin: String? = nil,
     pacing: Pacing, session: Int, replacing: Opened? = nil
   ) async throws(WireError) -> Opened {
-    try take(1, .subscribes, scope: scope, origin: origin)
+    try subscribeRates.take(1, scope: scope, origin: origin, now: now(), jitter: jitter)
     // Views are shared, counted and streamed by their canonical form: every spelling a query reads alike.
     let asked = try canonical(asked)
     let named: [String: WireQueryRequest?]
@@ -656,79 +656,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
         "\(view): this scope shows \(limits.viewsPerScope) views (viewsPerScope), as many as the server allows"
       )
     }
-    try take(fresh, .freshViews, scope: scope, origin: origin)
-  }
-
-  /// What a rate counts.
-  enum Rated {
-    case subscribes
-    case freshViews
-
-    /// What is counted, and the limits' names for its rates per scope and per origin.
-    var names: (counted: String, scope: String, origin: String) {
-      switch self {
-      case .subscribes: ("subscribes", "subscribes", "subscribesPerOrigin")
-      case .freshViews: ("views no one holds", "freshViews", "freshViewsPerOrigin")
-      }
-    }
-  }
-
-  /// Takes `count` tokens of `scope` and of `origin` (when there is one) at the rates of `rated` (none
-  /// when it has no rate), or neither when either refuses.
-  /// - Throws: ``WireError/Code-swift.struct/rateLimited`` with the longer retry-after of the two, and
-  ///   jitter; ``WireError/Code-swift.struct/limitReached`` for more at once than a rate's burst.
-  /// - Complexity: O(1) expected, amortised.
-  private func take(_ count: Int, _ rated: Rated, scope: Scope, origin: String?) throws(WireError) {
-    guard count > 0 else { return }
-    let now = now()
-    // Read in place: a copy of the buckets kept while they change would copy every bucket.
-    let checks: [(holder: String, limit: String, rate: WireRate, decision: WireRateDecision)]
-    switch rated {
-    case .subscribes:
-      checks = [
-        subscribeRates.map { ("scope", rated.names.scope, $0.rate, $0.check(count, for: scope, now: now)) },
-        origin.flatMap { origin in
-          originSubscribeRates.map {
-            ("origin", rated.names.origin, $0.rate, ($0.check(count, for: origin, now: now)))
-          }
-        },
-      ].compactMap { $0 }
-    case .freshViews:
-      checks = [
-        freshViewRates.map { ("scope", rated.names.scope, $0.rate, $0.check(count, for: scope, now: now)) },
-        origin.flatMap { origin in
-          originFreshViewRates.map {
-            ("origin", rated.names.origin, $0.rate, ($0.check(count, for: origin, now: now)))
-          }
-        },
-      ].compactMap { $0 }
-    }
-    var longest: Duration?
-    for check in checks {
-      switch check.decision {
-      case .admitted: continue
-      case .overBurst:
-        throw WireError(
-          .limitReached,
-          "\(count) \(rated.names.counted) at once, more than this \(check.holder)'s rate admits at once (\(check.limit): \(check.rate))"
-        )
-      case .refused(let wait): longest = max(longest ?? wait, wait)
-      }
-    }
-    if let longest, let refusing = checks.first(where: { $0.decision != .admitted }) {
-      throw WireError(
-        .rateLimited,
-        "this \(refusing.holder) made \(rated.names.counted) faster than the server allows (\(refusing.limit): \(refusing.rate))",
-        retryAfter: longest + jitter(longest))
-    }
-    switch rated {
-    case .subscribes:
-      _ = subscribeRates?.take(count, for: scope, now: now)
-      if let origin { _ = originSubscribeRates?.take(count, for: origin, now: now) }
-    case .freshViews:
-      _ = freshViewRates?.take(count, for: scope, now: now)
-      if let origin { _ = originFreshViewRates?.take(count, for: origin, now: now) }
-    }
+    try freshViewRates.take(fresh, scope: scope, origin: origin, now: now(), jitter: jitter)
   }
 
 }
