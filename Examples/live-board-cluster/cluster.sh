@@ -89,7 +89,7 @@ instance_start() {
   (
     close_inherited
     exec "${instance_pin[@]}" "$binary" --port $((base + n)) --postgres "127.0.0.1:$pgport/board" --checkpoint "$checkpoint" \
-      --sockets-per-address 0 ${INSTANCE_FLAGS:-} </dev/null >>"$dir/instance$n.log" 2>&1
+      --sockets-per-address 0 --ping 4 ${INSTANCE_FLAGS:-} </dev/null >>"$dir/instance$n.log" 2>&1
   ) &
   echo $! >"$dir/instance$n.pid"
   for _ in $(seq 1 300); do
@@ -138,13 +138,15 @@ http {
     proxy_connect_timeout 3s;
     proxy_send_timeout 8s;
     proxy_read_timeout 8s;
-    # The live connections: open for as long as their clients stay.
+    # The live connections: open for as long as their clients stay. An instance pings each WebSocket every
+    # 4 s (--ping): one that sends nothing for 10 s has hung, and its clients' WebSockets are closed, so
+    # that they resume on another instance within the bound writes have.
     location /live {
       proxy_pass http://board;
       proxy_http_version 1.1;
       proxy_set_header Upgrade \$http_upgrade;
       proxy_set_header Connection \$connection_upgrade;
-      proxy_read_timeout 1h;
+      proxy_read_timeout 10s;
       proxy_next_upstream error timeout http_502 http_503;
       $([ "$sockets_per_address" -gt 0 ] && echo "limit_conn per_address $sockets_per_address;")
     }

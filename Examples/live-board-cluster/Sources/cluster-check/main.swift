@@ -141,11 +141,13 @@ struct BoardReply: Decodable {
 struct WriteReply: Decodable { var version: Int }
 
 func http(
-  _ method: String, _ address: String, _ path: String, _ body: String? = nil, timeout: TimeInterval = 10
+  _ method: String, _ address: String, _ path: String, _ body: String? = nil, timeout: TimeInterval = 10,
+  key: String? = nil
 ) async throws -> (Int, Data) {
   var request = URLRequest(url: URL(string: "http://\(address)\(path)")!)
   request.httpMethod = method
   request.setValue("application/json", forHTTPHeaderField: "content-type")
+  if let key { request.setValue(key, forHTTPHeaderField: "Idempotency-Key") }
   request.httpBody = body.map { Data($0.utf8) }
   request.timeoutInterval = timeout
   let (data, response) = try await URLSession.shared.data(for: request)
@@ -184,13 +186,15 @@ func create(
   let body = #"{"id":"\#(id)","title":"\#(title ?? "Card \(id)")","column":"todo"}"#
   for _ in 0..<100 {
     do {
-      let (status, data) = try await http("POST", address, "/api/cards", body)
+      // Every attempt carries one Idempotency-Key: an attempt whose reply was lost (a 504, a dropped
+      // connection) is answered again with its first status and version, on any instance.
+      let (status, data) = try await http("POST", address, "/api/cards", body, key: "create-\(id)")
       if status == 201 {
         let version = try JSONDecoder().decode(WriteReply.self, from: data).version
         await acknowledged.add(id, version)
         return version
       }
-      // An earlier attempt was committed and its reply lost: present, not acknowledged.
+      // Made before under another key (not by this check): present, not acknowledged.
       if status == 409 { return nil }
       if status != 503 && status != 502 {
         throw CheckFailure("POST \(id): \(status) \(String(decoding: data, as: UTF8.self))")

@@ -2,6 +2,7 @@
 
 import Foundation
 import Hummingbird
+import HTTPTypes
 import HummingbirdWebSocket
 import Logging
 import NIOConcurrencyHelpers
@@ -104,35 +105,51 @@ public func makeApplication(
   router.post("/api/cards") { request, context in
     try await respond {
       let user = try user(of: request)
-      let input = try await body(CreateRequest.self, from: request)
-      let (card, version) = try await board.create(
-        id: input.id, title: input.title, column: input.column, before: input.before, user: user,
-        isPrivate: input.private ?? false)
-      return try json(WriteBody(version: version, card: card), status: .created)
+      let (input, arguments) = try await body(CreateRequest.self, from: request)
+      return try await once(request, "POST /api/cards", arguments, user: user, on: board, status: .created) {
+        ticket in
+        let (card, version) = try await board.create(
+          id: input.id, title: input.title, column: input.column, before: input.before, user: user,
+          isPrivate: input.private ?? false, answering: ticket)
+        return try json(WriteBody(version: version, card: card), status: .created)
+      }
     }
   }
   router.patch("/api/cards/{id}") { request, context in
     try await respond {
       let user = try user(of: request)
       let id = try context.parameters.require("id")
-      let input = try await body(EditRequest.self, from: request)
-      let (card, version) = try await board.edit(id, title: input.title, isPrivate: input.private, user: user)
-      return try json(WriteBody(version: version, card: card))
+      let (input, arguments) = try await body(EditRequest.self, from: request)
+      return try await once(request, "PATCH /api/cards/\(id)", arguments, user: user, on: board) {
+        ticket in
+        let (card, version) = try await board.edit(
+          id, title: input.title, isPrivate: input.private, user: user, answering: ticket)
+        return try json(WriteBody(version: version, card: card))
+      }
     }
   }
   router.post("/api/cards/{id}/move") { request, context in
     try await respond {
       let user = try user(of: request)
       let id = try context.parameters.require("id")
-      let input = try await body(MoveRequest.self, from: request)
-      let version = try await board.move(id, to: input.column, before: input.before, user: user)
-      return try json(WriteBody(version: version, card: nil))
+      let (input, arguments) = try await body(MoveRequest.self, from: request)
+      return try await once(request, "POST /api/cards/\(id)/move", arguments, user: user, on: board) {
+        ticket in
+        let version = try await board.move(
+          id, to: input.column, before: input.before, user: user, answering: ticket)
+        return try json(WriteBody(version: version, card: nil))
+      }
     }
   }
   router.delete("/api/cards/{id}") { request, context in
     try await respond {
-      let version = try await board.delete(try context.parameters.require("id"), user: try user(of: request))
-      return try json(WriteBody(version: version, card: nil))
+      let user = try user(of: request)
+      let id = try context.parameters.require("id")
+      return try await once(request, "DELETE /api/cards/\(id)", .null, user: user, on: board) {
+        ticket in
+        let version = try await board.delete(id, user: user, answering: ticket)
+        return try json(WriteBody(version: version, card: nil))
+      }
     }
   }
   // Every client's WebSocket is a session of one service: the bytes move here, the protocol is the
@@ -232,7 +249,10 @@ public func makeApplication(
     // Text frames must be UTF-8 (else closed with 1007); requests that cannot be read are answered 400 or
     // 431 and closed, and ones that do not arrive in time are closed (ConnectionLimits).
     server: .guardedHTTP1WebSocketUpgrade(
-      webSocketRouter: router, limits: limits, ws: .init(maxFrameSize: maxInbound, validateUTF8: true)),
+      webSocketRouter: router, limits: limits,
+      ws: .init(
+        maxFrameSize: maxInbound, autoPing: .enabled(timePeriod: limits.webSocketPing), validateUTF8: true
+      )),
     configuration: .init(address: .hostname(host, port: port)),
     onServerRunning: { channel in await onListening(channel.localAddress?.port ?? port) },
     logger: logger)
@@ -266,14 +286,15 @@ func json(_ value: some Encodable, status: HTTPResponse.Status = .ok) throws -> 
 }
 
 /// Decodes a JSON body of at most ``maxBody`` bytes; a refusal is a 400 or 413 naming what was wrong.
-func body<T: Decodable>(_ type: T.Type, from request: Request) async throws(BoardError) -> T {
+func body<T: Decodable>(_ type: T.Type, from request: Request) async throws(BoardError) -> (T, WireJSON) {
   var request = request
   let buffer: ByteBuffer
   do { buffer = try await request.collectBody(upTo: maxBody) } catch {
     throw BoardError(status: 413, code: "tooLarge", detail: "a request body has at most \(maxBody) bytes")
   }
   do {
-    return try JSONDecoder().decode(T.self, from: Data(buffer.readableBytesView))
+    let data = Data(buffer.readableBytesView)
+    return (try JSONDecoder().decode(T.self, from: data), try JSONDecoder().decode(WireJSON.self, from: data))
   } catch let DecodingError.keyNotFound(key, _) {
     throw BoardError(status: 400, code: "invalid", detail: "missing \(key.stringValue)")
   } catch let DecodingError.typeMismatch(type, context) {
@@ -303,6 +324,65 @@ func jsonName(of type: Any.Type) -> String {
 }
 
 /// Runs a write and turns a ``BoardError`` into its status and a JSON body `{"error": {code, detail}}`.
+/// Makes an HTTP write once per `Idempotency-Key` (IETF httpapi draft): a request that carries one is
+/// recorded in the board's table of edit answers with the write, under (user, key), with the fingerprint
+/// of what it asks (`what`, the method and path, and the body's `arguments`). Sent again with the same key
+/// and body, on this instance or another of the cluster, it is answered with the first write's status and
+/// version (`card` is `nil`: the board has the card as it is now) and the header `Idempotent-Replayed:
+/// true`, and not made again; with the same key and another body, 422. A write with no key is made each
+/// time it is sent. Keys are kept as long as the board keeps edits' answers
+/// (``BoardStore/answerRetention`` versions).
+func once(
+  _ request: Request, _ what: String, _ arguments: WireJSON, user: String?, on board: some BoardStore,
+  status: HTTPResponse.Status = .ok, make: (EditTicket?) async throws -> Response
+) async throws -> Response {
+  guard let key = request.headers[idempotencyKey] else { return try await make(nil) }
+  guard (1...255).contains(key.utf8.count), key.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
+    throw BoardError.invalid("an Idempotency-Key is 1 to 255 visible ASCII characters")
+  }
+  let edit = WireEdit<Column>(id: "http:\(key)", operations: [.named(WireCall(what, arguments: arguments))])
+  let ticket = EditTicket(user: user, edit: edit)
+  switch await recall(ticket, on: board) {
+  case .success(let recorded?): return try replayed(recorded, status: status)
+  case .success(nil): break
+  case .failure(let error) where error.code == "editIDReused":
+    throw BoardError(
+      status: 422, code: "idempotencyKeyReused", detail: "this Idempotency-Key was used for another request")
+  case .failure(let error): throw error
+  }
+  do {
+    return try await make(ticket)
+  } catch {
+    // Another request under the key (on another instance) made it meanwhile: its answer.
+    if case .some(.some(let recorded)) = try? await board.recall(ticket) {
+      return try replayed(recorded, status: status)
+    }
+    throw error
+  }
+}
+
+/// `board`'s recorded answer to `ticket`, as a result.
+func recall(_ ticket: EditTicket, on board: some BoardStore) async -> Result<Int?, BoardError> {
+  do throws(BoardError) {
+    return .success(try await board.recall(ticket))
+  } catch {
+    return .failure(error)
+  }
+}
+
+/// The answer given again to a write resent with its `Idempotency-Key`: the first answer's status and
+/// version.
+func replayed(_ version: Int, status: HTTPResponse.Status) throws -> Response {
+  var response = try json(WriteBody(version: version, card: nil), status: status)
+  response.headers[idempotentReplayed] = "true"
+  return response
+}
+
+/// The request header that makes a write safe to resend.
+let idempotencyKey = HTTPField.Name("Idempotency-Key")!
+/// The response header of an answer given again for a resent write.
+let idempotentReplayed = HTTPField.Name("Idempotent-Replayed")!
+
 func respond(_ body: () async throws -> Response) async throws -> Response {
   do {
     return try await body()

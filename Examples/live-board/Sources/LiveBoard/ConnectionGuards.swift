@@ -39,6 +39,10 @@ public struct ConnectionLimits: Sendable {
   /// board and are held to the limit per address instead. `Int.max`: no limit.
   public var webSocketsPerUser = 16
 
+  /// How often the server pings each WebSocket; one that has not answered the previous ping is closed. A
+  /// proxy in front (nginx's `proxy_read_timeout`) sees these pings as the instance's sign of life, so a
+  /// hung instance's WebSockets are closed within its timeout and their clients resume on another one.
+  public var webSocketPing = Duration.seconds(30)
   /// The most TCP connections one address may hold open at once, WebSockets and silent ones alike: past
   /// it, a new one is closed as it is accepted, before anything is read, so that one address cannot take
   /// the descriptors others need. Not applied when ``webSocketsPerAddress`` is `Int.max` (behind a proxy).

@@ -6,7 +6,7 @@ import Hummingbird
 import Logging
 
 /// A board server's command line: `--port N`, `--sockets-per-address N` and `--sockets-per-user N` (`0`: no
-/// limit), `--commits group|per-edit` (how the store commits writes; group by default), and the options of
+/// limit), `--ping SECONDS` (how often each WebSocket is pinged; 30 by default), `--commits group|per-edit` (how the store commits writes; group by default), and the options of
 /// the executable's store, which it reads itself.
 public struct ServerCommand: Sendable {
   /// The port to listen on (8080 by default).
@@ -32,6 +32,9 @@ public struct ServerCommand: Sendable {
         limits.webSocketsPerAddress = Self.limit(rest.next(), else: limits.webSocketsPerAddress)
       case "--sockets-per-user":
         limits.webSocketsPerUser = Self.limit(rest.next(), else: limits.webSocketsPerUser)
+      case "--ping":
+        guard let seconds = rest.next().flatMap(Int.init), seconds > 0 else { Self.exit(usage: usage) }
+        limits.webSocketPing = .seconds(seconds)
       case "--commits":
         guard let mode = rest.next().flatMap(CommitMode.init(rawValue:)) else { Self.exit(usage: usage) }
         commits = mode
@@ -44,7 +47,7 @@ public struct ServerCommand: Sendable {
   /// Prints the usage, `usage` naming the store's options, and exits with status 2.
   private static func exit(usage: String) -> Never {
     print(
-      "usage: \(usage) [--port N] [--sockets-per-address N] [--sockets-per-user N] [--commits group|per-edit]"
+      "usage: \(usage) [--port N] [--sockets-per-address N] [--sockets-per-user N] [--ping SECONDS] [--commits group|per-edit]"
     )
     Foundation.exit(2)
   }

@@ -3,6 +3,7 @@
 
 import Foundation
 import class GRDB.DatabaseQueue
+import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import HummingbirdWSTesting
@@ -806,6 +807,75 @@ extension LiveBoardTests {
       let card = try await board.read().columns.flatMap(\.items).first
       #expect(card == Card(id: "mine", title: "Renamed", owner: "ann"))
       #expect(try await board.read(visibleTo: "bob").columns.allSatisfy(\.items.isEmpty), "bob sees nothing")
+    }
+  }
+
+  @Test(
+    "a write resent with its Idempotency-Key, after a restart too, gets its first status and version and is made once; another body under the key is 422"
+  )
+  func idempotentWrites() async throws {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("board-\(UUID()).sqlite").path
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    /// Sends a write with `key`; returns its status, body and whether it was replayed.
+    @Sendable func write(
+      _ client: any TestClientProtocol, _ method: HTTPRequest.Method, _ uri: String, _ json: String?,
+      key: String
+    ) async throws -> (status: Int, body: String, replayed: Bool) {
+      try await client.execute(
+        uri: uri, method: method,
+        headers: [.contentType: "application/json", HTTPField.Name("Idempotency-Key")!: key],
+        body: json.map { ByteBuffer(string: $0) }
+      ) { response in
+        (
+          response.status.code, String(buffer: response.body),
+          response.headers[HTTPField.Name("Idempotent-Replayed")!] == "true"
+        )
+      }
+    }
+    let create = #"{"title":"Call the bank","column":"todo"}"#
+    let first = try Board(path: path)
+    let (created, deleted) = try await makeApplication(board: first, port: 0, logger: Self.logger).test(.live)
+    {
+      client in
+      // A create with no id: made once, however often it is sent with its key.
+      let created = try await write(client, .post, "/api/cards?user=ann", create, key: "k-create")
+      #expect(created.status == 201 && !created.replayed, "\(created)")
+      let again = try await write(client, .post, "/api/cards?user=ann", create, key: "k-create")
+      #expect(again.status == 201 && again.replayed && version(of: again.body) == version(of: created.body))
+      #expect(
+        try await boardState(client, user: "ann").columns.flatMap(\.items).count {
+          $0.title == "Call the bank"
+        } == 1)
+      // Another body under the same key: refused, nothing made.
+      let other = try await write(
+        client, .post, "/api/cards?user=ann", #"{"title":"X","column":"todo"}"#, key: "k-create")
+      #expect(other.status == 422 && other.body.contains("idempotencyKeyReused"), "\(other)")
+      // Another user's key is theirs: bob's k-create is a write of his own.
+      let bobs = try await write(client, .post, "/api/cards?user=bob", create, key: "k-create")
+      #expect(bobs.status == 201 && !bobs.replayed)
+      let id = try #require(
+        (try? JSONDecoder().decode(WriteBody.self, from: Data(created.body.utf8)))?.card?.id)
+      let deleted = try await write(client, .delete, "/api/cards/\(id)?user=ann", nil, key: "k-delete")
+      #expect(deleted.status == 200 && !deleted.replayed, "\(deleted)")
+      return (created, deleted)
+    }
+    // Restarted from the file: the resent delete gets its first answer, not 404 for its own delete.
+    let second = try Board(path: path)
+    try await makeApplication(board: second, port: 0, logger: Self.logger).test(.live) { client in
+      let createdAgain = try await write(client, .post, "/api/cards?user=ann", create, key: "k-create")
+      #expect(createdAgain.replayed && version(of: createdAgain.body) == version(of: created.body))
+      let deletedCard = try #require(
+        (try? JSONDecoder().decode(WriteBody.self, from: Data(created.body.utf8)))?.card?.id)
+      #expect(
+        !(try await boardState(client, user: "ann").columns.flatMap(\.items).contains { $0.id == deletedCard })
+      )
+      let resent = try await write(
+        client, .delete, "/api/cards/\(deletedCard)?user=ann", nil, key: "k-delete")
+      #expect(resent.status == 200 && resent.replayed, "\(resent)")
+      #expect(version(of: resent.body) == version(of: deleted.body))
+      // Without a key the same delete is made again: 404, the card is gone.
+      let (status, _) = try await send(client, .delete, "/api/cards/\(deletedCard)?user=ann")
+      #expect(status == 404)
     }
   }
 
