@@ -407,13 +407,15 @@ public actor Board {
   }
 
   /// A title as it is stored: trimmed and in Unicode normalization form C, so that the database and the
-  /// live clients hold the same bytes; control characters (NUL, line breaks) are refused.
+  /// live clients hold the same bytes; control characters (NUL, line breaks) and the line and paragraph
+  /// separators (U+2028, U+2029, which break lines as well) are refused.
   public static func checked(_ title: String) throws(BoardError) -> String {
     let trimmed = title.trimmingCharacters(in: .whitespacesAndNewlines).precomposedStringWithCanonicalMapping
     guard !trimmed.isEmpty else { throw .invalid("a title is not empty") }
     guard trimmed.count <= maxTitle else { throw .invalid("a title has at most \(maxTitle) characters") }
-    guard !trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-      throw .invalid("a title has no control characters (NUL, tab, line breaks)")
+    let breaking: Set<Unicode.GeneralCategory> = [.control, .lineSeparator, .paragraphSeparator]
+    guard !trimmed.unicodeScalars.contains(where: { breaking.contains($0.properties.generalCategory) }) else {
+      throw .invalid("a title has no control characters (NUL, tab, line breaks, U+2028, U+2029)")
     }
     return trimmed
   }

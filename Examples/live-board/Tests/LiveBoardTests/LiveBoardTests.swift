@@ -543,7 +543,9 @@ struct LiveBoardTests {
     #expect(await second.source.snapshot.sections.map { $0.items.map(\.id) } == [["b"], [], ["a"]])
   }
 
-  @Test("ids a URL path cannot carry, control characters, and look-alike Unicode are refused or normalized")
+  @Test(
+    "ids a URL path cannot carry, control characters, line separators, and look-alike Unicode are refused or normalized"
+  )
   func hostileInput() async throws {
     let board = try Board(path: nil)
     try await makeApplication(board: board, port: 0, logger: Self.logger).test(.live) { client in
@@ -552,7 +554,9 @@ struct LiveBoardTests {
           client, .post, "/api/cards", #"{"id":"\#(id)","title":"T","column":"todo"}"#)
         #expect(status == 400 && body.contains("an id has"), "\(id): \(status) \(body)")
       }
-      for title in ["a\\u0000b", "line\\nbreak", "tab\\tbed"] {
+      for title in [
+        "a\\u0000b", "line\\nbreak", "tab\\tbed", "line\\u2028separator", "paragraph\\u2029separator",
+      ] {
         let (status, body) = try await send(
           client, .post, "/api/cards", #"{"id":"t","title":"\#(title)","column":"todo"}"#)
         #expect(status == 400 && body.contains("control characters"), "\(title): \(status) \(body)")
