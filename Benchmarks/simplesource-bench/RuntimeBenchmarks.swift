@@ -406,7 +406,7 @@ let runtimeCaseNames =
     "composite-one-edit", "outline-one-edit-100k", "outline-from-rows-one-edit", "queries-1000-clients",
     "observed-one-edit-1m",
     "observed-invalidations", "observed-window-1m", "throughput-100k-items", "client-edits", "named-edits",
-    "client-edit-races", "schedule-overhead",
+    "client-edit-races", "schedule-overhead", "scope-variants",
   ] + editCaseNames + replicaCaseNames + copyCaseNames + historyCaseNames
 
 /// The case `name`, first, and any case measured in the same rounds with it.
@@ -450,6 +450,7 @@ func runRuntimeCase(named name: String, iterations: Int) async -> [RuntimeResult
     }
   case "fanout-sinks-1000": [await fanoutSinks(1000, iterations: max(20, iterations * 4))]
   case "queries-1000-clients": [await queriesThousandClients(iterations: iterations)]
+  case "scope-variants": [await scopeVariants(iterations: iterations)]
   case "replica-journal-one-edit": [await replicaJournalOneEdit(iterations: iterations)]
   case "replica-restart-100k": [await replicaRestart(iterations: iterations)]
   case "update-one-edit-1m", "set-sections-one-edit-1m":
