@@ -26,9 +26,13 @@
 ///   among the service's idle views (`keepingIdleViews`, shared by every scope) for a client that resumes.
 /// - **Rates**: ``subscribes`` bounds the subscribes a scope makes (accepted or not), and ``freshViews``
 ///   the views its subscribes make that no session holds and none is kept idle, each of which is projected
-///   from the whole scope, O(*n*); a resume of such a view counts as one, since it costs the same. Past
-///   either, the subscribe is refused with a retry-after: the time until the rate admits it, plus a random
-///   jitter of up to half of it, so that refused clients do not come back together.
+///   from the whole scope, O(*n*); a resume of such a view counts as one, since it costs the same.
+///   ``subscribesPerOrigin`` and ``freshViewsPerOrigin`` bound the same per origin (the client's address,
+///   given to ``WireService/session(scope:origin:pacing:sink:send:)``), whatever the scopes. Past any, the
+///   subscribe is refused with a retry-after: the time until the rates admit it, plus a random jitter of
+///   up to half of it, so that refused clients do not come back together. A subscribe one rate refuses
+///   takes nothing from the others; one refused later (an unknown query, a full scope) has spent what it
+///   took, as the work it asked for would have.
 public struct WireLimits: Hashable, Sendable {
   /// The most connections of one scope that may be subscribed at once.
   public var subscriptionsPerScope: Int

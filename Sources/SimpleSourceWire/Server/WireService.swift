@@ -630,7 +630,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   /// (the views `leaving`, which the session gives up for these, are not counted when it alone shows
   /// them), and one that makes more views no one holds than ``WireLimits/freshViews`` admits now.
   /// - Throws: ``WireError/Code-swift.struct/limitReached`` naming the budget and the first view past it,
-  ///   or ``WireError/Code-swift.struct/rateLimited``; nothing is counted or taken then.
+  ///   or ``WireError/Code-swift.struct/rateLimited``; nothing is taken from any rate then.
   /// - Complexity: O(*v*) for *v* views asked and left.
   private func checkBudget(
     _ named: [String: WireQueryRequest?], scope: Scope, origin: String?, leaving: [ViewLease]
