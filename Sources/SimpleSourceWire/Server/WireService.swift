@@ -69,13 +69,13 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   /// The sections a scope may see, read from a section's own content (its id and header).
   public typealias Sections = @Sendable (Scope) -> @Sendable (Section) -> Bool
 
-  // Guard map: `admissions` and the scopes' states and views (`scopes`, `views`, `viewsMade`,
-  // `liveViewsPerScope`) and the rates' buckets (`subscribeRates`, `freshViewRates`) are the actor's. The
-  // edit answers (`answers`) and the counters `sessionsMade` and `resetsEncoded` are locks of their own,
-  // taken alone; each shared state's and view's encodings and steps are behind their own locks. A scope's state is started by one task (its `start`),
-  // which every session opening it awaits, so it is projected once however many sessions race; a reset's
-  // views are projected in a task the opening session awaits, off the actor; an edit is made in its
-  // caller's task, off the actor, and a resend of an edit being made waits in `answers` for that answer.
+  // Guard map: `admissions` and the scopes' states and views (`scopes`, `views`, `viewsMade`, `liveViewsPerScope`)
+  // and the rates' buckets (`subscribeRates`, `freshViewRates`) are the actor's. The edit answers (`answers`) and the
+  // counters `sessionsMade` and `resetsEncoded` are locks of their own, taken alone; each shared state's and view's
+  // encodings and steps are behind their own locks. A scope's state is started by one task (its `start`), which every
+  // session opening it awaits, so it is projected once however many sessions race; a reset's views are projected in a
+  // task the opening session awaits, off the actor; an edit is made in its caller's task, off the actor, and a resend
+  // of an edit being made waits in `answers` for that answer.
   /// The whole source's stream name; views' streams start with it.
   public nonisolated let stream: String
   /// The source served.
