@@ -417,6 +417,11 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
             }
         )
       missed = Self.missed(start, adding: batch.touchedIDs, itemCount: batch.snapshot.itemCount)
+    } else if let start = missed {
+      // Its next shared batch, while a catch-up is due too (mutations cancelled out after a subscriber
+      // started between them): should a newer batch come before this one is taken, the catch-up composes
+      // past it, so it must know this batch's ids as well.
+      missed = Self.missed(start, adding: batch.touchedIDs, itemCount: batch.snapshot.itemCount)
     }
     // Kept in case the subscriber ends up composing (it may miss this batch too); receiving the shared
     // batch clears them, since that batch refreshes them itself.

@@ -186,6 +186,24 @@ struct SubscriberStateMachineTests {
     #expect(next?.0 == "w" && next?.1 == .batch(batch(v1, v2, 1, 4)))
   }
 
+  @Test(
+    "advance, then two batches it does not take: the catch-up knows the ids of the first batch as well as the second's"
+  )
+  func advanceThenMissedSharedBatch() {
+    // At the published version 0 (a). Mutations 1 and 2 cancelled out (they touched a), while another
+    // subscriber started between them: this one is to compose from 0 with a's id. Then 0 to 3 (adds b),
+    // which would be its next shared batch, and 3 to 4 (adds c) before it took it.
+    var machine = machine(at: 0, v0)
+    #expect(machine.cancelledOut(to: 2, snapshot: v0, since: 0, touched: ["a"]) == nil, "nobody waits")
+    _ = machine.publish(batch(v0, v1, 0, 3), refreshing: [])
+    _ = machine.publish(batch(v1, v2, 3, 4), refreshing: [])
+    let composed = composition(machine.next(waiter: "w"), to: v2)
+    #expect(composed?.from == 0 && composed?.to == 4)
+    // b was added by the batch it never took: a catch-up from a's and c's ids alone would miss it.
+    let touched = composed?.touched ?? nil
+    #expect(touched == nil || touched!.isSuperset(of: ["b", "c"]), "touched: \(String(describing: touched))")
+  }
+
   @Test("advance: a subscriber that started past the published version composes from its own, in full")
   func advanceFromAhead() {
     var machine = Machine(version: 2, snapshot: v2, newest: nil, newestVersion: 0, newestSnapshot: v0)
