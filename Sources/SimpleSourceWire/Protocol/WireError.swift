@@ -80,12 +80,12 @@ public struct WireError: Error, Hashable, Sendable, CustomStringConvertible {
   public var code: Code
   /// Where: the stage, the kind of change and the position or id, or the versions.
   public var detail: String
-  /// When to ask again, for a refusal that time lifts (``Code-swift.struct/rateLimited``); on the wire,
-  /// `retryAfter` in seconds (milliseconds' precision).
-  public var retryAfter: Duration?
+  /// When to ask again, in seconds (to the millisecond), for a refusal that time lifts
+  /// (``Code-swift.struct/rateLimited``); `retryAfter` on the wire.
+  public var retryAfter: Double?
 
   /// Creates an error.
-  public init(_ code: Code, _ detail: String, retryAfter: Duration? = nil) {
+  public init(_ code: Code, _ detail: String, retryAfter: Double? = nil) {
     self.code = code
     self.detail = detail
     self.retryAfter = retryAfter

@@ -313,7 +313,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     case .error(let error):
       try container.encode(error.code.rawValue, forKey: .code)
       try container.encode(error.detail, forKey: .detail)
-      try container.encodeIfPresent(error.retryAfter.map(Self.seconds), forKey: .retryAfter)
+      try container.encodeIfPresent(error.retryAfter.map(Self.milliseconds), forKey: .retryAfter)
     case .edit(let edit):
       try container.encode(edit.id, forKey: .id)
       try container.encode(edit.operations, forKey: .operations)
@@ -445,15 +445,11 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     return WireError(
       WireError.Code(rawValue: try container.decode(String.self, forKey: .code)),
       try container.decode(String.self, forKey: .detail),
-      retryAfter: retryAfter.map { .milliseconds(Int64(($0 * 1_000).rounded())) })
+      retryAfter: retryAfter.map(Self.milliseconds))
   }
 
-  /// A duration in seconds, to the millisecond: `1.25`.
-  private static func seconds(_ duration: Duration) -> Double {
-    let milliseconds =
-      duration.components.seconds * 1_000 + duration.components.attoseconds / 1_000_000_000_000_000
-    return Double(milliseconds) / 1_000
-  }
+  /// Seconds rounded to the millisecond: `1.25`.
+  private static func milliseconds(_ seconds: Double) -> Double { (seconds * 1_000).rounded() / 1_000 }
 }
 
 /// One view of a ``WireMessage/subscribeViews(_:)``: `{"query": …}`, or `{}` for the whole scope.

@@ -32,23 +32,24 @@ public struct WireRate: Hashable, Sendable, CustomStringConvertible {
 public enum WireRateDecision: Hashable, Sendable {
   /// Admitted: the tokens are (or would be) taken.
   case admitted
-  /// Refused: nothing is taken; as many tokens are there after `retryAfter`, if no one takes them first.
-  case refused(retryAfter: Duration)
+  /// Refused: nothing is taken; as many tokens are there after `retryAfter` seconds (rounded up to a
+  /// millisecond), if no one takes them first.
+  case refused(retryAfter: Double)
   /// Refused: more at once than the burst, which no wait admits.
   case overBurst
 }
 
 /// Token buckets by key, one per ``WireRate``: what a service keeps per scope and a transport per address.
 ///
-/// Plain synchronous code with no clock of its own: every call gives the time (`now`, since any fixed
-/// origin, never going back), so tests drive it step by step. A bucket that has refilled to its burst is
+/// Plain synchronous code with no clock of its own: every call gives the time (`now`, in seconds since
+/// any fixed origin, never going back), so tests drive it step by step. A bucket that has refilled to its burst is
 /// the same as no bucket, and is dropped: the buckets kept are those of keys active within the last
 /// `burst / perSecond` seconds, found by a sweep whose cost is spread over the calls (amortised O(1)).
 public struct WireRateBuckets<Key: Hashable & Sendable>: Sendable {
   /// A bucket's tokens at a time.
   struct Bucket: Sendable {
     var tokens: Double
-    var at: Duration
+    var at: Double
   }
 
   /// The rate every bucket keeps.
@@ -63,14 +64,14 @@ public struct WireRateBuckets<Key: Hashable & Sendable>: Sendable {
 
   /// The tokens `key` holds at `now`.
   /// - Complexity: O(1) expected.
-  public func tokens(_ key: Key, now: Duration) -> Double {
+  public func tokens(_ key: Key, now: Double) -> Double {
     guard let bucket = buckets[key] else { return Double(rate.burst) }
     return refilled(bucket, now: now)
   }
 
   /// Takes `count` tokens of `key` at `now`, if it holds them.
   /// - Complexity: O(1) expected, amortised.
-  public mutating func take(_ count: Int = 1, for key: Key, now: Duration) -> WireRateDecision {
+  public mutating func take(_ count: Int = 1, for key: Key, now: Double) -> WireRateDecision {
     sweepIfDue(now: now)
     let decision = check(count, for: key, now: now)
     if decision == .admitted, count > 0 {
@@ -81,7 +82,7 @@ public struct WireRateBuckets<Key: Hashable & Sendable>: Sendable {
 
   /// What ``take(_:for:now:)`` would decide, taking nothing.
   /// - Complexity: O(1) expected.
-  public func check(_ count: Int = 1, for key: Key, now: Duration) -> WireRateDecision {
+  public func check(_ count: Int = 1, for key: Key, now: Double) -> WireRateDecision {
     guard count > 0 else { return .admitted }
     guard count <= rate.burst else { return .overBurst }
     let held = tokens(key, now: now)
@@ -90,22 +91,22 @@ public struct WireRateBuckets<Key: Hashable & Sendable>: Sendable {
       // The wait until the missing tokens refill, rounded up to a millisecond so that a retry made
       // exactly then is admitted.
       let seconds = (wanted - held) / rate.perSecond
-      let milliseconds = (seconds * 1_000).rounded(.up)
-      return .refused(retryAfter: .milliseconds(Int64(max(1, milliseconds))))
+      // Less a hair of rounding error, so that a wait of exactly n ms is not told as n + 1.
+      let milliseconds = (seconds * 1_000 - 1e-6).rounded(.up)
+      return .refused(retryAfter: max(1, milliseconds) / 1_000)
     }
     return .admitted
   }
 
   /// The tokens `bucket` holds at `now`, at most the burst.
-  private func refilled(_ bucket: Bucket, now: Duration) -> Double {
-    let elapsed = max(.zero, now - bucket.at)
-    let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
-    return min(Double(rate.burst), bucket.tokens + seconds * rate.perSecond)
+  private func refilled(_ bucket: Bucket, now: Double) -> Double {
+    let elapsed = max(0, now - bucket.at)
+    return min(Double(rate.burst), bucket.tokens + elapsed * rate.perSecond)
   }
 
   /// Drops full buckets once as many calls were made as buckets are kept: each call pays for one
   /// bucket's check, on average.
-  private mutating func sweepIfDue(now: Duration) {
+  private mutating func sweepIfDue(now: Double) {
     callsSinceSweep += 1
     guard callsSinceSweep > buckets.count else { return }
     callsSinceSweep = 0
@@ -138,8 +139,8 @@ struct ScopeAndOriginRates<Scope: Hashable & Sendable>: Sendable {
   ///   `jitter` of it; ``WireError/Code-swift.struct/limitReached`` for more at once than a rate's burst.
   /// - Complexity: O(1) expected, amortised.
   mutating func take(
-    _ count: Int, scope key: Scope, origin address: String?, now: Duration,
-    jitter: (Duration) -> Duration
+    _ count: Int, scope key: Scope, origin address: String?, now: Double,
+    jitter: (Double) -> Double
   ) throws(WireError) {
     guard count > 0 else { return }
     let checks = [
@@ -148,7 +149,7 @@ struct ScopeAndOriginRates<Scope: Hashable & Sendable>: Sendable {
         origin.buckets.map { ("origin", origin.limit, $0.rate, $0.check(count, for: address, now: now)) }
       },
     ].compactMap { $0 }
-    var refusal: (holder: String, limit: String, rate: WireRate, wait: Duration)?
+    var refusal: (holder: String, limit: String, rate: WireRate, wait: Double)?
     for (holder, limit, rate, decision) in checks {
       switch decision {
       case .admitted: continue

@@ -125,10 +125,10 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   /// The fresh views each scope and origin made lately, against ``WireLimits/freshViews`` and
   /// ``WireLimits/freshViewsPerOrigin``.
   var freshViewRates: ScopeAndOriginRates<Scope>
-  /// The time, for rates: since any fixed origin, never going back.
-  var now: @Sendable () -> Duration = WireService.monotonicNow
-  /// The jitter added to a rate's retry-after: up to half of it, at random.
-  var jitter: @Sendable (Duration) -> Duration = { $0 * Double.random(in: 0..<0.5) }
+  /// The time for rates, in seconds since any fixed origin, never going back: the system's uptime.
+  var now: @Sendable () -> Double = { ProcessInfo.processInfo.systemUptime }
+  /// The jitter added to a rate's retry-after (seconds): up to half of it, at random.
+  var jitter: @Sendable (Double) -> Double = { $0 * Double.random(in: 0..<0.5) }
 
   /// Serves `source` to clients whose scope restricts the rows they see.
   /// - Parameters:
@@ -215,16 +215,10 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
       origin: ("freshViewsPerOrigin", limits.freshViewsPerOrigin))
   }
 
-  /// The time since the first call in this process, on a clock that never goes back.
-  static var monotonicNow: @Sendable () -> Duration {
-    let origin = ContinuousClock.now
-    return { ContinuousClock.now - origin }
-  }
-
   /// Reads the time for rates from `clock`, and adds `jitter` to their retry-afters (tests make both exact).
   package func useClock(
-    _ clock: @escaping @Sendable () -> Duration,
-    jitter: @escaping @Sendable (Duration) -> Duration = { _ in .zero }
+    _ clock: @escaping @Sendable () -> Double,
+    jitter: @escaping @Sendable (Double) -> Double = { _ in 0 }
   ) {
     now = clock
     self.jitter = jitter

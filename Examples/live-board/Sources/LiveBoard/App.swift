@@ -165,7 +165,6 @@ public func makeApplication(
   // The WebSockets each address opened lately, against `limits.webSocketsOpenedPerAddress`.
   let opened = NIOLockedValueBox(
     WireRateBuckets<String>(rate: limits.webSocketsOpenedPerAddress ?? WireRate(perSecond: 1, burst: 1)))
-  let started = ContinuousClock.now
   let userSockets = NIOLockedValueBox(AddressCounts())
   router.ws("/live") { request, _ in
     do {
@@ -181,12 +180,11 @@ public func makeApplication(
     let user = try? user(of: context.request)
     if limits.limitsAddresses, let rate = limits.webSocketsOpenedPerAddress,
       case .refused(let wait) = opened.withLockedValue({
-        $0.take(for: address, now: ContinuousClock.now - started)
+        $0.take(for: address, now: ProcessInfo.processInfo.systemUptime)
       })
     {
       // The wait and up to half of it again, so that refused clients do not return together.
-      let retryAfter = wait + wait * Double.random(in: 0..<0.5)
-      let seconds = Double(retryAfter.components.seconds) + Double(retryAfter.components.attoseconds) * 1e-18
+      let seconds = wait + wait * Double.random(in: 0..<0.5)
       try await outbound.close(
         .unknown(1013),
         reason:

@@ -40,7 +40,7 @@ struct RateBucketsWorld: ExplorableWorld {
     case .wait:
       now += Self.interval
     case .take(let count, let key):
-      let decision = machine.take(count, for: key, now: .milliseconds(now))
+      let decision = machine.take(count, for: key, now: Double(now) / 1_000)
       let next = max(arrival[key] ?? 0, now) + count * Self.interval
       let allowed = next - now <= Self.burst * Self.interval
       switch decision {
@@ -56,9 +56,7 @@ struct RateBucketsWorld: ExplorableWorld {
           throw ExplorationFailure(description: "refused \(count) of \(key) at \(now) ms; the model admits")
         }
         let wait = next - now - Self.burst * Self.interval
-        let told =
-          Int(retryAfter.components.seconds) * 1_000
-          + Int(retryAfter.components.attoseconds / 1_000_000_000_000_000)
+        let told = Int((retryAfter * 1_000).rounded())
         guard told == wait else {
           throw ExplorationFailure(description: "retry after \(told) ms; the model says \(wait)")
         }
@@ -66,7 +64,7 @@ struct RateBucketsWorld: ExplorableWorld {
     }
     for key in ["a", "b"] {
       let full = (arrival[key] ?? 0) <= now
-      let tokens = machine.tokens(key, now: .milliseconds(now))
+      let tokens = machine.tokens(key, now: Double(now) / 1_000)
       let expected = Double(Self.burst) - Double(max(0, (arrival[key] ?? 0) - now)) / Double(Self.interval)
       guard abs(tokens - expected) < 1e-9 else {
         throw ExplorationFailure(description: "\(key) holds \(tokens) tokens; the model \(expected)")
@@ -83,9 +81,10 @@ struct RateBucketsWorld: ExplorableWorld {
 
 /// A manual clock for a service's rates.
 final class RateTestClock: Sendable {
-  let time = Locked(Duration.zero)
-  func advance(_ duration: Duration) { time.withLock { $0 += duration } }
-  var read: @Sendable () -> Duration { { [time] in time.withLock { $0 } } }
+  let time = Locked(0.0)
+  /// Moves the time on by `seconds`.
+  func advance(_ seconds: Double) { time.withLock { $0 += seconds } }
+  var read: @Sendable () -> Double { { [time] in time.withLock { $0 } } }
 }
 
 @Suite("What a scope may cost", .timeLimit(.minutes(20)))
@@ -132,14 +131,14 @@ struct WireBudgetsTests {
   @Test("a rate admits after its retry-after, not before; a bucket that refilled is no longer kept")
   func retryAfterAdmits() {
     var buckets = WireRateBuckets<Int>(rate: WireRate(perSecond: 2, burst: 3))
-    for _ in 0..<3 { #expect(buckets.take(for: 1, now: .zero) == .admitted) }
-    #expect(buckets.take(for: 1, now: .zero) == .refused(retryAfter: .milliseconds(500)))
-    #expect(buckets.take(for: 1, now: .milliseconds(499)) == .refused(retryAfter: .milliseconds(1)))
-    #expect(buckets.take(for: 1, now: .milliseconds(500)) == .admitted)
-    #expect(buckets.take(4, for: 2, now: .milliseconds(500)) == .overBurst)
+    for _ in 0..<3 { #expect(buckets.take(for: 1, now: 0) == .admitted) }
+    #expect(buckets.take(for: 1, now: 0) == .refused(retryAfter: 0.5))
+    #expect(buckets.take(for: 1, now: 0.499) == .refused(retryAfter: 0.001))
+    #expect(buckets.take(for: 1, now: 0.5) == .admitted)
+    #expect(buckets.take(4, for: 2, now: 0.5) == .overBurst)
     #expect(buckets.keptCount == 1)
     // Key 1 is full again after 1.5 s: the next calls sweep it.
-    for key in 10..<12 { _ = buckets.take(0, for: key, now: .seconds(3)) }
+    for key in 10..<12 { _ = buckets.take(0, for: key, now: 3.0) }
     #expect(buckets.keptCount == 0)
   }
 
@@ -237,14 +236,14 @@ struct WireBudgetsTests {
     }
     let (late, lateClient) = await Self.subscribe(service, "u", ["all": nil])
     let refusal = try #require(lateClient.state.withLock { $0.errors.first })
-    #expect(refusal.code == .rateLimited && refusal.retryAfter == .milliseconds(500))
+    #expect(refusal.code == .rateLimited && refusal.retryAfter == 0.5)
     // Another scope is not slowed.
     let (other, otherClient) = await Self.subscribe(service, "v", ["all": nil])
     #expect(otherClient.state.withLock { $0.errors.isEmpty })
-    clock.advance(.milliseconds(499))
+    clock.advance(0.499)
     await late.receive(bytes(.subscribeViews(["all": nil], stream: nil, from: nil), format: 3))
     #expect(lateClient.state.withLock { $0.errors.map(\.code) } == [.rateLimited, .rateLimited])
-    clock.advance(.milliseconds(500))
+    clock.advance(0.5)
     await late.receive(bytes(.subscribeViews(["all": nil], stream: nil, from: nil), format: 3))
     #expect(lateClient.state.withLock { $0.errors.count } == 2)
     #expect(await late.isSubscribed)
@@ -274,7 +273,7 @@ struct WireBudgetsTests {
     // A third scope from the same address: refused by the address's rate, its own scope untouched.
     let (third, thirdClient) = await Self.subscribe(service, "c", ["all": nil], origin: address)
     let refusal = try #require(thirdClient.state.withLock { $0.errors.first })
-    #expect(refusal.code == .rateLimited && refusal.retryAfter == .seconds(1))
+    #expect(refusal.code == .rateLimited && refusal.retryAfter == 1.0)
     #expect(refusal.detail.contains("origin") && refusal.detail.contains("subscribesPerOrigin"))
     // Scope c's own bucket is full: from elsewhere it subscribes twice at once.
     for _ in 0..<2 {
@@ -283,7 +282,7 @@ struct WireBudgetsTests {
       sessions.append(session)
     }
     // Fresh views per origin: two at once from the address.
-    clock.advance(.seconds(10))
+    clock.advance(10.0)
     let (viewer, viewerClient) = await Self.subscribe(
       service, "d", ["x": Self.search("a"), "y": Self.search("b"), "z": Self.search("c")], origin: address)
     #expect(viewerClient.state.withLock { $0.errors.map(\.code) } == [.limitReached])
@@ -301,14 +300,14 @@ struct WireBudgetsTests {
     ) { (_: String) in { _ in true } }
     await service.useClock(clock.read, jitter: { $0 * Double.random(in: 0..<0.5) })
     let (first, _) = await Self.subscribe(service, "u", ["all": nil])
-    var waits: [Duration] = []
+    var waits: [Double] = []
     let (late, client) = await Self.subscribe(service, "u", ["all": nil])
     for _ in 0..<20 {
       await late.receive(bytes(.subscribeViews(["all": nil], stream: nil, from: nil), format: 3))
     }
     waits = client.state.withLock { $0.errors.compactMap(\.retryAfter) }
     #expect(waits.count == 21)
-    #expect(waits.allSatisfy { $0 >= .seconds(1) && $0 < .milliseconds(1_500) })
+    #expect(waits.allSatisfy { $0 >= 1.0 && $0 <= 1.5 }, "1 s and up to half of it, to the millisecond")
     #expect(Set(waits).count > 1)
     await first.close()
     await late.close()
@@ -332,7 +331,7 @@ struct WireBudgetsTests {
     #expect(secondClient.state.withLock { $0.errors.isEmpty })
     let (third, thirdClient) = await Self.subscribe(service, "u", ["z": Self.search("c")])
     #expect(thirdClient.state.withLock { $0.errors.map(\.code) } == [.rateLimited])
-    #expect(thirdClient.state.withLock { $0.errors.first?.retryAfter } == .seconds(1))
+    #expect(thirdClient.state.withLock { $0.errors.first?.retryAfter } == 1.0)
     // More fresh views at once than the burst never fit: a limit, not a rate.
     let three = Dictionary(uniqueKeysWithValues: (0..<3).map { ("n\($0)", Self.search("n\($0)")) })
     await third.receive(bytes(.subscribeViews(three, stream: nil, from: nil), format: 3))
@@ -342,11 +341,11 @@ struct WireBudgetsTests {
     let stream = firstClient.state.withLock { $0.stream }
     await first.close()
     await second.close()
-    clock.advance(.seconds(1))
+    clock.advance(1.0)
     let (resumed, resumedClient) = await Self.subscribe(
       service, "u", ["x": Self.search("a"), "y": Self.search("b")], from: version, stream: stream)
     #expect(resumedClient.state.withLock { $0.errors.map(\.code) } == [.rateLimited])
-    clock.advance(.seconds(1))
+    clock.advance(1.0)
     await resumed.receive(
       bytes(
         .subscribeViews(["x": Self.search("a"), "y": Self.search("b")], stream: stream, from: version),
@@ -360,7 +359,7 @@ struct WireBudgetsTests {
     "an error's retry-after crosses the wire in seconds and back; one that is not a duration is malformed")
   func retryAfterOnTheWire() throws {
     let coder = WireCoder()
-    let error = WireError(.rateLimited, "slow down", retryAfter: .milliseconds(1_250))
+    let error = WireError(.rateLimited, "slow down", retryAfter: 1.25)
     let data = coder.encode(WireMessage<TestSection>.error(error))
     #expect(String(decoding: data, as: UTF8.self).contains("\"retryAfter\":1.25"))
     guard case .error(let decoded) = try coder.decode(data, as: TestSection.self) else {
