@@ -642,8 +642,8 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
       key.scope == scope && !distinct.contains(key) && views.live[key]?.users == 1
     }.count
     let held = (liveViewsPerScope[scope] ?? 0) - freed
-    if held + added.count > limits.viewsPerScope {
-      let past = added[max(0, limits.viewsPerScope - held)]
+    if !added.isEmpty, held + added.count > limits.viewsPerScope {
+      let past = added[min(added.count - 1, max(0, limits.viewsPerScope - held))]
       let view = past.name.isEmpty ? "the query \(past.key.query?.name ?? "")" : "view \(past.name)"
       throw WireError(
         .limitReached,
