@@ -21,8 +21,9 @@
 /// - **Views**: sessions of one scope that ask for the same view (in any format, and in any spelling the
 ///   query folds: see ``WireQuery/init(_:parameters:canonical:make:)``) share it, so what a view costs
 ///   per write (stepping it through each batch) is paid once per scope. ``viewsPerScope`` bounds the
-///   distinct views a scope's sessions show at once; a subscribe that would show more is refused and
-///   names the first view past the budget. A view no session shows any more is returned at once, or kept
+///   distinct views a scope's sessions show at once, and ``viewsPerOrigin`` those the sessions of one
+///   origin show, whatever their scopes (so that one address cannot spread its views over many users); a
+///   subscribe that would show more is refused and names the first view past the budget. A view no session shows any more is returned at once, or kept
 ///   among the service's idle views (`keepingIdleViews`, shared by every scope) for a client that resumes.
 /// - **Rates**: ``subscribes`` bounds the subscribes a scope makes (accepted or not), and ``freshViews``
 ///   the views its subscribes make that no session holds and none is kept idle, each of which is projected
@@ -41,6 +42,9 @@ public struct WireLimits: Hashable, Sendable {
   /// The most distinct views one scope's sessions may show at once (a query with its canonical
   /// parameters, or the whole scope).
   public var viewsPerScope: Int
+  /// The most distinct views the sessions of one origin (``WireService/session(scope:origin:pacing:sink:send:)``)
+  /// may show at once, whatever their scopes: a view several of its sessions show counts once.
+  public var viewsPerOrigin: Int
   /// The subscribes one scope may make, accepted or not; `nil`: any number.
   public var subscribes: WireRate?
   /// The views one scope's subscribes may make that no session holds and none is kept idle; `nil`: any
@@ -58,6 +62,8 @@ public struct WireLimits: Hashable, Sendable {
   ///   - subscriptionsPerScope: The most connections of one scope subscribed at once; 64 by default.
   ///   - viewsPerSubscribe: The most views one subscribe may name; 16 by default.
   ///   - viewsPerScope: The most distinct views one scope shows at once; 64 by default.
+  ///   - viewsPerOrigin: The most distinct views one origin's sessions show at once, whatever their
+  ///     scopes; 128 by default (an address may be several users').
   ///   - subscribes: The subscribes one scope may make; 4 a second with bursts of 64 by default, so that
   ///     every connection of a scope may resubscribe at once after a restart.
   ///   - freshViews: The views no session holds that one scope's subscribes may make; 8 a second with
@@ -68,6 +74,7 @@ public struct WireLimits: Hashable, Sendable {
   ///     bursts of 128 by default.
   public init(
     subscriptionsPerScope: Int = 64, viewsPerSubscribe: Int = 16, viewsPerScope: Int = 64,
+    viewsPerOrigin: Int = 128,
     subscribes: WireRate? = WireRate(perSecond: 4, burst: 64),
     freshViews: WireRate? = WireRate(perSecond: 8, burst: 64),
     subscribesPerOrigin: WireRate? = WireRate(perSecond: 8, burst: 128),
@@ -76,13 +83,14 @@ public struct WireLimits: Hashable, Sendable {
     self.subscriptionsPerScope = subscriptionsPerScope
     self.viewsPerSubscribe = viewsPerSubscribe
     self.viewsPerScope = viewsPerScope
+    self.viewsPerOrigin = viewsPerOrigin
     self.subscribes = subscribes
     self.freshViews = freshViews
     self.subscribesPerOrigin = subscribesPerOrigin
     self.freshViewsPerOrigin = freshViewsPerOrigin
   }
 
-  /// No count or rate per scope but the views per subscribe, and the default rates per origin: the
+  /// No count or rate per scope but the views per subscribe, and the default budget and rates per origin: the
   /// default of a service with no scope, whose clients all share one scope (a rate per scope would let
   /// one client use up every other's). Give sessions their origin to rate them.
   public static var unscoped: WireLimits {

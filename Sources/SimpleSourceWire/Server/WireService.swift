@@ -69,7 +69,8 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   /// The sections a scope may see, read from a section's own content (its id and header).
   public typealias Sections = @Sendable (Scope) -> @Sendable (Section) -> Bool
 
-  // Guard map: `admissions` and the scopes' states and views (`scopes`, `views`, `viewsMade`, `liveViewsPerScope`)
+  // Guard map: `admissions` and the scopes' states and views (`scopes`, `views`, `viewsMade`, `liveViewsPerScope`,
+  // `viewsOfOrigins`)
   // and the rates' buckets (`subscribeRates`, `freshViewRates`) are the actor's. The edit answers (`answers`) and the
   // counters `sessionsMade` and `resetsEncoded` are locks of their own, taken alone; each shared state's and view's
   // encodings and steps are behind their own locks. A scope's state is started by one task (its `start`), which every
@@ -119,6 +120,9 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   /// How many distinct views each scope's sessions show now, counted against
   /// ``WireLimits/viewsPerScope``.
   var liveViewsPerScope: [Scope: Int] = [:]
+  /// The distinct views each origin's sessions show now, each with the number of its sessions' leases of
+  /// it, counted against ``WireLimits/viewsPerOrigin``.
+  var viewsOfOrigins: [String: [ViewKey: Int]] = [:]
   /// The subscribes each scope and origin made lately, against ``WireLimits/subscribes`` and
   /// ``WireLimits/subscribesPerOrigin``.
   var subscribeRates: ScopeAndOriginRates<Scope>
@@ -299,6 +303,8 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   struct ViewLease: Sendable {
     let key: ViewKey
     let number: Int
+    /// The origin of the session that holds it, if it has one.
+    let origin: String?
   }
 
   /// What a subscribe asks for: its scope's state (format 1 or 2 with no query), one query of it
@@ -348,7 +354,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     case .views(let requested): named = requested
     }
     try checkBudget(named, scope: scope, origin: origin, leaving: replacing?.viewLeases ?? [])
-    let (views, viewLeases) = try acquireViews(named, scope: scope)
+    let (views, viewLeases) = try acquireViews(named, scope: scope, origin: origin)
     let counted = admissions.scope(of: session)
     guard admissions.admit(session, to: scope, limit: limits.subscriptionsPerScope) else {
       release(viewLeases)
@@ -537,7 +543,9 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   /// - Throws: ``WireError``: `unknownQuery` or `invalidParameters`, naming the view of a subscribe of
   ///   several views; nothing is acquired then.
   /// - Complexity: O(*v*) for *v* views, besides their queries' parameter checks.
-  private func acquireViews(_ requested: [String: WireQueryRequest?], scope: Scope) throws(WireError) -> (
+  private func acquireViews(
+    _ requested: [String: WireQueryRequest?], scope: Scope, origin: String?
+  ) throws(WireError) -> (
     views: [String: SharedViewSteps<Section>], leases: [ViewLease]
   ) {
     var projections: [String: (ViewKey, Projection<Section>)] = [:]
@@ -570,7 +578,8 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
         self.views.add(key, entry)
       }
       views[name] = entry.view
-      leases.append(ViewLease(key: key, number: entry.number))
+      leases.append(ViewLease(key: key, number: entry.number, origin: origin))
+      if let origin { viewsOfOrigins[origin, default: [:]][key, default: 0] += 1 }
     }
     return (views, leases)
   }
@@ -579,6 +588,15 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   /// - Complexity: O(*v* × idle views kept) for *v* views.
   func release(_ leases: [ViewLease]) {
     for lease in leases {
+      if let origin = lease.origin, let held = viewsOfOrigins[origin]?[lease.key] {
+        if held > 1 {
+          viewsOfOrigins[origin]?[lease.key] = held - 1
+        } else if viewsOfOrigins[origin]?.count == 1 {
+          viewsOfOrigins[origin] = nil
+        } else {
+          viewsOfOrigins[origin]?[lease.key] = nil
+        }
+      }
       let wasLive = views.live[lease.key]?.entry.number == lease.number
       _ = views.release(lease.key, number: lease.number)
       guard wasLive, views.live[lease.key] == nil else { continue }
@@ -620,9 +638,10 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     }
   }
 
-  /// Refuses a subscribe of `scope` whose views would take the scope past ``WireLimits/viewsPerScope``
-  /// (the views `leaving`, which the session gives up for these, are not counted when it alone shows
-  /// them), and one that makes more views no one holds than ``WireLimits/freshViews`` admits now.
+  /// Refuses a subscribe of `scope` whose views would take the scope past ``WireLimits/viewsPerScope`` or
+  /// its origin past ``WireLimits/viewsPerOrigin`` (the views `leaving`, which the session gives up for
+  /// these, are not counted when it alone shows them), and one that makes more views no one holds than
+  /// ``WireLimits/freshViews`` admits now.
   /// - Throws: ``WireError/Code-swift.struct/limitReached`` naming the budget and the first view past it,
   ///   or ``WireError/Code-swift.struct/rateLimited``; nothing is taken from any rate then.
   /// - Complexity: O(*v*) for *v* views asked and left.
@@ -650,9 +669,36 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
         "\(view): this scope shows \(limits.viewsPerScope) views (viewsPerScope), as many as the server allows"
       )
     }
+    if let origin { try checkOriginBudget(named, scope: scope, origin: origin, leaving: leaving) }
     try freshViewRates.take(fresh, scope: scope, origin: origin, now: now(), jitter: jitter)
   }
 
+  /// Refuses a subscribe from `origin` whose views would take the views its sessions show past
+  /// ``WireLimits/viewsPerOrigin`` (a view `leaving` does not count when it is the origin's last lease of it).
+  /// - Throws: ``WireError/Code-swift.struct/limitReached`` naming the budget and the first view past it.
+  /// - Complexity: O(*v*) for *v* views asked and left.
+  private func checkOriginBudget(
+    _ named: [String: WireQueryRequest?], scope: Scope, origin: String, leaving: [ViewLease]
+  ) throws(WireError) {
+    let shown = viewsOfOrigins[origin] ?? [:]
+    var distinct = Set<ViewKey>()
+    var added: [String] = []
+    for (name, query) in named.sorted(by: { $0.key < $1.key }) {
+      let key = ViewKey(query: query, scope: scope)
+      guard distinct.insert(key).inserted, shown[key] == nil else { continue }
+      added.append(name.isEmpty ? "the query \(query?.name ?? "")" : "view \(name)")
+    }
+    guard !added.isEmpty else { return }
+    var leaves: [ViewKey: Int] = [:]
+    for lease in leaving where lease.origin == origin { leaves[lease.key, default: 0] += 1 }
+    let freed = leaves.filter { key, count in !distinct.contains(key) && shown[key] == count }.count
+    let held = shown.count - freed
+    guard held + added.count > limits.viewsPerOrigin else { return }
+    throw WireError(
+      .limitReached,
+      "\(added[min(added.count - 1, max(0, limits.viewsPerOrigin - held))]): this address shows \(limits.viewsPerOrigin) views (viewsPerOrigin), as many as the server allows"
+    )
+  }
 }
 
 extension WireService where Scope == NoScope {

@@ -219,6 +219,55 @@ struct WireBudgetsTests {
     #expect(await service.liveViewsPerScope.isEmpty)
   }
 
+  @Test(
+    "an origin's budget counts the views of all its scopes; one its scope shows already costs nothing more; other origins have their own; a close gives it back"
+  )
+  func viewsPerOrigin() async throws {
+    let source = try BasicDataSource(sections: layout("A: a b c"))
+    let service = WireService(
+      source: source, stream: "s", queries: [Self.search(folding: true)],
+      limits: WireLimits(viewsPerOrigin: 4, subscribes: nil, freshViews: nil)
+    ) { (_: String) in { _ in true } }
+    // Two users of one address: two views each, four in all (a view is projected per scope).
+    let (first, firstClient) = await Self.subscribe(
+      service, "u1", ["a": Self.search("t1"), "b": Self.search("t2")], origin: "10.0.0.1")
+    let (second, secondClient) = await Self.subscribe(
+      service, "u2", ["a": Self.search("t1"), "b": Self.search("t2")], origin: "10.0.0.1")
+    #expect(firstClient.state.withLock { $0.errors.isEmpty } && secondClient.state.withLock { $0.errors.isEmpty })
+    // A third user of the address asks for a fifth view: refused, named; the others stay.
+    let (third, thirdClient) = await Self.subscribe(
+      service, "u3", ["c": Self.search("t1"), "d": Self.search("T3")], origin: "10.0.0.1")
+    let refusal = try #require(thirdClient.state.withLock { $0.errors.first })
+    #expect(refusal.code == .limitReached)
+    #expect(refusal.detail.contains("view c") && refusal.detail.contains("viewsPerOrigin"))
+    #expect(await !third.isSubscribed)
+    #expect(await first.isSubscribed)
+    #expect(await second.isSubscribed)
+    #expect(await service.liveViewCount == 4)
+    // A view the address shows already for this scope, in another spelling, costs nothing more.
+    let (again, againClient) = await Self.subscribe(service, "u1", ["x": Self.search("T1")], origin: "10.0.0.1")
+    #expect(againClient.state.withLock { $0.errors.isEmpty })
+    // Another address, and a session with no origin, are not held to this one's budget.
+    let (elsewhere, elsewhereClient) = await Self.subscribe(
+      service, "u3", ["c": Self.search("t5"), "d": Self.search("t6")], origin: "10.0.0.2")
+    let (unknown, unknownClient) = await Self.subscribe(service, "u3", ["e": Self.search("t7")])
+    #expect(elsewhereClient.state.withLock { $0.errors.isEmpty } && unknownClient.state.withLock { $0.errors.isEmpty })
+    // A session that swaps the views only it shows for as many others stays within the budget.
+    await second.receive(bytes(.subscribeViews(["a": Self.search("t1")], stream: nil, from: nil), format: 3))
+    #expect(secondClient.state.withLock { $0.errors.isEmpty })
+    await first.receive(
+      bytes(.subscribeViews(["p": Self.search("t8"), "q": Self.search("t9")], stream: nil, from: nil), format: 3))
+    #expect(firstClient.state.withLock { $0.errors.isEmpty })
+    #expect(await service.viewsOfOrigins["10.0.0.1"]?.count == 4)
+    // Closing gives the address's budget back.
+    await first.close()
+    await third.receive(bytes(.subscribeViews(["d": Self.search("t3")], stream: nil, from: nil), format: 3))
+    #expect(thirdClient.state.withLock { $0.errors.count } == 1)
+    for session in [second, third, again, elsewhere, unknown] { await session.close() }
+    #expect(await service.viewsOfOrigins.isEmpty)
+    #expect(await service.liveViewCount == 0)
+  }
+
   @Test("the subscribe rate refuses the burst's next with a retry-after, and admits it after the retry-after")
   func subscribeRate() async throws {
     let source = try BasicDataSource(sections: layout("A: a"))
