@@ -156,16 +156,29 @@ public func makeApplication(
   // package's (subscribe, queries, resume, errors). Each connection's scope is its user: the shared cards
   // and that user's private ones. Clients with the same user and query share one view and one encoded batch.
   // Clients may write over their WebSocket too (the wire format's `edit`): the same writes as the HTTP API.
+  // Guests share one scope (nil): the board limits no count or rate per scope, but per address.
+  var serviceLimits = WireLimits.unscoped
+  serviceLimits.viewsPerOrigin = limits.viewsPerAddress
   let service = WireService(
     source: board.source, stream: board.stream, queries: boardQueries, history: board.history,
-    // Guests share one scope (nil): the board limits no count or rate per scope, but per address.
-    limits: .unscoped, edits: boardWriter(board)
+    limits: serviceLimits, edits: boardWriter(board)
   ) { (user: String?) in { card in card.isVisible(to: user) } }
   let sockets = NIOLockedValueBox(AddressCounts())
   // The WebSockets each address opened lately, against `limits.webSocketsOpenedPerAddress`.
   let opened = NIOLockedValueBox(
     WireRateBuckets<String>(rate: limits.webSocketsOpenedPerAddress ?? WireRate(perSecond: 1, burst: 1)))
   let userSockets = NIOLockedValueBox(AddressCounts())
+  /// How long until `address` may open a WebSocket, if its rate refuses one now (read, not taken): the
+  /// connection's ``RequestGuard`` answers such an upgrade 429 before it reaches the upgrade.
+  @Sendable func openingWait(_ address: String) -> Double? {
+    guard limits.limitsAddresses, limits.webSocketsOpenedPerAddress != nil,
+      case .refused(let wait) = opened.withLockedValue({
+        $0.check(for: address, now: ProcessInfo.processInfo.systemUptime)
+      })
+    else { return nil }
+    // The wait and up to half of it again, so that refused clients do not return together.
+    return wait + wait * Double.random(in: 0..<0.5)
+  }
   router.ws("/live") { request, _ in
     do {
       _ = try user(of: request)
@@ -178,6 +191,7 @@ public func makeApplication(
     // `limits.webSocketsPerUser`: past either, the new one is closed with a reason, and the others go on.
     let address = context.requestContext.channel.remoteAddress?.ipAddress ?? "unknown"
     let user = try? user(of: context.request)
+    // Taken here, once upgraded: one that raced past the check above is closed with 1013.
     if limits.limitsAddresses, let rate = limits.webSocketsOpenedPerAddress,
       case .refused(let wait) = opened.withLockedValue({
         $0.take(for: address, now: ProcessInfo.processInfo.systemUptime)
@@ -215,7 +229,7 @@ public func makeApplication(
     // for every client of its view (the sink), a client's own messages (its reset, answers, catching up
     // after its connection was full) are framed for it and awaited (send).
     let writer = try await SocketWriter.install(on: context.requestContext.channel)
-    // The address is the session's origin: its subscribes and fresh views are rated whatever its users
+    // The address is the session's origin: its views are budgeted and its subscribes and fresh views rated whatever its users
     // (unless every client has one address, a proxy's).
     let origin = limits.limitsAddresses ? address : nil
     let session = service.session(scope: user, origin: origin, sink: writer.sink) { bytes in
@@ -245,12 +259,13 @@ public func makeApplication(
   return Application(
     router: router,
     // Text frames must be UTF-8 (else closed with 1007); requests that cannot be read are answered 400 or
-    // 431 and closed, and ones that do not arrive in time are closed (ConnectionLimits).
+    // 431 and closed, and ones that do not arrive in time are closed (ConnectionLimits); upgrades from an
+    // address past its rate are answered 429 and closed.
     server: .guardedHTTP1WebSocketUpgrade(
       webSocketRouter: router, limits: limits,
       ws: .init(
         maxFrameSize: maxInbound, autoPing: .enabled(timePeriod: limits.webSocketPing), validateUTF8: true
-      )),
+      ), openingWait: openingWait),
     configuration: .init(address: .hostname(host, port: port)),
     onServerRunning: { channel in await onListening(channel.localAddress?.port ?? port) },
     logger: logger)

@@ -38,6 +38,11 @@ public struct ConnectionLimits: Sendable {
   /// is closed as soon as it opens, with 1008 and a reason naming the limit. Guests share one view of the
   /// board and are held to the limit per address instead. `Int.max`: no limit.
   public var webSocketsPerUser = 16
+  /// The most distinct views the WebSockets of one address may show at once, whatever their users (the
+  /// service's `WireLimits.viewsPerOrigin`): past it, a subscribe is refused with `limitReached` naming the
+  /// budget. Views are stepped through every write, so this bounds what one address adds to each write's
+  /// cost, however many users it spreads them over. Not applied when ``webSocketsPerAddress`` is `Int.max`.
+  public var viewsPerAddress = 32
 
   /// How often the server pings each WebSocket; one that has not answered the previous ping is closed. A
   /// proxy in front (nginx's `proxy_read_timeout`) sees these pings as the instance's sign of life, so a
@@ -59,7 +64,7 @@ public struct ConnectionLimits: Sendable {
   var limitsAddresses: Bool { webSocketsPerAddress != .max }
 
   /// The defaults: 10 s, 10 s, 30 s, 16 KiB, 64 WebSockets per address (8 opened a second, 64 at once)
-  /// and 16 per user, 256 connections per address, and as many connections in all as the descriptor
+  /// and 16 per user, 32 views per address, 256 connections per address, and as many connections in all as the descriptor
   /// limit allows less the reserve.
   public init() {}
 
@@ -145,8 +150,10 @@ struct AddressCounts {
 
 /// Sits after NIO's HTTP request decoder, before Hummingbird's handlers: answers a request the decoder
 /// refuses (400, or 431 for a head over the limit) and closes the connection, and closes a connection
-/// whose request does not arrive within its time (408 for the first request, nothing for an idle one). It
-/// removes itself when a request asks to upgrade to a WebSocket: the WebSocket's own checks take over.
+/// whose request does not arrive within its time (408 for the first request, nothing for an idle one). A
+/// request to upgrade to a WebSocket from an address past its rate (`openingWait`) is answered 429 with
+/// `Retry-After` and closed, before the upgrade's work; any other upgrade passes, and the handler removes
+/// itself: the WebSocket's own checks take over.
 final class RequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
   typealias InboundIn = HTTPServerRequestPart
   typealias InboundOut = HTTPServerRequestPart
@@ -163,10 +170,15 @@ final class RequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
   }
 
   let limits: ConnectionLimits
+  /// How long the connection's address must wait to open a WebSocket, if its rate refuses one now.
+  let openingWait: @Sendable (String) -> Double?
   private var state = State.awaitingHead(first: true)
   private var timer: Scheduled<Void>?
 
-  init(limits: ConnectionLimits) { self.limits = limits }
+  init(limits: ConnectionLimits, openingWait: @escaping @Sendable (String) -> Double? = { _ in nil }) {
+    self.limits = limits
+    self.openingWait = openingWait
+  }
 
   func handlerAdded(context: ChannelHandlerContext) { arm(context) }
   func handlerRemoved(context: ChannelHandlerContext) { timer?.cancel() }
@@ -175,6 +187,13 @@ final class RequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
     switch unwrapInboundIn(data) {
     case .head(let head):
       if head.headers.contains(name: "upgrade") {
+        let address = context.channel.remoteAddress?.ipAddress ?? "unknown"
+        if let wait = openingWait(address) {
+          // Refused as a plain HTTP answer: no upgrade, no WebSocket, no task for it.
+          let reason = "rateLimited: retryAfter \(String(format: "%.3f", wait)) (this address opens WebSockets too often)"
+          refuse(context, .tooManyRequests, headers: [("retry-after", String(Int(wait.rounded(.up))))], body: reason)
+          return
+        }
         // A WebSocket from here on: no HTTP response will pass this handler again.
         timer?.cancel()
         context.fireChannelRead(data)
@@ -235,13 +254,22 @@ final class RequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
     }
   }
 
-  /// Answers `status` with no body, and closes the connection once it is written.
-  private func refuse(_ context: ChannelHandlerContext, _ status: HTTPResponseStatus) {
+  /// Answers `status` with `headers` and `body` (none by default), and closes the connection once it is
+  /// written.
+  private func refuse(
+    _ context: ChannelHandlerContext, _ status: HTTPResponseStatus, headers: [(String, String)] = [],
+    body: String = ""
+  ) {
     timer?.cancel()
     state = .responding
-    let head = HTTPResponseHead(
-      version: .http1_1, status: status, headers: ["connection": "close", "content-length": "0"])
+    var fields = HTTPHeaders(headers)
+    fields.add(name: "connection", value: "close")
+    fields.add(name: "content-length", value: String(body.utf8.count))
+    let head = HTTPResponseHead(version: .http1_1, status: status, headers: fields)
     context.write(wrapOutboundOut(.head(head)), promise: nil)
+    if !body.isEmpty {
+      context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: body)))), promise: nil)
+    }
     let channel = context.channel
     context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in channel.close(promise: nil) }
   }
@@ -282,10 +310,17 @@ final class MaskedFramesCheck: ChannelInboundHandler, RemovableChannelHandler {
 /// and its connection closed once its handling ends (a request the upgrade handler could not read left it
 /// open, answered nothing).
 struct GuardedHTTPChannel: ServerChildChannel {
-  typealias Value = HTTP1WebSocketUpgradeChannel.Value
+  /// Hummingbird's value, and the negotiation of the connection's first request (a WebSocket, plain HTTP).
+  struct Value: ServerChildChannelValue {
+    let inner: HTTP1WebSocketUpgradeChannel.Value
+    let negotiated: EventLoopFuture<HTTP1WebSocketUpgradeChannel.UpgradeResult>
+    var channel: any Channel { inner.channel }
+  }
   let inner: HTTP1WebSocketUpgradeChannel
   let limits: ConnectionLimits
   let counts: ConnectionCounts
+  /// How long an address must wait to open a WebSocket, if its rate refuses one now.
+  let openingWait: @Sendable (String) -> Double?
 
   func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
     // Past the server's or the address's connections, closed as accepted: nothing is read or kept.
@@ -300,12 +335,14 @@ struct GuardedHTTPChannel: ServerChildChannel {
       // The inner setup built the pipeline synchronously, on the channel's loop; its future is the upgrade's.
       let decoder = try channel.pipeline.syncOperations.handler(
         type: ByteToMessageHandler<HTTPRequestDecoder>.self)
-      try channel.pipeline.syncOperations.addHandler(RequestGuard(limits: limits), position: .after(decoder))
+      try channel.pipeline.syncOperations.addHandler(
+        RequestGuard(limits: limits, openingWait: openingWait), position: .after(decoder))
       // The frame check goes in when the upgrade succeeds: its promise's callbacks run on the loop before
       // the upgrade handler passes on the bytes that came with the request, so no frame is read unchecked.
       let upgrade = try channel.pipeline.syncOperations.handler(
         type: NIOTypedHTTPServerUpgradeHandler<HTTP1WebSocketUpgradeChannel.UpgradeResult>.self)
-      upgrade.upgradeResultFuture.whenSuccess { result in
+      let negotiated = upgrade.upgradeResultFuture
+      negotiated.whenSuccess { result in
         guard case .websocket = result else { return }
         do {
           try MaskedFramesCheck.add(to: channel)
@@ -313,23 +350,36 @@ struct GuardedHTTPChannel: ServerChildChannel {
           channel.close(promise: nil)
         }
       }
+      return value.map { Value(inner: $0, negotiated: negotiated) }
     } catch {
       channel.close(promise: nil)
       return channel.eventLoop.makeFailedFuture(error)
     }
-    return value
   }
 
   func handle(value: Value, logger: Logger) async {
-    await inner.handle(value: value, logger: logger)
+    do {
+      _ = try await value.negotiated.get()
+    } catch {
+      // Closed before its first request was negotiated: one the guard answered itself (400, 408, 429,
+      // 431) or one its client closed. Nothing is left to handle, and nothing the server did wrong to log
+      // at error level (Hummingbird's handler would, once per connection: what a client could make the
+      // server write without bound).
+      logger.debug("a connection closed before its first request", metadata: ["error.type": "\(error)"])
+      try? await value.channel.close()
+      return
+    }
+    await inner.handle(value: value.inner, logger: logger)
     try? await value.channel.close()
   }
 }
 
 extension HTTPServerBuilder {
-  /// HTTP/1 with WebSocket upgrade, each connection guarded by ``RequestGuard`` with `limits`.
+  /// HTTP/1 with WebSocket upgrade, each connection guarded by ``RequestGuard`` with `limits` and
+  /// `openingWait` (how long an address must wait to open a WebSocket, if its rate refuses one now).
   static func guardedHTTP1WebSocketUpgrade(
-    webSocketRouter: Router<BoardRequestContext>, limits: ConnectionLimits, ws: WebSocketServerConfiguration
+    webSocketRouter: Router<BoardRequestContext>, limits: ConnectionLimits, ws: WebSocketServerConfiguration,
+    openingWait: @escaping @Sendable (String) -> Double? = { _ in nil }
   ) -> HTTPServerBuilder {
     let webSocketResponder = webSocketRouter.buildResponder()
     var http1 = HTTP1Channel.Configuration(idleTimeout: TimeAmount(limits.idle))
@@ -341,7 +391,7 @@ extension HTTPServerBuilder {
       GuardedHTTPChannel(
         inner: HTTP1WebSocketUpgradeChannel(
           responder: responder, webSocketResponder: webSocketResponder, configuration: configuration),
-        limits: limits, counts: counts)
+        limits: limits, counts: counts, openingWait: openingWait)
     }
   }
 }
