@@ -168,16 +168,37 @@ public func makeApplication(
   let opened = NIOLockedValueBox(
     WireRateBuckets<String>(rate: limits.webSocketsOpenedPerAddress ?? WireRate(perSecond: 1, burst: 1)))
   let userSockets = NIOLockedValueBox(AddressCounts())
-  /// How long until `address` may open a WebSocket, if its rate refuses one now (read, not taken): the
-  /// connection's ``RequestGuard`` answers such an upgrade 429 before it reaches the upgrade.
-  @Sendable func openingWait(_ address: String) -> Double? {
-    guard limits.limitsAddresses, limits.webSocketsOpenedPerAddress != nil,
-      case .refused(let wait) = opened.withLockedValue({
-        $0.check(for: address, now: ProcessInfo.processInfo.systemUptime)
-      })
-    else { return nil }
-    // The wait and up to half of it again, so that refused clients do not return together.
-    return wait + wait * Double.random(in: 0..<0.5)
+  /// Why an upgrade from `address` to `uri` is refused now, if it is, read from the limits' counts and
+  /// rates without taking from them: the connection's ``RequestGuard`` answers such an upgrade 429 before
+  /// it is made. An upgrade that races past this check is refused as it opens, below.
+  @Sendable func upgradeRefusal(_ address: String, _ uri: String) -> UpgradeRefusal? {
+    if limits.limitsAddresses {
+      if let rate = limits.webSocketsOpenedPerAddress,
+        case .refused(let wait) = opened.withLockedValue({
+          $0.check(for: address, now: ProcessInfo.processInfo.systemUptime)
+        })
+      {
+        // The wait and up to half of it again, so that refused clients do not return together.
+        let seconds = wait + wait * Double.random(in: 0..<0.5)
+        return UpgradeRefusal(
+          retryAfter: seconds,
+          reason:
+            "rateLimited: retryAfter \(String(format: "%.3f", seconds)) (this address opens at most \(rate) WebSockets)"
+        )
+      }
+      if sockets.withLockedValue({ $0.open[address, default: 0] }) >= limits.webSocketsPerAddress {
+        return UpgradeRefusal(
+          reason:
+            "tooManyConnections: this address holds \(limits.webSocketsPerAddress) WebSockets, the most allowed")
+      }
+    }
+    if let user = URLComponents(string: uri)?.queryItems?.first(where: { $0.name == "user" })?.value,
+      userSockets.withLockedValue({ $0.open[user, default: 0] }) >= limits.webSocketsPerUser
+    {
+      return UpgradeRefusal(
+        reason: "tooManyConnections: this user holds \(limits.webSocketsPerUser) WebSockets, the most allowed")
+    }
+    return nil
   }
   router.ws("/live") { request, _ in
     do {
@@ -191,7 +212,7 @@ public func makeApplication(
     // `limits.webSocketsPerUser`: past either, the new one is closed with a reason, and the others go on.
     let address = context.requestContext.channel.remoteAddress?.ipAddress ?? "unknown"
     let user = try? user(of: context.request)
-    // Taken here, once upgraded: one that raced past the check above is closed with 1013.
+    // Taken here, once upgraded: one that raced past the guard's check (upgradeRefusal) is closed with 1013.
     if limits.limitsAddresses, let rate = limits.webSocketsOpenedPerAddress,
       case .refused(let wait) = opened.withLockedValue({
         $0.take(for: address, now: ProcessInfo.processInfo.systemUptime)
@@ -259,13 +280,13 @@ public func makeApplication(
   return Application(
     router: router,
     // Text frames must be UTF-8 (else closed with 1007); requests that cannot be read are answered 400 or
-    // 431 and closed, and ones that do not arrive in time are closed (ConnectionLimits); upgrades from an
-    // address past its rate are answered 429 and closed.
+    // 431 and closed, and ones that do not arrive in time are closed (ConnectionLimits); upgrades the
+    // limits refuse already are answered 429 and closed.
     server: .guardedHTTP1WebSocketUpgrade(
       webSocketRouter: router, limits: limits,
       ws: .init(
         maxFrameSize: maxInbound, autoPing: .enabled(timePeriod: limits.webSocketPing), validateUTF8: true
-      ), openingWait: openingWait),
+      ), refusal: upgradeRefusal),
     configuration: .init(address: .hostname(host, port: port)),
     onServerRunning: { channel in await onListening(channel.localAddress?.port ?? port) },
     logger: logger)

@@ -23,19 +23,22 @@ public struct ConnectionLimits: Sendable {
   public var idle = Duration.seconds(30)
   /// The largest request head (request line and headers), in bytes.
   public var headBytes = 16 * 1024
-  /// The most WebSockets one client address may hold open at once: past it, a new one is closed as soon
-  /// as it opens, with 1008 (policy violation) and a reason naming the limit, and the others go on.
+  /// The most WebSockets one client address may hold open at once: past it, a new one's upgrade is
+  /// answered 429 with a reason naming the limit (or, racing past that check, it is closed as it opens with
+  /// 1008, policy violation, and the same reason), and the others go on.
   /// `Int.max`: no limit, and no rate per address either (behind a proxy, every client has the proxy's
   /// address: limit there instead).
   public var webSocketsPerAddress = 64
-  /// The WebSockets one client address may open, sustained and at once: past it, a new one is closed as
-  /// soon as it opens, with 1013 (try again later) and a reason `rateLimited: retryAfter <seconds>`, so
-  /// that connecting and closing in a loop costs the client its own time. Its sessions' subscribes and
+  /// The WebSockets one client address may open, sustained and at once: past it, a new one's upgrade is
+  /// answered 429 with `Retry-After` and a reason `rateLimited: retryAfter <seconds>` (racing past that
+  /// check, closed as it opens with 1013, try again later), so that connecting and closing in a loop costs
+  /// the client its own time and the server one HTTP answer. Its sessions' subscribes and
   /// fresh views are rated per address too (the service's `WireLimits`, the address as their origin).
   /// `nil`: no rate.
   public var webSocketsOpenedPerAddress: WireRate? = WireRate(perSecond: 8, burst: 64)
-  /// The most WebSockets one user (`?user=`) may hold open at once, from any addresses: past it, a new one
-  /// is closed as soon as it opens, with 1008 and a reason naming the limit. Guests share one view of the
+  /// The most WebSockets one user (`?user=`) may hold open at once, from any addresses: past it, a new
+  /// one's upgrade is answered 429 with a reason naming the limit (racing past that check, closed as it
+  /// opens with 1008). Guests share one view of the
   /// board and are held to the limit per address instead. `Int.max`: no limit.
   public var webSocketsPerUser = 16
   /// The most distinct views the WebSockets of one address may show at once, whatever their users (the
@@ -148,12 +151,24 @@ struct AddressCounts {
   }
 }
 
+/// Why a WebSocket upgrade is refused before it is made: answered 429 with `reason` as the body, and
+/// `Retry-After` (whole seconds, rounded up) when the client may retry after a wait.
+struct UpgradeRefusal: Sendable {
+  /// Why an upgrade from an address (its IP address) to a URI (the request's) is refused now, if it is.
+  typealias Check = @Sendable (_ address: String, _ uri: String) -> UpgradeRefusal?
+  /// Seconds until the client may retry; `nil` for a limit that a wait alone does not lift.
+  var retryAfter: Double?
+  /// The body: the refusal's code and why, as a WebSocket's close reason would say it.
+  var reason: String
+}
+
 /// Sits after NIO's HTTP request decoder, before Hummingbird's handlers: answers a request the decoder
 /// refuses (400, or 431 for a head over the limit) and closes the connection, and closes a connection
 /// whose request does not arrive within its time (408 for the first request, nothing for an idle one). A
-/// request to upgrade to a WebSocket from an address past its rate (`openingWait`) is answered 429 with
-/// `Retry-After` and closed, before the upgrade's work; any other upgrade passes, and the handler removes
-/// itself: the WebSocket's own checks take over.
+/// request to upgrade to a WebSocket that the limits refuse already (`refusal`: an address past its rate or
+/// its WebSockets, a user past theirs) is answered 429 (with `Retry-After` for a rate) and closed, before
+/// the upgrade's work; any other upgrade passes, and the handler removes itself: the WebSocket's own checks
+/// take over.
 final class RequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
   typealias InboundIn = HTTPServerRequestPart
   typealias InboundOut = HTTPServerRequestPart
@@ -170,14 +185,14 @@ final class RequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
   }
 
   let limits: ConnectionLimits
-  /// How long the connection's address must wait to open a WebSocket, if its rate refuses one now.
-  let openingWait: @Sendable (String) -> Double?
+  /// Why an upgrade from an address to a URI is refused now, if it is.
+  let refusal: UpgradeRefusal.Check
   private var state = State.awaitingHead(first: true)
   private var timer: Scheduled<Void>?
 
-  init(limits: ConnectionLimits, openingWait: @escaping @Sendable (String) -> Double? = { _ in nil }) {
+  init(limits: ConnectionLimits, refusal: @escaping UpgradeRefusal.Check = { _, _ in nil }) {
     self.limits = limits
-    self.openingWait = openingWait
+    self.refusal = refusal
   }
 
   func handlerAdded(context: ChannelHandlerContext) { arm(context) }
@@ -188,10 +203,10 @@ final class RequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
     case .head(let head):
       if head.headers.contains(name: "upgrade") {
         let address = context.channel.remoteAddress?.ipAddress ?? "unknown"
-        if let wait = openingWait(address) {
+        if let refused = refusal(address, head.uri) {
           // Refused as a plain HTTP answer: no upgrade, no WebSocket, no task for it.
-          let reason = "rateLimited: retryAfter \(String(format: "%.3f", wait)) (this address opens WebSockets too often)"
-          refuse(context, .tooManyRequests, headers: [("retry-after", String(Int(wait.rounded(.up))))], body: reason)
+          let headers = refused.retryAfter.map { [("retry-after", String(Int($0.rounded(.up))))] } ?? []
+          refuse(context, .tooManyRequests, headers: headers, body: refused.reason)
           return
         }
         // A WebSocket from here on: no HTTP response will pass this handler again.
@@ -319,8 +334,8 @@ struct GuardedHTTPChannel: ServerChildChannel {
   let inner: HTTP1WebSocketUpgradeChannel
   let limits: ConnectionLimits
   let counts: ConnectionCounts
-  /// How long an address must wait to open a WebSocket, if its rate refuses one now.
-  let openingWait: @Sendable (String) -> Double?
+  /// Why an upgrade from an address to a URI is refused now, if it is.
+  let refusal: UpgradeRefusal.Check
 
   func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
     // Past the server's or the address's connections, closed as accepted: nothing is read or kept.
@@ -336,7 +351,7 @@ struct GuardedHTTPChannel: ServerChildChannel {
       let decoder = try channel.pipeline.syncOperations.handler(
         type: ByteToMessageHandler<HTTPRequestDecoder>.self)
       try channel.pipeline.syncOperations.addHandler(
-        RequestGuard(limits: limits, openingWait: openingWait), position: .after(decoder))
+        RequestGuard(limits: limits, refusal: refusal), position: .after(decoder))
       // The frame check goes in when the upgrade succeeds: its promise's callbacks run on the loop before
       // the upgrade handler passes on the bytes that came with the request, so no frame is read unchecked.
       let upgrade = try channel.pipeline.syncOperations.handler(
@@ -376,10 +391,10 @@ struct GuardedHTTPChannel: ServerChildChannel {
 
 extension HTTPServerBuilder {
   /// HTTP/1 with WebSocket upgrade, each connection guarded by ``RequestGuard`` with `limits` and
-  /// `openingWait` (how long an address must wait to open a WebSocket, if its rate refuses one now).
+  /// `refusal` (why an upgrade is refused before it is made, if it is).
   static func guardedHTTP1WebSocketUpgrade(
     webSocketRouter: Router<BoardRequestContext>, limits: ConnectionLimits, ws: WebSocketServerConfiguration,
-    openingWait: @escaping @Sendable (String) -> Double? = { _ in nil }
+    refusal: @escaping UpgradeRefusal.Check = { _, _ in nil }
   ) -> HTTPServerBuilder {
     let webSocketResponder = webSocketRouter.buildResponder()
     var http1 = HTTP1Channel.Configuration(idleTimeout: TimeAmount(limits.idle))
@@ -391,7 +406,7 @@ extension HTTPServerBuilder {
       GuardedHTTPChannel(
         inner: HTTP1WebSocketUpgradeChannel(
           responder: responder, webSocketResponder: webSocketResponder, configuration: configuration),
-        limits: limits, counts: counts, openingWait: openingWait)
+        limits: limits, counts: counts, refusal: refusal)
     }
   }
 }
