@@ -189,14 +189,16 @@ public func makeApplication(
       if sockets.withLockedValue({ $0.open[address, default: 0] }) >= limits.webSocketsPerAddress {
         return UpgradeRefusal(
           reason:
-            "tooManyConnections: this address holds \(limits.webSocketsPerAddress) WebSockets, the most allowed")
+            "tooManyConnections: this address holds \(limits.webSocketsPerAddress) WebSockets, the most allowed"
+        )
       }
     }
     if let user = URLComponents(string: uri)?.queryItems?.first(where: { $0.name == "user" })?.value,
       userSockets.withLockedValue({ $0.open[user, default: 0] }) >= limits.webSocketsPerUser
     {
       return UpgradeRefusal(
-        reason: "tooManyConnections: this user holds \(limits.webSocketsPerUser) WebSockets, the most allowed")
+        reason: "tooManyConnections: this user holds \(limits.webSocketsPerUser) WebSockets, the most allowed"
+      )
     }
     return nil
   }

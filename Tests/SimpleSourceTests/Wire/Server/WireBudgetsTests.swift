@@ -233,7 +233,8 @@ struct WireBudgetsTests {
       service, "u1", ["a": Self.search("t1"), "b": Self.search("t2")], origin: "10.0.0.1")
     let (second, secondClient) = await Self.subscribe(
       service, "u2", ["a": Self.search("t1"), "b": Self.search("t2")], origin: "10.0.0.1")
-    #expect(firstClient.state.withLock { $0.errors.isEmpty } && secondClient.state.withLock { $0.errors.isEmpty })
+    #expect(
+      firstClient.state.withLock { $0.errors.isEmpty } && secondClient.state.withLock { $0.errors.isEmpty })
     // A third user of the address asks for a fifth view: refused, named; the others stay.
     let (third, thirdClient) = await Self.subscribe(
       service, "u3", ["c": Self.search("t1"), "d": Self.search("T3")], origin: "10.0.0.1")
@@ -245,18 +246,22 @@ struct WireBudgetsTests {
     #expect(await second.isSubscribed)
     #expect(await service.liveViewCount == 4)
     // A view the address shows already for this scope, in another spelling, costs nothing more.
-    let (again, againClient) = await Self.subscribe(service, "u1", ["x": Self.search("T1")], origin: "10.0.0.1")
+    let (again, againClient) = await Self.subscribe(
+      service, "u1", ["x": Self.search("T1")], origin: "10.0.0.1")
     #expect(againClient.state.withLock { $0.errors.isEmpty })
     // Another address, and a session with no origin, are not held to this one's budget.
     let (elsewhere, elsewhereClient) = await Self.subscribe(
       service, "u3", ["c": Self.search("t5"), "d": Self.search("t6")], origin: "10.0.0.2")
     let (unknown, unknownClient) = await Self.subscribe(service, "u3", ["e": Self.search("t7")])
-    #expect(elsewhereClient.state.withLock { $0.errors.isEmpty } && unknownClient.state.withLock { $0.errors.isEmpty })
+    #expect(
+      elsewhereClient.state.withLock { $0.errors.isEmpty }
+        && unknownClient.state.withLock { $0.errors.isEmpty })
     // A session that swaps the views only it shows for as many others stays within the budget.
     await second.receive(bytes(.subscribeViews(["a": Self.search("t1")], stream: nil, from: nil), format: 3))
     #expect(secondClient.state.withLock { $0.errors.isEmpty })
     await first.receive(
-      bytes(.subscribeViews(["p": Self.search("t8"), "q": Self.search("t9")], stream: nil, from: nil), format: 3))
+      bytes(
+        .subscribeViews(["p": Self.search("t8"), "q": Self.search("t9")], stream: nil, from: nil), format: 3))
     #expect(firstClient.state.withLock { $0.errors.isEmpty })
     #expect(await service.viewsOfOrigins["10.0.0.1"]?.count == 4)
     // Closing gives the address's budget back.
