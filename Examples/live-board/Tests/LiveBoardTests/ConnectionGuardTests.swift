@@ -74,18 +74,24 @@ final class AwaitingCollector: ChannelInboundHandler, Sendable {
 /// Opens a TCP connection to `port`, writes `bytes`, and returns the open channel once the server's bytes
 /// hold `awaited` (or it closed).
 func open(port: Int, _ bytes: [UInt8], awaiting awaited: String) async throws -> any Channel {
+  try await openReading(port: port, bytes, awaiting: awaited).channel
+}
+
+/// ``open(port:_:awaiting:)``, and the server's bytes received by then.
+func openReading(port: Int, _ bytes: [UInt8], awaiting awaited: String) async throws -> (
+  channel: any Channel, received: String
+) {
   let group = MultiThreadedEventLoopGroup.singleton
   let arrived = group.next().makePromise(of: Void.self)
+  let collector = AwaitingCollector(awaiting: awaited, arrived: arrived)
   let channel = try await ClientBootstrap(group: group)
     .channelInitializer { channel in
-      channel.eventLoop.makeCompletedFuture {
-        try channel.pipeline.syncOperations.addHandler(AwaitingCollector(awaiting: awaited, arrived: arrived))
-      }
+      channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(collector) }
     }
     .connect(host: "127.0.0.1", port: port).get()
   try await channel.writeAndFlush(ByteBuffer(bytes: bytes))
   try await arrived.futureResult.get()
-  return channel
+  return (channel, String(decoding: collector.received.withLockedValue { $0 }, as: UTF8.self))
 }
 
 /// The HTTP status line of `bytes`.
@@ -108,8 +114,12 @@ let handshake = Array(
 
 /// A client's WebSocket text frame, masked unless `masked` is false.
 func textFrame(_ payload: [UInt8], masked: Bool = true) -> [UInt8] {
-  precondition(payload.count < 126)
-  var frame: [UInt8] = [0x81, UInt8(payload.count) | (masked ? 0x80 : 0)]
+  precondition(payload.count < 1 << 16)
+  let mask: UInt8 = masked ? 0x80 : 0
+  var frame: [UInt8] =
+    payload.count < 126
+    ? [0x81, UInt8(payload.count) | mask]
+    : [0x81, 126 | mask, UInt8(payload.count >> 8), UInt8(payload.count & 0xFF)]
   guard masked else { return frame + payload }
   let key: [UInt8] = [0x12, 0x34, 0x56, 0x78]
   frame += key
@@ -316,6 +326,43 @@ struct ConnectionGuardTests {
       var answer: [UInt8] = []
       while answer.isEmpty { answer = await request() }
       #expect(statusLine(answer) == "HTTP/1.1 200 OK")
+    }
+  }
+
+  @Test(
+    "the views of one address's WebSockets are budgeted whatever their users: past it, limitReached naming the budget; the connection goes on"
+  )
+  func viewsPerAddress() async throws {
+    var limits = Self.limits
+    limits.webSocketsPerAddress = 8
+    limits.viewsPerAddress = 2
+    let board = try Board(path: nil)
+    try await makeApplication(board: board, port: 0, logger: LiveBoardTests.logger, limits: limits).test(
+      .live
+    ) {
+      client in
+      let port = try #require(client.port)
+      /// A handshake of `user`, and its subscribe of one search for `text`.
+      func asking(_ user: String, _ text: String) -> [UInt8] {
+        let upgrade = String(decoding: handshake, as: UTF8.self)
+          .replacingOccurrences(of: "/live", with: "/live?user=\(user)")
+        let subscribe =
+          #"{"format":"simplesource","formatVersion":3,"type":"subscribeViews","views":{"a":{"query":{"name":"search","parameters":{"text":"\#(text)"}}}}}"#
+        return Array(upgrade.utf8) + textFrame(Array(subscribe.utf8))
+      }
+      // Two users of one address, a view each: the address's two.
+      let ann = try await openReading(port: port, asking("ann", "plan"), awaiting: #""type":"views""#)
+      let bob = try await openReading(port: port, asking("bob", "plan"), awaiting: #""type":"views""#)
+      #expect(ann.received.contains(#""type":"views""#) && bob.received.contains(#""type":"views""#))
+      // A third user's view (a scope of its own) is one more: refused, naming the budget.
+      let cat = try await openReading(port: port, asking("cat", "plan"), awaiting: "viewsPerOrigin")
+      #expect(cat.received.contains("limitReached"), "\(cat.received)")
+      #expect(cat.received.contains("viewsPerOrigin"), "\(cat.received)")
+      #expect(!cat.received.contains(#""type":"views""#))
+      for channel in [ann.channel, bob.channel, cat.channel] {
+        #expect(channel.isActive, "a refused subscribe leaves the connection open")
+      }
+      for channel in [ann.channel, bob.channel, cat.channel] { try await channel.close() }
     }
   }
 
