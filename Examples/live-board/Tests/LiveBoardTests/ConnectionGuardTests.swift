@@ -160,10 +160,13 @@ struct ConnectionGuardTests {
     return limits
   }()
 
-  func serving(_ body: @escaping @Sendable (Int) async throws -> Void) async throws {
+  /// Runs `body` with the port of a fresh board served with `limits`.
+  func serving(
+    limits: ConnectionLimits = Self.limits, _ body: @escaping @Sendable (Int) async throws -> Void
+  ) async throws {
     let board = try Board(path: nil)
-    try await makeApplication(board: board, port: 0, logger: LiveBoardTests.logger, limits: Self.limits)
-      .test(.live) { client in try await body(client.port!) }
+    try await makeApplication(board: board, port: 0, logger: LiveBoardTests.logger, limits: limits)
+      .test(.live) { client in try await body(try #require(client.port)) }
   }
 
   /// Requests the decoder cannot read, and the status each is answered with.
@@ -269,12 +272,7 @@ struct ConnectionGuardTests {
     var limits = Self.limits
     limits.webSocketsPerAddress = 64
     limits.webSocketsOpenedPerAddress = WireRate(perSecond: 0.01, burst: 2)
-    let board = try Board(path: nil)
-    try await makeApplication(board: board, port: 0, logger: LiveBoardTests.logger, limits: limits).test(
-      .live
-    ) {
-      client in
-      let port = try #require(client.port)
+    try await serving(limits: limits) { port in
       let subscribe = Array(#"{"format":"simplesource","formatVersion":2,"type":"subscribe"}"#.utf8)
       // Two open and close within the burst; the third is refused before any upgrade.
       for _ in 0..<2 {
@@ -297,12 +295,7 @@ struct ConnectionGuardTests {
   func connectionsPerAddress() async throws {
     var limits = ConnectionLimits()
     limits.connectionsPerAddress = 4
-    let board = try Board(path: nil)
-    try await makeApplication(board: board, port: 0, logger: LiveBoardTests.logger, limits: limits).test(
-      .live
-    ) {
-      client in
-      let port = try #require(client.port)
+    try await serving(limits: limits) { port in
       let group = MultiThreadedEventLoopGroup.singleton
       /// What the server answers a whole request with; nothing when it closed the connection first (the
       /// request's write then fails, or nothing comes back).
@@ -336,12 +329,7 @@ struct ConnectionGuardTests {
     var limits = Self.limits
     limits.webSocketsPerAddress = 8
     limits.viewsPerAddress = 2
-    let board = try Board(path: nil)
-    try await makeApplication(board: board, port: 0, logger: LiveBoardTests.logger, limits: limits).test(
-      .live
-    ) {
-      client in
-      let port = try #require(client.port)
+    try await serving(limits: limits) { port in
       /// A handshake of `user`, and its subscribe of one search for `text`.
       func asking(_ user: String, _ text: String) -> [UInt8] {
         let upgrade = String(decoding: handshake, as: UTF8.self)
