@@ -26,10 +26,58 @@
 /// never left uncut with no loop running.
 @usableFromInline
 struct PublishStateMachine<State, ID: Hashable, Waiter, Preparer> {
-  // Each part of the state is a phase or a value the others cannot contradict: the loop's phase says
-  // whether it runs and what it diffs, the turns say who holds the source and who waits for it (and
-  // that the source has ended), the unpublished edits say what a log-derived batch may use. What the
-  // types cannot say (the order of the version numbers, the waiters due) ``violations`` checks.
+  // Each part of the state is a phase or a value the others cannot contradict: the versions are one
+  // value that keeps their order, the loop's phase says whether it runs and what it diffs, the turns say
+  // who holds the source, who waits for it and the last ticket (and that the source has ended), the
+  // unpublished edits say what a log-derived batch may use. What the types cannot say (that the loop
+  // runs while versions are uncut, the waiters due) ``violations`` checks.
+
+  /// The version numbers and their order: `published` ≤ `cut` ≤ `newest`, `cancelledOut` ≤ `cut`,
+  /// `subscribed` ≤ `newest`. Each change keeps the order or stops the program: no event can leave
+  /// them out of order.
+  @usableFromInline
+  struct Versions: Equatable, Sendable {
+    /// The newest version: every mutation that changes something adds one.
+    @usableFromInline private(set) var newest: Int
+    /// Mutations up to this version have been diffed (and, unless they cancelled out, published).
+    @usableFromInline private(set) var cut: Int
+    /// The `to` of the newest published batch.
+    @usableFromInline private(set) var published: Int
+    /// The newest version a subscriber started at: when it is past ``offered``, a subscriber may hold a
+    /// state that no batch has offered.
+    @usableFromInline private(set) var subscribed: Int
+    /// The version subscribers were brought to after mutations that cancelled out.
+    @usableFromInline private(set) var cancelledOut: Int
+
+    /// Every version at `version`.
+    @inlinable
+    init(_ version: Int) {
+      (newest, cut, published, subscribed, cancelledOut) = (version, version, version, version, version)
+    }
+
+    /// The version a subscriber that has taken every batch offered so far is at.
+    @inlinable var offered: Int { max(published, cancelledOut) }
+
+    /// A mutation made the next version.
+    @inlinable
+    mutating func make() -> Int {
+      newest += 1
+      return newest
+    }
+
+    /// A subscriber started at the newest version.
+    @inlinable mutating func subscribe() { subscribed = newest }
+
+    /// Versions up to `version` are cut: published (`published`), cancelled out (`cancelledOut`) or
+    /// neither (nothing changed, and no subscriber held anything else).
+    @inlinable
+    mutating func cut(through version: Int, published isPublished: Bool, cancelledOut isCancelledOut: Bool) {
+      precondition(cut < version && version <= newest, "SimpleSource: a cut out of order")
+      cut = version
+      if isPublished { published = version }
+      if isCancelledOut { cancelledOut = version }
+    }
+  }
 
   /// Where the publish loop stands.
   @usableFromInline
@@ -42,30 +90,22 @@ struct PublishStateMachine<State, ID: Hashable, Waiter, Preparer> {
     case diffing(through: Int)
   }
 
-  /// Who holds the source between writers, first come first served.
+  /// Who holds the source between writers, first come first served. Tickets count up from 1.
   @usableFromInline
   enum Turns {
-    /// No prepared write holds it: direct mutations run at once.
-    case free
-    /// The write with `ticket` holds it; `waiting` preparers queue behind it, in the order they came.
+    /// No prepared write holds it: direct mutations run at once; `lastTicket` is the newest granted.
+    case free(lastTicket: Int)
+    /// The write with `ticket` (the newest granted) holds it; `waiting` preparers queue behind it, in
+    /// the order they came.
     case held(ticket: Int, waiting: ParkedWaiters<Void, Preparer>)
     /// The source went away: waits return at once, and no one is granted it.
     case ended
   }
 
-  /// The newest version: every mutation that changes something adds one.
-  @usableFromInline private(set) var version = 0
-  /// Mutations up to this version have been diffed (and, unless they cancelled out, published).
-  @usableFromInline private(set) var cutVersion = 0
-  /// The `to` of the newest published batch.
-  @usableFromInline private(set) var batchOfferedVersion = 0
-  /// The state at ``batchOfferedVersion``: the next batch's `from`.
+  /// The version numbers, in their order.
+  @usableFromInline private(set) var versions: Versions
+  /// The state at the newest published version: the next batch's `from`.
   @usableFromInline private(set) var published: State
-  /// The newest version a subscriber started at: when it is past ``offeredVersion``, a subscriber may
-  /// hold a state that no batch has offered.
-  @usableFromInline private(set) var newestSubscribedVersion = 0
-  /// The version subscribers were brought to after mutations that cancelled out.
-  @usableFromInline private(set) var cancelledOutVersion = 0
   /// Items to refresh in the next batch although `==` did not change.
   @usableFromInline private(set) var pendingRefresh = Set<ID>()
   /// What the edits since ``published`` touched, for a batch derived from them (the log of a cut that
@@ -76,23 +116,21 @@ struct PublishStateMachine<State, ID: Hashable, Waiter, Preparer> {
   /// Callers of `settled(through:)`, until the version they wait for is cut.
   @usableFromInline private(set) var settleWaiters = ParkedWaiters<Int, Waiter>()
   /// Who holds the source.
-  @usableFromInline private(set) var turns = Turns.free
-  /// The newest ticket granted; tickets count up from 1.
-  @usableFromInline private(set) var lastTicket = 0
+  @usableFromInline private(set) var turns = Turns.free(lastTicket: 0)
 
   /// A source whose version `version` (0 unless given) is `state`.
   @inlinable
   init(state: State, version: Int = 0) {
     published = state
-    self.version = version
-    cutVersion = version
-    batchOfferedVersion = version
-    newestSubscribedVersion = version
-    cancelledOutVersion = version
+    versions = Versions(version)
   }
 
+  /// The newest version: every mutation that changes something adds one.
+  @inlinable var version: Int { versions.newest }
+  /// Mutations up to this version have been diffed (and, unless they cancelled out, published).
+  @inlinable var cutVersion: Int { versions.cut }
   /// The version a subscriber that has taken every batch offered so far is at.
-  @inlinable var offeredVersion: Int { max(batchOfferedVersion, cancelledOutVersion) }
+  @inlinable var offeredVersion: Int { versions.offered }
 
   /// Whether the source went away.
   @inlinable var isFinished: Bool {
@@ -118,7 +156,7 @@ struct PublishStateMachine<State, ID: Hashable, Waiter, Preparer> {
   /// - Returns: The new version, and whether to start the publish loop (none runs).
   @inlinable
   mutating func committed(refreshing: Set<ID> = []) -> (version: Int, startPublishing: Bool) {
-    version += 1
+    let version = versions.make()
     if !refreshing.isEmpty { pendingRefresh.formUnion(refreshing) }
     guard loop == .idle else { return (version, false) }
     loop = .running
@@ -127,7 +165,7 @@ struct PublishStateMachine<State, ID: Hashable, Waiter, Preparer> {
 
   /// A subscriber started at the current version.
   @inlinable
-  mutating func subscribed() { newestSubscribedVersion = version }
+  mutating func subscribed() { versions.subscribe() }
 
   // MARK: - The publish loop
 
@@ -175,7 +213,7 @@ struct PublishStateMachine<State, ID: Hashable, Waiter, Preparer> {
     pendingRefresh = []
     loop = .diffing(through: version)
     return Cut(
-      from: published, fromVersion: batchOfferedVersion, to: state, toVersion: version,
+      from: published, fromVersion: versions.published, to: state, toVersion: version,
       touching: unpublished.touching, refreshing: refreshing)
   }
 
@@ -197,19 +235,21 @@ struct PublishStateMachine<State, ID: Hashable, Waiter, Preparer> {
   mutating func diffed(_ cut: Cut, isEmpty: Bool) -> (publication: Publication, resume: [Waiter]) {
     precondition(loop == .diffing(through: cut.toVersion), "SimpleSource: a diff for another cut")
     loop = .running
-    cutVersion = cut.toVersion
     let publication: Publication
     if !isEmpty {
-      publication = .publish(from: batchOfferedVersion, to: cut.toVersion)
-      batchOfferedVersion = cut.toVersion
+      publication = .publish(from: versions.published, to: cut.toVersion)
       published = cut.to
       unpublished = .nothing
-    } else if newestSubscribedVersion > offeredVersion {
+    } else if versions.subscribed > versions.offered {
       publication = .cancelledOut(
-        to: cut.toVersion, since: batchOfferedVersion, touched: unpublished.touching)
-      cancelledOutVersion = cut.toVersion
+        to: cut.toVersion, since: versions.published, touched: unpublished.touching)
     } else {
       publication = .nothing
+    }
+    switch publication {
+    case .publish: versions.cut(through: cut.toVersion, published: true, cancelledOut: false)
+    case .cancelledOut: versions.cut(through: cut.toVersion, published: false, cancelledOut: true)
+    case .nothing: versions.cut(through: cut.toVersion, published: false, cancelledOut: false)
     }
     let through = cutVersion
     return (publication, settleWaiters.take { $0 <= through })
@@ -261,21 +301,20 @@ struct PublishStateMachine<State, ID: Hashable, Waiter, Preparer> {
   mutating func reserve(_ preparer: Preparer) -> Reservation {
     switch turns {
     case .ended: return .ended
-    case .free: return .granted(ticket: grant(queue: ParkedWaiters()))
+    case .free(let lastTicket): return .granted(ticket: grant(after: lastTicket, queue: ParkedWaiters()))
     case .held(let ticket, var waiting):
-      turns = .free  // the queue's only reference is `waiting` now: it is changed in place
+      turns = .ended  // the queue's only reference is `waiting` now: it is changed in place
       let id = waiting.park(preparer, until: ())
       turns = .held(ticket: ticket, waiting: waiting)
       return .wait(id: id)
     }
   }
 
-  /// Hands the source to a new ticket, with `queue` waiting behind it.
+  /// Hands the source to the ticket after `lastTicket`, with `queue` waiting behind it.
   @inlinable
-  mutating func grant(queue: ParkedWaiters<Void, Preparer>) -> Int {
-    lastTicket += 1
-    turns = .held(ticket: lastTicket, waiting: queue)
-    return lastTicket
+  mutating func grant(after lastTicket: Int, queue: ParkedWaiters<Void, Preparer>) -> Int {
+    turns = .held(ticket: lastTicket + 1, waiting: queue)
+    return lastTicket + 1
   }
 
   /// The task of preparer `id` was cancelled while it waited.
@@ -283,7 +322,7 @@ struct PublishStateMachine<State, ID: Hashable, Waiter, Preparer> {
   @inlinable
   mutating func cancelReserve(_ id: Int) -> Preparer? {
     guard case .held(let ticket, var waiting) = turns else { return nil }
-    turns = .free
+    turns = .ended  // as in reserve(_:): `waiting` is changed in place
     let preparer = waiting.cancel(id)
     turns = .held(ticket: ticket, waiting: waiting)
     return preparer
@@ -310,12 +349,12 @@ struct PublishStateMachine<State, ID: Hashable, Waiter, Preparer> {
       precondition(!committing, "SimpleSource: a prepared write was applied without holding the source")
       return Release(version: version, startPublishing: false, next: nil)
     }
-    turns = .free
+    turns = .free(lastTicket: ticket)
     var started = (version: version, startPublishing: false)
     if committing { started = committed(refreshing: refreshing) }
     var next: (Preparer, Int)?
     if let preparer = waiting.takeFirst() {
-      next = (preparer, grant(queue: waiting))
+      next = (preparer, grant(after: ticket, queue: waiting))
     }
     return Release(version: started.version, startPublishing: started.startPublishing, next: next)
   }
@@ -326,14 +365,6 @@ struct PublishStateMachine<State, ID: Hashable, Waiter, Preparer> {
   /// event.
   var violations: [String] {
     var found: [String] = []
-    if !(0...version).contains(cutVersion) { found.append("cut \(cutVersion) outside 0...\(version)") }
-    if batchOfferedVersion > cutVersion {
-      found.append("published \(batchOfferedVersion) past cut \(cutVersion)")
-    }
-    if cancelledOutVersion > cutVersion {
-      found.append("cancelled out to \(cancelledOutVersion) past cut \(cutVersion)")
-    }
-    if newestSubscribedVersion > version { found.append("a subscriber past the newest version") }
     if loop == .idle && cutVersion != version { found.append("versions left uncut with no loop running") }
     if let diffing, !(cutVersion < diffing && diffing <= version) {
       found.append("diffing \(diffing) out of range")
@@ -342,8 +373,7 @@ struct PublishStateMachine<State, ID: Hashable, Waiter, Preparer> {
       found.append("a due waiter still parked")
     }
     if isFinished && !settleWaiters.isEmpty { found.append("waiters parked after the end") }
-    if let reservation, reservation != lastTicket { found.append("the source held by an old ticket") }
-    if diffing == nil && batchOfferedVersion == cutVersion && unpublished != .nothing {
+    if diffing == nil && versions.published == cutVersion && unpublished != .nothing {
       found.append("edits remembered with nothing unpublished")
     }
     return found
