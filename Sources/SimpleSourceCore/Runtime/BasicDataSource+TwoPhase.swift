@@ -131,18 +131,20 @@ extension BasicDataSource {
     // keeps it until the write is applied.
     var after = transaction.store
     let target = after.settledSnapshot()
-    let (changeset, _) = await Self.diff(
+    diffsMade += 1
+    let (changeset, edits) = await Self.diff(
       from: currentSnapshot(), to: target, touching: after.log.touching,
-      refreshing: transaction.refreshing, differ: differ, keepingEdits: false)
+      refreshing: transaction.refreshing, differ: differ, keepingEdits: hub.keepsHistory)
     guard !changeset.isEmpty else {
       // Edits that cancel out: nothing to make (G4).
       let claim = PreparedWriteClaim(source: self, ticket: ticket, store: nil, refreshing: [])
       return PreparedWrite(result: result, base: base, batch: nil, claim: claim)
     }
+    let batch = differ.batch(base, base + 1, changeset)
     let claim = PreparedWriteClaim(
-      source: self, ticket: ticket, store: after, refreshing: transaction.refreshing)
-    return PreparedWrite(
-      result: result, base: base, batch: differ.batch(base, base + 1, changeset), claim: claim)
+      source: self, ticket: ticket, store: after, refreshing: transaction.refreshing,
+      diff: PreparedDiff(batch: batch, edits: edits))
+    return PreparedWrite(result: result, base: base, batch: batch, claim: claim)
   }
 
   /// Makes a prepared write's state the next version, and passes the source to the next preparer.
@@ -150,6 +152,8 @@ extension BasicDataSource {
     if let after = claim.store {
       // What the publish loop has not cut yet stays in the log, with what the write touched.
       store.take(after)
+      // The publish loop's cut of exactly this write publishes this diff rather than making it again.
+      preparedDiff = claim.diff
     }
     return release(ticket: claim.ticket, committing: claim.store != nil, refreshing: claim.refreshing)
   }
@@ -162,5 +166,20 @@ extension BasicDataSource {
     if release.startPublishing { Task.schedulable("publishing") { await self.publish() } }
     if let next = release.next { next.preparer.resume(returning: next.ticket) }
     return release.version
+  }
+}
+
+/// The batch a prepared write was made with, from its base to the version after it, which the publish loop
+/// publishes as it is.
+@usableFromInline
+struct PreparedDiff<Section: SectionType>: Sendable {
+  @usableFromInline let batch: UpdateBatch<Section>
+  /// What the history keeps of it, when the history kept versions as the write was prepared.
+  @usableFromInline let edits: [BatchEdit<Section>]?
+
+  @inlinable
+  init(batch: UpdateBatch<Section>, edits: [BatchEdit<Section>]?) {
+    self.batch = batch
+    self.edits = edits
   }
 }

@@ -41,7 +41,8 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   /// The error every mutation throws for bad input.
   public typealias Error = DataSourceError<Section.ID, Item.ID>
 
-  // Guard map: `store`, `publishing` and `writerQueued` are the actor's, read and written only on it.
+  // Guard map: `store`, `publishing`, `preparedDiff`, `diffsMade` and `writerQueued` are the actor's, read
+  // and written only on it.
   // One task at a time (the publish task, started by the write that finds the source idle, `publish()`)
   // cuts, diffs and offers batches; it leaves the actor only for the diff, which reads the two snapshots
   // it was given, never `store`. Subscribers live in `hub`, behind its own locks, taken one at a time
@@ -50,10 +51,10 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   @usableFromInline var store: SectionStore<Section>
   /// Versions, cuts, publications and settle waiters: every decision the writers, the publish loop and
   /// the waiters share (see ``PublishStateMachine``).
-  @usableFromInline var publishing:
-    PublishStateMachine<
-      Snapshot<Section>, Item.ID, CheckedContinuation<Bool, Never>, CheckedContinuation<Int?, Never>
-    >
+  @usableFromInline var publishing: Publishing
+  @usableFromInline typealias Publishing = PublishStateMachine<
+    Snapshot<Section>, Item.ID, CheckedContinuation<Bool, Never>, CheckedContinuation<Int?, Never>
+  >
   @usableFromInline let hub: SubscriptionHub<Section>
   /// Indexing and diffing, specialised for `Section` by the client's build (see ``Differ``).
   @usableFromInline let differ: Differ<Section>
@@ -63,6 +64,11 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   @usableFromInline let clock: @Sendable () -> UInt64
   /// Told each time a writer queues behind the one that holds the source (see `onWriterQueued(_:)`).
   @usableFromInline var writerQueued: (@Sendable () -> Void)?
+  /// The diff of the prepared write applied last, until the publish loop's next cut: a cut of exactly that
+  /// write publishes it instead of diffing the same two states again.
+  @usableFromInline var preparedDiff: PreparedDiff<Section>?
+  /// How many diffs this source has made (prepared writes' and the publish loop's); tests count them.
+  @usableFromInline package var diffsMade = 0
 
   /// The version of the newest state; every mutation that changes something adds one to its number.
   /// - Complexity: O(1).
@@ -476,13 +482,12 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
       var window = CoalescingWindow(version: publishing.version, now: clock(), maximumDelay: coalescingDelay)
       repeat { await Task.yield() } while !window.shouldCut(afterTurnAt: publishing.version, now: clock())
       let cut = publishing.cut(currentSnapshot(), log: store.takeLog())
-      let (changeset, edits) = await Self.diff(
-        from: cut.from, to: cut.to, touching: cut.touching, refreshing: cut.refreshing, differ: differ,
-        keepingEdits: hub.keepsHistory)
+      let (changeset, edits, prepared) = await diff(cut)
       let (publication, waiters) = publishing.diffed(cut, isEmpty: changeset.isEmpty)
       switch publication {
       case .publish(let from, let to):
-        hub.publish(differ.batch(from, to, changeset), refreshing: cut.refreshing, edits: edits)
+        let batch = prepared ?? differ.batch(from, to, changeset)
+        hub.publish(batch, refreshing: cut.refreshing, edits: edits)
       case .cancelledOut(let to, let since, let touched):
         // A subscriber started from a state these mutations went through and undid: it holds something
         // else, and no batch would tell it (G2). Every subscriber is brought to this version instead;
@@ -495,6 +500,26 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
       }
       for waiter in waiters { waiter.resume(returning: true) }
     }
+  }
+
+  /// The changes of `cut`: when the cut is exactly the prepared write applied last, that write's batch
+  /// (`prepared`), published as it is (one diff per write); a new diff otherwise.
+  @inlinable
+  func diff(_ cut: Publishing.Cut) async -> (
+    Changeset<Section>, edits: [BatchEdit<Section>]?, prepared: UpdateBatch<Section>?
+  ) {
+    let keepingEdits = hub.keepsHistory
+    if let prepared = preparedDiff.take(),
+      prepared.batch.from == cut.fromVersion, prepared.batch.to == cut.toVersion,
+      prepared.edits != nil || !keepingEdits
+    {
+      return (prepared.batch.changeset, keepingEdits ? prepared.edits : nil, prepared.batch)
+    }
+    diffsMade += 1
+    let (changeset, edits) = await Self.diff(
+      from: cut.from, to: cut.to, touching: cut.touching, refreshing: cut.refreshing, differ: differ,
+      keepingEdits: keepingEdits)
+    return (changeset, edits, nil)
   }
 
   /// Diffs the new state on the global concurrent executor (G9): from the log when the sections kept

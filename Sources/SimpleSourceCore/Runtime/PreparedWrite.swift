@@ -54,7 +54,8 @@ public struct PreparedWrite<Section: SectionType, Result: Sendable>: ~Copyable, 
   /// waiting task is cancelled it applies at once, and the two may share a batch.)
   /// - Returns: ``version``; ``base`` when the write was abandoned through its ``releaser`` first, and
   ///   nothing was made (``applyIfHeld()`` tells the two apart).
-  /// - Complexity: O(1) on the source (it takes the prepared state); the batch is published as any is.
+  /// - Complexity: O(1) on the source (it takes the prepared state); the prepared ``batch`` is the one
+  ///   published, not diffed again.
   @discardableResult
   public consuming func apply() async -> Version {
     claim.source.stamped(await claim.applyIfHeld(base: base) ?? base)
@@ -108,18 +109,21 @@ final class PreparedWriteClaim<Section: SectionType>: Sendable {
   @usableFromInline let store: SectionStore<Section>?
   /// Items the write refreshes although `==` saw no change.
   @usableFromInline let refreshing: Set<Section.Item.ID>
+  /// The write's diff, which the publish loop publishes (nil when the write changes nothing).
+  @usableFromInline let diff: PreparedDiff<Section>?
   /// Whether ``PreparedWrite/apply()`` or ``PreparedWrite/abandon()`` answered for the write.
   let answered = Locked(false)
 
   @inlinable
   init(
     source: BasicDataSource<Section>, ticket: Int, store: SectionStore<Section>?,
-    refreshing: Set<Section.Item.ID>
+    refreshing: Set<Section.Item.ID>, diff: PreparedDiff<Section>? = nil
   ) {
     self.source = source
     self.ticket = ticket
     self.store = store
     self.refreshing = refreshing
+    self.diff = diff
   }
 
   /// Marks the write answered: `true` for the first caller only, who then applies or abandons it.

@@ -93,6 +93,66 @@ struct GroupCommitTests {
   }
 
   @Test(
+    "a group of writes is diffed once, from its base to its version, and the batch it prepared is the one published",
+    arguments: [HistoryLimit.default, .newest])
+  func oneDiffPerGroup(history: HistoryLimit) async throws {
+    let source = try TestSource(sections: layout("A: a | B: b"), history: history)
+    let recorder = await BatchRecorder(await source.subscribe())
+    let gate = Gate()
+    let commits = GroupCommit<TestSection, String>(source) { group in
+      gate.groups.withLock { $0.append(group) }
+      gate.enter.yield()
+      var opened = gate.opened.makeAsyncIterator()
+      await opened.next()  // every group waits for the test
+    }
+    var entered = gate.entered.makeAsyncIterator()
+    let first = Task {
+      try await commits.write { transaction in
+        try transaction.appendItems([item("x")], toSection: "A")
+        return "x"
+      }
+    }
+    await entered.next()
+    let (queued, queue) = AsyncStream.makeStream(of: Void.self)
+    await source.onWriterQueued { queue.yield() }
+    let writes = ["p", "q", "r"].map { id in
+      Task {
+        try await commits.write { transaction in
+          try transaction.appendItems([item(id)], toSection: "B")
+          return id
+        }
+      }
+    }
+    _ = await queued.first { _ in true }  // the next group waits for the source
+    // Each group's storage step is let go once the subscriber shows the groups before it, so that every
+    // published batch reaches it alone (batches a subscriber has not taken compose, G6).
+    gate.open.yield()
+    while gate.groups.withLock({ $0.reduce(0) { $0 + $1.results.count } }) < 4 {
+      await entered.next()
+      #expect(await recorder.showing(await source.snapshot))
+      gate.open.yield()
+    }
+    _ = try await first.value
+    for write in writes { _ = try await write.value }
+    await source.settled()
+    let groups = gate.groups.withLock { $0 }.filter { $0.batch != nil }
+    #expect(groups.count >= 2, "the three writes gathered behind the first group")
+    #expect(await source.diffsMade == groups.count, "one diff per group, none by the publish loop")
+    let published = await recorder.batches
+    #expect(published.count == groups.count)
+    for (group, batch) in zip(groups, published) {
+      #expect(group.batch?.storage === batch.storage, "the prepared batch is the published one")
+    }
+    #expect(await recorder.showing(await source.snapshot))
+    #expect(await recorder.violations == [])
+    // A direct write afterwards is diffed by the publish loop, once.
+    try await source.appendItems([item("d")], toSection: "A")
+    await source.settled()
+    #expect(await source.diffsMade == groups.count + 1)
+    #expect(await recorder.showing(await source.snapshot))
+  }
+
+  @Test(
     "without a storage step, concurrent writes are answered each on its own and a refused one refuses nothing else"
   )
   func withoutStorage() async throws {
