@@ -15,13 +15,14 @@ for argument in "$@"; do
     *) arguments+=("$argument") ;;
   esac
 done
-# The board's own build (CI has made it already, for the board's tests).
+# The board's own build (CI has made it already, for the board's tests, in $LIVE_BOARD_BUILD).
 board=../../Examples/live-board
-swift build -c "$configuration" --package-path "$board" --product live-board
+build=${LIVE_BOARD_BUILD:-$board/.build}
+swift build -c "$configuration" --package-path "$board" --scratch-path "$build" --product live-board
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 pin_server=() pin_client=()
 if command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ]; then pin_server=(taskset -c 0) pin_client=(taskset -c 1); fi
-exec 3< <(exec "${pin_server[@]}" "$board/.build/$configuration/live-board" --port "$port" --memory \
+exec 3< <(exec "${pin_server[@]}" "$build/$configuration/live-board" --port "$port" --memory \
   --sockets-per-address 0 2>&1)
 server=$!
 trap 'kill $server 2>/dev/null || true' EXIT

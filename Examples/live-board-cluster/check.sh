@@ -8,16 +8,18 @@
 # (browser/check_offline.py), stops them all and checks that nothing is left running.
 # Prints the versions it ran and `N passed, 0 failed`, then stops the cluster and says that nothing is left
 # running.
+# Builds in $LIVE_BOARD_BUILD when it names a folder (as Examples/live-board/check.sh), in .build otherwise.
 #   bash Examples/live-board-cluster/check.sh
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here"
+build=${LIVE_BOARD_BUILD:-$here/.build}
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 
 echo "== live-board-cluster: swift test"
-swift build --build-tests
-swift test --skip-build 2>&1 | tee "$log"
+swift build --build-tests --scratch-path "$build"
+swift test --skip-build --scratch-path "$build" 2>&1 | tee "$log"
 grep -qE "Test run with [0-9]+ tests? .*passed" "$log" || { echo "live-board-cluster: no passing test run"; exit 1; }
 
 echo "== live-board-cluster: the fault tests"
@@ -28,7 +30,7 @@ trap 'bash "$here/cluster.sh" stop >/dev/null 2>&1 || true; rm -f "$log"' EXIT
 bash cluster.sh versions
 bash cluster.sh start
 status=0
-timeout 900 .build/debug/cluster-check --script "$here/cluster.sh" --schedule-restarts "${SCHEDULE_RESTARTS:-5}" ||
+timeout 900 "$build/debug/cluster-check" --script "$here/cluster.sh" --schedule-restarts "${SCHEDULE_RESTARTS:-5}" ||
   status=$?
 # nginx's limit per client address: the WebSockets past it answered 429, a closed one's place taken again.
 if [ "$status" -eq 0 ]; then

@@ -20,7 +20,8 @@
 #
 # Ports: nginx $WEB_PORT (8090), instances $INSTANCE_PORT+1..3 (8091-8093), PostgreSQL $PG_PORT (25432: below the
 # kernel's ephemeral ports, 32768-60999, which a client's connection may hold when PostgreSQL starts).
-# The instances are .build/debug/board-instance unless $LIVE_BOARD names another binary; `start` builds it.
+# The instances are .build/debug/board-instance (in $LIVE_BOARD_BUILD when it names a build folder) unless
+# $LIVE_BOARD names another binary; `start` builds it.
 # $INSTANCE_CPUS and $PG_CPUS, when set, pin the instances and PostgreSQL to those CPUs (taskset -c).
 # $INSTANCE_FLAGS go to each instance (e.g. `--commits per-edit`).
 # $SOCKETS_PER_ADDRESS (64) bounds the WebSockets one client address holds through nginx (limit_conn; past it
@@ -33,7 +34,8 @@ base=${INSTANCE_PORT:-8090}
 pgport=${PG_PORT:-25432}
 checkpoint=${CHECKPOINT_INTERVAL:-500}
 sockets_per_address=${SOCKETS_PER_ADDRESS:-64}
-binary=${LIVE_BOARD:-$here/.build/debug/board-instance}
+build=${LIVE_BOARD_BUILD:-$here/.build}
+binary=${LIVE_BOARD:-$build/debug/board-instance}
 pgbin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
 
 # PostgreSQL refuses to run as root: run its programs as the postgres user then, from a folder it may read.
@@ -105,7 +107,7 @@ case "${1:-}" in
   install) install ;;
   start)
     install
-    [ -x "$binary" ] || (cd "$here" && swift build --product board-instance >/dev/null)
+    [ -x "$binary" ] || (cd "$here" && swift build --scratch-path "$build" --product board-instance >/dev/null)
     rm -rf "$dir" && mkdir -p "$dir/nginx" && chmod 777 "$dir" "$dir/nginx"
     as_postgres "$pgbin/initdb" -D "$dir/pg" -A trust -U postgres >/dev/null
     postgres_start
