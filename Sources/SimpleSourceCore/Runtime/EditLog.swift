@@ -7,7 +7,7 @@
 /// It moves one way only, from the store to the machine: a prepared write's store carries its own log and
 /// the source's store merges it when the write is applied.
 @usableFromInline
-enum EditLog<ID: Hashable>: Equatable {
+enum EditLog<ID: Hashable>: Hashable {
   /// No edit.
   case nothing
   /// Item edits that touched only these ids (never empty).

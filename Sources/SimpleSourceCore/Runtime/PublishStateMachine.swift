@@ -36,7 +36,7 @@ struct PublishStateMachine<State, ID: Hashable, Waiter, Preparer> {
   /// `subscribed` ≤ `newest`. Each change keeps the order or stops the program: no event can leave
   /// them out of order.
   @usableFromInline
-  struct Versions: Equatable, Sendable {
+  struct Versions: Hashable, Sendable {
     /// The newest version: every mutation that changes something adds one.
     @usableFromInline private(set) var newest: Int
     /// Mutations up to this version have been diffed (and, unless they cancelled out, published).
@@ -81,7 +81,7 @@ struct PublishStateMachine<State, ID: Hashable, Waiter, Preparer> {
 
   /// Where the publish loop stands.
   @usableFromInline
-  enum Loop: Equatable, Sendable {
+  enum Loop: Hashable, Sendable {
     /// No loop runs: every version is cut.
     case idle
     /// The loop runs, between two cuts.
@@ -387,3 +387,39 @@ extension PublishStateMachine.Cut: Sendable
 where State: Sendable, ID: Sendable, Waiter: Sendable, Preparer: Sendable {}
 extension PublishStateMachine.Turns: Sendable
 where State: Sendable, ID: Sendable, Waiter: Sendable, Preparer: Sendable {}
+
+/// Values, compared whole: the exhaustive test visits each state of the machine once.
+extension PublishStateMachine: Equatable where State: Hashable, Waiter: Hashable, Preparer: Hashable {}
+extension PublishStateMachine: Hashable where State: Hashable, Waiter: Hashable, Preparer: Hashable {}
+extension PublishStateMachine.Cut: Equatable where State: Hashable, Waiter: Hashable, Preparer: Hashable {}
+extension PublishStateMachine.Cut: Hashable where State: Hashable, Waiter: Hashable, Preparer: Hashable {}
+extension PublishStateMachine.Turns: Equatable where State: Hashable, Waiter: Hashable, Preparer: Hashable {
+  @usableFromInline
+  static func == (a: Self, b: Self) -> Bool {
+    switch (a, b) {
+    case (.free(let a), .free(let b)): a == b
+    case (.held(let a, let queueA), .held(let b, let queueB)):
+      a == b && queueA.lastID == queueB.lastID
+        && queueA.parked.elementsEqual(queueB.parked) { $0.id == $1.id && $0.waiter == $1.waiter }
+    case (.ended, .ended): true
+    default: false
+    }
+  }
+}
+extension PublishStateMachine.Turns: Hashable where State: Hashable, Waiter: Hashable, Preparer: Hashable {
+  @usableFromInline
+  func hash(into hasher: inout Hasher) {
+    switch self {
+    case .free(let lastTicket): hasher.combine(0); hasher.combine(lastTicket)
+    case .held(let ticket, let waiting):
+      hasher.combine(1)
+      hasher.combine(ticket)
+      hasher.combine(waiting.lastID)
+      for entry in waiting.parked {
+        hasher.combine(entry.id)
+        hasher.combine(entry.waiter)
+      }
+    case .ended: hasher.combine(2)
+    }
+  }
+}

@@ -67,4 +67,27 @@ package struct ParkedWaiters<Condition, Waiter> {
 
 /// Plain values: an owner's nonisolated `deinit` hands its waiters back through them.
 extension ParkedWaiters: Sendable where Condition: Sendable, Waiter: Sendable {}
-extension WaitDecision: Sendable where Waiter: Sendable {}
+
+/// Values, compared whole: a state machine's exhaustive test visits each of its states once.
+extension ParkedWaiters: Equatable where Condition: Hashable, Waiter: Hashable {
+  @inlinable
+  package static func == (a: Self, b: Self) -> Bool {
+    a.lastID == b.lastID
+      && a.parked.elementsEqual(b.parked) {
+        $0.id == $1.id && $0.condition == $1.condition && $0.waiter == $1.waiter
+      }
+  }
+}
+
+extension ParkedWaiters: Hashable where Condition: Hashable, Waiter: Hashable {
+  @inlinable
+  package func hash(into hasher: inout Hasher) {
+    hasher.combine(lastID)
+    hasher.combine(parked.count)
+    for entry in parked {
+      hasher.combine(entry.id)
+      hasher.combine(entry.condition)
+      hasher.combine(entry.waiter)
+    }
+  }
+}

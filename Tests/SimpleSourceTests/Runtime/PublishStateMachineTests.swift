@@ -209,10 +209,10 @@ struct PublishFailure: Error, CustomStringConvertible {
 }
 
 /// The machine, the source it stands for, and everything the contract says about them.
-struct PublishWorld: ExplorableWorld {
+struct PublishWorld: ExplorableWorld, Hashable {
   typealias Machine = PublishStateMachine<Int, Int, String, String>
 
-  enum Phase {
+  enum Phase: Hashable {
     case idle
     /// The loop's task is about to ask whether to continue.
     case top
@@ -232,7 +232,7 @@ struct PublishWorld: ExplorableWorld {
   /// What each subscriber holds (its content), as batches bring it.
   var subscribers: [Int] = []
   /// Parked waiters: name → (version, id); resumed ones.
-  var parked: [String: (version: Int, id: Int)] = [:]
+  var parked: [String: Parked] = [:]
   var resumed: Set<String> = []
   var waiterCount = 0
   /// The `to` of the last publication, and its content.
@@ -242,15 +242,34 @@ struct PublishWorld: ExplorableWorld {
   var reservations = false
   /// The writer holding the source: its name, ticket, the version it was granted at, and whether it is a
   /// direct write (which runs and releases in one step once its task runs) rather than a prepared one.
-  var holder: (name: String, ticket: Int, base: Int, direct: Bool)?
+  var holder: Holder?
   /// Writers waiting, in the order they asked: name, the id their cancellation uses, and whether direct.
-  var queue: [(name: String, id: Int, direct: Bool)] = []
+  var queue: [Queued] = []
   /// Direct writes made while the source was held: asked, and made (each exactly once).
   var directAsked = 0
   var directMade = 0
   var preparerCount = 0
   /// Tickets released already, to release again.
   var releasedTickets: [Int] = []
+
+  /// A parked waiter: the version it waits for, and the id its cancellation uses.
+  struct Parked: Hashable {
+    let version: Int
+    let id: Int
+  }
+  /// The writer holding the source.
+  struct Holder: Hashable {
+    let name: String
+    let ticket: Int
+    let base: Int
+    let direct: Bool
+  }
+  /// A writer waiting for the source.
+  struct Queued: Hashable {
+    let name: String
+    let id: Int
+    let direct: Bool
+  }
 
   init(reservations: Bool = false) { self.reservations = reservations }
 
@@ -287,7 +306,7 @@ struct PublishWorld: ExplorableWorld {
         guard case .wait(let id) = machine.reserve(name) else {
           throw PublishFailure(description: "\(name) not queued behind a held source")
         }
-        queue.append((name, id, true))
+        queue.append(Queued(name: name, id: id, direct: true))
         directAsked += 1
         break
       }
@@ -305,10 +324,10 @@ struct PublishWorld: ExplorableWorld {
         guard holder == nil, queue.isEmpty else {
           throw PublishFailure(description: "\(name) granted a held source")
         }
-        holder = (name, ticket, machine.version, false)
+        holder = Holder(name: name, ticket: ticket, base: machine.version, direct: false)
       case .wait(let id):
         guard holder != nil else { throw PublishFailure(description: "\(name) waits for a free source") }
-        queue.append((name, id, false))
+        queue.append(Queued(name: name, id: id, direct: false))
       case .ended:
         throw PublishFailure(description: "the source never ends here")
       }
@@ -369,7 +388,7 @@ struct PublishWorld: ExplorableWorld {
           throw PublishFailure(description: "\(name) resumed before its version was cut")
         }
         try resume([waiter])
-      case .wait(let id): parked[name] = (machine.version + ahead, id)
+      case .wait(let id): parked[name] = Parked(version: machine.version + ahead, id: id)
       }
     case .cancel(let name):
       guard let entry = parked.removeValue(forKey: name) else { return }
@@ -416,7 +435,7 @@ struct PublishWorld: ExplorableWorld {
       throw PublishFailure(description: "\(next.preparer) granted out of turn")
     }
     let granted = queue.removeFirst()
-    holder = (next.preparer, next.ticket, machine.version, granted.direct)
+    holder = Holder(name: next.preparer, ticket: next.ticket, base: machine.version, direct: granted.direct)
   }
 
   mutating func loopStep() throws(PublishFailure) {

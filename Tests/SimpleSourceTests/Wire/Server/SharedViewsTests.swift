@@ -90,7 +90,7 @@ struct SharedViewsTests {
 
   @Test("every sequence of acquires, releases and discards to depth 8 keeps the model's users and idle views")
   func everySequence() throws {
-    let sequences = try exploreEverySequence(from: World(), depth: 8)
+    let sequences = try exploreEverySequence(from: World(), depth: 8).sequences
     print("Shared views: \(sequences) sequences checked")
     #expect(sequences > 1_000)
   }
