@@ -122,12 +122,41 @@ struct BringingYourOwnSourceTests {
 }
 
 /// The mistake the article warns about: `settled() {}` on a source fed by its own task.
+///
+/// Its feed holds the lists it is sent until the source is next read, then hands them to the source's
+/// task: so that task has work left when `settled() {}` returns however the tasks are scheduled (on one
+/// core, a feed handed its lists at once can publish them all before the check reads the source).
 final class HastyPrices: DataSourceType {
   let prices: Prices
+  /// What the source must show once its feed is done: the last list sent.
+  let lastSent: Locked<Snapshot<Prices.Quotes>>
+  /// Lists sent and not yet handed to the source's task.
+  let held = Locked<[[Quote]]>([])
 
-  init(_ prices: Prices) { self.prices = prices }
+  init(_ prices: Prices) async {
+    self.prices = prices
+    lastSent = Locked(await prices.snapshot)
+  }
 
-  var snapshot: Snapshot<Prices.Quotes> { get async { await prices.snapshot } }
+  /// Takes `lists`; the source's task gets them at the next read of the source.
+  func send(_ lists: [[Quote]]) {
+    if let last = lists.last, let state = try? Snapshot([Prices.Quotes(id: "all", items: last)]) {
+      lastSent.withLock { $0 = state }
+    }
+    held.withLock { $0.append(contentsOf: lists) }
+  }
+
+  var snapshot: Snapshot<Prices.Quotes> {
+    get async {
+      let shown = await prices.snapshot
+      let lists = held.withLock { held in
+        defer { held = [] }
+        return held
+      }
+      if !lists.isEmpty { await prices.send(all: lists) }
+      return shown
+    }
+  }
   var version: Version { get async { await prices.version } }
   func subscribe(pacing: Pacing) async -> Subscription<Prices.Quotes> {
     await prices.subscribe(pacing: pacing)
@@ -135,14 +164,27 @@ final class HastyPrices: DataSourceType {
   func settled() async {}
 }
 
+extension Prices {
+  /// Sends `lists` in one turn of the actor, as a feed that delivers a burst at once.
+  func send(all lists: [[Quote]]) {
+    for quotes in lists { send(quotes) }
+  }
+}
+
 extension BringingYourOwnSourceTests {
   @Test("settled() {} on a source fed by its own task is reported, after one time-out, in the first run")
   func hastySettledIsReported() async {
     var conformance = DataSourceConformance(
-      makeSource: { HastyPrices(try await Prices([Quote(id: "aapl", price: 1)])) }
+      makeSource: {
+        let hasty = await HastyPrices(try await Prices([Quote(id: "aapl", price: 1)]))
+        return (hasty, hasty)
+      },
+      expecting: { hasty, _ in hasty.lastSent.withLock { $0 } }
     ) { hasty, random in
-      // Many lists in a row: the feed's task is still publishing when settled() returns.
-      for _ in 0..<20 { await hasty.prices.send(Self.randomQuotes(using: &random)) }
+      // Many lists in a row: the source's task is still publishing them when settled() returns.
+      var lists: [[Quote]] = []
+      for _ in 0..<20 { lists.append(Self.randomQuotes(using: &random)) }
+      hasty.send(lists)
     }
     conformance.runs = 50
     conformance.timeoutSeconds = 1
