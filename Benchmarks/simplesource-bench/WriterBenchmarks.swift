@@ -44,6 +44,7 @@ func sustainedReplaces(items count: Int) async -> (ms: Double, batches: Double, 
 
 /// The least an actor can do for the writers of `sustainedReplaces`: it only yields each mutation to a
 /// stream whose one consumer takes it (no list, no version, no batch).
+@available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
 actor YieldingFloor {
   let continuation: AsyncStream<Item<Int>>.Continuation
 
