@@ -21,6 +21,20 @@ private final class Gate: Sendable {
   }
 }
 
+extension GroupCommit where Section == TestSection, Value == String {
+  /// Writes `id` at the end of `section` in a task of its own, answering `id`.
+  fileprivate func appending(
+    _ id: String, to section: String
+  ) -> Task<(version: Version, value: String), any Error> {
+    Task {
+      try await write { transaction in
+        try transaction.appendItems([item(id)], toSection: section)
+        return id
+      }
+    }
+  }
+}
+
 @Suite("Group commit", .timeLimit(.minutes(20)))
 struct GroupCommitTests {
   @Test(
@@ -39,12 +53,7 @@ struct GroupCommitTests {
     var entered = gate.entered.makeAsyncIterator()
     let (queued, queue) = AsyncStream.makeStream(of: Void.self)
     await source.onWriterQueued { queue.yield() }
-    let first = Task {
-      try await commits.write { transaction in
-        try transaction.appendItems([item("x")], toSection: "A")
-        return "x"
-      }
-    }
+    let first = commits.appending("x", to: "A")
     await entered.next()  // the first group is in its storage step
     // Four writes gather meanwhile; the third refuses itself, and the fourth needs the first's item.
     let writes = ["p", "q", "bad", "move"].map { id in
@@ -106,23 +115,11 @@ struct GroupCommitTests {
       await opened.next()  // every group waits for the test
     }
     var entered = gate.entered.makeAsyncIterator()
-    let first = Task {
-      try await commits.write { transaction in
-        try transaction.appendItems([item("x")], toSection: "A")
-        return "x"
-      }
-    }
+    let first = commits.appending("x", to: "A")
     await entered.next()
     let (queued, queue) = AsyncStream.makeStream(of: Void.self)
     await source.onWriterQueued { queue.yield() }
-    let writes = ["p", "q", "r"].map { id in
-      Task {
-        try await commits.write { transaction in
-          try transaction.appendItems([item(id)], toSection: "B")
-          return id
-        }
-      }
-    }
+    let writes = ["p", "q", "r"].map { commits.appending($0, to: "B") }
     _ = await queued.first { _ in true }  // the next group waits for the source
     // Each group's storage step is let go once the subscriber shows the groups before it, so that every
     // published batch reaches it alone (batches a subscriber has not taken compose, G6).
@@ -258,12 +255,7 @@ struct GroupCommitTests {
       sawCancellation.withLock { $0 = Task.isCancelled }
     }
     var entered = gate.entered.makeAsyncIterator()
-    let leader = Task {
-      try await commits.write { transaction in
-        try transaction.appendItems([item("x")], toSection: "A")
-        return "x"
-      }
-    }
+    let leader = commits.appending("x", to: "A")
     await entered.next()
     leader.cancel()
     gate.open.yield()
