@@ -5,10 +5,9 @@ import Hummingbird
 import HTTPTypes
 import HummingbirdWebSocket
 import Logging
-import NIOConcurrencyHelpers
 import NIOCore
-import NIOWebSocket
 import SimpleSource
+import SimpleSourceHummingbird
 
 /// What `POST /api/cards` takes.
 struct CreateRequest: Decodable {
@@ -85,13 +84,16 @@ let boardQueries: [WireQuery<Column>] = [
 
 /// Builds the service for `board`: `GET /` (the page), the HTTP API under `/api`, and `/live`.
 /// `onListening` is told the port once the server listens.
-/// `limits` bounds how long a client may take over each part of a request (``ConnectionLimits``).
+/// `limits` bounds how long a client may take over each part of a request, and what one address or user
+/// may hold (``ConnectionLimits``); `viewsPerAddress` is the most distinct views the WebSockets of one
+/// address may show at once, whatever their users (the service's `WireLimits.viewsPerOrigin`): views are
+/// stepped through every write, so this bounds what one address adds to each write's cost.
 public func makeApplication(
   board: some BoardStore, host: String = "127.0.0.1", port: Int, logger: Logger = Logger(label: "live-board"),
-  limits: ConnectionLimits = ConnectionLimits(),
+  limits: ConnectionLimits = ConnectionLimits(), viewsPerAddress: Int = 32,
   onListening: @escaping @Sendable (Int) async -> Void = { _ in }
 ) -> some ApplicationProtocol {
-  let router = Router(context: BoardRequestContext.self)
+  let router = Router(context: WireRequestContext.self)
   if let page = Bundle.module.resourceURL?.appendingPathComponent("Public").path {
     router.middlewares.add(FileMiddleware(page, searchForIndexHtml: true, logger: logger))
   }
@@ -158,137 +160,31 @@ public func makeApplication(
   // Clients may write over their WebSocket too (the wire format's `edit`): the same writes as the HTTP API.
   // Guests share one scope (nil): the board limits no count or rate per scope, but per address.
   var serviceLimits = WireLimits.unscoped
-  serviceLimits.viewsPerOrigin = limits.viewsPerAddress
+  serviceLimits.viewsPerOrigin = viewsPerAddress
   let service = WireService(
     source: board.source, stream: board.stream, queries: boardQueries, history: board.history,
     limits: serviceLimits, edits: boardWriter(board)
   ) { (user: String?) in { card in card.isVisible(to: user) } }
-  let sockets = NIOLockedValueBox(AddressCounts())
-  // The WebSockets each address opened lately, against `limits.webSocketsOpenedPerAddress`.
-  let opened = NIOLockedValueBox(
-    WireRateBuckets<String>(rate: limits.webSocketsOpenedPerAddress ?? WireRate(perSecond: 1, burst: 1)))
-  let userSockets = NIOLockedValueBox(AddressCounts())
-  /// Why an upgrade from `address` to `uri` is refused now, if it is, read from the limits' counts and
-  /// rates without taking from them: the connection's ``RequestGuard`` answers such an upgrade 429 before
-  /// it is made. An upgrade that races past this check is refused as it opens, below.
-  @Sendable func upgradeRefusal(_ address: String, _ uri: String) -> UpgradeRefusal? {
-    if limits.limitsAddresses {
-      if let rate = limits.webSocketsOpenedPerAddress,
-        case .refused(let wait) = opened.withLockedValue({
-          $0.check(for: address, now: ProcessInfo.processInfo.systemUptime)
-        })
+  // The socket machinery is the integration package's: frames shared per batch, pings, limits per address
+  // and per user (a user's scope counts under its name; guests only per address).
+  let sockets = WireWebSockets(
+    service: service, limits: limits, maxMessageBytes: maxInbound, user: { $0 },
+    receiving: { text in
+      // A client resuming from a version another instance made reads the log here first (cluster).
+      if text.contains(#""subscribe""#),
+        case .subscribe(_, let from?, _)? = try? WireCoder().read(Data(text.utf8), as: Column.self).message
       {
-        // The wait and up to half of it again, so that refused clients do not return together.
-        let seconds = wait + wait * Double.random(in: 0..<0.5)
-        return UpgradeRefusal(
-          retryAfter: seconds,
-          reason:
-            "rateLimited: retryAfter \(String(format: "%.3f", seconds)) (this address opens at most \(rate) WebSockets)"
-        )
-      }
-      if sockets.withLockedValue({ $0.open[address, default: 0] }) >= limits.webSocketsPerAddress {
-        return UpgradeRefusal(
-          reason:
-            "tooManyConnections: this address holds \(limits.webSocketsPerAddress) WebSockets, the most allowed"
-        )
+        await board.reach(from)
       }
     }
-    if let user = URLComponents(string: uri)?.queryItems?.first(where: { $0.name == "user" })?.value,
-      userSockets.withLockedValue({ $0.open[user, default: 0] }) >= limits.webSocketsPerUser
-    {
-      return UpgradeRefusal(
-        reason: "tooManyConnections: this user holds \(limits.webSocketsPerUser) WebSockets, the most allowed"
-      )
-    }
-    return nil
+  ) { request throws(BoardError) in
+    try Board.checkedUser(request.uri.queryParameters["user"].map(String.init))
   }
-  router.ws("/live") { request, _ in
-    do {
-      _ = try user(of: request)
-      return .upgrade([:])
-    } catch {
-      return .dontUpgrade
-    }
-  } onUpgrade: { inbound, outbound, context in
-    // One address holds at most `limits.webSocketsPerAddress` WebSockets, one user at most
-    // `limits.webSocketsPerUser`: past either, the new one is closed with a reason, and the others go on.
-    let address = context.requestContext.channel.remoteAddress?.ipAddress ?? "unknown"
-    let user = try? user(of: context.request)
-    // Taken here, once upgraded: one that raced past the guard's check (upgradeRefusal) is closed with 1013.
-    if limits.limitsAddresses, let rate = limits.webSocketsOpenedPerAddress,
-      case .refused(let wait) = opened.withLockedValue({
-        $0.take(for: address, now: ProcessInfo.processInfo.systemUptime)
-      })
-    {
-      // The wait and up to half of it again, so that refused clients do not return together.
-      let seconds = wait + wait * Double.random(in: 0..<0.5)
-      try await outbound.close(
-        .unknown(1013),
-        reason:
-          "rateLimited: retryAfter \(String(format: "%.3f", seconds)) (this address opens at most \(rate) WebSockets)"
-      )
-      return
-    }
-    guard sockets.withLockedValue({ $0.enter(address, limit: limits.webSocketsPerAddress) }) else {
-      try await outbound.close(
-        .policyViolation,
-        reason:
-          "tooManyConnections: this address holds \(limits.webSocketsPerAddress) WebSockets, the most allowed"
-      )
-      return
-    }
-    defer { sockets.withLockedValue { $0.leave(address) } }
-    if let user {
-      guard userSockets.withLockedValue({ $0.enter(user, limit: limits.webSocketsPerUser) }) else {
-        try await outbound.close(
-          .policyViolation,
-          reason:
-            "tooManyConnections: this user holds \(limits.webSocketsPerUser) WebSockets, the most allowed")
-        return
-      }
-    }
-    defer { if let user { userSockets.withLockedValue { $0.leave(user) } } }
-    // Messages are written as pre-framed text frames below the WebSocket encoder: a batch is framed once
-    // for every client of its view (the sink), a client's own messages (its reset, answers, catching up
-    // after its connection was full) are framed for it and awaited (send).
-    let writer = try await SocketWriter.install(on: context.requestContext.channel)
-    // The address is the session's origin: its views are budgeted and its subscribes and fresh views rated whatever its users
-    // (unless every client has one address, a proxy's).
-    let origin = limits.limitsAddresses ? address : nil
-    let session = service.session(scope: user, origin: origin, sink: writer.sink) { bytes in
-      try await writer.send(bytes)
-    }
-    do {
-      for try await message in inbound.messages(maxSize: maxInbound) {
-        guard case .text(let text) = message else {
-          await session.refuse(WireError(.malformed, "messages are JSON text, not binary"))
-          continue
-        }
-        // A client resuming from a version another instance made reads the log here first (cluster).
-        if text.contains(#""subscribe""#),
-          case .subscribe(_, let from?, _)? = try? WireCoder().read(Data(text.utf8), as: Column.self).message
-        {
-          await board.reach(from)
-        }
-        await session.receive(text: text)
-      }
-    } catch {
-      await session.close()
-      throw error
-    }
-    await session.close()
-  }
+  sockets.route("/live", on: router)
 
   return Application(
     router: router,
-    // Text frames must be UTF-8 (else closed with 1007); requests that cannot be read are answered 400 or
-    // 431 and closed, and ones that do not arrive in time are closed (ConnectionLimits); upgrades the
-    // limits refuse already are answered 429 and closed.
-    server: .guardedHTTP1WebSocketUpgrade(
-      webSocketRouter: router, limits: limits,
-      ws: .init(
-        maxFrameSize: maxInbound, autoPing: .enabled(timePeriod: limits.webSocketPing), validateUTF8: true
-      ), refusal: upgradeRefusal),
+    server: sockets.server(webSocketRouter: router),
     configuration: .init(address: .hostname(host, port: port)),
     onServerRunning: { channel in await onListening(channel.localAddress?.port ?? port) },
     logger: logger)

@@ -3,6 +3,7 @@
 
 import Foundation
 import Hummingbird
+import SimpleSourceHummingbird
 import Logging
 
 /// A board server's command line: `--port N`, `--sockets-per-address N` and `--sockets-per-user N` (`0`: no

@@ -4,6 +4,7 @@
 
 import Foundation
 import Hummingbird
+import HTTPTypes
 import HummingbirdCore
 import HummingbirdWebSocket
 import Logging
@@ -36,16 +37,11 @@ public struct ConnectionLimits: Sendable {
   /// fresh views are rated per address too (the service's `WireLimits`, the address as their origin).
   /// `nil`: no rate.
   public var webSocketsOpenedPerAddress: WireRate? = WireRate(perSecond: 8, burst: 64)
-  /// The most WebSockets one user (`?user=`) may hold open at once, from any addresses: past it, a new
-  /// one's upgrade is answered 429 with a reason naming the limit (racing past that check, closed as it
-  /// opens with 1008). Guests share one view of the
-  /// board and are held to the limit per address instead. `Int.max`: no limit.
+  /// The most WebSockets one user (the key ``WireWebSockets`` reads from a session's scope) may hold open
+  /// at once, from any addresses: past it, a new one's upgrade is answered 429 with a reason naming the
+  /// limit (racing past that check, closed as it opens with 1008). Scopes with no user (guests) are held
+  /// to the limit per address instead. `Int.max`: no limit.
   public var webSocketsPerUser = 16
-  /// The most distinct views the WebSockets of one address may show at once, whatever their users (the
-  /// service's `WireLimits.viewsPerOrigin`): past it, a subscribe is refused with `limitReached` naming the
-  /// budget. Views are stepped through every write, so this bounds what one address adds to each write's
-  /// cost, however many users it spreads them over. Not applied when ``webSocketsPerAddress`` is `Int.max`.
-  public var viewsPerAddress = 32
 
   /// How often the server pings each WebSocket; one that has not answered the previous ping is closed. A
   /// proxy in front (nginx's `proxy_read_timeout`) sees these pings as the instance's sign of life, so a
@@ -67,8 +63,8 @@ public struct ConnectionLimits: Sendable {
   var limitsAddresses: Bool { webSocketsPerAddress != .max }
 
   /// The defaults: 10 s, 10 s, 30 s, 16 KiB, 64 WebSockets per address (8 opened a second, 64 at once)
-  /// and 16 per user, 32 views per address, 256 connections per address, and as many connections in all as the descriptor
-  /// limit allows less the reserve.
+  /// and 16 per user, pings every 30 s, 256 connections per address, and as many connections in all as the
+  /// descriptor limit allows less the reserve.
   public init() {}
 
   /// The process's descriptor limit (its soft limit), at least the reserve and one more.
@@ -146,7 +142,9 @@ struct AddressCounts {
   /// - Precondition: it was counted by ``enter(_:limit:)``.
   /// - Complexity: O(1) expected.
   mutating func leave(_ address: String) {
-    guard let count = open[address] else { preconditionFailure("live-board: a socket left uncounted") }
+    guard let count = open[address] else {
+      preconditionFailure("SimpleSourceHummingbird: a socket left uncounted")
+    }
     open[address] = count > 1 ? count - 1 : nil
   }
 }
@@ -154,8 +152,8 @@ struct AddressCounts {
 /// Why a WebSocket upgrade is refused before it is made: answered 429 with `reason` as the body, and
 /// `Retry-After` (whole seconds, rounded up) when the client may retry after a wait.
 struct UpgradeRefusal: Sendable {
-  /// Why an upgrade from an address (its IP address) to a URI (the request's) is refused now, if it is.
-  typealias Check = @Sendable (_ address: String, _ uri: String) -> UpgradeRefusal?
+  /// Why an upgrade from an address (its IP address) asking for a request is refused now, if it is.
+  typealias Check = @Sendable (_ address: String, _ request: WebSocketUpgradeRequest) -> UpgradeRefusal?
   /// Seconds until the client may retry; `nil` for a limit that a wait alone does not lift.
   var retryAfter: Double?
   /// The body: the refusal's code and why, as a WebSocket's close reason would say it.
@@ -203,7 +201,13 @@ final class RequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
     case .head(let head):
       if head.headers.contains(name: "upgrade") {
         let address = context.channel.remoteAddress?.ipAddress ?? "unknown"
-        if let refused = refusal(address, head.uri) {
+        let request = WebSocketUpgradeRequest(
+          uri: URI(head.uri),
+          headers: HTTPFields(
+            head.headers.compactMap { field in
+              HTTPField.Name(field.name).map { HTTPField(name: $0, value: field.value) }
+            }), address: address)
+        if let refused = refusal(address, request) {
           // Refused as a plain HTTP answer: no upgrade, no WebSocket, no task for it.
           let headers = refused.retryAfter.map { [("retry-after", String(Int($0.rounded(.up))))] } ?? []
           refuse(context, .tooManyRequests, headers: headers, body: refused.reason)
@@ -393,7 +397,7 @@ extension HTTPServerBuilder {
   /// HTTP/1 with WebSocket upgrade, each connection guarded by ``RequestGuard`` with `limits` and
   /// `refusal` (why an upgrade is refused before it is made, if it is).
   static func guardedHTTP1WebSocketUpgrade(
-    webSocketRouter: Router<BoardRequestContext>, limits: ConnectionLimits, ws: WebSocketServerConfiguration,
+    webSocketRouter: Router<WireRequestContext>, limits: ConnectionLimits, ws: WebSocketServerConfiguration,
     refusal: @escaping UpgradeRefusal.Check = { _, _ in nil }
   ) -> HTTPServerBuilder {
     let webSocketResponder = webSocketRouter.buildResponder()

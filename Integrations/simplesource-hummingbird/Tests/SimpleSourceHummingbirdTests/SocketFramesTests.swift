@@ -1,4 +1,4 @@
-// The transport of the board's broadcasts: frames queued on a connection's event loop, framed once per loop,
+// The transport of broadcasts: frames queued on a connection's event loop, framed once per loop,
 // refused while the connection is over its high-water mark or closed, and in the order they were queued.
 
 import Foundation
@@ -7,7 +7,7 @@ import NIOEmbedded
 import SimpleSource
 import Testing
 
-@testable import LiveBoard
+@testable import SimpleSourceHummingbird
 
 @Suite("Socket frames", .timeLimit(.minutes(1)))
 struct SocketFramesTests {

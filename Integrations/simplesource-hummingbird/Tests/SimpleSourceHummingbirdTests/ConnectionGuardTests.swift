@@ -1,4 +1,4 @@
-// Bad bytes and slow clients on a real socket: each class of input answered as HTTP or RFC 6455 says, and the
+// Bad bytes, slow clients and clients past their limits on a real socket: each class of input answered as HTTP or RFC 6455 says, and the
 // connection closed; nothing waits on a clock but the server's own limits.
 
 import Foundation
@@ -8,10 +8,10 @@ import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
-import SimpleSourceWire
+import SimpleSource
 import Testing
 
-@testable import LiveBoard
+@testable import SimpleSourceHummingbird
 
 /// Collects what the server sends until it closes the connection.
 final class RawCollector: ChannelInboundHandler, Sendable {
@@ -160,13 +160,14 @@ struct ConnectionGuardTests {
     return limits
   }()
 
-  /// Runs `body` with the port of a fresh board served with `limits`.
+  /// Runs `body` with the port of a fresh notes service served with `limits`, each address's views held
+  /// to `viewsPerOrigin`.
   func serving(
-    limits: ConnectionLimits = Self.limits, _ body: @escaping @Sendable (Int) async throws -> Void
+    limits: ConnectionLimits = Self.limits, viewsPerOrigin: Int = 32,
+    _ body: @escaping @Sendable (Int) async throws -> Void
   ) async throws {
-    let board = try Board(path: nil)
-    try await makeApplication(board: board, port: 0, logger: LiveBoardTests.logger, limits: limits)
-      .test(.live) { client in try await body(try #require(client.port)) }
+    let notes = try await NotesServer(limits: limits, viewsPerOrigin: viewsPerOrigin)
+    try await notes.application.test(.live) { client in try await body(try #require(client.port)) }
   }
 
   /// Requests the decoder cannot read, and the status each is answered with.
@@ -203,12 +204,12 @@ struct ConnectionGuardTests {
       let head = try await exchange(port: port, [Array("GET / HT".utf8)])
       #expect(statusLine(head) == "HTTP/1.1 408 Request Timeout")
       let body = try await exchange(
-        port: port, [Array("POST /api/cards HTTP/1.1\r\nHost: x\r\nContent-Length: 40\r\n\r\n{\"ti".utf8)])
+        port: port, [Array("POST /notes HTTP/1.1\r\nHost: x\r\nContent-Length: 40\r\n\r\n{\"ti".utf8)])
       #expect(statusLine(body) == "HTTP/1.1 408 Request Timeout")
       let silent = try await exchange(port: port, [])
       #expect(statusLine(silent) == "HTTP/1.1 408 Request Timeout")
       // One whole request answered, then nothing: the connection is closed after its idle limit.
-      let idle = try await exchange(port: port, [Array("GET /api/board HTTP/1.1\r\nHost: x\r\n\r\n".utf8)])
+      let idle = try await exchange(port: port, [Array("GET / HTTP/1.1\r\nHost: x\r\n\r\n".utf8)])
       #expect(statusLine(idle) == "HTTP/1.1 200 OK")
       #expect(String(decoding: idle, as: UTF8.self).components(separatedBy: "HTTP/1.1").count == 2)
     }
@@ -249,7 +250,7 @@ struct ConnectionGuardTests {
       let text = String(decoding: bytes, as: UTF8.self)
       #expect(!text.lowercased().contains("retry-after"), "a count is not lifted by a wait: \(text)")
       #expect(text.contains("tooManyConnections: \(limit)"), "the reason names the limit: \(text)")
-      #expect(!text.contains("reset"), "nothing of the board is sent to it")
+      #expect(!text.contains("reset"), "nothing of the service is sent to it")
     }
     try await serving { port in
       // WebSockets that hold their subscriptions (their reset arrived: the server counts them): one of
@@ -285,7 +286,7 @@ struct ConnectionGuardTests {
       let text = String(decoding: bytes, as: UTF8.self)
       #expect(text.lowercased().contains("retry-after: 1"), "the answer says when to retry: \(text)")
       #expect(text.contains("rateLimited: retryAfter 1"), "and why: \(text)")
-      #expect(!text.contains("reset"), "nothing of the board is sent to it")
+      #expect(!text.contains("reset"), "nothing of the service is sent to it")
     }
   }
 
@@ -300,7 +301,7 @@ struct ConnectionGuardTests {
       /// What the server answers a whole request with; nothing when it closed the connection first (the
       /// request's write then fails, or nothing comes back).
       @Sendable func request() async -> [UInt8] {
-        let get = Array("GET /api/board HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8)
+        let get = Array("GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8)
         return (try? await exchange(port: port, [get])) ?? []
       }
       // Eight silent connections (no request: the first-request limit of 10 s would answer them 408): the
@@ -328,8 +329,7 @@ struct ConnectionGuardTests {
   func viewsPerAddress() async throws {
     var limits = Self.limits
     limits.webSocketsPerAddress = 8
-    limits.viewsPerAddress = 2
-    try await serving(limits: limits) { port in
+    try await serving(limits: limits, viewsPerOrigin: 2) { port in
       /// A handshake of `user`, and its subscribe of one search for `text`.
       func asking(_ user: String, _ text: String) -> [UInt8] {
         let upgrade = String(decoding: handshake, as: UTF8.self)
@@ -359,17 +359,6 @@ struct ConnectionGuardTests {
     let raised = ConnectionLimits.raiseDescriptorLimit()
     #expect(raised >= ConnectionLimits.descriptorLimit())
     #expect(ConnectionLimits().connections == raised - ConnectionLimits.descriptorReserve)
-  }
-
-  @Test("a search spelled with other case, diacritics or spaces has one canonical form: one view")
-  func searchSpellingsAreOneView() async throws {
-    let folded = foldedSearch(["text": .string("  Café ")])
-    #expect(folded == ["text": .string("cafe")])
-    #expect(foldedSearch(["text": .string("CAFE")]) == folded)
-    let query = try #require(boardQueries.first { $0.name == "search" })
-    #expect(
-      try query.canonicalRequest(for: WireQueryRequest("search", ["text": .string("CAFÉ")]))
-        == WireQueryRequest("search", folded))
   }
 
   @Test("every sequence of opens and closes from two addresses, to depth 8, counts each within its limit")

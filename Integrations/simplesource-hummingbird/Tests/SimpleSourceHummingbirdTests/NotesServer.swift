@@ -1,0 +1,71 @@
+// The service the tests serve: notes in one section, each shared or private to its owner, with a search
+// query; a user's scope is `?user=NAME` (none: a guest, who sees the shared notes).
+
+import Foundation
+import Hummingbird
+import Logging
+import SimpleSource
+import SimpleSourceHummingbird
+
+struct Note: Identifiable, Equatable, Sendable, Codable {
+  var id: String
+  var text: String
+  /// The user who alone sees it; `nil`: everyone.
+  var owner: String?
+}
+
+typealias Notes = Section<String, Note>
+
+/// A user named by an empty `?user=`: refused.
+struct EmptyUserName: Error {}
+
+/// A notes service served over WebSockets at `/live`, with `GET /` answering "ok" and `POST /notes` the
+/// size of its body.
+struct NotesServer: Sendable {
+  let source: BasicDataSource<Notes>
+  let service: WireService<Notes, String?>
+  let application: Application<RouterResponder<WireRequestContext>>
+
+  static let logger: Logger = {
+    var logger = Logger(label: "simplesource-hummingbird-tests")
+    logger.logLevel = .warning
+    return logger
+  }()
+
+  init(limits: ConnectionLimits = ConnectionLimits(), viewsPerOrigin: Int = 32) async throws {
+    source = try BasicDataSource(sections: [
+      Notes(
+        id: "notes",
+        items: [
+          Note(id: "plan", text: "Plan the week", owner: nil),
+          Note(id: "diary", text: "Ann's diary", owner: "ann"),
+        ])
+    ])
+    var wireLimits = WireLimits.unscoped
+    wireLimits.viewsPerOrigin = viewsPerOrigin
+    let search = WireQuery<Notes>("search", parameters: ["text": .string]) {
+      arguments throws(WireQueryRefusal) in
+      let text = try arguments.string("text")
+      return Projection(where: { note in note.text.localizedCaseInsensitiveContains(text) })
+    }
+    service = WireService(source: source, stream: "notes", queries: [search], limits: wireLimits) {
+      (user: String?) in { note in note.owner == nil || note.owner == user }
+    }
+    let sockets = WireWebSockets(service: service, limits: limits, user: { $0 }) { request in
+      try request.uri.queryParameters["user"].map { name in
+        guard !name.isEmpty else { throw EmptyUserName() }
+        return String(name)
+      }
+    }
+    let router = Router(context: WireRequestContext.self)
+    router.get("/") { _, _ in "ok" }
+    router.post("/notes") { request, _ in
+      var request = request
+      return "\(try await request.collectBody(upTo: 1024).readableBytes) bytes"
+    }
+    sockets.route("/live", on: router)
+    application = Application(
+      router: router, server: sockets.server(webSocketRouter: router),
+      configuration: .init(address: .hostname("127.0.0.1", port: 0)), logger: Self.logger)
+  }
+}
