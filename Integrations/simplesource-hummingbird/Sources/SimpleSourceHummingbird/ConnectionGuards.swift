@@ -65,9 +65,11 @@ public struct ConnectionLimits: Sendable {
   /// The defaults: 10 s, 10 s, 30 s, 16 KiB, 64 WebSockets per address (8 opened a second, 64 at once)
   /// and 16 per user, pings every 30 s, 256 connections per address, and as many connections in all as the
   /// descriptor limit allows less the reserve.
+  /// - Complexity: O(1) (one `getrlimit` for ``connections``).
   public init() {}
 
   /// The process's descriptor limit (its soft limit), at least the reserve and one more.
+  /// - Complexity: O(1): one `getrlimit`.
   public static func descriptorLimit() -> Int {
     var limit = rlimit()
     guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 1_024 }
@@ -75,6 +77,7 @@ public struct ConnectionLimits: Sendable {
   }
 
   /// Raises the process's descriptor limit to its hard limit (at most 1,048,576); returns the limit now.
+  /// - Complexity: O(1): a `getrlimit` and at most one `setrlimit`.
   @discardableResult
   public static func raiseDescriptorLimit() -> Int {
     var limit = rlimit()

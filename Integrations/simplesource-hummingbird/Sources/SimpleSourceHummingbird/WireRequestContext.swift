@@ -20,12 +20,14 @@ public struct WireRequestContext: RequestContext, WebSocketRequestContext {
   public let channel: any Channel
 
   /// The context of a request on `source`'s connection.
+  /// - Complexity: O(1).
   public init(source: ApplicationRequestContextSource) {
     coreContext = .init(source: source)
     channel = source.channel
   }
 
   /// The connection's WebSocket handler reference: made on the first upgrade request, dropped at close.
+  /// - Complexity: O(1) expected.
   public var webSocket: WebSocketHandlerReference<Self> { WebSocketReferences.shared.reference(for: channel) }
 }
 

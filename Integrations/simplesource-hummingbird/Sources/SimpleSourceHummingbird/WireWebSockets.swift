@@ -26,6 +26,7 @@ public struct WebSocketUpgradeRequest: Sendable {
   public var address: String?
 
   /// A request for `uri` with `headers`, from `address`.
+  /// - Complexity: O(1).
   public init(uri: URI, headers: HTTPFields = [:], address: String? = nil) {
     self.uri = uri
     self.headers = headers
@@ -94,7 +95,9 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   ///   - receiving: Runs before each text message is given to its session, with the message: a service
   ///     that follows a log of several instances reads the log there up to a version a client resumes from.
   ///   - scope: The scope of a connection's session, read from its upgrade request (a user verified from a
-  ///     cookie or a token); throwing refuses the upgrade. A pure function of the request.
+  ///     cookie or a token); throwing refuses the upgrade. A pure function of the request: it is read before
+  ///     the upgrade (for the limit per user) and again as the WebSocket opens.
+  /// - Complexity: O(1).
   public init(
     service: WireService<Section, Scope>, limits: ConnectionLimits = ConnectionLimits(),
     maxMessageBytes: Int = 16 * 1024, user: @escaping @Sendable (Scope) -> String? = { _ in nil },
@@ -135,7 +138,9 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   }
 
   /// The server for `Application(router:server:)`: HTTP/1 with WebSocket upgrade to the routes of
-  /// `router`, every connection guarded by ``limits`` (its pings among them).
+  /// `router`, every connection guarded by the limits given to ``init(service:limits:maxMessageBytes:user:receiving:scope:)``
+  /// (its pings among them).
+  /// - Complexity: O(*r*) for the *r* routes of `router`, once; each connection then costs O(1) to guard.
   public func server(webSocketRouter router: Router<WireRequestContext>) -> HTTPServerBuilder {
     .guardedHTTP1WebSocketUpgrade(
       webSocketRouter: router, limits: limits,

@@ -1,7 +1,9 @@
 // The service the tests serve: notes in one section, each shared or private to its owner, with a search
-// query; a user's scope is `?user=NAME` (none: a guest, who sees the shared notes).
+// query; a user's scope is the `X-User` header or `?user=NAME` (neither: a guest, who sees the shared
+// notes).
 
 import Foundation
+import HTTPTypes
 import Hummingbird
 import Logging
 import SimpleSource
@@ -51,10 +53,13 @@ struct NotesServer: Sendable {
     service = WireService(source: source, stream: "notes", queries: [search], limits: wireLimits) {
       (user: String?) in { note in note.owner == nil || note.owner == user }
     }
+    // The user is the `X-User` header, else `?user=`; an empty name is refused.
     let sockets = WireWebSockets(service: service, limits: limits, user: { $0 }) { request in
-      try request.uri.queryParameters["user"].map { name in
+      let name =
+        request.headers[HTTPField.Name("X-User")!] ?? request.uri.queryParameters["user"].map(String.init)
+      return try name.map { name in
         guard !name.isEmpty else { throw EmptyUserName() }
-        return String(name)
+        return name
       }
     }
     let router = Router(context: WireRequestContext.self)

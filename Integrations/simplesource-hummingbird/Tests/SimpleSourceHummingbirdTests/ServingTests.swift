@@ -140,4 +140,25 @@ struct ServingTests {
       try await channel.close()
     }
   }
+
+  @Test("a scope read from a header counts against its user's limit before the upgrade: 429, never upgraded")
+  func scopeFromHeaders() async throws {
+    var limits = ConnectionLimits()
+    limits.webSocketsPerUser = 1
+    let server = try await NotesServer(limits: limits)
+    try await server.application.test(.live) { client in
+      let port = try #require(client.port)
+      let asAnn = Array(
+        String(decoding: handshake(as: nil), as: UTF8.self)
+          .replacingOccurrences(of: "Host: localhost\r\n", with: "Host: localhost\r\nX-User: ann\r\n").utf8)
+      let (held, collector) = try await connect(port: port, asAnn + textFrame(Self.subscribe))
+      _ = try await collector.arrival(of: "reset", on: held.eventLoop)
+      #expect(collector.text.contains("Ann's diary"), "the header's user is the session's scope")
+      let refused = try await exchange(port: port, [asAnn])
+      #expect(statusLine(refused) == "HTTP/1.1 429 Too Many Requests")
+      #expect(String(decoding: refused, as: UTF8.self).contains("tooManyConnections: this user holds 1"))
+      #expect(held.isActive, "the held WebSocket goes on")
+      try await held.close()
+    }
+  }
 }
