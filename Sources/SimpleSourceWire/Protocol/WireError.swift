@@ -74,6 +74,11 @@ public struct WireError: Error, Hashable, Sendable, CustomStringConvertible {
     public static let answerForgotten = Code(rawValue: "answerForgotten")
     /// A client asked for the answer to an edit id it never made: not one of its own ids.
     public static let unknownEdit = Code(rawValue: "unknownEdit")
+    /// A read's token is not one the service issued for this view to the reader's scope: forged, altered,
+    /// or another scope's (``WireRead/View/token(_:)``). Nothing of the view is sent.
+    public static let readTokenInvalid = Code(rawValue: "readTokenInvalid")
+    /// A read's token was the service's, and its life ended: read by query again for a new one.
+    public static let readTokenExpired = Code(rawValue: "readTokenExpired")
   }
 
   /// What was wrong.

@@ -342,9 +342,9 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   ///   scope's state no session follows.
   func open(
     stream requested: String?, from: Int?, asking asked: Asked, scope: Scope, origin: String? = nil,
-    pacing: Pacing, session: Int, replacing: Opened? = nil
+    pacing: Pacing, session: Int, replacing: Opened? = nil, rated: Bool = true
   ) async throws(WireError) -> Opened {
-    try subscribeRates.take(1, scope: scope, origin: origin, now: now(), jitter: jitter)
+    if rated { try subscribeRates.take(1, scope: scope, origin: origin, now: now(), jitter: jitter) }
     // Views are shared, counted and streamed by their canonical form: every spelling a query reads alike.
     let asked = try canonical(asked)
     let named: [String: WireQueryRequest?]

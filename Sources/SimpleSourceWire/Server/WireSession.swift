@@ -90,10 +90,15 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   /// Subscribes, scope changes and closing take turns: each sees the one before it complete.
   var turns = SessionTurns<CheckedContinuation<Void, Never>>()
 
+  /// Whether the session answers one read over HTTP (``WireService/read(_:scope:origin:ifNoneMatch:policy:)``):
+  /// its subscribe is not counted against ``WireLimits/subscribes``.
+  nonisolated let isRead: Bool
+
   init(
     service: WireService<Section, Scope>, scope: Scope, origin: String?, pacing: Pacing, sink: WireSink?,
-    send: @escaping @Sendable (Data) async throws -> Void
+    isRead: Bool = false, send: @escaping @Sendable (Data) async throws -> Void
   ) {
+    self.isRead = isRead
     self.service = service
     self.origin = origin
     number = service.sessionsMade.withLock { made in
@@ -263,7 +268,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     let scope = scope
     let opened = try await service.open(
       stream: stream, from: from, asking: asked, scope: scope, origin: origin, pacing: pacing,
-      session: number, replacing: current?.opened)
+      session: number, replacing: current?.opened, rated: !isRead)
     let format: Int
     switch asked {
     case .views: format = WireMessage<Section>.viewsFormat

@@ -1,0 +1,383 @@
+// A view read over HTTP: the changes after the reader's offset, or a long poll for the next ones, answered
+// with the same bytes for every reader of the same read, so that a cache in front does the fan-out.
+
+import Foundation
+import SimpleSourceCore
+
+/// How a ``WireService`` answers reads over HTTP (``WireService/read(_:scope:origin:ifNoneMatch:policy:)``):
+/// the secret its read tokens are signed with, how long a long poll waits, and how long caches keep answers.
+///
+/// **Tokens.** A read token names one view (a query with its parameters in canonical form, or the whole
+/// scope) of one scope of one service's stream, until an end time: `payload.code`, where the payload is the
+/// view and the end time in JSON (base64url) and the code is HMAC-SHA-256 under ``secret`` of the payload,
+/// the stream and the scope (its `String(reflecting:)`), truncated to 128 bits (base64url). The origin checks
+/// every read by token against the scope of the reader's credentials, which the transport reads as for a
+/// WebSocket: a token made for another scope, altered, or forged without the secret is refused
+/// (``WireError/Code-swift.struct/readTokenInvalid``); one past its end time with
+/// ``WireError/Code-swift.struct/readTokenExpired``. Tokens are issued per period of ``tokenLifetime``: every
+/// token of a view and scope issued in one period is the same string, ending two periods after the one it
+/// was issued in, so a view's readers share at most two tokens, and with them the cache's entries.
+///
+/// **What a cache may keep.** A read by token is a URL with the token in it, so a cache key holds it: a
+/// cache hands an answer only to a reader that holds the token, which only a reader of that scope was given.
+/// A token is a capability for its life, as a signed URL is: whoever holds it reads the view until it ends,
+/// from the cache, without credentials; the origin's check refuses it to another scope only on a miss. So
+/// answers are kept no longer than the token lives (``maxAge`` and ``staleWhileRevalidate`` are cut to its
+/// end), and reads by query, whose URL carries no secret, are `private, no-store`. Use the same ``secret``
+/// on every instance of a service (tokens are checked anywhere), keep it out of logs, and change it to
+/// revoke every token.
+public struct WireReadPolicy: Sendable {
+  /// The key tokens are signed with: at least 16 bytes, the same on every instance.
+  public var secret: [UInt8]
+  /// The period tokens are issued for: a token lives between one and two of them.
+  public var tokenLifetime: Duration
+  /// How long a long poll at the newest version waits for the next one before a 204.
+  public var hold: Duration
+  /// The period a long poll's cursor counts: a 204's cursor is the current period's number, and always past
+  /// the one the reader sent.
+  public var cursorInterval: Duration
+  /// How long a shared cache may keep an answer by token (`max-age`, seconds).
+  public var maxAge: Int
+  /// How long after ``maxAge`` a cache may still serve it while it fetches a new one
+  /// (`stale-while-revalidate`, seconds).
+  public var staleWhileRevalidate: Int
+  /// The time in seconds since 1970, the same on every instance (wall clock): tokens' ends and cursors.
+  package var now: @Sendable () -> Double = { Date().timeIntervalSince1970 }
+
+  /// A policy.
+  /// - Parameters:
+  ///   - secret: The key tokens are signed with; at least 16 bytes.
+  ///   - tokenLifetime: The period tokens are issued for; 10 minutes by default.
+  ///   - hold: How long a long poll waits; 20 seconds by default (keep a proxy's lock and read timeouts
+  ///     longer).
+  ///   - cursorInterval: The period of a long poll's cursor; 20 seconds by default.
+  ///   - maxAge: How long a cache keeps an answer by token; 60 seconds by default.
+  ///   - staleWhileRevalidate: How long past that it may serve it while fetching; 300 seconds by default.
+  public init(
+    secret: some Collection<UInt8>, tokenLifetime: Duration = .seconds(600), hold: Duration = .seconds(20),
+    cursorInterval: Duration = .seconds(20), maxAge: Int = 60, staleWhileRevalidate: Int = 300
+  ) {
+    precondition(secret.count >= 16, "SimpleSource: a read policy's secret is at least 16 bytes")
+    precondition(tokenLifetime >= .seconds(1) && cursorInterval >= .seconds(1))
+    self.secret = Array(secret)
+    self.tokenLifetime = tokenLifetime
+    self.hold = hold
+    self.cursorInterval = cursorInterval
+    self.maxAge = maxAge
+    self.staleWhileRevalidate = staleWhileRevalidate
+  }
+
+  /// What a token names: its view and its end time (seconds since 1970).
+  struct TokenPayload: Codable, Equatable {
+    var end: Int
+    var view: WireQueryRequest?
+  }
+
+  /// The token of `view` for `scope` of `stream`, issued now.
+  /// - Complexity: O(size of the view and the scope's description).
+  func token(for view: WireQueryRequest?, scope: some Hashable & Sendable, stream: String) -> String {
+    let period = Self.seconds(tokenLifetime)
+    let end = (Int(now()) / period + 2) * period
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+    let payload = (try? encoder.encode(TokenPayload(end: end, view: view))) ?? Data()
+    return Self.base64URL(payload) + "." + Self.base64URL(code(payload, scope: scope, stream: stream))
+  }
+
+  /// The view `token` names and its end time, when the service issued it for `scope` of `stream` and it
+  /// has not ended.
+  /// - Throws: ``WireError/Code-swift.struct/readTokenInvalid`` or
+  ///   ``WireError/Code-swift.struct/readTokenExpired``.
+  /// - Complexity: O(size of the token and the scope's description).
+  func verify(_ token: String, scope: some Hashable & Sendable, stream: String) throws(WireError)
+    -> TokenPayload
+  {
+    let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+    guard parts.count == 2, let payload = Self.bytes(base64URL: parts[0]),
+      let given = Self.bytes(base64URL: parts[1]),
+      Self.equalInConstantTime(given, code(payload, scope: scope, stream: stream)),
+      let read = try? JSONDecoder().decode(TokenPayload.self, from: payload)
+    else {
+      throw WireError(.readTokenInvalid, "the read token is not this service's for this view and scope")
+    }
+    guard Double(read.end) > now() else {
+      throw WireError(.readTokenExpired, "the read token ended; read by view for a new one")
+    }
+    return read
+  }
+
+  private func code(_ payload: Data, scope: some Hashable & Sendable, stream: String) -> [UInt8] {
+    let signed = Array(payload) + [0] + Array(stream.utf8) + [0] + Array(String(reflecting: scope).utf8)
+    return Array(SHA256.authenticationCode(signed, key: secret).prefix(16))
+  }
+
+  /// The cursor of a long poll's answer: the current period's number, past `sent`.
+  func cursor(after sent: Int?) -> Int {
+    let current = Int(now()) / Self.seconds(cursorInterval)
+    return max(current, (sent ?? -1) + 1)
+  }
+
+  static func seconds(_ duration: Duration) -> Int { max(1, Int(duration.components.seconds)) }
+
+  static func base64URL(_ bytes: some Sequence<UInt8>) -> String {
+    Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+      .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+  }
+
+  static func bytes(base64URL text: Substring) -> Data? {
+    guard
+      text.utf8.allSatisfy({ $0 != UInt8(ascii: "+") && $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "=") })
+    else { return nil }
+    var standard = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+    standard += String(repeating: "=", count: (4 - standard.count % 4) % 4)
+    return Data(base64Encoded: standard)
+  }
+
+  static func equalInConstantTime(_ lhs: some Collection<UInt8>, _ rhs: [UInt8]) -> Bool {
+    guard lhs.count == rhs.count else { return false }
+    return zip(lhs, rhs).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
+  }
+}
+
+extension WireService {
+  /// Answers one read of a view over HTTP (<doc:RunningOnSeveralMachines>): the changes after the reader's
+  /// offset, in the wire format, one message per line (`resumed`, then each `batch`), or the view's state
+  /// (`reset`) for a reader that holds nothing, another stream, or a version no longer retained; a long
+  /// poll at the newest version waits up to ``WireReadPolicy/hold`` for the next version and is answered
+  /// 204 with a new cursor when none came. See ``WireReadAnswer`` for every status and what a cache may keep.
+  ///
+  /// Every read of the same view, offset, liveness and cursor made at the same moment is answered with the
+  /// same bytes (messages are encoded once per batch and format; the answer's tag is its digest), so a cache
+  /// in front (``WireReadPolicy``) collapses them into one read of the origin.
+  ///
+  /// ```swift
+  /// // In an HTTP handler: the scope from the request's credentials, as for a WebSocket.
+  /// let read = try WireRead(queryItems: request.queryItems)
+  /// let answer = await service.read(read, scope: user, policy: policy)
+  /// ```
+  ///
+  /// A read is a subscription of the scope for as long as it runs: it counts against
+  /// ``WireLimits/subscriptionsPerScope`` and makes views against ``WireLimits/freshViews``, but not against
+  /// ``WireLimits/subscribes``: behind a cache, the origin's reads follow the versions, not the readers.
+  /// Limit reads per address in the transport.
+  /// - Parameters:
+  ///   - read: The read.
+  ///   - scope: The reader's scope, from its credentials: a token is checked against it.
+  ///   - origin: Where the reader connects from, whose views ``WireLimits`` counts.
+  ///   - ifNoneMatch: The request's `If-None-Match`: an answer with that tag is a 304.
+  ///   - policy: The tokens' secret, the hold, and what caches may keep.
+  /// - Returns: The answer; never throws: a refusal is an answer with its status and `error` message.
+  /// - Complexity: O(*k*) for *k* changes after a retained offset (the view's first read projects it:
+  ///   O(*n*)), O(*n*) for a reset, besides the wait of a long poll; O(body) for its tag.
+  public nonisolated func read(
+    _ read: WireRead, scope: Scope, origin: String? = nil, ifNoneMatch: String? = nil, policy: WireReadPolicy
+  ) async -> WireReadAnswer {
+    let query: WireQueryRequest?
+    var shareable = false
+    var tokenEnd: Int?
+    do throws(WireError) {
+      switch read.view {
+      case .token(let token):
+        let payload = try policy.verify(token, scope: scope, stream: stream)
+        (query, shareable, tokenEnd) = (payload.view, true, payload.end)
+      case .query(let asked):
+        query = try asked.map { (asked) throws(WireError) in
+          guard let declared = queries[asked.name] else {
+            throw WireError(.unknownQuery, "no query is named \(asked.name)")
+          }
+          return try declared.canonicalRequest(for: asked)
+        }
+      }
+    } catch {
+      return Self.refusal(error)
+    }
+    let collected = ReadMessages()
+    let session = WireSession(
+      service: self, scope: scope, origin: origin, pacing: .immediate, sink: nil, isRead: true
+    ) { collected.append($0) }
+    await session.receive(
+      WireMessage<Section>.subscribe(stream: read.offset?.stream, from: read.offset?.version, query: query))
+    await session.settled()
+    var messages = collected.messages
+    var waited = false
+    if read.live, messages.count == 1, Self.head(of: messages[0])?.type == "resumed" {
+      waited = true
+      if await collected.arrival(after: 1, within: policy.hold) { messages = collected.messages }
+    }
+    await session.close()
+    let heads = messages.map { Self.head(of: $0) }
+    guard let first = heads.first, let first, first.type != "error" else {
+      let error = (try? WireCoder().decode(messages.first ?? Data(), as: Section.self)).flatMap { message in
+        if case .error(let error) = message { error } else { nil }
+      }
+      return Self.refusal(error ?? WireError(.queryFailed, "the view could not be read"))
+    }
+    // The messages a read sends before a later failure of its view are kept; the failure is the next read's.
+    let kept = zip(messages, heads).prefix { $0.1 != nil && $0.1?.type != "error" }
+    let stream = first.stream ?? read.offset?.stream ?? self.stream
+    let version = kept.reduce(0) { version, message in message.1?.to ?? message.1?.version ?? version }
+    var headers: [(name: String, value: String)] = [
+      (WireReadAnswer.Header.nextOffset, WireOffset(stream: stream, version: version).description)
+    ]
+    let now = Int(policy.now())
+    if read.live || waited {
+      headers.append((WireReadAnswer.Header.cursor, String(policy.cursor(after: read.cursor))))
+    }
+    let fresh = policy.token(for: query, scope: scope, stream: self.stream)
+    if case .token(let token) = read.view, token == fresh {
+      // The reader's token is this period's: nothing to renew.
+    } else {
+      headers.append((WireReadAnswer.Header.token, fresh))
+    }
+    if waited, kept.count == 1 {
+      // The long poll saw no change.
+      let age = max(1, WireReadPolicy.seconds(policy.hold) / 4)
+      headers.append((WireReadAnswer.Header.upToDate, "true"))
+      headers.append(
+        (WireReadAnswer.Header.cacheControl, Self.caching(shareable, age, 0, until: tokenEnd, now: now)))
+      return WireReadAnswer(status: 204, headers: headers, body: Data())
+    }
+    if await version >= source.version.number {
+      headers.append((WireReadAnswer.Header.upToDate, "true"))
+    }
+    var body = Data()
+    for (message, _) in kept {
+      body.append(message)
+      body.append(UInt8(ascii: "\n"))
+    }
+    let tag =
+      "\"" + SHA256.digest(body).prefix(16).map { String($0, radix: 16).leftPadded(to: 2) }.joined() + "\""
+    // An answer that nothing changed is kept a second and never served stale: a reader reading it again
+    // would stand still.
+    let unchanged = kept.count == 1 && Self.head(of: kept[kept.startIndex].0)?.type == "resumed"
+    headers.append(
+      (
+        WireReadAnswer.Header.cacheControl,
+        Self.caching(
+          shareable, unchanged ? 1 : policy.maxAge, unchanged ? 0 : policy.staleWhileRevalidate,
+          until: tokenEnd,
+          now: now)
+      ))
+    headers.append((WireReadAnswer.Header.entityTag, tag))
+    if let ifNoneMatch,
+      ifNoneMatch.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == tag })
+    {
+      return WireReadAnswer(status: 304, headers: headers, body: Data())
+    }
+    headers.append((WireReadAnswer.Header.contentType, "application/x-ndjson"))
+    return WireReadAnswer(status: 200, headers: headers, body: body)
+  }
+
+  /// `Cache-Control` for an answer: shared for `age` seconds and stale for `stale` more, cut to the
+  /// token's end, or `private, no-store` for a read by query.
+  private static func caching(_ shareable: Bool, _ age: Int, _ stale: Int, until end: Int?, now: Int)
+    -> String
+  {
+    guard shareable, let end else { return "private, no-store" }
+    let left = max(0, end - now)
+    let kept = min(age, left)
+    let staleKept = min(stale, left - kept)
+    return staleKept > 0
+      ? "public, max-age=\(kept), stale-while-revalidate=\(staleKept)" : "public, max-age=\(kept)"
+  }
+
+  /// A refused read: its status, and its `error` message.
+  static func refusal(_ error: WireError) -> WireReadAnswer {
+    let status: Int
+    switch error.code {
+    case .readTokenInvalid, .readTokenExpired: status = 403
+    case .limitReached, .rateLimited: status = 429
+    case .queryFailed: status = 500
+    default: status = 400
+    }
+    var headers: [(name: String, value: String)] = [
+      (WireReadAnswer.Header.cacheControl, "no-store"),
+      (WireReadAnswer.Header.contentType, "application/json"),
+    ]
+    if let retryAfter = error.retryAfter {
+      headers.append((WireReadAnswer.Header.retryAfter, String(Int(retryAfter.rounded(.up)))))
+    }
+    return WireReadAnswer(
+      status: status, headers: headers, body: WireCoder().encode(WireMessage<Section>.error(error)))
+  }
+
+  /// What a read needs of a message it sends: its type, stream and the version the reader holds after it.
+  struct Head: Decodable {
+    var type: String
+    var stream: String?
+    var version: Int?
+    var to: Int?
+  }
+
+  /// The head of `message`; `nil` when it does not read.
+  /// - Complexity: O(size of the message): its JSON is scanned, its content not decoded.
+  static func head(of message: Data) -> Head? { try? JSONDecoder().decode(Head.self, from: message) }
+}
+
+/// The messages a read's session sends, in order, and a wait for the next one.
+final class ReadMessages: Sendable {
+  // Guard map: `state` (the messages, and the one waiter for more) is read and written only under its lock;
+  // the waiter is resumed after it is released.
+  private let state = Locked<
+    (messages: [Data], waiter: (count: Int, continuation: CheckedContinuation<Bool, Never>)?)
+  >(
+    ([], nil))
+
+  /// The messages sent so far.
+  var messages: [Data] { state.withLock(\.messages) }
+
+  /// Keeps one message, and wakes the wait for it.
+  func append(_ message: Data) {
+    let woken = state.withLock { state -> CheckedContinuation<Bool, Never>? in
+      state.messages.append(message)
+      guard let waiter = state.waiter, state.messages.count > waiter.count else { return nil }
+      state.waiter = nil
+      return waiter.continuation
+    }
+    woken?.resume(returning: true)
+  }
+
+  /// Returns `true` once more than `count` messages were sent, `false` when `limit` passed first.
+  func arrival(after count: Int, within limit: Duration) async -> Bool {
+    await withTaskGroup(of: Bool.self) { group in
+      group.addTask { await self.wait(after: count) }
+      group.addTask {
+        try? await Task.sleep(for: limit)
+        return false
+      }
+      let first = await group.next() ?? false
+      group.cancelAll()
+      self.cancelWait()
+      return first
+    }
+  }
+
+  private func wait(after count: Int) async -> Bool {
+    await withTaskCancellationHandler {
+      await withCheckedContinuation { (waiter: CheckedContinuation<Bool, Never>) in
+        let ready = state.withLock { state -> Bool? in
+          if state.messages.count > count { return true }
+          if Task.isCancelled { return false }
+          state.waiter = (count, waiter)
+          return nil
+        }
+        if let ready { waiter.resume(returning: ready) }
+      }
+    } onCancel: {
+      cancelWait()
+    }
+  }
+
+  private func cancelWait() {
+    state.withLock { state in
+      defer { state.waiter = nil }
+      return state.waiter?.continuation
+    }?.resume(returning: false)
+  }
+}
+
+extension String {
+  fileprivate func leftPadded(to length: Int) -> String {
+    String(repeating: "0", count: max(0, length - count)) + self
+  }
+}

@@ -1,0 +1,348 @@
+// Reads of a view over HTTP: the changes after an offset, long polls, answers a cache may share, tokens that
+// hold a view to its scope, and a remote source that follows by reads alone.
+
+import Foundation
+import SimpleSourceTesting
+import Testing
+
+@testable import SimpleSourceCore
+@testable import SimpleSourceWire
+
+@Suite("Reading a view over HTTP", .timeLimit(.minutes(10)))
+struct WireReadTests {
+  static let secret = Array("a secret of the service, 32 bytes".utf8)
+
+  /// Items of even version belong to scope 0, odd to scope 1; `prefix` as the service tests declare it.
+  static func service(_ source: BasicDataSource<TestSection>, limits: WireLimits = WireLimits())
+    -> WireService<TestSection, Int>
+  {
+    WireService(source: source, stream: "s", queries: WireServiceTests.queries, limits: limits) { scope in
+      { $0.version % 2 == scope }
+    }
+  }
+
+  static func policy(hold: Duration = .seconds(20), now: Double = 1_000_000) -> WireReadPolicy {
+    var policy = WireReadPolicy(secret: secret, hold: hold)
+    policy.now = { now }
+    return policy
+  }
+
+  static func messages(_ answer: WireReadAnswer) throws -> [WireMessage<TestSection>] {
+    try answer.messages.map { try WireCoder().decode($0, as: TestSection.self) }
+  }
+
+  // MARK: - Digests
+
+  @Test("SHA-256 and HMAC-SHA-256 give the published test vectors (FIPS 180-4, RFC 4231)")
+  func digests() {
+    func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
+    #expect(hex(SHA256.digest([])) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+    #expect(
+      hex(SHA256.digest(Array("abc".utf8)))
+        == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+    #expect(
+      hex(SHA256.digest(Array("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8)))
+        == "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
+    #expect(
+      hex(SHA256.digest([UInt8](repeating: UInt8(ascii: "a"), count: 1000)))
+        == "41edece42d63e8d9bf515a9ba6932e1c20cbc9f5a5d134645adb5db1b9737ea3")
+    #expect(
+      hex(SHA256.authenticationCode(Array("Hi There".utf8), key: [UInt8](repeating: 0x0b, count: 20)))
+        == "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7")
+    #expect(
+      hex(SHA256.authenticationCode(Array("what do ya want for nothing?".utf8), key: Array("Jefe".utf8)))
+        == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")
+    #expect(
+      hex(
+        SHA256.authenticationCode(
+          Array("Test Using Larger Than Block-Size Key - Hash Key First".utf8),
+          key: [UInt8](repeating: 0xaa, count: 131)))
+        == "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54")
+  }
+
+  // MARK: - The URL form
+
+  @Test("a read's URL form reads back as the same read, and every wrong item is named")
+  func urlForm() throws {
+    let reads = [
+      WireRead(view: .query(nil)),
+      WireRead(
+        view: .query(WireQueryRequest("prefix", ["prefix": .string("a/b")])),
+        offset: .init(stream: "s_x.v1", version: 3)),
+      WireRead(view: .token("abc.def"), offset: .init(stream: "s", version: 0), live: true, cursor: 7),
+    ]
+    for read in reads { #expect(try WireRead(queryItems: read.queryItems) == read) }
+    #expect(WireOffset("12_s_x")?.stream == "s_x")
+    #expect(WireOffset("-1_s") == nil)
+    #expect(WireOffset("3_") == nil)
+    let wrong: [([(name: String, value: String)], String)] = [
+      ([("offset", "x")], "offset"), ([("live", "yes")], "live"), ([("live", "long-poll")], "long poll"),
+      ([("cursor", "-2")], "cursor"), ([("view", "{")], "view"),
+      ([("token", "a"), ("view", #"{"name":"p"}"#)], "both"),
+      ([("token", "a"), ("token", "b")], "twice"), ([("from", "1")], "from"),
+    ]
+    for (items, named) in wrong {
+      #expect {
+        try WireRead(queryItems: items)
+      } throws: { error in
+        (error as? WireError)?.code == .malformed && "\(error)".contains(named)
+      }
+    }
+  }
+
+  // MARK: - Answers
+
+  @Test(
+    "a read by query holds nothing: the view's state, private, with a token; by token from there: the changes, shared"
+  )
+  func readByQueryThenByToken() async throws {
+    let source = try BasicDataSource(sections: layout("A: a b' c d'"))
+    let service = Self.service(source)
+    let policy = Self.policy()
+    let first = await service.read(WireRead(view: .query(nil)), scope: 0, policy: policy)
+    #expect(first.status == 200)
+    #expect(first.header("Cache-Control") == "private, no-store")
+    #expect(first.header("Stream-Up-To-Date") == "true")
+    let token = try #require(first.header(WireReadAnswer.Header.token))
+    let offset = try #require(first.header("Stream-Next-Offset").flatMap(WireOffset.init))
+    guard case .reset(_, _, let snapshot) = try Self.messages(first).first else {
+      Issue.record("the first answer is a reset")
+      return
+    }
+    #expect(snapshot.sections == layout("A: a c"), "scope 0 sees the items of even version")
+
+    try await source.appendItems([TestItem("e"), TestItem("f", version: 1)], toSection: "A")
+    try await source.deleteItems(["a"])
+    let read = WireRead(view: .token(token), offset: offset)
+    let next = await service.read(read, scope: 0, policy: policy)
+    #expect(next.status == 200)
+    #expect(next.header("Cache-Control") == "public, max-age=60, stale-while-revalidate=300")
+    #expect(next.header(WireReadAnswer.Header.token) == nil, "the token is this period's")
+    let messages = try Self.messages(next)
+    guard case .resumed(_, offset.version) = messages.first else {
+      Issue.record("resumed from the offset: \(messages)")
+      return
+    }
+    let remote = RemoteDataSource<TestSection>()
+    for message in try Self.messages(first) + messages { try await remote.receive(message) }
+    #expect(await remote.snapshot.sections == layout("A: c e"))
+    #expect(next.header("Stream-Next-Offset") == WireOffset(stream: offset.stream, version: 2).description)
+
+    // Every reader of the same read is answered with the same bytes, and a cache revalidates with the tag.
+    let again = await service.read(read, scope: 0, policy: policy)
+    #expect(again.body == next.body)
+    let tag = try #require(next.header("ETag"))
+    #expect(again.header("ETag") == tag)
+    let unchanged = await service.read(read, scope: 0, ifNoneMatch: "\"other\", \(tag)", policy: policy)
+    #expect(unchanged.status == 304)
+    #expect(unchanged.body.isEmpty)
+    #expect(unchanged.header("Stream-Next-Offset") == next.header("Stream-Next-Offset"))
+  }
+
+  @Test("a read at the newest version, not live, says nothing changed and is never kept stale")
+  func readAtTheNewest() async throws {
+    let source = try BasicDataSource(sections: layout("A: a b"))
+    let service = Self.service(source)
+    let first = await service.read(WireRead(view: .query(nil)), scope: 0, policy: Self.policy())
+    let token = try #require(first.header(WireReadAnswer.Header.token))
+    let offset = first.header("Stream-Next-Offset").flatMap(WireOffset.init)
+    let read = await service.read(
+      WireRead(view: .token(token), offset: offset), scope: 0, policy: Self.policy())
+    #expect(read.status == 200)
+    #expect(read.header("Cache-Control") == "public, max-age=1")
+    #expect(read.header("Stream-Up-To-Date") == "true")
+    #expect(read.messages.count == 1)
+  }
+
+  @Test("a long poll waits for the next version, whether it is written before or while the read waits")
+  func longPollAnswersTheNextVersion() async throws {
+    let source = try BasicDataSource(sections: layout("A: a"))
+    let service = Self.service(source)
+    let first = await service.read(WireRead(view: .query(nil)), scope: 0, policy: Self.policy())
+    let token = try #require(first.header(WireReadAnswer.Header.token))
+    let offset = try #require(first.header("Stream-Next-Offset").flatMap(WireOffset.init))
+    let polling = Task {
+      await service.read(
+        WireRead(view: .token(token), offset: offset, live: true, cursor: 3), scope: 0, policy: Self.policy())
+    }
+    try await source.appendItems([TestItem("b")], toSection: "A")
+    let answer = await polling.value
+    #expect(answer.status == 200)
+    let messages = try Self.messages(answer)
+    #expect(messages.count == 2, "resumed, then the batch: \(messages)")
+    #expect(answer.header("Stream-Next-Offset") == WireOffset(stream: offset.stream, version: 1).description)
+    let cursor = try #require(answer.header("Stream-Cursor").flatMap(Int.init))
+    #expect(cursor == 1_000_000 / 20, "the period's number, past the cursor sent")
+  }
+
+  @Test("a long poll that sees no change within its hold is a 204 with a cursor past the one sent")
+  func longPollTimesOut() async throws {
+    let source = try BasicDataSource(sections: layout("A: a"))
+    let service = Self.service(source)
+    let policy = Self.policy(hold: .milliseconds(30))
+    let first = await service.read(WireRead(view: .query(nil)), scope: 0, policy: policy)
+    let token = try #require(first.header(WireReadAnswer.Header.token))
+    let offset = first.header("Stream-Next-Offset").flatMap(WireOffset.init)
+    let cursor = 1_000_000 / 20 + 5
+    let answer = await service.read(
+      WireRead(view: .token(token), offset: offset, live: true, cursor: cursor), scope: 0, policy: policy)
+    #expect(answer.status == 204)
+    #expect(answer.body.isEmpty)
+    #expect(answer.header("Stream-Cursor") == String(cursor + 1), "never a cursor the reader sent")
+    #expect(answer.header("Cache-Control") == "public, max-age=1")
+    #expect(answer.header("Stream-Next-Offset") == offset?.description)
+  }
+
+  @Test("a reader of another stream, or of a version no longer retained, is sent the view's state")
+  func resetForAnUnknownOffset() async throws {
+    let source = try BasicDataSource(sections: layout("A: a b"))
+    let service = Self.service(source)
+    let first = await service.read(WireRead(view: .query(nil)), scope: 1, policy: Self.policy())
+    let token = try #require(first.header(WireReadAnswer.Header.token))
+    let answer = await service.read(
+      WireRead(view: .token(token), offset: WireOffset(stream: "gone", version: 9), live: true), scope: 1,
+      policy: Self.policy())
+    #expect(answer.status == 200)
+    guard case .reset(_, 0, let snapshot) = try Self.messages(answer).first else {
+      Issue.record("a reset")
+      return
+    }
+    #expect(snapshot.sections == layout("A:"), "scope 1 sees no item of even version")
+  }
+
+  // MARK: - Tokens
+
+  @Test("a token is refused to another scope, altered, forged, for another service, or past its end")
+  func tokensHoldTheirScope() async throws {
+    let source = try BasicDataSource(sections: layout("A: a b'"))
+    let service = Self.service(source)
+    let policy = Self.policy()
+    let first = await service.read(WireRead(view: .query(nil)), scope: 0, policy: policy)
+    let token = try #require(first.header(WireReadAnswer.Header.token))
+    let offset = first.header("Stream-Next-Offset").flatMap(WireOffset.init)
+    func refusal(
+      _ token: String, scope: Int = 0, policy: WireReadPolicy = Self.policy(),
+      on service: WireService<TestSection, Int>? = nil
+    ) async throws -> WireError? {
+      let answer = await (service ?? Self.service(source)).read(
+        WireRead(view: .token(token), offset: offset), scope: scope, policy: policy)
+      #expect(answer.header("Cache-Control") == "no-store")
+      guard case .error(let error) = try WireCoder().decode(answer.body, as: TestSection.self) else {
+        return nil
+      }
+      #expect(answer.status == 403)
+      return error
+    }
+    #expect(try await refusal(token, scope: 1)?.code == .readTokenInvalid)
+    var altered = Array(token)
+    altered[3] = altered[3] == "A" ? "B" : "A"
+    #expect(try await refusal(String(altered))?.code == .readTokenInvalid)
+    let payload = token.split(separator: ".")[0]
+    #expect(try await refusal(payload + ".AAAAAAAAAAAAAAAAAAAAAA")?.code == .readTokenInvalid)
+    #expect(try await refusal("not a token")?.code == .readTokenInvalid)
+    let other = WireService(source: source, stream: "t", queries: WireServiceTests.queries) { (scope: Int) in
+      { $0.version % 2 == scope }
+    }
+    #expect(try await refusal(token, on: other)?.code == .readTokenInvalid)
+    var otherSecret = WireReadPolicy(secret: Array("another secret of 32 bytes or so".utf8))
+    otherSecret.now = { 1_000_000 }
+    #expect(try await refusal(token, policy: otherSecret)?.code == .readTokenInvalid)
+    // Issued in the period of 1,000,000 s (600 s long), it ends two periods on.
+    let end = Double((1_000_000 / 600 + 2) * 600)
+    #expect(try await refusal(token, policy: Self.policy(now: end))?.code == .readTokenExpired)
+    try await source.appendItems([TestItem("c")], toSection: "A")
+    let late = await service.read(
+      WireRead(view: .token(token), offset: offset), scope: 0, policy: Self.policy(now: end - 10))
+    #expect(late.status == 200)
+    #expect(
+      late.header("Cache-Control")?.hasPrefix("public, max-age=10") == true, "never kept past the token's end"
+    )
+    #expect(late.header(WireReadAnswer.Header.token) != token, "a token of the later period to go on with")
+    #expect(late.header(WireReadAnswer.Header.token) != nil)
+  }
+
+  @Test(
+    "tokens of one view and scope issued in one period are one string, so their readers share a cache key")
+  func tokensOfAPeriodAreOne() throws {
+    let policy = Self.policy()
+    let later = Self.policy(now: 1_000_000 + 100)
+    let query = WireQueryRequest("prefix", ["prefix": .string("a")])
+    let start = Double(1_000_000 / 600 * 600)
+    #expect(
+      policy.token(for: query, scope: 0, stream: "s")
+        == Self.policy(now: start).token(for: query, scope: 0, stream: "s"))
+    #expect(
+      policy.token(for: query, scope: 0, stream: "s")
+        != Self.policy(now: start + 600).token(for: query, scope: 0, stream: "s"))
+    #expect(
+      policy.token(for: query, scope: 0, stream: "s") != policy.token(for: query, scope: 1, stream: "s"))
+    #expect(policy.token(for: query, scope: 0, stream: "s") != policy.token(for: nil, scope: 0, stream: "s"))
+    let payload = try policy.verify(later.token(for: query, scope: 0, stream: "s"), scope: 0, stream: "s")
+    #expect(payload.view == query)
+  }
+
+  @Test("a read by query is checked and put in canonical form; a bad one is a 400 naming what is wrong")
+  func badViews() async throws {
+    let source = try BasicDataSource(sections: layout("A: a"))
+    let service = Self.service(source)
+    let unknown = await service.read(
+      WireRead(view: .query(WireQueryRequest("nope"))), scope: 0, policy: Self.policy())
+    #expect(unknown.status == 400)
+    #expect(String(decoding: unknown.body, as: UTF8.self).contains("unknownQuery"))
+    let bad = await service.read(
+      WireRead(view: .query(WireQueryRequest("prefix", ["prefix": .integer(1)]))), scope: 0,
+      policy: Self.policy())
+    #expect(bad.status == 400)
+    #expect(String(decoding: bad.body, as: UTF8.self).contains("invalidParameters"))
+    let long = await service.read(
+      WireRead(view: .query(WireQueryRequest("prefix", ["prefix": .string("abcdefghij")]))), scope: 0,
+      policy: Self.policy())
+    #expect(long.status == 400)
+  }
+
+  @Test("reads are not counted as subscribes: a cache's reads follow versions, not readers")
+  func readsAreNotRatedAsSubscribes() async throws {
+    let source = try BasicDataSource(sections: layout("A: a"))
+    let limits = WireLimits(subscribes: WireRate(perSecond: 0.001, burst: 1))
+    let service = Self.service(source, limits: limits)
+    for _ in 0..<5 {
+      let answer = await service.read(WireRead(view: .query(nil)), scope: 0, policy: Self.policy())
+      #expect(answer.status == 200)
+    }
+    let session = service.session(scope: 0) { _ in }
+    await session.receive(subscribe(nil))
+    #expect(await session.isSubscribed, "a subscribe has its burst of one")
+    await session.close()
+  }
+
+  // MARK: - Following by reads
+
+  @Test("a remote source follows a query by reads alone: by query once, then by token, to every version")
+  func remoteFollowsByReads() async throws {
+    let source = try BasicDataSource(sections: layout("A: a b c"))
+    let service = Self.service(source)
+    let query = WireQueryRequest("prefix", ["prefix": .string("x")])
+    let remote = RemoteDataSource<TestSection>(query: query)
+    let views = Locked<[WireRead.View]>([])
+    let following = Task {
+      try await remote.follow { read in
+        views.withLock { $0.append(read.view) }
+        return await service.read(read, scope: 0, policy: Self.policy())
+      }
+    }
+    var last = 0
+    for round in 0..<6 {
+      let id = "x\(round)"
+      last = try await source.appendItems([TestItem(id, version: round % 2 == 0 ? 0 : 2)], toSection: "A")
+        .number
+      if round == 3 { last = try await source.deleteItems(["x1"]).number }
+    }
+    #expect(await remote.reached(remoteVersion: last))
+    following.cancel()
+    _ = try? await following.value
+    #expect(await remote.snapshot.sections == layout("A: x0 x2 x3'' x4 x5''"))
+    let read = views.withLock { $0 }
+    #expect(read.first == .query(query))
+    #expect(read.dropFirst().allSatisfy { if case .token = $0 { true } else { false } })
+  }
+}
