@@ -79,6 +79,9 @@ public struct WireError: Error, Hashable, Sendable, CustomStringConvertible {
     public static let readTokenInvalid = Code(rawValue: "readTokenInvalid")
     /// A read's token was the service's, and its life ended: read by query again for a new one.
     public static let readTokenExpired = Code(rawValue: "readTokenExpired")
+    /// The transport could not read the credentials of a read over HTTP: who the reader is, and so its
+    /// scope, is unknown (401).
+    public static let unauthorized = Code(rawValue: "unauthorized")
   }
 
   /// What was wrong.

@@ -268,6 +268,33 @@ extension WireService {
     return WireReadAnswer(status: 200, headers: headers, body: body)
   }
 
+  /// Whether a reader of `scope` may make `read`, answered without reading the view: for a cache in front
+  /// to ask on every request before it answers from what it keeps (nginx's `auth_request`), so that a token
+  /// taken to another scope, forged, or past its end reads nothing even where the cache holds the view.
+  ///
+  /// A read by token is answered 204 when the token is the service's for the view and `scope`, with
+  /// `X-Accel-Expires` and `Cache-Control: private, max-age` of at most ``WireReadPolicy/maxAge`` and never
+  /// past the token's end: a cache keyed by the token and the reader's credentials asks again after it. A
+  /// read by query is answered 204, `no-store` (its answers are `private`: the origin reads the view for
+  /// it). Refusals are those of ``read(_:scope:origin:ifNoneMatch:policy:)`` (403, `no-store`).
+  /// - Complexity: O(size of the token and the scope's description).
+  public nonisolated func authorize(_ read: WireRead, scope: Scope, policy: WireReadPolicy) -> WireReadAnswer {
+    guard case .token(let token) = read.view else {
+      return WireReadAnswer(status: 204, headers: [(WireReadAnswer.Header.cacheControl, "no-store")], body: Data())
+    }
+    do throws(WireError) {
+      let payload = try policy.verify(token, scope: scope, stream: stream)
+      let age = max(0, min(policy.maxAge, payload.end - Int(policy.now())))
+      return WireReadAnswer(
+        status: 204,
+        headers: [
+          ("X-Accel-Expires", String(age)), (WireReadAnswer.Header.cacheControl, "private, max-age=\(age)"),
+        ], body: Data())
+    } catch {
+      return Self.refusal(error)
+    }
+  }
+
   /// `Cache-Control` for an answer: shared for `age` seconds and stale for `stale` more, cut to the
   /// token's end, or `private, no-store` for a read by query.
   private static func caching(_ shareable: Bool, _ age: Int, _ stale: Int, until end: Int?, now: Int)
@@ -281,10 +308,14 @@ extension WireService {
       ? "public, max-age=\(kept), stale-while-revalidate=\(staleKept)" : "public, max-age=\(kept)"
   }
 
-  /// A refused read: its status, and its `error` message.
-  static func refusal(_ error: WireError) -> WireReadAnswer {
+  /// The answer refusing a read for `error`: its status (401 for `unauthorized`, 403 for a token, 429 for
+  /// a limit or rate, with `Retry-After`, 500 for `queryFailed`, 400 otherwise), `no-store`, and its
+  /// `error` message. A transport answers the reads it refuses itself (credentials, its own limits) with it.
+  /// - Complexity: O(size of the error's detail).
+  public static func refusal(_ error: WireError) -> WireReadAnswer {
     let status: Int
     switch error.code {
+    case .unauthorized: status = 401
     case .readTokenInvalid, .readTokenExpired: status = 403
     case .limitReached, .rateLimited: status = 429
     case .queryFailed: status = 500

@@ -261,6 +261,25 @@ struct WireReadTests {
     #expect(late.header(WireReadAnswer.Header.token) != nil)
   }
 
+  @Test("a cache asks whether a reader may make a read: its token and scope, never past the token's end")
+  func authorizations() async throws {
+    let source = try BasicDataSource(sections: layout("A: a b'"))
+    let service = Self.service(source)
+    let token = Self.policy().token(for: nil, scope: 0, stream: "s")
+    let read = WireRead(view: .token(token), offset: WireOffset(stream: "s", version: 0))
+    let allowed = service.authorize(read, scope: 0, policy: Self.policy())
+    #expect(allowed.status == 204)
+    #expect(allowed.header("X-Accel-Expires") == "60")
+    #expect(allowed.header("Cache-Control") == "private, max-age=60")
+    let end = Double((1_000_000 / 600 + 2) * 600)
+    #expect(service.authorize(read, scope: 0, policy: Self.policy(now: end - 7)).header("X-Accel-Expires") == "7")
+    #expect(service.authorize(read, scope: 1, policy: Self.policy()).status == 403)
+    #expect(service.authorize(read, scope: 0, policy: Self.policy(now: end)).status == 403)
+    let byQuery = service.authorize(WireRead(view: .query(nil)), scope: 1, policy: Self.policy())
+    #expect(byQuery.status == 204)
+    #expect(byQuery.header("Cache-Control") == "no-store")
+  }
+
   @Test(
     "tokens of one view and scope issued in one period are one string, so their readers share a cache key")
   func tokensOfAPeriodAreOne() throws {
