@@ -1,5 +1,6 @@
 // A list of notes served live over WebSockets: each user sees the shared notes and their own.
 import Foundation
+import HTTPTypes
 import Hummingbird
 import SimpleSource
 import SimpleSourceHummingbird
@@ -24,15 +25,32 @@ let service = WireService(source: notes, stream: "notes-\(UUID())") { (user: Str
 let sockets = WireWebSockets(service: service, user: { $0 }) { request in
   request.uri.queryParameters["user"].map(String.init)
 }
+let user = HTTPField.Name("X-User")!
 let router = Router(context: WireRequestContext.self)
+// A note posted with an `X-User` header is that user's own; without one, everyone's.
 router.post("/notes") { request, _ -> HTTPResponse.Status in
   let text = try await String(buffer: request.body.collect(upTo: 1_024))
-  try await notes.appendItems([Note(id: UUID().uuidString, text: text, owner: nil)], toSection: "notes")
+  let note = Note(id: UUID().uuidString, text: text, owner: request.headers[user])
+  try await notes.appendItems([note], toSection: "notes")
   return .created
 }
 sockets.route("/live", on: router)
 
-let port = Int(ProcessInfo.processInfo.environment["PORT"] ?? "") ?? 8080
+// Reads over HTTP, for many readers of one view behind a cache: the reader is the `X-User` header (the
+// URL's query is the read's). Every instance of a service signs its read tokens with one secret.
+let environment = ProcessInfo.processInfo.environment
+let secret =
+  environment["READ_SECRET"].map { Array($0.utf8) } ?? (0..<32).map { _ in UInt8.random(in: .min ... .max) }
+let lifetime = Int(environment["READ_TOKEN_SECONDS"] ?? "") ?? 600
+let reads = WireHTTPReads(
+  service: service, policy: WireReadPolicy(secret: secret, tokenLifetime: .seconds(lifetime))
+) { request in
+  request.headers[user]
+}
+reads.route("/read", on: router)
+reads.routeAuthorization("/read-authorization", on: router)  // asked by a cache before each answer it keeps
+
+let port = Int(environment["PORT"] ?? "") ?? 8080
 let app = Application(
   router: router, server: sockets.server(webSocketRouter: router),
   configuration: .init(address: .hostname("127.0.0.1", port: port)))

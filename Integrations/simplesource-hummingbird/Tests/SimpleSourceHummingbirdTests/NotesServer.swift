@@ -21,8 +21,8 @@ typealias Notes = Section<String, Note>
 /// A user named by an empty `?user=`: refused.
 struct EmptyUserName: Error {}
 
-/// A notes service served over WebSockets at `/live`, with `GET /` answering "ok" and `POST /notes` the
-/// size of its body.
+/// A notes service served over WebSockets at `/live` and by reads over HTTP at `/read`, with `GET /`
+/// answering "ok" and `POST /notes` the size of its body.
 struct NotesServer: Sendable {
   let source: BasicDataSource<Notes>
   let service: WireService<Notes, String?>
@@ -34,7 +34,15 @@ struct NotesServer: Sendable {
     return logger
   }()
 
-  init(limits: ConnectionLimits = ConnectionLimits(), viewsPerOrigin: Int = 32) async throws {
+  /// The policy of the reads at `/read`: a test's secret, and the hold it gives.
+  static func readPolicy(hold: Duration) -> WireReadPolicy {
+    WireReadPolicy(secret: Array("the notes tests' secret, 32 bytes".utf8), hold: hold)
+  }
+
+  init(
+    limits: ConnectionLimits = ConnectionLimits(), viewsPerOrigin: Int = 32, hold: Duration = .seconds(20),
+    readsPerAddress: Int = 64, beforeRead: @escaping @Sendable (WireRead) async -> Void = { _ in }
+  ) async throws {
     source = try BasicDataSource(sections: [
       Notes(
         id: "notes",
@@ -69,6 +77,18 @@ struct NotesServer: Sendable {
       return "\(try await request.collectBody(upTo: 1024).readableBytes) bytes"
     }
     sockets.route("/live", on: router)
+    // Reads over HTTP: the user is the `X-User` header alone (the URL's query is the read's).
+    let reads = WireHTTPReads(
+      service: service, policy: Self.readPolicy(hold: hold), readsPerAddress: readsPerAddress,
+      before: beforeRead
+    ) { request in
+      try request.headers[HTTPField.Name("X-User")!].map { name in
+        guard !name.isEmpty else { throw EmptyUserName() }
+        return name
+      }
+    }
+    reads.route("/read", on: router)
+    reads.routeAuthorization("/read-authorization", on: router)
     application = Application(
       router: router, server: sockets.server(webSocketRouter: router),
       configuration: .init(address: .hostname("127.0.0.1", port: 0)), logger: Self.logger)
