@@ -6,6 +6,7 @@ import Hummingbird
 import HummingbirdCore
 import NIOConcurrencyHelpers
 import NIOCore
+import ServiceLifecycle
 import SimpleSource
 
 /// Serves reads of a ``WireService``'s views over HTTP (`GET`), as ``WireService/read(_:scope:origin:ifNoneMatch:policy:)``
@@ -122,9 +123,12 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     }
     defer { running.withLockedValue { $0.leave(counted) } }
     await before(read)
-    let answer = await service.read(
-      read, scope: scope, origin: readsPerAddress == .max ? nil : address,
-      ifNoneMatch: request.headers[.ifNoneMatch], policy: policy)
+    // A server shutting down answers its long polls at once (204) rather than holding its stop for them.
+    let answer = await cancelWhenGracefulShutdown {
+      await self.service.read(
+        read, scope: scope, origin: self.readsPerAddress == .max ? nil : address,
+        ifNoneMatch: request.headers[.ifNoneMatch], policy: self.policy)
+    }
     return Self.response(answer)
   }
 
