@@ -2,7 +2,8 @@
 """The live board in a real browser: headless Chromium driven by Selenium through chromium-driver.
 
 Starts the server on a free port with a fresh SQLite file and opens two pages, one as alice and one as bob
-(`?user=`). Makes writes over HTTP, shared and private, and checks that each page's DOM shows exactly the
+(`?user=`), and bob again in a browser without WebSockets, whose page follows the board by reads over
+HTTP (its search too). Makes writes over HTTP, shared and private, and checks that each page's DOM shows exactly the
 rows that user may see, in the database's order, and never the other's private cards. Alice then adds a
 private card through the page's form, and searches: her page shows only the matching cards she may see,
 live while bob writes. A card made shared appears on bob's page. It closes alice's WebSocket, writes
@@ -120,12 +121,16 @@ def column_of(driver, card):
         card)
 
 
-def open_page(base, user):
+def open_page(base, user, websockets=True):
+    """A page as `user`; with `websockets` False, one whose browser has no WebSocket (removed before any of
+    the page's scripts runs), which follows the board by reads over HTTP."""
     options = webdriver.ChromeOptions()
     options.binary_location = "/usr/bin/chromium"
     for argument in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1200,700"]:
         options.add_argument(argument)
     driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+    if not websockets:
+        driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": "delete window.WebSocket;"})
     driver.get(f"{base}/?user={user}")
     WebDriverWait(driver, 20).until(
         lambda d: d.execute_script("return document.getElementById('board').dataset.state") == "live")
@@ -148,6 +153,12 @@ def main():
         drivers.append(alice)
         bob = open_page(base, "bob")
         drivers.append(bob)
+        # Bob again, in a browser without WebSockets: the page follows the board by reads over HTTP.
+        reader = open_page(base, "bob", websockets=False)
+        drivers.append(reader)
+        transport = reader.execute_script("return document.getElementById('board').dataset.transport")
+        if transport != "reads":
+            raise AssertionError(f"the page without WebSockets follows by {transport}")
 
         # Writes by HTTP, shared and private: each page shows exactly its user's rows, in order.
         for index, column in enumerate(["todo", "doing", "done", "todo", "todo", "doing"]):
@@ -165,6 +176,8 @@ def main():
             raise AssertionError(f"alice's page shows {shown['alice']}")
         if "b-plan" not in shown["bob"] or "a-plan" in shown["bob"]:
             raise AssertionError(f"bob's page shows {shown['bob']}")
+        if ids(wait_until_shows(reader, base, "bob")) != shown["bob"]:
+            raise AssertionError("bob's page reading over HTTP shows another board")
 
         # Alice adds a private card with the page's form: hers alone, marked private.
         alice.find_element(By.CSS_SELECTOR, "#add input[name=title]").send_keys("From the form")
@@ -190,6 +203,16 @@ def main():
         searched = ids(wait_until_shows(alice, base, "alice", search="plan"))
         if searched != {"a-plan", "s-plan", "c0"}:
             raise AssertionError(f"alice's search shows {searched}")
+        # The same live query read over HTTP: bob's reading page searches, and follows bob's next write.
+        reader.find_element(By.ID, "search").send_keys("plan")
+        wait_until_shows(reader, base, "bob", search="plan")
+        call(base, "POST", "/api/cards", {"id": "b-plan3", "title": "Bob's third plan", "column": "todo",
+                                          "private": True}, user="bob")
+        if "b-plan3" not in ids(wait_until_shows(reader, base, "bob", search="plan")):
+            raise AssertionError("bob's reading page missed his new plan")
+        reader.find_element(By.ID, "search").clear()
+        reader.execute_script("document.getElementById('search').dispatchEvent(new Event('input'))")
+        wait_until_shows(reader, base, "bob")
         alice.find_element(By.ID, "search").clear()
         alice.execute_script("document.getElementById('search').dispatchEvent(new Event('input'))")
         wait_until_shows(alice, base, "alice")
@@ -318,7 +341,8 @@ def main():
 
         for user, driver in [("alice", alice), ("bob", bob)]:
             driver.save_screenshot(os.path.join(PACKAGE, ".build", f"board-{user}.png"))
-        print(f"browser: two users' pages each showed exactly their rows; alice's page followed "
+        print(f"browser: two users' pages each showed exactly their rows (bob's also by reads over HTTP, "
+              f"without WebSockets, its search too); alice's page followed "
               f"{edits['batches']} batches over {edits['connections']} connections and {edits['resets']} "
               f"resets (each search is one), resumed after the drop; the pages' edits were shown at once and "
               f"reconciled ({edits.get('confirmed', 0)} confirmed, {edits.get('refused', 0)} refused and rolled "

@@ -87,10 +87,12 @@ let boardQueries: [WireQuery<Column>] = [
 /// `limits` bounds how long a client may take over each part of a request, and what one address or user
 /// may hold (``ConnectionLimits``); `viewsPerAddress` is the most distinct views the WebSockets of one
 /// address may show at once, whatever their users (the service's `WireLimits.viewsPerOrigin`): views are
-/// stepped through every write, so this bounds what one address adds to each write's cost.
+/// stepped through every write, so this bounds what one address adds to each write's cost. `readSecret`
+/// signs the read tokens of `/read` (the same on every instance of one board; a new one per process when
+/// `nil`).
 public func makeApplication(
   board: some BoardStore, host: String = "127.0.0.1", port: Int, logger: Logger = Logger(label: "live-board"),
-  limits: ConnectionLimits = ConnectionLimits(), viewsPerAddress: Int = 32,
+  limits: ConnectionLimits = ConnectionLimits(), viewsPerAddress: Int = 32, readSecret: [UInt8]? = nil,
   onListening: @escaping @Sendable (Int) async -> Void = { _ in }
 ) -> some ApplicationProtocol {
   let router = Router(context: WireRequestContext.self)
@@ -181,6 +183,22 @@ public func makeApplication(
     try Board.checkedUser(request.uri.queryParameters["user"].map(String.init))
   }
   sockets.route("/live", on: router)
+  // The same views read over HTTP, for a page without WebSockets and for readers behind a cache (the
+  // cluster's nginx keeps and shares these answers): the reader is the `X-User` header, every instance of
+  // one board signs read tokens with `readSecret`.
+  let reads = WireHTTPReads(
+    service: service,
+    policy: WireReadPolicy(secret: readSecret ?? (0..<32).map { _ in .random(in: 0...255) }),
+    readsPerAddress: limits.webSocketsPerAddress == .max ? .max : 64,
+    before: { read in
+      // A reader holding a version another instance made: read the log up to it first (cluster).
+      if let version = read.offset?.version { await board.reach(version) }
+    }
+  ) { request throws(BoardError) in
+    try Board.checkedUser(request.headers[HTTPField.Name("X-User")!])
+  }
+  reads.route("/read", on: router)
+  reads.routeAuthorization("/read-authorization", on: router)
 
   return Application(
     router: router,

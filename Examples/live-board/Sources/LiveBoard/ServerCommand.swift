@@ -66,7 +66,11 @@ public struct ServerCommand: Sendable {
     // are closed as accepted, never left waiting on an accept that fails.
     var limits = limits
     limits.connections = ConnectionLimits.raiseDescriptorLimit() - ConnectionLimits.descriptorReserve
-    let application = makeApplication(board: board, port: port, logger: logger, limits: limits) { port in
+    // Instances of one board sign read tokens with one secret: `READ_SECRET` (a new one per process without it).
+    let secret = ProcessInfo.processInfo.environment["READ_SECRET"].map { Array($0.utf8) }
+    let application = makeApplication(
+      board: board, port: port, logger: logger, limits: limits, readSecret: secret
+    ) { port in
       let line = "live-board: listening; open http://127.0.0.1:\(port)/ (stream \(board.stream), \(store))\n"
       FileHandle.standardOutput.write(Data(line.utf8))
     }

@@ -153,6 +153,42 @@ struct LiveBoardTests {
     }
   }
 
+  @Test("a remote source follows the board by reads over HTTP as its user, to the database's rows")
+  func followsByReads() async throws {
+    let board = try Board(path: nil)
+    try await makeApplication(board: board, port: 0, logger: Self.logger).test(.live) { client in
+      let remote = RemoteDataSource<Column>()
+      let following = Task {
+        try await remote.follow { read in
+          var components = URLComponents()
+          components.path = "/read"
+          components.queryItems = read.queryItems.map { URLQueryItem(name: $0.name, value: $0.value) }
+          let uri = components.string!.replacingOccurrences(of: "+", with: "%2B")
+          return try await client.execute(
+            uri: uri, method: .get, headers: [HTTPField.Name("X-User")!: "alice"]
+          ) {
+            response in
+            WireReadAnswer(
+              status: Int(response.status.code),
+              headers: response.headers.map { ($0.name.canonicalName, $0.value) },
+              body: Data(buffer: response.body))
+          }
+        }
+      }
+      try await send(client, .post, "/api/cards", #"{"id":"c0","title":"Shared","column":"todo"}"#)
+      try await send(
+        client, .post, "/api/cards?user=bob", #"{"id":"b","title":"Bob's","column":"todo","private":true}"#)
+      let (_, body) = try await send(
+        client, .post, "/api/cards?user=alice",
+        #"{"id":"a","title":"Alice's","column":"doing","private":true}"#)
+      let last = try #require(version(of: body))
+      #expect(await remote.reached(remoteVersion: last))
+      following.cancel()
+      let shown = await remote.snapshot.sections.flatMap(\.items).map(\.id)
+      #expect(shown == ["c0", "a"], "alice's scope: the shared card and hers, never bob's")
+    }
+  }
+
   @Test("a client dropped mid-stream resumes from its version: no gap, no duplicate, no reset")
   func dropAndResume() async throws {
     let board = try Board(path: nil)

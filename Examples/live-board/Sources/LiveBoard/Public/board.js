@@ -18,10 +18,13 @@ function compare(a, b) {
 }
 
 export class BoardClient {
-  constructor({ root, status, url }) {
+  constructor({ root, status, url, user = null, reads = "/read" }) {
     this.root = root;
     this.statusElement = status;
     this.url = url;
+    this.user = user;       // the user reads speak for (their `X-User` header)
+    this.readsURL = reads;  // where the board's views are read over HTTP when WebSockets are unavailable
+    this.reading = null;    // while following by reads: { token, cursor, abort }
     this.query = null;      // { name, parameters } asked for, or null for the whole board
     this.shownQuery = null; // the query of the last reset: what the page shows
     this.held = [];         // [{ id, header, items: [{ id, title, owner? }] }], the server's state held
@@ -84,6 +87,12 @@ export class BoardClient {
 
   connect() {
     this.setStatus("connecting");
+    // Without WebSockets (a proxy that refuses the upgrade, a browser without them), the page follows its
+    // view by reads over HTTP instead: the same messages, one answer after another.
+    if (typeof WebSocket === "undefined") {
+      this.followByReads();
+      return;
+    }
     const socket = new WebSocket(this.url);
     this.socket = socket;
     socket.onopen = () => {
@@ -113,10 +122,64 @@ export class BoardClient {
     };
   }
 
+  // Follows the view by reads over HTTP (WireFormat.md, Reads over HTTP), until paused: the first names
+  // the view by its query and is answered with a read token; every later one names it by that token, from
+  // the version held, and waits at the newest (a long poll), so a cache in front can answer it for every
+  // reader. Each answer's messages are received as a WebSocket's would be. Edits wait, pending, for a
+  // WebSocket: reads only read.
+  async followByReads() {
+    this.root.dataset.transport = "reads";
+    this.counts.connections += 1;
+    const reading = { token: null, cursor: null, abort: new AbortController() };
+    this.reading = reading;
+    while (this.reading === reading && !this.paused) {
+      const parameters = new URLSearchParams();
+      if (reading.token !== null) parameters.set("token", reading.token);
+      else if (this.query !== null) parameters.set("view", JSON.stringify(this.query));
+      if (this.stream !== null) {
+        parameters.set("offset", `${this.version}_${this.stream}`);
+        parameters.set("live", "long-poll");
+        if (reading.cursor !== null) parameters.set("cursor", reading.cursor);
+      }
+      let response, text;
+      try {
+        response = await fetch(`${this.readsURL}?${parameters}`, {
+          headers: this.user ? { "X-User": this.user } : {}, signal: reading.abort.signal,
+        });
+        text = await response.text();
+      } catch (error) {
+        if (this.reading !== reading) return; // replaced (a new query) or paused
+        this.setStatus("reconnecting");
+        await new Promise((resolve) => setTimeout(resolve, Math.min(2000, 50 * 2 ** this.retry++)));
+        continue;
+      }
+      reading.token = response.headers.get("SimpleSource-Read-Token") ?? reading.token;
+      reading.cursor = response.headers.get("Stream-Cursor") ?? reading.cursor;
+      if (response.status === 200) {
+        try {
+          for (const line of text.split("\n")) if (line) this.receive(JSON.parse(line));
+        } catch (error) {
+          // What is held can no longer be trusted: forget it, and read the view's state again.
+          this.lastError = String(error);
+          this.stream = null;
+          this.version = null;
+        }
+      } else if (response.status === 403) {
+        reading.token = null; // ended or refused: read by query again for a new one
+      } else if (response.status !== 204 && response.status !== 304) {
+        this.lastError = text;
+        this.setStatus("refused");
+        await new Promise((resolve) => setTimeout(resolve, Math.min(2000, 50 * 2 ** this.retry++)));
+      }
+    }
+  }
+
   // Closes the connection and keeps it closed until `resume()`: edits made meanwhile wait.
   pause() {
     this.paused = true;
     this.socket?.close();
+    this.reading?.abort.abort();
+    this.reading = null;
     this.setStatus("offline");
   }
 
@@ -142,7 +205,7 @@ export class BoardClient {
     // tell an edit it never made from one whose answer it forgot.
     const edit = { id: `${this.clientID}-${this.editsMade}`, operations, base: this.version };
     this.pending.push(edit);
-    if (this.socket?.readyState === WebSocket.OPEN) this.sendEdit(edit);
+    if (this.socket && this.socket.readyState === WebSocket.OPEN) this.sendEdit(edit);
     this.render();
     return true;
   }
@@ -185,7 +248,16 @@ export class BoardClient {
   // of the previous subscription that were already sent still apply in order; its reset replaces them.
   setQuery(query) {
     this.query = query;
-    if (this.socket?.readyState === WebSocket.OPEN) this.subscribe(false);
+    if (this.reading) {
+      // Reads name their view by token: a new query is a new view, read from its state.
+      this.reading.abort.abort();
+      this.reading = null;
+      this.stream = null;
+      this.version = null;
+      this.followByReads();
+    } else if (this.socket && this.socket.readyState === WebSocket.OPEN) {
+      this.subscribe(false);
+    }
   }
 
   receive(message) {
