@@ -4,7 +4,8 @@
 # starts PostgreSQL, three instances and nginx on loopback (cluster.sh), runs cluster-check (kill -9 an
 # instance, restart PostgreSQL, a failed transaction, an instance started late, a hung instance, a schedule
 # of instance kills and PostgreSQL restarts under writers: $SCHEDULE_RESTARTS restarts, 5 by default), then
-# nginx's limit per client address (limits/per_address_check.py), then the page offline in Chromium
+# nginx's limit per client address (limits/per_address_check.py), reads through nginx's cache
+# (reads/reads_check.py), then the page offline in Chromium
 # (browser/check_offline.py), stops them all and checks that nothing is left running.
 # Prints the versions it ran and `N passed, 0 failed`, then stops the cluster and says that nothing is left
 # running.
@@ -36,6 +37,13 @@ timeout 900 "$build/debug/cluster-check" --script "$here/cluster.sh" --schedule-
 if [ "$status" -eq 0 ]; then
   timeout 120 python3 limits/per_address_check.py --web "127.0.0.1:${WEB_PORT:-8090}" --limit "${SOCKETS_PER_ADDRESS:-64}" ||
     status=$?
+fi
+# Reads through nginx's cache: the same bytes from every instance, handed only to the token's user, many
+# long polls of one read for one request to the instances.
+if [ "$status" -eq 0 ]; then
+  timeout 120 python3 reads/reads_check.py --web "127.0.0.1:${WEB_PORT:-8090}" \
+    --instances "$(( ${INSTANCE_PORT:-8090} + 1 )),$(( ${INSTANCE_PORT:-8090} + 2 )),$(( ${INSTANCE_PORT:-8090} + 3 ))" \
+    --log "$CLUSTER_DIR/reads.log" || status=$?
 fi
 # The page offline in Chromium: three edits, a reload while offline, an instance killed, back online.
 if [ "$status" -eq 0 ]; then

@@ -22,7 +22,7 @@
 # kernel's ephemeral ports, 32768-60999, which a client's connection may hold when PostgreSQL starts).
 # The instances are .build/debug/board-instance (in $LIVE_BOARD_BUILD when it names a build folder) unless
 # $LIVE_BOARD names another binary; `start` builds it.
-# $INSTANCE_CPUS and $PG_CPUS, when set, pin the instances and PostgreSQL to those CPUs (taskset -c).
+# $INSTANCE_CPUS and $PG_CPUS, when set, pin the instances, and PostgreSQL and nginx, to those CPUs (taskset -c).
 # $INSTANCE_FLAGS go to each instance (e.g. `--commits per-edit`).
 # $SOCKETS_PER_ADDRESS (64) bounds the WebSockets one client address holds through nginx (limit_conn; past it
 # the upgrade is answered 429); 0: no limit. The instances see only nginx's address, so they limit nothing.
@@ -90,6 +90,8 @@ instance_start() {
   local n=$1
   (
     close_inherited
+    # Every instance signs read tokens with one secret (a real deployment keeps its own out of the script).
+    export READ_SECRET=${READ_SECRET:-"the live board cluster's read secret"}
     exec "${instance_pin[@]}" "$binary" --port $((base + n)) --postgres "127.0.0.1:$pgport/board" --checkpoint "$checkpoint" \
       --sockets-per-address 0 --ping 4 ${INSTANCE_FLAGS:-} </dev/null >>"$dir/instance$n.log" 2>&1
   ) &
@@ -115,11 +117,18 @@ case "${1:-}" in
     for n in 1 2 3; do instance_start "$n"; done
     cat >"$dir/nginx.conf" <<CONF
 worker_processes 1;
+worker_rlimit_nofile 65536;
 pid $dir/nginx.pid;
 error_log $dir/nginx-error.log warn;
-events { worker_connections 16384; }
+events { worker_connections 32768; }
 http {
   access_log off;
+  # Reads of a view (/read): kept by URL (token, offset, cursor), one request to an instance for all the
+  # readers of one read, and each reader's use of its token checked with an instance first (SimpleSource's
+  # Reading through a cache). The log of reads counts the requests that reached an instance.
+  log_format reads '\$request_uri \$status \$upstream_cache_status \$upstream_addr';
+  proxy_cache_path $dir/nginx/reads keys_zone=reads:10m levels=1:2 max_size=256m inactive=10m use_temp_path=off;
+  proxy_cache_path $dir/nginx/allowed keys_zone=allowed:4m max_size=16m inactive=10m use_temp_path=off;
   client_body_temp_path $dir/nginx/body;
   proxy_temp_path $dir/nginx/proxy;
   fastcgi_temp_path $dir/nginx/fastcgi;
@@ -129,6 +138,7 @@ http {
     server 127.0.0.1:$((base + 1)) max_fails=1 fail_timeout=3s;
     server 127.0.0.1:$((base + 2)) max_fails=1 fail_timeout=3s;
     server 127.0.0.1:$((base + 3)) max_fails=1 fail_timeout=3s;
+    keepalive 32;
   }
   map \$http_upgrade \$connection_upgrade { default upgrade; '' close; }
   limit_conn_zone \$binary_remote_addr zone=per_address:10m;
@@ -152,6 +162,37 @@ http {
       proxy_next_upstream error timeout http_502 http_503;
       $([ "$sockets_per_address" -gt 0 ] && echo "limit_conn per_address $sockets_per_address;")
     }
+    location = /read {
+      access_log $dir/reads.log reads;
+      set \$read_token \$arg_token;
+      auth_request /allowed;
+      proxy_pass http://board;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_cache reads;
+      proxy_cache_key \$request_uri;
+      # A long poll holds the lock up to the instances' hold (20 s): the lock and the read outlast it.
+      proxy_cache_lock on;
+      proxy_cache_lock_timeout 25s;
+      proxy_cache_lock_age 25s;
+      proxy_cache_use_stale updating;
+      proxy_cache_revalidate on;
+      proxy_read_timeout 30s;
+      proxy_next_upstream error timeout http_502 http_503;
+      add_header X-Cache-Status \$upstream_cache_status always;
+    }
+    location = /allowed {
+      internal;
+      proxy_pass http://board/read-authorization;
+      proxy_http_version 1.1;
+      proxy_pass_request_body off;
+      proxy_set_header Connection "";
+      proxy_set_header Content-Length "";
+      proxy_set_header X-Original-URI \$request_uri;
+      proxy_cache allowed;
+      proxy_cache_key "\$read_token|\$http_x_user";
+      proxy_read_timeout 5s;
+    }
     # A write is never sent again to another instance: the first may have made it (a DELETE resent after
     # its instance died would be answered 404 for the client's own delete).
     location / {
@@ -169,7 +210,7 @@ http {
   }
 }
 CONF
-    (close_inherited; exec nginx -c "$dir/nginx.conf" -p "$dir" -q)
+    (close_inherited; exec "${pg_pin[@]}" nginx -c "$dir/nginx.conf" -p "$dir" -q)
     echo "live-board cluster: http://127.0.0.1:$web/ (instances $((base + 1))-$((base + 3)), PostgreSQL $pgport; $dir)"
     ;;
   stop)
