@@ -6,8 +6,12 @@
 # p50/p99 delivery, the instances' CPU time per delivered message and their memory per idle connection, and
 # the floors: what a C server that only write()s the same messages costs per message (write-floor.c), and a
 # SwiftNIO server that only writes them (nio-floor).
+# With --http, readers long-poll one view through nginx's cache instead (fanout/longpoll-client.c), at 20
+# writes a second unless --rate says otherwise: the requests that reach an instance per version, the
+# instances' and nginx's CPU per message the readers received, nginx's memory per waiting reader, and, side by
+# side, the WebSocket run at the same count.
 # A benchmark, not a test. Installs PostgreSQL and nginx when they are missing (Debian, as root).
-#   bash Benchmarks/live-board-load/fanout-load.sh [--json] [--clients 1000,5000] [--rate 20] [--seconds 10]
+#   bash Benchmarks/live-board-load/fanout-load.sh [--json] [--http] [--clients 1000,5000] [--rate 20] [--seconds 10]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here"
@@ -23,6 +27,7 @@ swift build -c release --product nio-floor >&2
 mkdir -p .build
 cc -O2 -Wall -o .build/fanout-client fanout/fanout-client.c
 cc -O2 -Wall -o .build/write-floor fanout/write-floor.c
+cc -O2 -Wall -o .build/longpoll-client fanout/longpoll-client.c
 export CLUSTER_DIR=${CLUSTER_DIR:-$(mktemp -d /tmp/live-board-fanout.XXXXXX)}
 export LIVE_BOARD="$cluster/.build/release/board-instance" INSTANCE_CPUS=0 PG_CPUS=1
 # Every client comes from 127.0.0.1: no limit per address.
@@ -30,6 +35,6 @@ export SOCKETS_PER_ADDRESS=0
 trap 'bash "$cluster/cluster.sh" stop' EXIT
 bash "$cluster/cluster.sh" start >&2
 taskset -c 1 python3 fanout/fanout_load.py --client .build/fanout-client --floor .build/write-floor \
-  --nio-floor .build/release/nio-floor \
+  --nio-floor .build/release/nio-floor --longpoll-client .build/longpoll-client \
   --script "$cluster/cluster.sh" \
   --cluster-dir "$CLUSTER_DIR" "$@"

@@ -121,6 +121,98 @@ def run(args, clients):
     }
 
 
+def nginx_pids(args):
+    """nginx's master and its workers."""
+    with open(os.path.join(args.cluster_dir, "nginx.pid")) as f:
+        master = int(f.read())
+    workers = subprocess.run(["pgrep", "-P", str(master)], capture_output=True, text=True).stdout.split()
+    return [master] + [int(w) for w in workers]
+
+
+def origin_reads(args):
+    """The reads that reached an instance so far: the lines of nginx's log of reads with an upstream."""
+    try:
+        with open(os.path.join(args.cluster_dir, "reads.log")) as f:
+            return sum(1 for line in f if line.rstrip().rsplit(" ", 1)[-1] != "-")
+    except FileNotFoundError:
+        return 0
+
+
+def run_http(args, clients):
+    """The --http run: `clients` readers long-poll one view (the board, as guests) through nginx's cache, one
+    writer edits at `--rate` writes a second; the instances' and nginx's CPU over the messages the readers
+    received, and the requests that reached an instance per version written."""
+    pids = restart_instances(args)
+    web = http.client.HTTPConnection("127.0.0.1", args.web_port)
+    web.request("GET", "/read")
+    first = web.getresponse()
+    first.read()
+    if first.status != 200:
+        raise RuntimeError(f"the first read: HTTP {first.status}")
+    token, offset = first.getheader("SimpleSource-Read-Token"), first.getheader("Stream-Next-Offset")
+    proxies = nginx_pids(args)
+    rss_before = sum(rss_bytes(p) for p in proxies)
+    command = ["taskset", "-c", args.client_cpus, args.longpoll_client, "--port", str(args.web_port),
+               "--clients", str(clients), "--token", token, "--offset", offset]
+    client = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    ready = client.stdout.readline().split()
+    if not ready or ready[0] != "ready":
+        raise RuntimeError(f"longpoll-client did not get ready: {ready}")
+    time.sleep(args.settle)  # every reader's long poll waits at nginx now: what it holds is what one costs
+    rss_waiting = sum(rss_bytes(p) for p in proxies)
+    cpu_before = [cpu_seconds(p) for p in pids]
+    proxy_before = sum(cpu_seconds(p) for p in proxies)
+    reads_before = origin_reads(args)
+    client.stdin.write("go\n")
+    client.stdin.flush()
+    ports = [int(p) for p in args.ports.split(",")]
+    writers = [http.client.HTTPConnection("127.0.0.1", port) for port in ports]
+    rate = args.rate or 20
+    count = int(rate * args.seconds)
+    start = time.monotonic()
+    last = 0
+    refused = 0
+    for i in range(count):
+        delay = start + i / rate - time.monotonic()
+        if delay > 0:
+            time.sleep(delay)
+        last = time.monotonic_ns()
+        status = request(writers[i % len(writers)], "PATCH", f"/api/cards/load-{i % CARDS}", {"title": f"ts:{last}"})
+        refused += status != 200
+    client.stdin.write(f"stop {last}\n")
+    client.stdin.flush()
+    result = json.loads(client.stdout.readline())
+    cpu = sum(cpu_seconds(p) for p in pids) - sum(cpu_before)
+    proxy_cpu = sum(cpu_seconds(p) for p in proxies) - proxy_before
+    client.wait()
+    reads = origin_reads(args) - reads_before
+    messages = max(result["messages"], 1)
+    return {
+        "transport": "http",
+        "clients": clients,
+        "instances": len(pids),
+        "writes": count,
+        "writes_per_second": rate,
+        "writes_refused": refused,
+        "connected": result["connected"],
+        "messages": result["messages"],
+        "requests": result["requests"],
+        "answers_204": result["answers_204"],
+        "answers_other": result["answers_other"],
+        "clients_missing_last_write": result["missing_last_write"],
+        "p50_ms": result["p50_ms"],
+        "p99_ms": result["p99_ms"],
+        "origin_requests": reads,
+        "origin_requests_per_version": round(reads / max(count, 1), 2),
+        "origin_cpu_us_per_message": round(cpu * 1e6 / messages, 3),
+        "origin_cpu_seconds": round(cpu, 2),
+        "proxy_cpu_us_per_message": round(proxy_cpu * 1e6 / messages, 3),
+        "proxy_cpu_seconds": round(proxy_cpu, 2),
+        "proxy_bytes_per_waiting_client": round((rss_waiting - rss_before) / max(clients, 1)),
+        "message_bytes": round(result["bytes"] / messages),
+    }
+
+
 def kernel_floor(args, clients, rounds, rate, message_bytes):
     """The CPU per message of a C server that only write()s the same messages to as many loopback clients
     as one instance has, at the same rate, pinned as the instances are (write-floor.c): the kernel's share,
@@ -158,6 +250,11 @@ def main():
     parser.add_argument("--floor", help="write-floor: also measure the kernel's floor per message")
     parser.add_argument("--nio-floor", help="nio-floor: also measure SwiftNIO's floor per message (needs --floor)")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--http", action="store_true",
+                        help="long-poll readers through nginx's cache (--rate 20 by default), then the WebSocket "
+                             "run at the same count, side by side")
+    parser.add_argument("--longpoll-client", help="longpoll-client, for --http")
+    parser.add_argument("--web-port", type=int, default=8090, help="nginx's port, for --http")
     args = parser.parse_args()
     setup = http.client.HTTPConnection("127.0.0.1", int(args.ports.split(",")[0]))
     for i in range(CARDS):
@@ -166,6 +263,32 @@ def main():
             raise RuntimeError(f"creating load-{i}: HTTP {status}")
     failed = False
     for clients in [int(c) for c in args.clients.split(",")]:
+        if args.http:
+            reads = run_http(args, clients)
+            failed |= reads["clients_missing_last_write"] > 0 or reads["writes_refused"] > 0
+            # The WebSocket path at the same count, in the same run: its rate is its own (--messages-per-second).
+            http_rate, args.rate = args.rate, None
+            sockets = run(args, clients)
+            args.rate = http_rate
+            failed |= sockets["clients_missing_last_write"] > 0 or sockets["writes_refused"] > 0
+            reads["websocket_cpu_us_per_message"] = sockets["cpu_us_per_message"]
+            reads["websocket_vs_nio_floor"] = sockets["vs_nio_floor"]
+            reads["websocket_p50_ms"] = sockets["p50_ms"]
+            reads["websocket_p99_ms"] = sockets["p99_ms"]
+            if args.json:
+                print(json.dumps(reads), flush=True)
+            else:
+                print(
+                    f"{clients} readers through nginx, {reads['writes']} writes at {reads['writes_per_second']:g}/s: "
+                    f"p50 {reads['p50_ms']} ms, p99 {reads['p99_ms']} ms, {reads['origin_requests_per_version']} "
+                    f"origin requests per version, {reads['origin_cpu_us_per_message']} us of instance CPU and "
+                    f"{reads['proxy_cpu_us_per_message']} us of nginx's per message, "
+                    f"{reads['proxy_bytes_per_waiting_client']} bytes at nginx per waiting reader; over "
+                    f"WebSockets: {sockets['cpu_us_per_message']} us per message "
+                    f"({sockets['vs_nio_floor']}x the NIO floor)",
+                    flush=True,
+                )
+            continue
         result = run(args, clients)
         failed |= result["clients_missing_last_write"] > 0 or result["writes_refused"] > 0
         if args.json:
