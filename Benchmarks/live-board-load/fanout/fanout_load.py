@@ -122,11 +122,19 @@ def run(args, clients):
 
 
 def nginx_pids(args):
-    """nginx's master and its workers."""
+    """nginx's master and its worker (not its cache loader, which exits a minute after nginx starts)."""
     with open(os.path.join(args.cluster_dir, "nginx.pid")) as f:
         master = int(f.read())
-    workers = subprocess.run(["pgrep", "-P", str(master)], capture_output=True, text=True).stdout.split()
-    return [master] + [int(w) for w in workers]
+    children = subprocess.run(["pgrep", "-P", str(master)], capture_output=True, text=True).stdout.split()
+    workers = []
+    for child in children:
+        try:
+            with open(f"/proc/{child}/cmdline") as f:
+                if "worker process" in f.read():
+                    workers.append(int(child))
+        except FileNotFoundError:
+            pass
+    return [master] + workers
 
 
 def origin_reads(args):
