@@ -56,7 +56,7 @@ extension RemoteDataSource {
         case .readTokenExpired, .readTokenInvalid:
           token = nil
         case .rateLimited:
-          try await Task.sleep(for: .seconds(refusal.retryAfter ?? 1))
+          try await Task.sleep(nanoseconds: UInt64((refusal.retryAfter ?? 1) * 1e9))
         default:
           throw refusal
         }

@@ -29,13 +29,13 @@ import SimpleSourceCore
 public struct WireReadPolicy: Sendable {
   /// The key tokens are signed with: at least 16 bytes, the same on every instance.
   public var secret: [UInt8]
-  /// The period tokens are issued for: a token lives between one and two of them.
-  public var tokenLifetime: Duration
-  /// How long a long poll at the newest version waits for the next one before a 204.
-  public var hold: Duration
-  /// The period a long poll's cursor counts: a 204's cursor is the current period's number, and always past
-  /// the one the reader sent.
-  public var cursorInterval: Duration
+  /// The period tokens are issued for, in seconds: a token lives between one and two of them.
+  public var tokenLifetime: Int
+  /// How long a long poll at the newest version waits for the next one before a 204, in seconds.
+  public var hold: Double
+  /// The period a long poll's cursor counts, in seconds: a 204's cursor is the current period's number, and
+  /// always past the one the reader sent.
+  public var cursorInterval: Int
   /// How long a shared cache may keep an answer by token (`max-age`, seconds).
   public var maxAge: Int
   /// How long after ``maxAge`` a cache may still serve it while it fetches a new one
@@ -47,18 +47,18 @@ public struct WireReadPolicy: Sendable {
   /// A policy.
   /// - Parameters:
   ///   - secret: The key tokens are signed with; at least 16 bytes.
-  ///   - tokenLifetime: The period tokens are issued for; 10 minutes by default.
-  ///   - hold: How long a long poll waits; 20 seconds by default (keep a proxy's lock and read timeouts
-  ///     longer).
-  ///   - cursorInterval: The period of a long poll's cursor; 20 seconds by default.
+  ///   - tokenLifetime: The period tokens are issued for, in seconds; 600 (10 minutes) by default.
+  ///   - hold: How long a long poll waits, in seconds; 20 by default (keep a proxy's lock and read
+  ///     timeouts longer).
+  ///   - cursorInterval: The period of a long poll's cursor, in seconds; 20 by default.
   ///   - maxAge: How long a cache keeps an answer by token; 60 seconds by default.
   ///   - staleWhileRevalidate: How long past that it may serve it while fetching; 300 seconds by default.
   public init(
-    secret: some Collection<UInt8>, tokenLifetime: Duration = .seconds(600), hold: Duration = .seconds(20),
-    cursorInterval: Duration = .seconds(20), maxAge: Int = 60, staleWhileRevalidate: Int = 300
+    secret: some Collection<UInt8>, tokenLifetime: Int = 600, hold: Double = 20, cursorInterval: Int = 20,
+    maxAge: Int = 60, staleWhileRevalidate: Int = 300
   ) {
     precondition(secret.count >= 16, "SimpleSource: a read policy's secret is at least 16 bytes")
-    precondition(tokenLifetime >= .seconds(1) && cursorInterval >= .seconds(1))
+    precondition(tokenLifetime >= 1 && cursorInterval >= 1 && hold >= 0)
     self.secret = Array(secret)
     self.tokenLifetime = tokenLifetime
     self.hold = hold
@@ -76,7 +76,7 @@ public struct WireReadPolicy: Sendable {
   /// The token of `view` for `scope` of `stream`, issued now.
   /// - Complexity: O(size of the view and the scope's description).
   func token(for view: WireQueryRequest?, scope: some Hashable & Sendable, stream: String) -> String {
-    let period = Self.seconds(tokenLifetime)
+    let period = tokenLifetime
     let end = (Int(now()) / period + 2) * period
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
@@ -113,11 +113,9 @@ public struct WireReadPolicy: Sendable {
 
   /// The cursor of a long poll's answer: the current period's number, past `sent`.
   func cursor(after sent: Int?) -> Int {
-    let current = Int(now()) / Self.seconds(cursorInterval)
+    let current = Int(now()) / cursorInterval
     return max(current, (sent ?? -1) + 1)
   }
-
-  static func seconds(_ duration: Duration) -> Int { max(1, Int(duration.components.seconds)) }
 
   static func base64URL(_ bytes: some Sequence<UInt8>) -> String {
     Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
@@ -231,7 +229,7 @@ extension WireService {
     }
     if waited, kept.count == 1 {
       // The long poll saw no change.
-      let age = max(1, WireReadPolicy.seconds(policy.hold) / 4)
+      let age = max(1, Int(policy.hold) / 4)
       headers.append((WireReadAnswer.Header.upToDate, "true"))
       headers.append(
         (WireReadAnswer.Header.cacheControl, Self.caching(shareable, age, 0, until: tokenEnd, now: now)))
@@ -278,9 +276,11 @@ extension WireService {
   /// read by query is answered 204, `no-store` (its answers are `private`: the origin reads the view for
   /// it). Refusals are those of ``read(_:scope:origin:ifNoneMatch:policy:)`` (403, `no-store`).
   /// - Complexity: O(size of the token and the scope's description).
-  public nonisolated func authorize(_ read: WireRead, scope: Scope, policy: WireReadPolicy) -> WireReadAnswer {
+  public nonisolated func authorize(_ read: WireRead, scope: Scope, policy: WireReadPolicy) -> WireReadAnswer
+  {
     guard case .token(let token) = read.view else {
-      return WireReadAnswer(status: 204, headers: [(WireReadAnswer.Header.cacheControl, "no-store")], body: Data())
+      return WireReadAnswer(
+        status: 204, headers: [(WireReadAnswer.Header.cacheControl, "no-store")], body: Data())
     }
     do throws(WireError) {
       let payload = try policy.verify(token, scope: scope, stream: stream)
@@ -368,12 +368,12 @@ final class ReadMessages: Sendable {
     woken?.resume(returning: true)
   }
 
-  /// Returns `true` once more than `count` messages were sent, `false` when `limit` passed first.
-  func arrival(after count: Int, within limit: Duration) async -> Bool {
+  /// Returns `true` once more than `count` messages were sent, `false` when `seconds` passed first.
+  func arrival(after count: Int, within seconds: Double) async -> Bool {
     await withTaskGroup(of: Bool.self) { group in
       group.addTask { await self.wait(after: count) }
       group.addTask {
-        try? await Task.sleep(for: limit)
+        try? await Task.sleep(nanoseconds: UInt64(max(0, seconds) * 1e9))
         return false
       }
       let first = await group.next() ?? false

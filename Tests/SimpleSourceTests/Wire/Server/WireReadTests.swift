@@ -21,7 +21,7 @@ struct WireReadTests {
     }
   }
 
-  static func policy(hold: Duration = .seconds(20), now: Double = 1_000_000) -> WireReadPolicy {
+  static func policy(hold: Double = 20, now: Double = 1_000_000) -> WireReadPolicy {
     var policy = WireReadPolicy(secret: secret, hold: hold)
     policy.now = { now }
     return policy
@@ -179,7 +179,7 @@ struct WireReadTests {
   func longPollTimesOut() async throws {
     let source = try BasicDataSource(sections: layout("A: a"))
     let service = Self.service(source)
-    let policy = Self.policy(hold: .milliseconds(30))
+    let policy = Self.policy(hold: 0.03)
     let first = await service.read(WireRead(view: .query(nil)), scope: 0, policy: policy)
     let token = try #require(first.header(WireReadAnswer.Header.token))
     let offset = first.header("Stream-Next-Offset").flatMap(WireOffset.init)
@@ -272,7 +272,8 @@ struct WireReadTests {
     #expect(allowed.header("X-Accel-Expires") == "60")
     #expect(allowed.header("Cache-Control") == "private, max-age=60")
     let end = Double((1_000_000 / 600 + 2) * 600)
-    #expect(service.authorize(read, scope: 0, policy: Self.policy(now: end - 7)).header("X-Accel-Expires") == "7")
+    #expect(
+      service.authorize(read, scope: 0, policy: Self.policy(now: end - 7)).header("X-Accel-Expires") == "7")
     #expect(service.authorize(read, scope: 1, policy: Self.policy()).status == 403)
     #expect(service.authorize(read, scope: 0, policy: Self.policy(now: end)).status == 403)
     let byQuery = service.authorize(WireRead(view: .query(nil)), scope: 1, policy: Self.policy())
