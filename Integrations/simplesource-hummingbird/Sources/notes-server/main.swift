@@ -43,7 +43,7 @@ let secret =
   environment["READ_SECRET"].map { Array($0.utf8) } ?? (0..<32).map { _ in UInt8.random(in: .min ... .max) }
 let lifetime = Int(environment["READ_TOKEN_SECONDS"] ?? "") ?? 600
 let reads = WireHTTPReads(
-  service: service, policy: WireReadPolicy(secret: secret, tokenLifetime: .seconds(lifetime))
+  service: service, policy: WireReadPolicy(secret: secret, tokenLifetime: lifetime)
 ) { request in
   request.headers[user]
 }

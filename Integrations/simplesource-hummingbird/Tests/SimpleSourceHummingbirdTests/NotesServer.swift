@@ -35,12 +35,12 @@ struct NotesServer: Sendable {
   }()
 
   /// The policy of the reads at `/read`: a test's secret, and the hold it gives.
-  static func readPolicy(hold: Duration) -> WireReadPolicy {
+  static func readPolicy(hold: Double) -> WireReadPolicy {
     WireReadPolicy(secret: Array("the notes tests' secret, 32 bytes".utf8), hold: hold)
   }
 
   init(
-    limits: ConnectionLimits = ConnectionLimits(), viewsPerOrigin: Int = 32, hold: Duration = .seconds(20),
+    limits: ConnectionLimits = ConnectionLimits(), viewsPerOrigin: Int = 32, hold: Double = 20,
     readsPerAddress: Int = 64, beforeRead: @escaping @Sendable (WireRead) async -> Void = { _ in }
   ) async throws {
     source = try BasicDataSource(sections: [

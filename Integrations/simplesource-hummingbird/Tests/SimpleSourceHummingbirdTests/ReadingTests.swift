@@ -116,7 +116,7 @@ struct ReadingTests {
 
   @Test("a long poll is answered when a note is added, and 204 with a cursor when none is within the hold")
   func longPolls() async throws {
-    let notes = try await NotesServer(hold: .milliseconds(50))
+    let notes = try await NotesServer(hold: 0.05)
     try await notes.application.test(.live) { client in
       let first = try await Self.read(WireRead(view: .query(nil)), as: nil, with: client)
       let token = try #require(first.header(WireReadAnswer.Header.token))
@@ -138,7 +138,7 @@ struct ReadingTests {
   func readsPerAddress() async throws {
     // The server tells the test when a long poll runs (it is counted then).
     let (polling, poll) = AsyncStream.makeStream(of: Void.self)
-    let notes = try await NotesServer(hold: .seconds(30), readsPerAddress: 1) { read in
+    let notes = try await NotesServer(hold: 30, readsPerAddress: 1) { read in
       if read.live { poll.yield() }
     }
     try await notes.application.test(.live) { client in
@@ -165,7 +165,7 @@ struct ReadingTests {
 
   @Test("a remote source follows a search over HTTP reads alone, to every version written")
   func remoteFollowsOverHTTP() async throws {
-    let notes = try await NotesServer(hold: .seconds(1))
+    let notes = try await NotesServer(hold: 1)
     try await notes.application.test(.live) { client in
       let remote = RemoteDataSource<Notes>(query: WireQueryRequest("search", ["text": .string("lunch")]))
       let following = Task {
