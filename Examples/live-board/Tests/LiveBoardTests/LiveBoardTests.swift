@@ -8,6 +8,7 @@ import Hummingbird
 import HummingbirdTesting
 import HummingbirdWSTesting
 import Logging
+import NIOPosix
 import SimpleSource
 import Testing
 
@@ -157,6 +158,11 @@ struct LiveBoardTests {
   func followsByReads() async throws {
     let board = try Board(path: nil)
     try await makeApplication(board: board, port: 0, logger: Self.logger).test(.live) { client in
+      // Reads on a connection of their own: a long poll holds its connection until it is answered.
+      let reader = TestClient(
+        host: "127.0.0.1", port: try #require(client.port), configuration: .init(),
+        eventLoopGroupProvider: .shared(MultiThreadedEventLoopGroup.singleton))
+      reader.connect()
       let remote = RemoteDataSource<Column>()
       let following = Task {
         try await remote.follow { read in
@@ -164,15 +170,11 @@ struct LiveBoardTests {
           components.path = "/read"
           components.queryItems = read.queryItems.map { URLQueryItem(name: $0.name, value: $0.value) }
           let uri = components.string!.replacingOccurrences(of: "+", with: "%2B")
-          return try await client.execute(
-            uri: uri, method: .get, headers: [HTTPField.Name("X-User")!: "alice"]
-          ) {
-            response in
-            WireReadAnswer(
-              status: Int(response.status.code),
-              headers: response.headers.map { ($0.name.canonicalName, $0.value) },
-              body: Data(buffer: response.body))
-          }
+          let response = try await reader.get(uri, headers: [HTTPField.Name("X-User")!: "alice"])
+          return WireReadAnswer(
+            status: Int(response.status.code),
+            headers: response.headers.map { ($0.name.canonicalName, $0.value) },
+            body: response.body.map { Data(buffer: $0) } ?? Data())
         }
       }
       try await send(client, .post, "/api/cards", #"{"id":"c0","title":"Shared","column":"todo"}"#)
@@ -184,6 +186,7 @@ struct LiveBoardTests {
       let last = try #require(version(of: body))
       #expect(await remote.reached(remoteVersion: last))
       following.cancel()
+      try await reader.shutdown()
       let shown = await remote.snapshot.sections.flatMap(\.items).map(\.id)
       #expect(shown == ["c0", "a"], "alice's scope: the shared card and hers, never bob's")
     }
