@@ -61,6 +61,27 @@ def restart_instances(args):
     return pids
 
 
+def write_and_collect(client, ports, rate, count):
+    """Tells `client` to count, makes `count` writes at `rate` a second over the instances (each title
+    `ts:<now>`), tells it the last one, and returns the writes refused and the client's JSON result."""
+    client.stdin.write("go\n")
+    client.stdin.flush()
+    writers = [http.client.HTTPConnection("127.0.0.1", port) for port in ports]
+    start = time.monotonic()
+    last = 0
+    refused = 0
+    for i in range(count):
+        delay = start + i / rate - time.monotonic()
+        if delay > 0:
+            time.sleep(delay)
+        last = time.monotonic_ns()
+        status = request(writers[i % len(writers)], "PATCH", f"/api/cards/load-{i % CARDS}", {"title": f"ts:{last}"})
+        refused += status != 200
+    client.stdin.write(f"stop {last}\n")
+    client.stdin.flush()
+    return refused, json.loads(client.stdout.readline())
+
+
 def run(args, clients):
     pids = restart_instances(args)
     rate = args.rate or args.messages_per_second / clients
@@ -74,23 +95,8 @@ def run(args, clients):
     time.sleep(args.settle)  # connections idle: what they hold now is what an idle connection costs
     rss_idle = [rss_bytes(p) for p in pids]
     cpu_before = [cpu_seconds(p) for p in pids]
-    client.stdin.write("go\n")
-    client.stdin.flush()
-    writers = [http.client.HTTPConnection("127.0.0.1", port) for port in ports]
     count = int(rate * args.seconds)
-    start = time.monotonic()
-    last = 0
-    refused = 0
-    for i in range(count):
-        delay = start + i / rate - time.monotonic()
-        if delay > 0:
-            time.sleep(delay)
-        last = time.monotonic_ns()
-        status = request(writers[i % len(writers)], "PATCH", f"/api/cards/load-{i % CARDS}", {"title": f"ts:{last}"})
-        refused += status != 200
-    client.stdin.write(f"stop {last}\n")
-    client.stdin.flush()
-    result = json.loads(client.stdout.readline())
+    refused, result = write_and_collect(client, ports, rate, count)
     cpu = sum(cpu_seconds(p) for p in pids) - sum(cpu_before)
     client.wait()
     messages = max(result["messages"], 1)
@@ -171,25 +177,9 @@ def run_http(args, clients):
     cpu_before = [cpu_seconds(p) for p in pids]
     proxy_before = sum(cpu_seconds(p) for p in proxies)
     reads_before = origin_reads(args)
-    client.stdin.write("go\n")
-    client.stdin.flush()
-    ports = [int(p) for p in args.ports.split(",")]
-    writers = [http.client.HTTPConnection("127.0.0.1", port) for port in ports]
     rate = args.rate or 20
     count = int(rate * args.seconds)
-    start = time.monotonic()
-    last = 0
-    refused = 0
-    for i in range(count):
-        delay = start + i / rate - time.monotonic()
-        if delay > 0:
-            time.sleep(delay)
-        last = time.monotonic_ns()
-        status = request(writers[i % len(writers)], "PATCH", f"/api/cards/load-{i % CARDS}", {"title": f"ts:{last}"})
-        refused += status != 200
-    client.stdin.write(f"stop {last}\n")
-    client.stdin.flush()
-    result = json.loads(client.stdout.readline())
+    refused, result = write_and_collect(client, [int(p) for p in args.ports.split(",")], rate, count)
     cpu = sum(cpu_seconds(p) for p in pids) - sum(cpu_before)
     proxy_cpu = sum(cpu_seconds(p) for p in proxies) - proxy_before
     client.wait()
