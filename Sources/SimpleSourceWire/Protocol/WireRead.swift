@@ -158,7 +158,8 @@ public struct WireReadAnswer: Sendable {
     public static let nextOffset = "Stream-Next-Offset"
     /// The cursor to send with the next long poll.
     public static let cursor = "Stream-Cursor"
-    /// `true` when the reader holds the view's newest version once it applied the body.
+    /// `true` when the reader holds the view's newest version once it applied the body: every answer of this
+    /// service (an answer carries every change up to the newest version when it was made).
     public static let upToDate = "Stream-Up-To-Date"
     /// The read token of the view for the reader's scope: the next reads' `token`. Sent with every answer
     /// of a read by query, and with a read by token whose token nears its end.

@@ -235,9 +235,9 @@ extension WireService {
         (WireReadAnswer.Header.cacheControl, Self.caching(shareable, age, 0, until: tokenEnd, now: now)))
       return WireReadAnswer(status: 204, headers: headers, body: Data())
     }
-    if await version >= source.version.number {
-      headers.append((WireReadAnswer.Header.upToDate, "true"))
-    }
+    // The session sent everything up to the source's version when the read settled: the reader holds the
+    // view's newest version once it applied the body.
+    headers.append((WireReadAnswer.Header.upToDate, "true"))
     var body = Data()
     for (message, _) in kept {
       body.append(message)
@@ -247,7 +247,7 @@ extension WireService {
       "\"" + SHA256.digest(body).prefix(16).map { String($0, radix: 16).leftPadded(to: 2) }.joined() + "\""
     // An answer that nothing changed is kept a second and never served stale: a reader reading it again
     // would stand still.
-    let unchanged = kept.count == 1 && Self.head(of: kept[kept.startIndex].0)?.type == "resumed"
+    let unchanged = kept.count == 1 && first.type == "resumed"
     headers.append(
       (
         WireReadAnswer.Header.cacheControl,
