@@ -138,7 +138,6 @@ http {
     server 127.0.0.1:$((base + 1)) max_fails=1 fail_timeout=3s;
     server 127.0.0.1:$((base + 2)) max_fails=1 fail_timeout=3s;
     server 127.0.0.1:$((base + 3)) max_fails=1 fail_timeout=3s;
-    keepalive 32;
   }
   map \$http_upgrade \$connection_upgrade { default upgrade; '' close; }
   limit_conn_zone \$binary_remote_addr zone=per_address:10m;
