@@ -406,7 +406,7 @@ let runtimeCaseNames =
     "composite-one-edit", "outline-one-edit-100k", "outline-from-rows-one-edit", "queries-1000-clients",
     "observed-one-edit-1m",
     "observed-invalidations", "observed-window-1m", "throughput-100k-items", "client-edits", "named-edits",
-    "client-edit-races", "schedule-overhead", "scope-variants",
+    "client-edit-races", "schedule-overhead", "scope-variants", "unsubscribe-100k",
   ] + editCaseNames + replicaCaseNames + copyCaseNames + historyCaseNames
 
 /// The case `name`, first, and any case measured in the same rounds with it.
@@ -451,6 +451,7 @@ func runRuntimeCase(named name: String, iterations: Int) async -> [RuntimeResult
   case "fanout-sinks-1000": [await fanoutSinks(1000, iterations: max(20, iterations * 4))]
   case "queries-1000-clients": [await queriesThousandClients(iterations: iterations)]
   case "scope-variants": [await scopeVariants(iterations: iterations)]
+  case "unsubscribe-100k": [await unsubscribeMany(iterations: iterations)]
   case "replica-journal-one-edit": [await replicaJournalOneEdit(iterations: iterations)]
   case "replica-restart-100k": [await replicaRestart(iterations: iterations)]
   case "update-one-edit-1m", "set-sections-one-edit-1m":
@@ -458,4 +459,35 @@ func runRuntimeCase(named name: String, iterations: Int) async -> [RuntimeResult
   case _ where editCaseNames.contains(name): [await runEditCase(named: name, iterations: iterations)]
   default: [await fanout(Int(name.dropFirst("fanout-".count)) ?? 1, iterations: max(20, iterations * 4))]
   }
+}
+
+/// `unsubscribe-100k`: 100,000 subscribers of one source cancelled one by one, against 10,000: `vs_10k` is
+/// the time per cancellation at 100,000 over the same at 10,000, flat (about 1) when a cancellation costs
+/// O(1) and about 10 when it searches every subscriber. `floor` is the 10,000.
+@available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
+func unsubscribeMany(iterations: Int) async -> RuntimeResult {
+  /// The milliseconds per thousand cancellations of `count` subscribers, cancelled in the order they
+  /// subscribed.
+  func cancelling(_ count: Int) async -> Double {
+    guard let source = try? BasicDataSource(sections: [BenchSection(id: 0, items: [Item(id: 0)])]) else {
+      fatalError("invalid data")
+    }
+    var subscriptions: [Subscription<BenchSection>] = []
+    subscriptions.reserveCapacity(count)
+    for _ in 0..<count { subscriptions.append(await source.subscribe()) }
+    let start = ContinuousClock.now
+    for subscription in subscriptions { subscription.cancel() }
+    return elapsedMS(since: start) * 1_000 / Double(count)
+  }
+  var small: [Double] = []
+  var large: [Double] = []
+  for _ in 0..<max(3, iterations / 3) {
+    small.append(await cancelling(10_000))
+    large.append(await cancelling(100_000))
+  }
+  let (smallMS, largeMS) = (median(small), median(large))
+  return RuntimeResult(
+    name: "unsubscribe-100k", ms: largeMS, floorMS: smallMS, extra: ["vs_10k": largeMS / smallMS],
+    note: String(
+      format: "ms per 1,000 cancellations: %.3f of 100,000 subscribers, %.3f of 10,000", largeMS, smallMS))
 }

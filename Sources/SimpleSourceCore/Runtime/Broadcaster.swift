@@ -119,7 +119,8 @@ public final class Broadcaster<Section: SectionType>: Sendable {
   /// Returns the newest offered snapshot and the batches after it (G5): no gap and no overlap, whatever
   /// publishers do meanwhile.
   ///
-  /// - Complexity: O(*s*) in the number of subscribers.
+  /// - Complexity: O(1) amortized, whatever the number of subscribers; ``Subscription/cancel()`` O(1)
+  ///   expected.
   @inlinable
   public func subscribe(pacing: Pacing = .immediate) -> Subscription<Section> {
     hub.subscribe(at: nil, pacing: pacing)

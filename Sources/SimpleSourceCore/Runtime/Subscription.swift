@@ -188,7 +188,7 @@ public struct Subscription<Section: SectionType>: Sendable {
   /// Idempotent, safe from any task, before, during or after iteration; other subscribers and writers
   /// are not affected (G7).
   ///
-  /// - Complexity: O(*s*) in the number of the source's subscribers.
+  /// - Complexity: O(1) expected, whatever the number of the source's subscribers.
   public func cancel() { onCancel?() }
 }
 

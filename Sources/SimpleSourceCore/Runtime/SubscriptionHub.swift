@@ -232,7 +232,11 @@ final class SubscriptionHub<Section: SectionType>: Sendable {
   // global queue) runs while sinks are owed writes.
   @usableFromInline
   struct Registry: Sendable {
+    /// The registered subscribers, in no particular order: a cancelled one's place is taken by the last.
     @usableFromInline var mailboxes: [SubscriberMailbox<Section>] = []
+    /// Where each registered subscriber is in `mailboxes`, so that a cancellation costs O(1), not a
+    /// search of every subscriber.
+    @usableFromInline var places: [ObjectIdentifier: Int] = [:]
     @usableFromInline var newest: UpdateBatch<Section>?
     @usableFromInline var newestVersion: Int
     @usableFromInline var newestSnapshot: Snapshot<Section>
@@ -251,6 +255,34 @@ final class SubscriptionHub<Section: SectionType>: Sendable {
       newestSnapshot = snapshot
       unbatchedVersion = version
       history = RetainedHistory(version: version, snapshot: snapshot, limit: limit, applyEdits: applyEdits)
+    }
+
+    /// Registers `mailbox` last.
+    /// - Complexity: O(1) amortized.
+    @inlinable
+    mutating func add(_ mailbox: SubscriberMailbox<Section>) {
+      places[ObjectIdentifier(mailbox)] = mailboxes.count
+      mailboxes.append(mailbox)
+    }
+
+    /// Removes `mailbox` if registered: the last subscriber takes its place.
+    /// - Complexity: O(1) expected (O(*s*) once after a publish that still holds the list).
+    @inlinable
+    mutating func remove(_ mailbox: SubscriberMailbox<Section>) {
+      guard let place = places.removeValue(forKey: ObjectIdentifier(mailbox)) else { return }
+      let last = mailboxes.removeLast()
+      if place < mailboxes.count {
+        mailboxes[place] = last
+        places[ObjectIdentifier(last)] = place
+      }
+    }
+
+    /// Removes every subscriber and returns them.
+    /// - Complexity: O(1).
+    @inlinable
+    mutating func removeAll() -> [SubscriberMailbox<Section>] {
+      defer { (mailboxes, places) = ([], [:]) }
+      return mailboxes
     }
   }
 
@@ -331,7 +363,7 @@ final class SubscriptionHub<Section: SectionType>: Sendable {
           newestVersion: registry.newestVersion, newestSnapshot: registry.newestSnapshot,
           unbatchedVersion: registry.unbatchedVersion, missedTouched: touched, missedRefreshing: refreshing),
         differ: differ, fullDiffs: fullDiffs)
-      registry.mailboxes.append(mailbox)
+      registry.add(mailbox)
       return (mailbox, version, snapshot)
     }
   }
@@ -452,9 +484,10 @@ final class SubscriptionHub<Section: SectionType>: Sendable {
   }
 
   /// Ends a subscription and releases it; idempotent, and safe before, during or after a wait.
+  /// - Complexity: O(1) expected (``Registry/remove(_:)``).
   @inlinable
   func cancel(_ mailbox: SubscriberMailbox<Section>) {
-    registry.withLock { registry in registry.mailboxes.removeAll { $0 === mailbox } }
+    registry.withLock { registry in registry.remove(mailbox) }
     mailbox.end()
   }
 
@@ -463,8 +496,7 @@ final class SubscriptionHub<Section: SectionType>: Sendable {
   func finish() {
     let mailboxes = registry.withLock { registry in
       registry.isFinished = true
-      defer { registry.mailboxes = [] }
-      return registry.mailboxes
+      return registry.removeAll()
     }
     for mailbox in mailboxes { mailbox.end() }
   }
