@@ -10,12 +10,17 @@
 # writes a second unless --rate says otherwise: the requests that reach an instance per version, the
 # instances' and nginx's CPU per message the readers received, nginx's memory per waiting reader, and, side by
 # side, the WebSocket run at the same count.
+# With --idle N[,N...], one instance holds N idle clients (from processes of 8,000 clients at most, each on a
+# loopback address of its own): its memory per idle connection, how long a new client's subscribe takes
+# meanwhile, and one write a second that every client must receive (p50/p99, CPU per message). A process
+# holds at most its descriptor limit (`ulimit -Hn`) of connections, less the server's reserve.
 # A benchmark, not a test. Installs PostgreSQL and nginx when they are missing (Debian, as root).
 #   bash Benchmarks/live-board-load/fanout-load.sh [--json] [--http] [--clients 1000,5000] [--rate 20] [--seconds 10]
+#   bash Benchmarks/live-board-load/fanout-load.sh [--json] --idle 10000,19000
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here"
-ulimit -n 65536 2>/dev/null || ulimit -n 20000 2>/dev/null || true
+ulimit -n 1048576 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || ! command -v nginx >/dev/null; then
   [ "$(id -u)" = 0 ] || { echo "fanout-load: install postgresql and nginx-light first" >&2; exit 1; }
   apt-get update -qq

@@ -4,7 +4,10 @@
 // timestamp what arrives. They do not decode JSON: a write's title is `ts:<CLOCK_MONOTONIC ns>`, and the
 // delay of a message is now minus every `ts:` number found in it. So the figure measured is the server's.
 //
-//   fanout-client --ports 8091,8092,8093 --clients N [--host 127.0.0.1] [--user NAME]
+//   fanout-client --ports 8091,8092,8093 --clients N [--host 127.0.0.1] [--user NAME] [--source 127.0.0.2]
+//
+// --source binds every client to that local address first: a loopback address of its own per process
+// gives each process its own ports (about 28,000 per address and server port).
 //
 // Standard input drives it, one line each: `go` (start counting), `stop LAST` (LAST is the timestamp of the
 // last write: finish once every client has it, or after 20 s). It prints `ready` once every client holds
@@ -95,19 +98,20 @@ static void send_frame(int fd, int opcode, const char *payload, size_t length) {
 }
 
 int main(int argc, char **argv) {
-  const char *host = "127.0.0.1", *user = NULL;
+  const char *host = "127.0.0.1", *user = NULL, *source = NULL;
   int ports[16], port_count = 0, total = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!strcmp(argv[i], "--host")) host = argv[i + 1];
     else if (!strcmp(argv[i], "--clients")) total = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--user")) user = argv[i + 1];
+    else if (!strcmp(argv[i], "--source")) source = argv[i + 1];
     else if (!strcmp(argv[i], "--ports")) {
       for (char *p = strtok(argv[i + 1], ","); p && port_count < 16; p = strtok(NULL, ","))
         ports[port_count++] = atoi(p);
     }
   }
   if (total <= 0 || port_count == 0) {
-    fprintf(stderr, "usage: fanout-client --ports P[,P...] --clients N [--host H] [--user NAME]\n");
+    fprintf(stderr, "usage: fanout-client --ports P[,P...] --clients N [--host H] [--user NAME] [--source A]\n");
     return 2;
   }
   char request[512];
@@ -136,6 +140,11 @@ int main(int argc, char **argv) {
       if (c->fd < 0) fail("socket");
       int one = 1;
       setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+      if (source) {
+        struct sockaddr_in local = {.sin_family = AF_INET};
+        inet_pton(AF_INET, source, &local.sin_addr);
+        if (bind(c->fd, (struct sockaddr *)&local, sizeof local) < 0) fail("bind");
+      }
       if (connect(c->fd, (struct sockaddr *)&address, sizeof address) < 0 && errno != EINPROGRESS) fail("connect");
       c->phase = CONNECTING;
       struct epoll_event event = {.events = EPOLLIN | EPOLLOUT, .data.u64 = (uint64_t)started};

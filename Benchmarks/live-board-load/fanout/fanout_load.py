@@ -54,7 +54,19 @@ def restart_instances(args):
     """Starts every instance again, and returns their process ids."""
     pids = []
     for n in range(1, len(args.ports.split(",")) + 1):
+        with open(os.path.join(args.cluster_dir, f"instance{n}.pid")) as f:
+            old = int(f.read())
         subprocess.run(["bash", args.script, "kill", str(n)], check=True)
+        # A process that held thousands of sockets takes a while to go, and keeps its port until it has.
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                with open(f"/proc/{old}/stat") as f:
+                    if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                        break  # gone, and its sockets with it; only its parent's wait is left
+            except FileNotFoundError:
+                break
+            time.sleep(0.1)
         subprocess.run(["bash", args.script, "start-instance", str(n)], check=True)
         with open(os.path.join(args.cluster_dir, f"instance{n}.pid")) as f:
             pids.append(int(f.read()))
@@ -211,6 +223,95 @@ def run_http(args, clients):
     }
 
 
+def descriptor_limit(pid):
+    """The soft limit of open files of process `pid`."""
+    with open(f"/proc/{pid}/limits") as f:
+        for line in f:
+            if line.startswith("Max open files"):
+                return int(line.split()[3])
+    raise RuntimeError(f"no descriptor limit for {pid}")
+
+
+def run_idle(args, clients):
+    """The --idle run: `clients` WebSocket clients of one instance (the first), from client processes of at
+    most --clients-per-process each, each bound to a loopback address of its own (127.0.0.2, .3, ...), so
+    that neither a process's descriptors nor a source address's ports run out. Once every client holds its
+    first message and they idle for --settle seconds, the instance's memory over what it held before they
+    came, per client; then a new client's subscribe is timed (connect, upgrade, subscribe, first message),
+    while they stay connected; then one write a second for --seconds, which every client must receive:
+    p50 is the median of the processes' medians, p99 the largest of their 99th percentiles."""
+    pids = restart_instances(args)
+    server, port = pids[0], args.ports.split(",")[0]
+    rss_before = rss_bytes(server)
+    processes = []
+    left, index = clients, 0
+    while left > 0:
+        count = min(left, args.clients_per_process)
+        command = ["taskset", "-c", args.client_cpus, args.client, "--ports", port, "--clients", str(count),
+                   "--source", f"127.0.0.{2 + index}"]
+        processes.append(subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True))
+        left -= count
+        index += 1
+    held = 0
+    for process in processes:
+        ready = process.stdout.readline().split()
+        if not ready or ready[0] != "ready":
+            raise RuntimeError(f"fanout-client did not get ready: {ready}")
+        held += int(ready[1])
+    time.sleep(args.settle)  # every client idle: what they hold now is what an idle connection costs
+    rss_idle = rss_bytes(server)
+    start = time.monotonic()
+    probe = subprocess.Popen(
+        ["taskset", "-c", args.client_cpus, args.client, "--ports", port, "--clients", "1", "--source", "127.0.0.1"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    probe_ready = probe.stdout.readline().split()
+    subscribe_ms = (time.monotonic() - start) * 1e3
+    probe.stdin.close()
+    probe.wait()
+    if probe_ready != ["ready", "1"]:
+        raise RuntimeError(f"the new client's subscribe was not answered: {probe_ready}")
+    for process in processes:
+        process.stdin.write("go\n")
+        process.stdin.flush()
+    cpu_before = cpu_seconds(server)
+    writer = http.client.HTTPConnection("127.0.0.1", int(port))
+    count = int(args.seconds)
+    begin = time.monotonic()
+    last, refused = 0, 0
+    for i in range(count):
+        delay = begin + i - time.monotonic()
+        if delay > 0:
+            time.sleep(delay)
+        last = time.monotonic_ns()
+        status = request(writer, "PATCH", f"/api/cards/load-{i % CARDS}", {"title": f"ts:{last}"})
+        refused += status != 200
+    for process in processes:
+        process.stdin.write(f"stop {last}\n")
+        process.stdin.flush()
+    results = [json.loads(process.stdout.readline()) for process in processes]
+    cpu = cpu_seconds(server) - cpu_before
+    for process in processes:
+        process.wait()
+    messages = sum(result["messages"] for result in results)
+    p50s = sorted(result["p50_ms"] for result in results)
+    return {
+        "mode": "idle",
+        "clients": clients,
+        "client_processes": len(processes),
+        "clients_held": held,
+        "descriptor_limit": descriptor_limit(server),
+        "idle_bytes_per_connection": round((rss_idle - rss_before) / max(held, 1)),
+        "subscribe_ms": round(subscribe_ms, 1),
+        "writes": count,
+        "writes_refused": refused,
+        "messages": messages,
+        "clients_missing_last_write": sum(result["missing_last_write"] for result in results),
+        "p50_ms": p50s[len(p50s) // 2],
+        "p99_ms": max(result["p99_ms"] for result in results),
+        "us_per_message": round(cpu * 1e6 / max(messages, 1), 2),
+    }
+
+
 def kernel_floor(args, clients, rounds, rate, message_bytes):
     """The CPU per message of a C server that only write()s the same messages to as many loopback clients
     as one instance has, at the same rate, pinned as the instances are (write-floor.c): the kernel's share,
@@ -252,6 +353,10 @@ def main():
                         help="long-poll readers through nginx's cache (--rate 20 by default), then the WebSocket "
                              "run at the same count, side by side")
     parser.add_argument("--longpoll-client", help="longpoll-client, for --http")
+    parser.add_argument("--idle", help="idle clients of one instance, one run per count (e.g. 10000,19000), "
+                                       "instead of the --clients runs")
+    parser.add_argument("--clients-per-process", type=int, default=8000,
+                        help="for --idle: the most clients one fanout-client process opens")
     parser.add_argument("--web-port", type=int, default=8090, help="nginx's port, for --http")
     args = parser.parse_args()
     setup = http.client.HTTPConnection("127.0.0.1", int(args.ports.split(",")[0]))
@@ -260,7 +365,21 @@ def main():
         if status not in (201, 409):
             raise RuntimeError(f"creating load-{i}: HTTP {status}")
     failed = False
-    for clients in [int(c) for c in args.clients.split(",")]:
+    for clients in [int(c) for c in args.idle.split(",")] if args.idle else []:
+        result = run_idle(args, clients)
+        failed |= result["clients_missing_last_write"] > 0 or result["writes_refused"] > 0
+        if args.json:
+            print(json.dumps(result), flush=True)
+        else:
+            print(
+                f"{result['clients_held']} of {clients} idle clients held by one instance (descriptor limit "
+                f"{result['descriptor_limit']}): {result['idle_bytes_per_connection']} bytes each, a new "
+                f"client's subscribe answered in {result['subscribe_ms']} ms; one write a second: p50 "
+                f"{result['p50_ms']} ms, p99 {result['p99_ms']} ms, {result['us_per_message']} us of CPU per "
+                f"message, {result['clients_missing_last_write']} clients missing the last write",
+                flush=True,
+            )
+    for clients in [int(c) for c in args.clients.split(",")] if not args.idle else []:
         if args.http:
             reads = run_http(args, clients)
             failed |= reads["clients_missing_last_write"] > 0 or reads["writes_refused"] > 0
