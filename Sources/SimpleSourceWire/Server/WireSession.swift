@@ -293,8 +293,12 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     let control = SendingControl<Section>()
     let sender = SessionSender(
       send: send, sink: sink, immediate: immediate, coder: coder, control: control, shown: opened.shown)
-    // The first message in a task of its own: what must follow it (an edit's answer, a refusal) awaits it.
-    let starting = Task.schedulable("starting a session's subscription") { await sender.start(opened) }
+    // The first message in a task of its own: what must follow it (an edit's answer, a refusal) awaits it,
+    // through a second task that only waits for it. A finished task keeps the memory of its deepest call
+    // (the first state, projected and encoded) while a handle to it lives, and the session keeps its
+    // handle for the subscription's life: kept this way, that memory goes as soon as the message is sent.
+    let first = Task.schedulable("starting a session's subscription") { await sender.start(opened) }
+    let starting = Task.schedulable("awaiting a session's first message") { await first.value }
     let sending = Task.schedulable("sending to a session") {
       guard let started = await starting.value else { return }
       await sender.follow(opened, from: started)
