@@ -202,14 +202,24 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
           await session.refuse(WireError(.malformed, "messages are JSON text, not binary"))
           continue
         }
-        await receiving(text)
-        await session.receive(text: text)
+        // Each message in a child task: what one costs at its deepest (a subscribe's first state,
+        // projected and encoded) is returned when it is taken, not kept for the connection's life by this
+        // loop's task, which then waits while the connection idles.
+        async let taken: Void = take(text, into: session)
+        await taken
       }
     } catch {
       await session.close()
       throw error
     }
     await session.close()
+  }
+
+  /// Gives the text message `text` to `session`, after ``init(service:limits:maxMessageBytes:user:receiving:scope:)``'s
+  /// `receiving`.
+  private func take(_ text: String, into session: WireSession<Section, Scope>) async {
+    await receiving(text)
+    await session.receive(text: text)
   }
 
   /// Why an upgrade is refused before it is made, if it is: read from the counts and the rate without
