@@ -333,6 +333,17 @@ def nio_floor_cost(args, clients, rounds, rate, message_bytes):
     return json.loads(output)["cpu_us_per_message"]
 
 
+def missed(result):
+    """Whether a run failed: a client missed the last write, or a write was refused."""
+    return result["clients_missing_last_write"] > 0 or result["writes_refused"] > 0
+
+
+def report(args, result, text):
+    """Prints `result`, as one JSON object with --json and as `text` otherwise; returns ``missed(result)``."""
+    print(json.dumps(result) if args.json else text, flush=True)
+    return missed(result)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--client", required=True)
@@ -367,59 +378,44 @@ def main():
     failed = False
     for clients in [int(c) for c in args.idle.split(",")] if args.idle else []:
         result = run_idle(args, clients)
-        failed |= result["clients_missing_last_write"] > 0 or result["writes_refused"] > 0
-        if args.json:
-            print(json.dumps(result), flush=True)
-        else:
-            print(
-                f"{result['clients_held']} of {clients} idle clients held by one instance (descriptor limit "
-                f"{result['descriptor_limit']}): {result['idle_bytes_per_connection']} bytes each, a new "
-                f"client's subscribe answered in {result['subscribe_ms']} ms; one write a second: p50 "
-                f"{result['p50_ms']} ms, p99 {result['p99_ms']} ms, {result['us_per_message']} us of CPU per "
-                f"message, {result['clients_missing_last_write']} clients missing the last write",
-                flush=True,
-            )
+        failed |= report(
+            args, result,
+            f"{result['clients_held']} of {clients} idle clients held by one instance (descriptor limit "
+            f"{result['descriptor_limit']}): {result['idle_bytes_per_connection']} bytes each, a new "
+            f"client's subscribe answered in {result['subscribe_ms']} ms; one write a second: p50 "
+            f"{result['p50_ms']} ms, p99 {result['p99_ms']} ms, {result['us_per_message']} us of CPU per "
+            f"message, {result['clients_missing_last_write']} clients missing the last write")
     for clients in [int(c) for c in args.clients.split(",")] if not args.idle else []:
         if args.http:
             reads = run_http(args, clients)
-            failed |= reads["clients_missing_last_write"] > 0 or reads["writes_refused"] > 0
             # The WebSocket path at the same count, in the same run: its rate is its own (--messages-per-second).
             http_rate, args.rate = args.rate, None
             sockets = run(args, clients)
             args.rate = http_rate
-            failed |= sockets["clients_missing_last_write"] > 0 or sockets["writes_refused"] > 0
+            failed |= missed(sockets)
             reads["websocket_cpu_us_per_message"] = sockets["cpu_us_per_message"]
             reads["websocket_vs_nio_floor"] = sockets["vs_nio_floor"]
             reads["websocket_p50_ms"] = sockets["p50_ms"]
             reads["websocket_p99_ms"] = sockets["p99_ms"]
-            if args.json:
-                print(json.dumps(reads), flush=True)
-            else:
-                print(
-                    f"{clients} readers through nginx, {reads['writes']} writes at {reads['writes_per_second']:g}/s: "
-                    f"p50 {reads['p50_ms']} ms, p99 {reads['p99_ms']} ms, {reads['origin_requests_per_version']} "
-                    f"origin requests per version, {reads['origin_cpu_us_per_message']} us of instance CPU and "
-                    f"{reads['proxy_cpu_us_per_message']} us of nginx's per message, "
-                    f"{reads['proxy_bytes_per_waiting_client']} bytes at nginx per waiting reader; over "
-                    f"WebSockets: {sockets['cpu_us_per_message']} us per message "
-                    f"({sockets['vs_nio_floor']}x the NIO floor)",
-                    flush=True,
-                )
+            failed |= report(
+                args, reads,
+                f"{clients} readers through nginx, {reads['writes']} writes at {reads['writes_per_second']:g}/s: "
+                f"p50 {reads['p50_ms']} ms, p99 {reads['p99_ms']} ms, {reads['origin_requests_per_version']} "
+                f"origin requests per version, {reads['origin_cpu_us_per_message']} us of instance CPU and "
+                f"{reads['proxy_cpu_us_per_message']} us of nginx's per message, "
+                f"{reads['proxy_bytes_per_waiting_client']} bytes at nginx per waiting reader; over "
+                f"WebSockets: {sockets['cpu_us_per_message']} us per message "
+                f"({sockets['vs_nio_floor']}x the NIO floor)")
             continue
         result = run(args, clients)
-        failed |= result["clients_missing_last_write"] > 0 or result["writes_refused"] > 0
-        if args.json:
-            print(json.dumps(result), flush=True)
-        else:
-            print(
-                f"{clients} clients on {result['instances']} instances, {result['writes']} writes at "
-                f"{result['writes_per_second']:g}/s: p50 {result['p50_ms']} ms, p99 {result['p99_ms']} ms, "
-                f"{result['cpu_us_per_message']} us of server CPU per message "
-                f"(a write()-only C server: {result['floor_cpu_us_per_message']} us, "
-                f"the same through SwiftNIO: {result['nio_floor_cpu_us_per_message']} us), "
-                f"{result['bytes_per_connection']} bytes per idle connection",
-                flush=True,
-            )
+        failed |= report(
+            args, result,
+            f"{clients} clients on {result['instances']} instances, {result['writes']} writes at "
+            f"{result['writes_per_second']:g}/s: p50 {result['p50_ms']} ms, p99 {result['p99_ms']} ms, "
+            f"{result['cpu_us_per_message']} us of server CPU per message "
+            f"(a write()-only C server: {result['floor_cpu_us_per_message']} us, "
+            f"the same through SwiftNIO: {result['nio_floor_cpu_us_per_message']} us), "
+            f"{result['bytes_per_connection']} bytes per idle connection")
     sys.exit(1 if failed else 0)
 
 
