@@ -278,7 +278,7 @@ final class SubscriptionHub<Section: SectionType>: Sendable {
     }
 
     /// Removes every subscriber and returns them.
-    /// - Complexity: O(1).
+    /// - Complexity: O(*s*) to release the places of *s* subscribers.
     @inlinable
     mutating func removeAll() -> [SubscriberMailbox<Section>] {
       defer { (mailboxes, places) = ([], [:]) }
