@@ -118,8 +118,6 @@ public actor ClusterBoard: BoardStore {
   /// The writes waiting for the next group, and whether a group is being committed.
   var queued: [Queued] = []
   var isCommitting = false
-  /// The tickets of the clients' edits being made here: the same edit sent twice at once is made once.
-  var ticketsInFlight = Set<[String]>()
   /// The listener's task, and the task that reads the log every second whatever the listener hears.
   var listening: Task<Void, Never>?
   var polling: Task<Void, Never>?
@@ -479,15 +477,12 @@ public actor ClusterBoard: BoardStore {
   /// refuses nothing else). With ``CommitMode/perEdit``, each write is a transaction of its own, made at
   /// once (the transactions contend for the stream's row lock).
   ///
-  /// A client's edit whose ticket another write on this instance holds (the same edit sent twice at once)
-  /// is answered 503 `busy` at once: sent again, it gets the answer recorded for the first.
+  /// A write with a ticket is made once, on every instance: the table of answers decides, in the write's
+  /// own transaction under the stream's lock. A ticket whose answer is recorded already, or whose edit is
+  /// too old to tell (see ``EditTicket/answerMayBeDropped(newest:retention:)``), is refused 503 `busy` and
+  /// nothing of it is made; ``recall(_:)`` then has its answer or its refusal.
   /// - Complexity: O(log *n*) to plan and make for *n* cards; the group's transaction and batch are shared.
   public func write(_ write: BoardWrite) async throws(BoardError) -> (version: Int, card: Card?) {
-    let key = write.ticket?.key
-    if let key {
-      guard ticketsInFlight.insert(key).inserted else { throw .busy }
-    }
-    defer { if let key { ticketsInFlight.remove(key) } }
     // One transaction per edit: each its own, at once, contending for the stream's row lock with the
     // others (bounded by `lock_timeout` and the deadline), never queued behind them.
     guard commits == .group else { return try await commit([write])[0].get() }
@@ -581,9 +576,9 @@ public actor ClusterBoard: BoardStore {
   /// The body of ``commit(_:)``, in an open transaction on `connection`; commits it. Under the stream's row
   /// lock, catch up to the newest logged version, plan each write in order against the board the ones
   /// before it left (a refused one leaves no trace) and prepare them in the source as one write, record
-  /// each answer (one recorded already rolls the group back: ``AnswerConflict``), write the rows, the log
-  /// entry and the version, notify, commit, then apply the prepared write (or abandon it when anything
-  /// failed).
+  /// each answer (one recorded already, or an edit too old to tell, rolls the group back:
+  /// ``AnswerConflict``), write the rows, the log entry and the version, notify, commit, then apply the
+  /// prepared write (or abandon it when anything failed).
   ///
   /// The group races its deadline (``WriteDeadline``): if the deadline comes first, every write of it is
   /// answered 503 at once, the connection is closed (a query stuck on a connection PostgreSQL dropped fails
@@ -628,8 +623,13 @@ public actor ClusterBoard: BoardStore {
     do {
       guard race.withLockedValue({ $0.mayProceed() }) else { throw CancellationError() }
       var conflicts = Set<[String]>()
-      for ticket in made.compactMap(\.ticket) where try await !record(ticket, at: version, on: connection) {
-        conflicts.insert(ticket.key)
+      for ticket in made.compactMap(\.ticket) {
+        // An edit too old to tell whether it was made is not made: its answer may have been pruned.
+        if ticket.answerMayBeDropped(newest: head, retention: settings.answerRetention) {
+          conflicts.insert(ticket.key)
+        } else if try await !record(ticket, at: version, on: connection) {
+          conflicts.insert(ticket.key)
+        }
       }
       if !conflicts.isEmpty { throw AnswerConflict(keys: conflicts) }
       if let batch = prepared.batch {

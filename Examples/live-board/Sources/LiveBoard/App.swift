@@ -292,22 +292,19 @@ func once(
   }
   let edit = WireEdit<Column>(id: "http:\(key)", operations: [.named(WireCall(what, arguments: arguments))])
   let ticket = EditTicket(user: user, edit: edit)
-  switch await recall(ticket, on: board) {
-  case .success(let recorded?): return try replayed(recorded, status: status)
-  case .success(nil): break
-  case .failure(let error) where error.code == "editIDReused":
-    throw BoardError(
-      status: 422, code: "idempotencyKeyReused", detail: "this Idempotency-Key was used for another request")
-  case .failure(let error): throw error
-  }
   do {
     return try await make(ticket)
   } catch {
-    // Another request under the key (on another instance) made it meanwhile: its answer.
-    if case .some(.some(let recorded)) = try? await board.recall(ticket) {
-      return try replayed(recorded, status: status)
+    // Refused: made before under the key (its answer recorded, so the store made nothing), here or on
+    // another instance. The table has its answer, or says the key was another request's.
+    switch await recall(ticket, on: board) {
+    case .success(let recorded?): return try replayed(recorded, status: status)
+    case .failure(let refusal) where refusal.code == "editIDReused":
+      throw BoardError(
+        status: 422, code: "idempotencyKeyReused", detail: "this Idempotency-Key was used for another request"
+      )
+    case .success(nil), .failure: throw error
     }
-    throw error
   }
 }
 

@@ -91,6 +91,12 @@ public actor Board {
   /// The longest title accepted, in characters.
   public static let maxTitle = 200
 
+  // Guard map: the actor's state is its own. Exactly once has one owner per kind of write. A WebSocket edit:
+  // the service's table of answers, in this process (a resend while it is made waits for its answer, one
+  // made recently gets it; the writer is not called again); `edit_answer`, written in the write's own
+  // transaction, only for what that table cannot know (a resend after a restart, or from another process),
+  // and read only when the write was refused. An HTTP write with an `Idempotency-Key`: `edit_answer` alone.
+  // Nothing here keeps edits in flight.
   let database: DatabaseQueue
   /// The live board, one section per column.
   public let source: BasicDataSource<Column>
@@ -106,8 +112,6 @@ public actor Board {
   public nonisolated let commits: CommitMode
   /// Commits the writes, a group at a time.
   let groups: GroupCommit<Column, PlannedWrite>
-  /// The tickets of the clients' edits being made: the same edit sent twice at once is made once.
-  var ticketsInFlight = Set<[String]>()
   /// How many times the source was reloaded from the database.
   var reloads = 0
   /// With ``CommitMode/perEdit``: whether a write is being made, and who waits for it.
@@ -259,15 +263,14 @@ public actor Board {
   /// and one version of the source. A write the board refuses is answered alone and refuses nothing else.
   /// With ``CommitMode/perEdit``, one write at a time, each a transaction and a version of its own.
   ///
-  /// A client's edit whose ticket another write holds (the same edit sent twice at once) is answered
-  /// 503 `busy` at once: sent again, it gets the answer recorded for the first.
+  /// A write with a ticket is made once: the table of answers decides, in the write's own transaction. A
+  /// ticket whose answer is recorded already, or whose edit is too old to tell (see
+  /// ``EditTicket/answerMayBeDropped(newest:retention:)``), is refused 503 `busy` and nothing of it is
+  /// made; ``recall(_:)`` then has its answer or its refusal. (In this process, the service answers an edit
+  /// sent again while it is made before it reaches the board; two writes of one ticket in one group are
+  /// both refused busy, and a resend is answered from the record or made.)
   /// - Complexity: O(log *n*) to plan and make for *n* cards, and the group's transaction and batch shared.
   public func write(_ write: BoardWrite) async throws(BoardError) -> (version: Int, card: Card?) {
-    let key = write.ticket?.key
-    if let key {
-      guard ticketsInFlight.insert(key).inserted else { throw .busy }
-    }
-    defer { if let key { ticketsInFlight.remove(key) } }
     switch commits {
     case .group: return try await submit(write)
     case .perEdit: return try await exclusive { () async throws(BoardError) in try await self.submit(write) }
@@ -287,7 +290,7 @@ public actor Board {
       } catch let refusal as BoardError {
         throw refusal
       } catch let conflict as AnswerConflict {
-        // Its own answer is recorded: the client's resend is answered from it.
+        // Its own answer is recorded, or its edit is too old to tell: the writer's recall answers it.
         if let key = write.ticket?.key, conflict.keys.contains(key) { throw .busy }
       } catch let disagreement as Disagreement {
         guard !reloaded else { break }
@@ -317,8 +320,9 @@ public actor Board {
       ticket, recorded: recorded?["version"], fingerprint: recorded?["fingerprint"], newest: newest)
   }
 
-  /// Stores `group` in one transaction: each answer (an answer recorded already refuses its write, and
-  /// nothing of the group is written: ``AnswerConflict``), each write's rows (a row not where the source
+  /// Stores `group` in one transaction: each answer (an answer recorded already, or an edit too old to
+  /// tell whether it was, refuses its write, and nothing of the group is written: ``AnswerConflict``),
+  /// each write's rows (a row not where the source
   /// has it, written behind this process's back, refuses the group: ``Disagreement``), the version, and
   /// drops answers older than `retention` versions.
   static func store(
@@ -333,7 +337,10 @@ public actor Board {
         try db.execute(
           sql: "INSERT OR IGNORE INTO edit_answer (scope, id, version, fingerprint) VALUES (?, ?, ?, ?)",
           arguments: [ticket.scope, ticket.edit.id, group.version, ticket.fingerprint])
-        if db.changesCount != 1 { conflicts.insert(ticket.key) }
+        // The newest version stored is the group's base: one process makes every version, in order.
+        if db.changesCount != 1 || ticket.answerMayBeDropped(newest: group.base, retention: retention) {
+          conflicts.insert(ticket.key)
+        }
       }
       if !conflicts.isEmpty { throw AnswerConflict(keys: conflicts) }
       for write in made { try store(write.rows, in: db) }

@@ -13,13 +13,16 @@ import SimpleSource
 /// have been made: the batches that follow tell, and a resend gets its answer), `editExpired`, or
 /// `editIDReused` (another edit was answered under its id).
 ///
-/// **Exactly once.** Each edit's answer is recorded in the database in the write's own transaction, under
-/// (user, edit id), with the edit's fingerprint: an edit sent again (after the client restarted, or to another instance) is answered
-/// from there and not made again, on SQLite and on PostgreSQL alike. A write that fails is looked up again
-/// before its refusal is sent: a copy of the same edit that another instance made meanwhile (its answer
-/// row makes this one's transaction fail) is answered with its version. Answers are kept for the newest
-/// ``BoardStore/answerRetention`` versions; an edit with no answer whose client held an older version is
-/// refused with `editExpired`, never made twice.
+/// **Exactly once, with one owner in a process.** Within a process the service's table of answers makes
+/// each edit once: a resend while it is made waits for its answer, one made recently gets that answer, and
+/// the writer is not called again. The database's table of answers is for what that table cannot know (a
+/// resend after a restart, or to another instance): each edit's answer is recorded in the write's own
+/// transaction, under (user, edit id), with the edit's fingerprint, and a second record of it refuses the
+/// write that made it again (its transaction makes nothing). So the writer makes the edit at once, and reads
+/// the database only when the store refused it: the recorded answer is then the client's, on SQLite and on
+/// PostgreSQL alike. Answers are kept for the newest ``BoardStore/answerRetention`` versions; an edit whose
+/// client held an older version is never made (its answer might be gone): it gets its answer when it is
+/// still recorded, and `editExpired` otherwise.
 func boardWriter(_ board: some BoardStore) -> WireWriter<Column, String?> {
   WireWriter { (edit, user, _) throws(WireError) in
     guard edit.operations.count == 1, let operation = edit.operations.first else {
@@ -30,12 +33,17 @@ func boardWriter(_ board: some BoardStore) -> WireWriter<Column, String?> {
     }
     let ticket = EditTicket(user: user, edit: edit)
     do throws(BoardError) {
-      if let recorded = try await board.recall(ticket) { return recorded }
       do throws(BoardError) {
         return try await make(operation, on: board, for: user, answering: ticket)
       } catch {
-        if case .some(.some(let recorded)) = try? await board.recall(ticket) { return recorded }
-        throw error
+        // Refused: perhaps made before (its answer recorded; a create made again finds its card), or too
+        // old to tell. The table answers it, or refuses it as expired or as another edit's id.
+        switch await recall(ticket, on: board) {
+        case .success(let recorded?): return recorded
+        case .failure(let refusal) where refusal.code == "editExpired" || refusal.code == "editIDReused":
+          throw refusal
+        case .success(nil), .failure: throw error
+        }
       }
     } catch {
       let code: WireError.Code =

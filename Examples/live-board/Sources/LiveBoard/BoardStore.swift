@@ -20,7 +20,9 @@ public protocol BoardStore: Sendable {
   func read(visibleTo user: String??) async throws(BoardError) -> (version: Int, columns: [Column])
   /// Makes `write` in its turn: planned against the board the writes before it left, stored in the
   /// database (with its ticket's answer), then made in ``source``. How writes are grouped into database
-  /// transactions is the store's ``commits``.
+  /// transactions is the store's ``commits``. A write whose ticket's answer is recorded already, or whose
+  /// edit is too old to tell (``EditTicket/answerMayBeDropped(newest:retention:)``), is refused 503 `busy`
+  /// in its own transaction, and nothing of it is made: ``recall(_:)`` has its answer or its refusal.
   /// - Returns: The version that holds the write, and the card it answers with (created or edited).
   /// - Throws: ``BoardError``: the board's refusal (nothing was made), or the database's failure.
   func write(_ write: BoardWrite) async throws(BoardError) -> (version: Int, card: Card?)

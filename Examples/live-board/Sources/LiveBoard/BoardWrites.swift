@@ -193,8 +193,9 @@ public enum RowChange: Sendable {
   case delete(String, column: String, at: Int)
 }
 
-/// Edits of one group whose answers are recorded already (their resends raced past ``BoardStore/recall(_:)``):
-/// the group is rolled back, those writes are refused, and the rest is committed without them.
+/// Edits of one group whose answers are recorded already (made before a restart, or on another instance),
+/// or that are too old to tell (``EditTicket/answerMayBeDropped(newest:retention:)``): the group is rolled
+/// back, those writes are refused, and the rest is committed without them.
 public struct AnswerConflict: Error {
   /// The ``EditTicket/key`` of each conflicting edit.
   public let keys: Set<[String]>
@@ -206,6 +207,17 @@ public struct AnswerConflict: Error {
 extension EditTicket {
   /// The answer's key in the table of answers: (scope, edit id).
   public var key: [String] { [scope, edit.id] }
+
+  /// Whether this edit's answer, had it been made, may be gone from a table that keeps the answers of
+  /// the newest `retention` versions up to `newest`: its client held a version older than those. A store
+  /// does not make such an edit (it refuses it as an ``AnswerConflict``, rolled back);
+  /// ``BoardStore/recall(_:)`` then answers it, or refuses it as expired. An edit without a base (an HTTP
+  /// write's) never expires.
+  /// - Complexity: O(1).
+  public func answerMayBeDropped(newest: Int, retention: Int) -> Bool {
+    guard let base = edit.base else { return false }
+    return base < max(0, newest - retention + 1)
+  }
 }
 
 /// Rows the database does not hold as the source does: the file was written behind this process's back.

@@ -3,6 +3,7 @@
 
 import Foundation
 import class GRDB.DatabaseQueue
+import NIOConcurrencyHelpers
 import SimpleSource
 import Testing
 
@@ -140,7 +141,7 @@ struct BoardGroupCommitTests {
       edit: WireEdit(id: "e-1", operations: [.insert([Card(id: "a", title: "A")], .end(of: "todo"))]))
     _ = try await board.create(
       id: "a", title: "A", column: "todo", before: nil, user: "ann", answering: ticket)
-    // Made again without asking (a resend that raced past `recall`): its answer row is there already.
+    // Made again (a resend after a restart, or to another instance): its answer row is there already.
     let outcomes = await withTaskGroup(of: (String, BoardError?).self) { group in
       group.addTask {
         do throws(BoardError) {
@@ -164,22 +165,82 @@ struct BoardGroupCommitTests {
     #expect(try await board.recall(ticket) == 1)
   }
 
-  @Test("the same edit sent twice at once is made once: the second is answered busy while the first is made")
+  @Test(
+    "the same edit sent twice at once is made once: the table of answers refuses the second, which then gets the first's answer"
+  )
   func ticketInFlight() async throws {
     let gate = StoringGate()
     let board = try gatedBoard(gate)
+    // A fresh card id each time: the table of answers alone must tell that the second is the same edit.
     let ticket = EditTicket(
       user: "ann",
       edit: WireEdit(id: "e-1", operations: [.insert([Card(id: "a", title: "A")], .end(of: "todo"))]))
     let first = Task {
-      try await board.create(id: "a", title: "A", column: "todo", before: nil, user: "ann", answering: ticket)
+      try await board.create(id: nil, title: "A", column: "todo", before: nil, user: "ann", answering: ticket)
     }
     await gate.firstArrived()
-    await #expect(throws: BoardError.busy) {
-      try await board.create(id: "a", title: "A", column: "todo", before: nil, user: "ann", answering: ticket)
+    // The second forms the next group, behind the first one's storage.
+    let second = Task { () -> BoardError? in
+      do throws(BoardError) {
+        _ = try await board.create(
+          id: nil, title: "A", column: "todo", before: nil, user: "ann", answering: ticket)
+        return nil
+      } catch { return error }
     }
     await gate.open()
     #expect(try await first.value.1 == 1)
+    #expect(await second.value == BoardError.busy)
     #expect(try await board.recall(ticket) == 1)
+    #expect(try await board.read().columns.flatMap(\.items).count == 1, "made once")
   }
+
+  @Test(
+    "a client's edit is made without reading the table of answers; only an edit the store refused reads it, and gets its recorded answer"
+  )
+  func answersReadOnRefusal() async throws {
+    let board = await RecallCountingBoard(try Board(path: nil))
+    let writer = boardWriter(board)
+    let edit = try WireCoder().read(Data(insertEdit("c-1", card: "a", base: 0).utf8), as: Column.self).0
+    guard case .edit(let made) = edit else { throw BoardError.invalid("not an edit") }
+    #expect(try await writer.write(made, "ann", WireVisibility()) == 1)
+    #expect(board.recalls.withLockedValue { $0 } == 0, "made without a read of the answers")
+    // The same edit again, as after a restart (no service in front remembers it): refused by the table
+    // in the write's transaction, then answered from it.
+    #expect(try await writer.write(made, "ann", WireVisibility()) == 1)
+    #expect(board.recalls.withLockedValue { $0 } == 1)
+    #expect(try await board.board.read().columns.flatMap(\.items).map(\.id) == ["a"], "made once")
+  }
+}
+
+/// A ``Board`` that counts the reads of its table of answers.
+final class RecallCountingBoard: BoardStore {
+  let board: Board
+  let recalls = NIOLockedValueBox(0)
+
+  let source: BasicDataSource<Column>
+
+  init(_ board: Board) async {
+    self.board = board
+    source = await board.source
+  }
+
+  var stream: String { board.stream }
+  var history: HistoryLimit { board.history }
+  var commits: CommitMode { board.commits }
+  var answerRetention: Int { board.answerRetention }
+
+  func read(visibleTo user: String??) async throws(BoardError) -> (version: Int, columns: [Column]) {
+    try await board.read(visibleTo: user)
+  }
+
+  func write(_ write: BoardWrite) async throws(BoardError) -> (version: Int, card: Card?) {
+    try await board.write(write)
+  }
+
+  func recall(_ ticket: EditTicket) async throws(BoardError) -> Int? {
+    recalls.withLockedValue { $0 += 1 }
+    return try await board.recall(ticket)
+  }
+
+  func reach(_ version: Int) async { await board.reach(version) }
 }
