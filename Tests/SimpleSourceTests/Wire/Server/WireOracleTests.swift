@@ -1,7 +1,8 @@
 // An oracle under kills: scoped clients of several views, one of them stalled, clients' edits beside the
 // server's writes, sessions killed and resumed, the source restarted from storage; every client ends equal
 // to the server's recomputation of its scope at the version it holds, never holds a row outside its
-// scope, and every confirmed edit is kept.
+// scope, and every confirmed edit is kept; the stalled client is owed what it missed composed, bounded by
+// its views' size and not by the versions it missed.
 
 import Foundation
 import SimpleSourceTesting
@@ -56,6 +57,8 @@ struct WireOracleTests {
     /// The stall of its current connection.
     let stall = Locked<StallGate?>(nil)
     let held = Locked<[(version: Int?, snapshots: [String: Snapshot<TestSection>])]>([])
+    /// The size in bytes of every message it took, in order.
+    let sizes = Locked<[Int]>([])
     let confirmed = Locked<[String: Int]>([:])
     let failures = Locked<[String]>([])
 
@@ -72,6 +75,7 @@ struct WireOracleTests {
       self.stall.withLock { $0 = stall }
       let session = service.session(scope: scope) { [self] data in
         if let stall, !(await stall.wait()) { throw CancellationError() }
+        sizes.withLock { $0.append(data.count) }
         let (message, _) = try WireCoder().read(data, as: TestSection.self)
         if case .confirmed(let edit, let version) = message { confirmed.withLock { $0[edit] = version } }
         do {
@@ -104,6 +108,8 @@ struct WireOracleTests {
   func oracle() async throws {
     let settings = RandomTestSettings.current(defaultCases: 4, casesVariable: "SIMPLESOURCE_ORACLE_CASES")
     let names = ["a0", "a1", "a2", "b0", "b1", "c0", "c1", "c2"]
+    // The versions the stalled client missed before it was released, in all runs.
+    var missedByStalled = 0
     for run in 0..<settings.cases {
       var random = SeededGenerator(seed: settings.seed &+ UInt64(run))
       let where_ = "run \(run); \(settings.replay)"
@@ -117,6 +123,8 @@ struct WireOracleTests {
       var sessions: [WireSession<TestSection, Int>] = []
       for client in clients { sessions.append(await client.connect(service)) }
       var states = [0: await source.snapshot.sections]
+      // The version the stalled client's connection was opened at.
+      var stalledSince = 0
       var editsSent = 0
       for _ in 0..<40 {
         switch Int.random(in: 0..<10, using: &random) {
@@ -151,11 +159,36 @@ struct WireOracleTests {
           source = try BasicDataSource(sections: stored, version: version)
           service = Self.service(source)
           for client in clients { sessions[client.number] = await client.connect(service) }
+          stalledSince = version
         }
         states[await source.version.number] = await source.snapshot.sections
       }
-      clients[3].stall.withLock { $0 }?.open(true)
-      for session in sessions { await session.settled() }
+      // The stalled client, released once the others (one of its scope) have been sent the newest
+      // version: what it is sent then is at most the message its connection held and one batch composed
+      // from there to the newest version, each bounded by the size of its views (what it missed in
+      // between is held composed, not batch by batch).
+      for session in sessions.prefix(3) { await session.settled() }
+      let stalled = clients[3]
+      let sentBeforeRelease = stalled.sizes.withLock { $0.count }
+      stalled.stall.withLock { $0 }?.open(true)
+      await sessions[3].settled()
+      let sentAfterRelease = stalled.sizes.withLock { Array($0[sentBeforeRelease...]) }
+      let largestViews =
+        states.values.map { sections in
+          bytes(
+            .views(
+              stream: "s", version: 0,
+              snapshots: Self.views.mapValues { query in
+                Snapshot(
+                  trusted: WireServiceTests.expected(sections, query) { $0.version % 2 == stalled.scope })
+              }), format: 3
+          ).count
+        }.max() ?? 0
+      missedByStalled += states.keys.filter { $0 > stalledSince }.count
+      #expect(
+        sentAfterRelease.count <= 2 && sentAfterRelease.allSatisfy { $0 <= 2 * largestViews + 256 },
+        "the stalled client was sent \(sentAfterRelease) bytes once released; its views take at most \(largestViews); \(where_)"
+      )
       let final = await source.snapshot.sections
       for client in clients {
         let visible: (TestItem) -> Bool = { $0.version % 2 == client.scope }
@@ -190,5 +223,8 @@ struct WireOracleTests {
       }
       for session in sessions { await session.close() }
     }
+    print(
+      "Oracle: \(settings.cases) runs; the stalled client missed \(missedByStalled) versions before its releases; \(settings.replay)"
+    )
   }
 }
