@@ -35,6 +35,21 @@ final class SharedViewSteps<Section: SectionType>: Sendable {
   private let newestStart = Locked<(version: Int, state: ProjectionState<Section>)?>(nil)
   /// How many states and steps were made here (not taken from another session): tests read it.
   package let projected = Locked(0)
+  /// The rows of the newest state made here (to start from, or by a step), and its version.
+  private let newestRows = Locked<(version: Int, rows: Int)>((.min, 0))
+
+  /// The rows the view's newest state shows: what it costs its scope's and origin's budgets of rows
+  /// (``WireLimits/rowsPerScope``); 0 until a state is made.
+  /// - Complexity: O(1).
+  var rows: Int { newestRows.withLock { $0.rows } }
+
+  /// Counts the rows of `state`, the view at `version`, unless a newer state was counted.
+  private func count(_ state: ProjectionState<Section>, at version: Int) {
+    let rows = state.published.itemCount
+    newestRows.withLock { newest in
+      if newest.version <= version { newest = (version, rows) }
+    }
+  }
 
   init(_ projection: Projection<Section>, name: String, encodings: SharedEncodings) {
     self.projection = projection
@@ -49,6 +64,7 @@ final class SharedViewSteps<Section: SectionType>: Sendable {
     if let newest = newestStart.withLock({ $0 }), newest.version == version { return newest.state }
     guard let state = try? steps.make(scope, projection) else { return nil }
     projected.withLock { $0 += 1 }
+    count(state, at: version)
     newestStart.withLock { newest in
       if newest.map({ $0.version < version }) ?? true { newest = (version, state) }
     }
@@ -95,7 +111,9 @@ final class SharedViewSteps<Section: SectionType>: Sendable {
   {
     batch.shared(ObjectIdentifier(self)) {
       projected.withLock { $0 += 1 }
-      return Step(maker: self, result: try? steps.apply(state, batch.changeset, true))
+      let result = try? steps.apply(state, batch.changeset, true)
+      if let result { count(result.0, at: batch.to) }
+      return Step(maker: self, result: result)
     }.result
   }
 }

@@ -1,4 +1,4 @@
-// What one scope may hold of a service: subscribed connections, and views per subscribe.
+// What one scope (and one origin) may hold of a service and how fast: connections, views, rows, rates.
 
 /// The limits a ``WireService`` holds every scope to, so that one user's connections cannot slow the
 /// others: past a count, a subscribe is refused with ``WireError/Code-swift.struct/limitReached``; past a
@@ -15,7 +15,7 @@
 /// the views per subscribe. A service whose scope some clients share (guests, a tenant) sets limits that
 /// fit them.
 ///
-/// What a scope may cost is bounded three ways:
+/// What a scope may cost is bounded four ways:
 /// - **Connections**: a connection counts against its scope from its first accepted subscribe until it
 ///   closes (``WireSession/close()``), or until ``WireSession/setScope(_:)`` moves it to another scope.
 /// - **Views**: sessions of one scope that ask for the same view (in any format, and in any spelling the
@@ -25,6 +25,16 @@
 ///   origin show, whatever their scopes (so that one address cannot spread its views over many users); a
 ///   subscribe that would show more is refused and names the first view past the budget. A view no session shows any more is returned at once, or kept
 ///   among the service's idle views (`keepingIdleViews`, shared by every scope) for a client that resumes.
+/// - **Rows**: what a view costs depends on what it matches: its state holds every row it shows, and each
+///   write steps it. ``rowsPerScope`` bounds the rows a scope's distinct views show together, and
+///   ``rowsPerOrigin`` those of an origin's views, so that views that each match the whole scope (`s`,
+///   `ss`, ..., distinct in every spelling) cannot multiply it. A view's rows are those of its newest state
+///   (counted when it is projected and at each step). A subscribe that adds views is refused when its
+///   scope's or origin's views show the budget or more already, and, when it starts from a reset, also
+///   when its new views, once projected, take them past it; it names the first of its views past the
+///   budget. A resume learns a new view's rows at its first step, so it can take a scope past the budget
+///   by its own views; the next subscribe that adds views is refused. Rows that grow after a view was
+///   admitted (writes that add matching rows) are not refused; they count against the next subscribe.
 /// - **Rates**: ``subscribes`` bounds the subscribes a scope makes (accepted or not), and ``freshViews``
 ///   the views its subscribes make that no session holds and none is kept idle, each of which is projected
 ///   from the whole scope, O(*n*); a resume of such a view counts as one, since it costs the same.
@@ -45,6 +55,12 @@ public struct WireLimits: Hashable, Sendable {
   /// The most distinct views the sessions of one origin (``WireService/session(scope:origin:pacing:sink:send:)``)
   /// may show at once, whatever their scopes: a view several of its sessions show counts once.
   public var viewsPerOrigin: Int
+  /// The most rows one scope's distinct views may show together, each counted once however many sessions
+  /// show it.
+  public var rowsPerScope: Int
+  /// The most rows the distinct views the sessions of one origin show may hold together, whatever their
+  /// scopes.
+  public var rowsPerOrigin: Int
   /// The subscribes one scope may make, accepted or not; `nil`: any number.
   public var subscribes: WireRate?
   /// The views one scope's subscribes may make that no session holds and none is kept idle; `nil`: any
@@ -64,6 +80,9 @@ public struct WireLimits: Hashable, Sendable {
   ///   - viewsPerScope: The most distinct views one scope shows at once; 64 by default.
   ///   - viewsPerOrigin: The most distinct views one origin's sessions show at once, whatever their
   ///     scopes; 128 by default (an address may be several users').
+  ///   - rowsPerScope: The most rows one scope's distinct views show together; 1,048,576 by default (tens
+  ///     of views of a scope of ten thousand rows, each matching all of it, or a few of a larger one).
+  ///   - rowsPerOrigin: The most rows one origin's distinct views show together; 2,097,152 by default.
   ///   - subscribes: The subscribes one scope may make; 4 a second with bursts of 64 by default, so that
   ///     every connection of a scope may resubscribe at once after a restart.
   ///   - freshViews: The views no session holds that one scope's subscribes may make; 8 a second with
@@ -74,7 +93,7 @@ public struct WireLimits: Hashable, Sendable {
   ///     bursts of 128 by default.
   public init(
     subscriptionsPerScope: Int = 64, viewsPerSubscribe: Int = 16, viewsPerScope: Int = 64,
-    viewsPerOrigin: Int = 128,
+    viewsPerOrigin: Int = 128, rowsPerScope: Int = 1 << 20, rowsPerOrigin: Int = 1 << 21,
     subscribes: WireRate? = WireRate(perSecond: 4, burst: 64),
     freshViews: WireRate? = WireRate(perSecond: 8, burst: 64),
     subscribesPerOrigin: WireRate? = WireRate(perSecond: 8, burst: 128),
@@ -84,17 +103,20 @@ public struct WireLimits: Hashable, Sendable {
     self.viewsPerSubscribe = viewsPerSubscribe
     self.viewsPerScope = viewsPerScope
     self.viewsPerOrigin = viewsPerOrigin
+    self.rowsPerScope = rowsPerScope
+    self.rowsPerOrigin = rowsPerOrigin
     self.subscribes = subscribes
     self.freshViews = freshViews
     self.subscribesPerOrigin = subscribesPerOrigin
     self.freshViewsPerOrigin = freshViewsPerOrigin
   }
 
-  /// No count or rate per scope but the views per subscribe, and the default budget and rates per origin: the
-  /// default of a service with no scope, whose clients all share one scope (a rate per scope would let
-  /// one client use up every other's). Give sessions their origin to rate them.
+  /// No count, budget or rate per scope but the views per subscribe, and the default budgets and rates per
+  /// origin: the default of a service with no scope, whose clients all share one scope (a rate per scope
+  /// would let one client use up every other's). Give sessions their origin to rate them.
   public static var unscoped: WireLimits {
-    WireLimits(subscriptionsPerScope: .max, viewsPerScope: .max, subscribes: nil, freshViews: nil)
+    WireLimits(
+      subscriptionsPerScope: .max, viewsPerScope: .max, rowsPerScope: .max, subscribes: nil, freshViews: nil)
   }
 }
 

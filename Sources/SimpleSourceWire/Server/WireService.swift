@@ -117,11 +117,11 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   var views: SharedViews<ViewKey, SharedViewSteps<Section>>
   /// The number of the last view or scope state made.
   var viewsMade = 0
-  /// How many distinct views each scope's sessions show now, counted against
-  /// ``WireLimits/viewsPerScope``.
-  var liveViewsPerScope: [Scope: Int] = [:]
+  /// The distinct views each scope's sessions show now, counted against ``WireLimits/viewsPerScope`` and
+  /// their rows against ``WireLimits/rowsPerScope``.
+  var liveViewsPerScope: [Scope: Set<ViewKey>] = [:]
   /// The distinct views each origin's sessions show now, each with the number of its sessions' leases of
-  /// it, counted against ``WireLimits/viewsPerOrigin``.
+  /// it, counted against ``WireLimits/viewsPerOrigin`` and their rows against ``WireLimits/rowsPerOrigin``.
   var viewsOfOrigins: [String: [ViewKey: Int]] = [:]
   /// The subscribes each scope and origin made lately, against ``WireLimits/subscribes`` and
   /// ``WireLimits/subscribesPerOrigin``.
@@ -353,7 +353,8 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     case .query(let query): named = ["": query]
     case .views(let requested): named = requested
     }
-    try checkBudget(named, scope: scope, origin: origin, leaving: replacing?.viewLeases ?? [])
+    let leaving = replacing?.viewLeases ?? []
+    let added = try checkBudget(named, scope: scope, origin: origin, leaving: leaving)
     let (views, viewLeases) = try acquireViews(named, scope: scope, origin: origin)
     let counted = admissions.scope(of: session)
     guard admissions.admit(session, to: scope, limit: limits.subscriptionsPerScope) else {
@@ -373,7 +374,16 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
         let projecting = Task.schedulable("projecting a subscribe's views") {
           SharedViewSteps.start(views, snapshot, at: version)
         }
-        switch await projecting.value {
+        var result = await projecting.value
+        if case .success = result {
+          // The new views' rows are known now.
+          do throws(WireError) {
+            try checkRows(added, scope: scope, origin: origin, leaving: leaving)
+          } catch {
+            result = .failure(error)
+          }
+        }
+        switch result {
         case .success(let made): states = made
         case .failure(let error):
           feed.cancel()
@@ -566,7 +576,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     var leases: [ViewLease] = []
     for (name, (key, projection)) in projections {
       let entry: SharedViews<ViewKey, SharedViewSteps<Section>>.Entry
-      if self.views.live[key] == nil { liveViewsPerScope[scope, default: 0] += 1 }
+      if self.views.live[key] == nil { liveViewsPerScope[scope, default: []].insert(key) }
       if let shared = self.views.acquire(key) {
         entry = shared
       } else {
@@ -601,8 +611,8 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
       _ = views.release(lease.key, number: lease.number)
       guard wasLive, views.live[lease.key] == nil else { continue }
       let scope = lease.key.scope
-      if let count = liveViewsPerScope[scope], count > 1 {
-        liveViewsPerScope[scope] = count - 1
+      if let shown = liveViewsPerScope[scope], shown.count > 1 {
+        liveViewsPerScope[scope]?.remove(lease.key)
       } else {
         liveViewsPerScope[scope] = nil
       }
@@ -640,14 +650,17 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
 
   /// Refuses a subscribe of `scope` whose views would take the scope past ``WireLimits/viewsPerScope`` or
   /// its origin past ``WireLimits/viewsPerOrigin`` (the views `leaving`, which the session gives up for
-  /// these, are not counted when it alone shows them), and one that makes more views no one holds than
-  /// ``WireLimits/freshViews`` admits now.
+  /// these, are not counted when it alone shows them), one that adds views to a scope or origin whose views
+  /// show ``WireLimits/rowsPerScope`` or ``WireLimits/rowsPerOrigin`` rows already, and one that makes more
+  /// views no one holds than ``WireLimits/freshViews`` admits now.
+  /// - Returns: The views the subscribe adds to its scope, by name, for ``checkRows(_:scope:origin:leaving:)``
+  ///   once they are projected.
   /// - Throws: ``WireError/Code-swift.struct/limitReached`` naming the budget and the first view past it,
   ///   or ``WireError/Code-swift.struct/rateLimited``; nothing is taken from any rate then.
-  /// - Complexity: O(*v*) for *v* views asked and left.
+  /// - Complexity: O(*v*) for *v* views asked, left and shown by the scope and origin.
   private func checkBudget(
     _ named: [String: WireQueryRequest?], scope: Scope, origin: String?, leaving: [ViewLease]
-  ) throws(WireError) {
+  ) throws(WireError) -> [(name: String, key: ViewKey)] {
     var distinct = Set<ViewKey>()
     var added: [(name: String, key: ViewKey)] = []
     var fresh = 0
@@ -659,18 +672,79 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     }
     let freed = Set(leaving.map(\.key)).filter { key in
       key.scope == scope && !distinct.contains(key) && views.live[key]?.users == 1
-    }.count
-    let held = (liveViewsPerScope[scope] ?? 0) - freed
+    }
+    let held = (liveViewsPerScope[scope]?.count ?? 0) - freed.count
     if !added.isEmpty, held + added.count > limits.viewsPerScope {
       let past = added[min(added.count - 1, max(0, limits.viewsPerScope - held))]
-      let view = past.name.isEmpty ? "the query \(past.key.query?.name ?? "")" : "view \(past.name)"
       throw WireError(
         .limitReached,
-        "\(view): this scope shows \(limits.viewsPerScope) views (viewsPerScope), as many as the server allows"
+        "\(Self.describe(past)): this scope shows \(limits.viewsPerScope) views (viewsPerScope), as many as the server allows"
       )
     }
     if let origin { try checkOriginBudget(named, scope: scope, origin: origin, leaving: leaving) }
+    if let first = added.first {
+      // Before projecting anything: a scope or origin at its budget of rows takes no new view.
+      try checkRows(
+        of: first, shownBy: scope, origin: origin, freed: freed, leaving: leaving, projected: false)
+    }
     try freshViewRates.take(fresh, scope: scope, origin: origin, now: now(), jitter: jitter)
+    return added
+  }
+
+  /// Refuses a subscribe whose views `added`, now projected, take its scope's views past
+  /// ``WireLimits/rowsPerScope`` or its origin's past ``WireLimits/rowsPerOrigin`` (the views `leaving`
+  /// are not counted when the session alone shows them).
+  /// - Throws: ``WireError/Code-swift.struct/limitReached`` naming the budget and the first view added.
+  /// - Complexity: O(*v*) for *v* views asked, left and shown by the scope and origin.
+  private func checkRows(
+    _ added: [(name: String, key: ViewKey)], scope: Scope, origin: String?, leaving: [ViewLease]
+  ) throws(WireError) {
+    guard let first = added.first else { return }
+    let distinct = Set(added.map(\.key))
+    let freed = Set(leaving.map(\.key)).filter { key in
+      key.scope == scope && !distinct.contains(key) && views.live[key]?.users == 1
+    }
+    // The views added are live now: counted in the scope's and origin's rows.
+    try checkRows(
+      of: first, shownBy: scope, origin: origin, freed: freed, leaving: leaving, projected: true)
+  }
+
+  /// Refuses `view` when the rows of the views its scope shows (less `freed`), or those its origin shows
+  /// (less what `leaving` gives back), reach the budget before the new views are projected, or pass it
+  /// once they are (`projected`: counted with the others).
+  /// - Complexity: O(*v*) for *v* views shown by the scope and origin and left.
+  private func checkRows(
+    of view: (name: String, key: ViewKey), shownBy scope: Scope, origin: String?, freed: Set<ViewKey>,
+    leaving: [ViewLease], projected: Bool
+  ) throws(WireError) {
+    func refusal(_ whose: String, _ rows: Int, _ limit: Int, _ budget: String) -> WireError? {
+      if projected ? rows <= limit : rows < limit { return nil }
+      let shown =
+        projected
+        ? "would show \(rows) rows, past the \(limit) the server allows (\(budget))"
+        : "show \(rows) rows, as many as the server allows (\(budget) \(limit))"
+      return WireError(.limitReached, "\(Self.describe(view)): \(whose) views \(shown)")
+    }
+    let scopeRows = rows(of: (liveViewsPerScope[scope] ?? []).subtracting(freed))
+    if let refused = refusal("this scope's", scopeRows, limits.rowsPerScope, "rowsPerScope") { throw refused }
+    guard let origin, let shown = viewsOfOrigins[origin] else { return }
+    var leaves: [ViewKey: Int] = [:]
+    for lease in leaving where lease.origin == origin { leaves[lease.key, default: 0] += 1 }
+    let originRows = rows(of: shown.keys.filter { key in leaves[key] != shown[key] })
+    if let refused = refusal("this address's", originRows, limits.rowsPerOrigin, "rowsPerOrigin") {
+      throw refused
+    }
+  }
+
+  /// The rows the live views `keys` show together (each view's newest state).
+  /// - Complexity: O(*v*) for *v* keys.
+  private func rows(of keys: some Sequence<ViewKey>) -> Int {
+    keys.reduce(0) { total, key in total + (views.live[key]?.entry.view.rows ?? 0) }
+  }
+
+  /// A view of a subscribe, as its errors name it: the query of a format-2 subscribe, or the view's name.
+  private static func describe(_ view: (name: String, key: ViewKey)) -> String {
+    view.name.isEmpty ? "the query \(view.key.query?.name ?? "")" : "view \(view.name)"
   }
 
   /// Refuses a subscribe from `origin` whose views would take the views its sessions show past

@@ -209,7 +209,7 @@ struct WireBudgetsTests {
     let others = Dictionary(uniqueKeysWithValues: (0..<15).map { ("w\($0)", Self.search("u\($0)")) })
     await first.receive(bytes(.subscribeViews(others, stream: nil, from: nil), format: 3))
     #expect(firstClient.state.withLock { $0.errors.isEmpty })
-    #expect(await service.liveViewsPerScope["mallory"] == 16)
+    #expect(await service.liveViewsPerScope["mallory"]?.count == 16)
     await first.close()
     await second.receive(bytes(.subscribeViews(["b": Self.search("t16")], stream: nil, from: nil), format: 3))
     #expect(secondClient.state.withLock { $0.errors.count } == 1)
@@ -271,6 +271,83 @@ struct WireBudgetsTests {
     for session in [second, third, again, elsewhere, unknown] { await session.close() }
     #expect(await service.viewsOfOrigins.isEmpty)
     #expect(await service.liveViewCount == 0)
+  }
+
+  @Test(
+    "the rows budget refuses the view that would pass it, and any new view at it; shared views cost nothing more; rows follow writes; a close gives them back"
+  )
+  func rowsPerScope() async throws {
+    // "a" matches four rows, "b" and "1" two each, "z" none.
+    let source = try BasicDataSource(sections: layout("A: a1 a2 a3 a4 b1 b2"))
+    let service = WireService(
+      source: source, stream: "s", queries: [Self.search(folding: true)],
+      limits: WireLimits(rowsPerScope: 6, subscribes: nil, freshViews: nil)
+    ) { (_: String) in { _ in true } }
+    let (first, firstClient) = await Self.subscribe(service, "mallory", ["x": Self.search("a")])
+    #expect(firstClient.state.withLock { $0.errors.isEmpty })
+    // Two more views of two rows each would show eight: refused once projected, the first one named.
+    let (second, secondClient) = await Self.subscribe(
+      service, "mallory", ["y": Self.search("1"), "z": Self.search("2")])
+    let refusal = try #require(secondClient.state.withLock { $0.errors.first })
+    #expect(refusal.code == .limitReached)
+    #expect(
+      refusal.detail.contains("view y") && refusal.detail.contains("would show 8 rows")
+        && refusal.detail.contains("rowsPerScope"), "\(refusal.detail)")
+    #expect(await !second.isSubscribed)
+    #expect(await service.liveViewsPerScope["mallory"]?.count == 1)
+    // One of two rows fits exactly.
+    await second.receive(bytes(.subscribeViews(["y": Self.search("b")], stream: nil, from: nil), format: 3))
+    #expect(secondClient.state.withLock { $0.errors.count } == 1)
+    #expect(await second.isSubscribed)
+    // At the budget no new view is taken, even one that matches nothing, before it is projected.
+    let (third, thirdClient) = await Self.subscribe(service, "mallory", ["w": Self.search("zzz")])
+    let atBudget = try #require(thirdClient.state.withLock { $0.errors.first })
+    #expect(atBudget.detail.contains("view w") && atBudget.detail.contains("show 6 rows, as many as"))
+    // A view the scope shows already, in another spelling, costs nothing more; another scope has its own.
+    await third.receive(bytes(.subscribeViews(["v": Self.search("A")], stream: nil, from: nil), format: 3))
+    #expect(thirdClient.state.withLock { $0.errors.count } == 1)
+    let (other, otherClient) = await Self.subscribe(service, "alice", ["x": Self.search("a")])
+    #expect(otherClient.state.withLock { $0.errors.isEmpty })
+    // Closing gives the rows back; then rows that writes add to a view count against the next subscribe.
+    for session in [second, third] { await session.close() }
+    try await source.appendItems([TestItem("a5"), TestItem("a6")], toSection: "A")
+    await first.settled()
+    let (fourth, fourthClient) = await Self.subscribe(service, "mallory", ["u": Self.search("zzz")])
+    let grown = try #require(fourthClient.state.withLock { $0.errors.first })
+    #expect(grown.detail.contains("show 6 rows"), "\(grown.detail)")
+    await first.close()
+    await fourth.receive(bytes(.subscribeViews(["u": Self.search("b")], stream: nil, from: nil), format: 3))
+    #expect(fourthClient.state.withLock { $0.errors.count } == 1)
+    for session in [fourth, other] { await session.close() }
+    #expect(await service.liveViewsPerScope.isEmpty)
+  }
+
+  @Test("an origin's rows budget counts the views of all its scopes; other origins have their own")
+  func rowsPerOrigin() async throws {
+    let source = try BasicDataSource(sections: layout("A: a1 a2 a3 a4 b1 b2"))
+    let service = WireService(
+      source: source, stream: "s", queries: [Self.search(folding: true)],
+      limits: WireLimits(rowsPerOrigin: 6, subscribes: nil, freshViews: nil)
+    ) { (_: String) in { _ in true } }
+    let (first, firstClient) = await Self.subscribe(
+      service, "u1", ["x": Self.search("a")], origin: "10.0.0.1")
+    let (second, secondClient) = await Self.subscribe(
+      service, "u2", ["x": Self.search("a")], origin: "10.0.0.1")
+    let refusal = try #require(secondClient.state.withLock { $0.errors.first })
+    #expect(firstClient.state.withLock { $0.errors.isEmpty })
+    #expect(
+      refusal.detail.contains("this address's views would show 8 rows")
+        && refusal.detail.contains("rowsPerOrigin"), "\(refusal.detail)")
+    let (elsewhere, elsewhereClient) = await Self.subscribe(
+      service, "u2", ["x": Self.search("a")], origin: "10.0.0.2")
+    #expect(elsewhereClient.state.withLock { $0.errors.isEmpty })
+    // A session that swaps its only view for another is counted without the one it gives up.
+    await first.receive(bytes(.subscribeViews(["x": Self.search("a1")], stream: nil, from: nil), format: 3))
+    #expect(firstClient.state.withLock { $0.errors.isEmpty })
+    await second.receive(bytes(.subscribeViews(["x": Self.search("a")], stream: nil, from: nil), format: 3))
+    #expect(secondClient.state.withLock { $0.errors.count } == 1)
+    for session in [first, second, elsewhere] { await session.close() }
+    #expect(await service.viewsOfOrigins.isEmpty)
   }
 
   @Test("the subscribe rate refuses the burst's next with a retry-after, and admits it after the retry-after")
