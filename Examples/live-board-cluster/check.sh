@@ -3,7 +3,8 @@
 # tests. Installs PostgreSQL and nginx when they are missing (Debian, as root), builds board-instance,
 # starts PostgreSQL, three instances and nginx on loopback (cluster.sh), runs cluster-check (kill -9 an
 # instance, restart PostgreSQL, a failed transaction, an instance started late, a hung instance, a schedule
-# of instance kills and PostgreSQL restarts under writers: $SCHEDULE_RESTARTS restarts, 5 by default), then
+# of instance kills and PostgreSQL restarts under writers: $SCHEDULE_RESTARTS restarts, 5 by default; the
+# oracle: scoped clients of named views, one stalled, under rolling kills), then
 # nginx's limit per client address (limits/per_address_check.py), reads through nginx's cache
 # (reads/reads_check.py), then the page offline in Chromium
 # (browser/check_offline.py), stops them all and checks that nothing is left running.

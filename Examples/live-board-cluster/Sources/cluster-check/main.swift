@@ -23,6 +23,8 @@ struct Settings: Sendable {
   var probe: String?
   /// How many times the schedule test restarts PostgreSQL.
   var scheduleRestarts = 5
+  /// The oracle's seed: random (and printed) when not given.
+  var oracleSeed: UInt64?
 
   static func parse() -> Settings {
     var settings = Settings()
@@ -36,9 +38,10 @@ struct Settings: Sendable {
       case "--probe": settings.probe = value
       case "--schedule-restarts":
         settings.scheduleRestarts = value.flatMap(Int.init) ?? settings.scheduleRestarts
+      case "--oracle-seed": settings.oracleSeed = value.flatMap { UInt64($0) }
       default:
         say(
-          "usage: cluster-check --script cluster.sh [--web PORT] [--instance-port BASE] [--schedule-restarts N]"
+          "usage: cluster-check --script cluster.sh [--web PORT] [--instance-port BASE] [--schedule-restarts N] [--oracle-seed N]"
         )
         exit(2)
       }
@@ -804,6 +807,7 @@ let tests: [(String, @MainActor () async throws -> Void)] = [
   ),
   ("the same edit sent to two instances at once, beside other writers", racedResends),
   ("a schedule of instance kills, a late instance and PostgreSQL restarts under writers", schedule),
+  ("scoped clients of named views, one stalled, under rolling kills: the oracle", oracleUnderRollingKills),
 ]
 var passed = 0
 var failed = 0

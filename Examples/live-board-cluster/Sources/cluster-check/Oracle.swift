@@ -1,0 +1,320 @@
+// The oracle under rolling kills: scoped clients of two named views (one of them stalled), writers moving
+// cards across scopes, clients' own edits, and every instance killed with SIGKILL and started again in
+// turn. Every client ends at its scope's views as the server computes them anew at its version, with the
+// database's cards; no message ever carries another user's card; every confirmed edit is kept.
+
+import Foundation
+import HummingbirdWSClient
+import LiveBoard
+import Logging
+import SimpleSource
+
+/// SplitMix64: the same choices for the same seed on every run, so a failing schedule replays.
+struct OracleRandom: RandomNumberGenerator {
+  var state: UInt64
+  mutating func next() -> UInt64 {
+    state &+= 0x9E37_79B9_7F4A_7C15
+    var z = state
+    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+    return z ^ (z >> 31)
+  }
+}
+
+/// The users of the oracle's clients; `nil` is a guest, who sees shared cards only.
+let oracleUsers: [String?] = ["alice", "bob", nil]
+
+/// `?user=NAME` for a user, nothing for a guest.
+func userQuery(_ user: String?) -> String { user.map { "?user=\($0)" } ?? "" }
+
+/// The same until released: a stalled client's reads wait here, so that the server's sends to it back up.
+actor Gate {
+  private var open = false
+  private var waiters: [CheckedContinuation<Void, Never>] = []
+  func wait() async {
+    if open { return }
+    await withCheckedContinuation { waiters.append($0) }
+  }
+  func release() {
+    open = true
+    for waiter in waiters { waiter.resume() }
+    waiters = []
+  }
+}
+
+/// A client of one user following two views of the board through nginx (the whole scope, and a search),
+/// reconnecting and resuming whenever its connection drops. Every message is checked for cards of other
+/// users before its views take it.
+actor ScopedClient {
+  let user: String?
+  let views: RemoteViews<Column>
+  let gate: Gate?
+  var connections = 0
+  var refusals: [String] = []
+  var leaks: [String] = []
+  var running: Task<Void, Never>?
+
+  init(user: String?, search: String, stalled: Bool) {
+    self.user = user
+    views = RemoteViews(views: ["all": nil, "search": WireQueryRequest("search", ["text": .string(search)])])
+    gate = stalled ? Gate() : nil
+  }
+
+  func start(at address: String = settings.web) {
+    running = Task { await self.run(address) }
+  }
+
+  func stop() {
+    running?.cancel()
+    running = nil
+  }
+
+  func run(_ address: String) async {
+    var logger = Logger(label: "cluster-check")
+    logger.logLevel = .critical
+    let coder = WireCoder()
+    while !Task.isCancelled {
+      connections += 1
+      do {
+        try await WebSocketClient.connect(
+          url: "ws://\(address)/live\(userQuery(user))", configuration: .init(maxFrameSize: 1 << 22),
+          logger: logger
+        ) { inbound, outbound, _ in
+          try await outbound.write(
+            .text(String(decoding: coder.encode(await self.views.subscribeRequest), as: UTF8.self)))
+          for try await message in inbound.messages(maxSize: 1 << 22) {
+            guard case .text(let text) = message else { continue }
+            try await self.receive(text, coder: coder)
+          }
+        }
+      } catch {}
+      if Task.isCancelled { return }
+      try? await Task.sleep(for: .milliseconds(50))  // a reconnecting client's pause
+    }
+  }
+
+  func receive(_ text: String, coder: WireCoder) async throws {
+    if let gate { await gate.wait() }
+    // A card's owner is written in every message that carries the card: none may be another user's.
+    var rest = Substring(text)
+    while let found = rest.range(of: #""owner":""#) {
+      let owner = rest[found.upperBound...].prefix { $0 != "\"" }
+      if owner != user ?? "" { leaks.append("a card of \(owner) sent to \(user ?? "a guest")") }
+      rest = rest[found.upperBound...]
+    }
+    do {
+      try await views.receive(try coder.decode(Data(text.utf8), as: Column.self))
+    } catch {
+      refusals.append("\(error)")
+      throw error
+    }
+  }
+}
+
+/// The board as `user` sees it in the database (through nginx), asked again while the cluster answers 502
+/// or 503.
+func board(of user: String?) async throws -> BoardReply {
+  var status = 0
+  for _ in 0..<100 {
+    let data: Data
+    (status, data) = try await http("GET", settings.web, "/api/board\(userQuery(user))")
+    if status == 200 { return try JSONDecoder().decode(BoardReply.self, from: data) }
+    guard status == 502 || status == 503 else { break }
+    try await Task.sleep(for: .milliseconds(100))
+  }
+  throw CheckFailure("GET /api/board as \(user ?? "a guest"): \(status)")
+}
+
+/// Makes one HTTP write as `user` through nginx with an idempotency key, resent while the cluster answers
+/// 502 or 503 or drops the connection; returns the final status (201 or 200 when made; 404 or 409 when the
+/// card is gone or exists, which the random writers allow).
+func write(_ method: String, _ path: String, _ body: String, as user: String?, key: String) async throws
+  -> Int
+{
+  for _ in 0..<200 {
+    do {
+      let (status, data) = try await http(method, settings.web, path + userQuery(user), body, key: key)
+      switch status {
+      case 200, 201, 404, 409: return status
+      case 502, 503: break
+      default: throw CheckFailure("\(method) \(path): \(status) \(String(decoding: data, as: UTF8.self))")
+      }
+    } catch let error as CheckFailure {
+      throw error
+    } catch {
+      // The connection dropped (an instance killed under nginx): resend with the same key.
+    }
+    try await Task.sleep(for: .milliseconds(50))
+  }
+  throw CheckFailure("\(method) \(path): not made in 10 s")
+}
+
+/// A client's edit over a WebSocket of its own: a new shared card in `doing`, resent with the same id
+/// until answered. Returns whether it was confirmed.
+func clientEdit(_ id: String, card: String, as user: String) async throws -> Bool {
+  let edit =
+    #"{"format":"simplesource","formatVersion":2,"type":"edit","id":"\#(id)","operations":[{"op":"insert","#
+    + #""items":[{"id":"\#(card)","title":"Card \#(card)"}],"section":"doing"}]}"#
+  for _ in 0..<20 {
+    if let text = try? await answer(to: edit, as: user, at: settings.web) {
+      if text.contains(#""type":"confirmed""#) { return true }
+      if text.contains(#""type":"refused""#) { throw CheckFailure("edit \(id) refused: \(text)") }
+    }
+    try await Task.sleep(for: .milliseconds(100))
+  }
+  throw CheckFailure("edit \(id): no answer in 20 tries")
+}
+
+/// Writers that create cards (shared, or private to alice or bob), rename them and move them across scopes
+/// (private to shared and back), and clients that make edits, while every instance is killed and started
+/// again in turn, twice; one client of ten reads nothing until the end. Then every client, settled at the
+/// newest version, shows its views as a fresh subscribe of the same user and views is shown them, and the
+/// database's cards; no message carried another user's card; every confirmed edit and acknowledged write
+/// is in the database.
+@MainActor
+func oracleUnderRollingKills() async throws {
+  let seed = settings.oracleSeed ?? UInt64.random(in: 0...UInt64.max)
+  say("    seed \(seed) (replay: cluster-check --oracle-seed \(seed))")
+  var random = OracleRandom(state: seed)
+  let searches = ["card", "o-", "1", "ALICE"]
+  var clients: [ScopedClient] = []
+  for number in 0..<10 {
+    let client = ScopedClient(
+      user: oracleUsers[number % oracleUsers.count], search: searches.randomElement(using: &random)!,
+      stalled: number == 9)
+    await client.start()
+    clients.append(client)
+  }
+  // Each writer's own choices, drawn from the seed now: the tasks run in whatever order they are scheduled.
+  let plans = (0..<2).map { writer in
+    (0..<40).map { index -> (kind: Int, user: String?, target: Int) in
+      (
+        Int.random(in: 0..<4, using: &random), oracleUsers.randomElement(using: &random)!,
+        Int.random(in: 0...max(0, index - 1), using: &random)
+      )
+    }
+  }
+  // What was confirmed or acknowledged: the cards that must be in the database at the end, in some scope.
+  let made = Acknowledged()
+  let writers = Task {
+    try await withThrowingTaskGroup(of: Void.self) { group in
+      for (writer, plan) in plans.enumerated() {
+        group.addTask {
+          for (index, step) in plan.enumerated() {
+            let id = "o-\(writer)-\(index)", target = "o-\(writer)-\(step.target)"
+            switch step.kind {
+            case 0:
+              // A client's edit: a shared card, confirmed over its own WebSocket.
+              let user = step.user ?? "carol"
+              if try await clientEdit("oracle-\(writer)-\(index)", card: id, as: user) {
+                await made.add(id, 0)
+              }
+            case 1:
+              // A card of the writer's user: private to alice or bob, shared for a guest.
+              let isPrivate = step.user != nil
+              let status = try await write(
+                "POST", "/api/cards",
+                #"{"id":"\#(id)","title":"Card \#(id) \#(step.user ?? "")","column":"todo","private":\#(isPrivate)}"#,
+                as: step.user, key: "create-\(id)")
+              if status == 201 { await made.add(id, 0) }
+            case 2:
+              // The target card made private to this user, or shared: it leaves or enters other scopes.
+              _ = try await write(
+                "PATCH", "/api/cards/\(target)", #"{"private":\#(step.user != nil)}"#,
+                as: step.user ?? "alice",
+                key: "scope-\(id)")
+            default:
+              _ = try await write(
+                "PATCH", "/api/cards/\(target)", #"{"title":"Renamed \#(id)"}"#, as: step.user,
+                key: "rename-\(id)")
+            }
+          }
+        }
+      }
+      try await group.waitForAll()
+    }
+  }
+  // Rolling SIGKILLs: each instance killed and started again in turn, twice, at seeded pauses.
+  for round in 0..<2 {
+    for n in 1...3 {
+      try await Task.sleep(for: .milliseconds(Int.random(in: 200...900, using: &random)))
+      try await cluster("kill", "\(n)")
+      try await Task.sleep(for: .milliseconds(Int.random(in: 200...900, using: &random)))
+      try await cluster("start-instance", "\(n)")
+      say("    round \(round + 1): instance \(n) killed and started again")
+    }
+  }
+  try await within(180, "the oracle's writers") { try await writers.value }
+  // One shared write last, which every scope's whole view shows: every client settles at its version.
+  _ = try await write(
+    "POST", "/api/cards", #"{"id":"oracle-end","title":"The end","column":"done"}"#, as: nil,
+    key: "create-oracle-end")
+  for client in clients { await client.gate?.release() }
+  var checked = 0
+  for (number, client) in clients.enumerated() {
+    let user = client.user
+    let truth = try await board(of: user)
+    let views = client.views
+    try await within(60, "client \(number) reaching version \(truth.version)") {
+      if let version = await views.version, version >= truth.version { return }
+      for await update in views.updates where update.version >= truth.version { return }
+    }
+    let (refusals, leaks) = (await client.refusals, await client.leaks)
+    try require(refusals.isEmpty, "client \(number) refused: \(refusals)")
+    try require(leaks.isEmpty, "client \(number): \(leaks)")
+    let (held, version) = (await views.snapshots, await views.version)
+    try require(version == truth.version, "client \(number) at \(version ?? -1), past \(truth.version)")
+    try require(
+      held["all"]?.sections == truth.columns,
+      "client \(number) (\(user ?? "guest")) holds other cards than the database")
+    // The server's recomputation: a fresh subscribe of the same user and views, on each instance.
+    for n in 1...3 {
+      let probe = ProbeClient(user: user, views: RemoteViews<Column>(views: client.views.views))
+      let shown = try await probe.snapshots(at: settings.instance(n), version: truth.version)
+      try require(
+        shown == held,
+        "client \(number) (\(user ?? "guest")): its views differ from instance \(n)'s at \(truth.version)")
+    }
+    checked += 1
+  }
+  for client in clients { await client.stop() }
+  // Cards move across scopes but are never deleted here: each one made is in some user's board.
+  var ids = Set<String>()
+  for user in oracleUsers { ids.formUnion(try await board(of: user).columns.flatMap(\.items).map(\.id)) }
+  let edits = await made.cards.keys
+  let lost = edits.filter { !ids.contains($0) }
+  try require(
+    lost.isEmpty, "confirmed edits and acknowledged writes missing from the database: \(lost.sorted())")
+  let stalled = await clients[9].connections
+  say(
+    "    \(checked) clients of 3 scopes settled at their scope's views as every instance computes them; \(edits.count) confirmed edits and acknowledged writes kept; no card crossed a scope; the stalled client connected \(stalled) times"
+  )
+}
+
+/// One subscribe of `views` as `user` on one instance, read until its views are at a version.
+struct ProbeClient {
+  let user: String?
+  let views: RemoteViews<Column>
+
+  /// The views' states once at `version` or later (exactly `version` is required by the caller).
+  func snapshots(at address: String, version: Int) async throws -> [String: Snapshot<Column>] {
+    var quiet = Logger(label: "cluster-check")
+    quiet.logLevel = .critical
+    let (logger, coder, views) = (quiet, WireCoder(), views)
+    let url = "ws://\(address)/live\(userQuery(user))"
+    return try await within(30, "views at \(address) reaching \(version)") {
+      try await WebSocketClient.connect(
+        url: url, configuration: .init(maxFrameSize: 1 << 22), logger: logger
+      ) { inbound, outbound, _ in
+        try await outbound.write(
+          .text(String(decoding: coder.encode(await views.subscribeRequest), as: UTF8.self)))
+        for try await message in inbound.messages(maxSize: 1 << 22) {
+          guard case .text(let text) = message else { continue }
+          try await views.receive(try coder.decode(Data(text.utf8), as: Column.self))
+          if let held = await views.version, held >= version { return }
+        }
+      }
+      return await views.snapshots
+    }
+  }
+}
