@@ -12,7 +12,7 @@ func scheduleOverhead(iterations: Int) async -> RuntimeResult {
     let source = try BasicDataSource(sections: [Section(id: 0, items: [Item(id: 0, version: 0)])])
     let batches = await source.subscribe().batches
     let reader = Task.schedulable("reader") {
-      for await batch in batches where batch.to >= 4 { return }
+      for await batch in batches where batch.to.number >= 4 { return }
     }
     await withTaskGroup(of: Void.self) { group in
       for writer in 1...4 {

@@ -133,11 +133,11 @@ func run() async throws {
     update: .custom { context in
       context.performStages(refreshing: .reconfigure, animated: true)
       let batch = context.batch
-      let count = batch.to - batch.from
+      let count = batch.to.number - batch.from.number
       let caption =
         "v\(batch.from)→v\(batch.to), \(count) mutation\(count == 1 ? "" : "s") since the last frame"
       guard let table = context.view as? Table, let source = table.dataSource else { return }
-      renderer.shownVersion = batch.to
+      renderer.shownVersion = batch.to.number
       renderer.draw(table, source, caption: caption)
     })
   tableView.dataSource = tableViewDataSource

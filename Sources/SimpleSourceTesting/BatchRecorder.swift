@@ -20,7 +20,7 @@ public actor BatchRecorder<Section: SectionType> {
   /// The reference view, showing the replayed state.
   public private(set) var view: ReferenceListView<Section>
   /// The `to` of the last batch (or the subscription's version).
-  public private(set) var version: Int
+  public private(set) var version: Version
   /// Every broken promise, described.
   public private(set) var violations: [String] = []
   /// Whether the stream has finished.
@@ -119,7 +119,7 @@ public actor BatchRecorder<Section: SectionType> {
     if batch.from != version {
       violations.append("G1: batch \(number) starts at \(batch.from), expected \(version)")
     }
-    if batch.to <= batch.from {
+    if batch.to.number <= batch.from.number {
       violations.append("G1: batch \(number) goes from \(batch.from) to \(batch.to)")
     }
     if batch.changeset.isEmpty { violations.append("G4: batch \(number) is empty") }

@@ -215,8 +215,9 @@ public struct DataSourceConformance<Source: DataSourceType>: Sendable {
       )
     }
     let finalNumber = finalVersion.number
-    if let reached = await within(skippable: false, { _ = await steadySubscription.reached(finalNumber) }),
-      !reached || steadySubscription.heldVersion < finalNumber
+    if let reached = await within(
+      skippable: false, { _ = try? await steadySubscription.reached(finalVersion) }),
+      !reached || steadySubscription.heldVersion.number < finalNumber
     {
       fail("G13: the steady subscription holds version \(steadySubscription.heldVersion), not \(finalNumber)")
     }

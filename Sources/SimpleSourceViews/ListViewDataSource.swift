@@ -139,7 +139,7 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
     sourceName = String(describing: type(of: source))
     let subscription = await source.subscribe(pacing: pacing)
     // A later follow() or stop() while this one subscribed wins.
-    guard let waiters = state.subscribed(epoch: current, version: subscription.version) else { return }
+    guard let waiters = state.subscribed(epoch: current, version: subscription.version.number) else { return }
     counter = subscription.counter
     sourceSnapshot = subscription.snapshot
     shown = subscription.snapshot
@@ -378,16 +378,16 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
   }
 
   private func receive(_ batch: UpdateBatch<Section>, epoch current: Int) async {
-    let admission = await admit(.batch(to: batch.to), epoch: current)
+    let admission = await admit(.batch(to: batch.toNumber), epoch: current)
     guard admission != .drop else { return }
     defer { leave() }
     sourceSnapshot = batch.snapshot
     if admission == .apply {
       apply(batch)
-      finish(at: batch.to, reconciled: false)
+      finish(at: batch.toNumber, reconciled: false)
       return
     }
-    await reconcile(through: batch.to, epoch: current)
+    await reconcile(through: batch.toNumber, epoch: current)
   }
 
   /// Shows `sourceSnapshot` with the pending moves replayed on it, diffed off the main actor against what
@@ -409,7 +409,9 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
       case .drop: return
       case .retry: continue
       case .apply:
-        if !changeset.isEmpty { apply(UpdateBatch(from: version, to: newVersion, changeset: changeset)) }
+        if !changeset.isEmpty, let counter {
+          apply(UpdateBatch(from: version, to: newVersion, of: counter, changeset: changeset))
+        }
         finish(at: newVersion, reconciled: true)
         return
       }

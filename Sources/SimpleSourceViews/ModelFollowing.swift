@@ -51,13 +51,15 @@ final class ModelFollowing {
   }
 
   /// Returns `true` once the model holds version `number` of its subscription's counter or a later one.
-  func reached(_ number: Int) async -> Bool { await subscription.reached(number) }
+  func reached(_ number: Int) async -> Bool {
+    (try? await subscription.reached(Version(number, of: subscription.counter))) ?? false
+  }
 }
 
 /// A subscription whatever its section type: what ``ModelFollowing`` asks of it.
 private protocol FollowedSubscription: Sendable {
+  var counter: VersionCounter { get }
   func reached(_ version: Version) async throws(VersionError) -> Bool
-  func reached(_ number: Int) async -> Bool
   func cancel()
 }
 

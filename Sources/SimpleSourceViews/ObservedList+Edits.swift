@@ -187,14 +187,14 @@ extension ObservedList {
       }
       // The model shows the edits already; once it holds their version they are dropped, here when the
       // source's batch came first, otherwise with that batch.
-      if version <= self.version { showPending() }
+      if version <= self.version.number { showPending() }
     }
   }
 
   /// Drops the edits the model's version holds, then shows the newest state with the others on top:
   /// one update of each row list, section list or row that differs from what is shown.
   func showPending() {
-    pending.removeAll { edit in edit.heldFrom.map { $0 <= version } ?? false }
+    pending.removeAll { edit in edit.heldFrom.map { $0 <= version.number } ?? false }
     var target = newest.sections
     for edit in pending {
       switch edit.kind {

@@ -26,7 +26,7 @@ public import SimpleSourceCore
 /// - **Pacing.** Batches arrive at most once per frame by default (``framePacing``): the source
 ///   coalesces what happened in between into one batch.
 /// - **Ending.** ``stop()`` ends the subscription; the model keeps what it shows. A source that finishes
-///   (is released) ends it too. ``reached(_:)-(Version)`` then answers `false` for a version it never got.
+///   (is released) ends it too. ``reached(_:)`` then answers `false` for a version it never got.
 @available(iOS 17, macOS 14, tvOS 17, watchOS 10, *)
 @MainActor
 @Observable
@@ -37,7 +37,7 @@ public final class ObservedList<Section: SectionType> {
   /// The sections shown, in order.
   public internal(set) var sections: [ObservedSection<Section>]
   /// The source version shown.
-  @ObservationIgnored public internal(set) var version: Int
+  @ObservationIgnored public internal(set) var version: Version
   /// The newest state the source sent.
   @ObservationIgnored var newest: Snapshot<Section>
   /// Edits made from the list (``move(fromOffsets:toOffset:inSection:using:)``,
@@ -87,11 +87,6 @@ public final class ObservedList<Section: SectionType> {
     try VersionError.check(version, against: counter)
     return await following?.reached(version.number) ?? false
   }
-
-  /// Returns `true` once the model holds version `number` of the source's counter (a number read from a
-  /// batch, which carries no counter) or a later one; otherwise as ``reached(_:)-(Version)``.
-  @discardableResult
-  public func reached(_ number: Int) async -> Bool { await following?.reached(number) ?? false }
 
   // MARK: - Applying
 

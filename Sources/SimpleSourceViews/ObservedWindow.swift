@@ -46,7 +46,7 @@ public final class ObservedWindow<Section: SectionType> {
   /// The number of rows in the section; 0 when it does not exist.
   public private(set) var count = 0
   /// The source version shown.
-  @ObservationIgnored public private(set) var version: Int
+  @ObservationIgnored public private(set) var version: Version
   /// How many positions before and after the window are kept as objects.
   @ObservationIgnored public let margin: Int
 
@@ -102,11 +102,6 @@ public final class ObservedWindow<Section: SectionType> {
     try VersionError.check(version, against: counter)
     return await following?.reached(version.number) ?? false
   }
-
-  /// Returns `true` once the model holds version `number` of the source's counter (a number read from a
-  /// batch, which carries no counter) or a later one; otherwise as ``reached(_:)-(Version)``.
-  @discardableResult
-  public func reached(_ number: Int) async -> Bool { await following?.reached(number) ?? false }
 
   /// Shows rows `range` instead: ``rows`` is assigned once, and rows whose ids stay in the window or its
   /// margin keep their objects.

@@ -44,7 +44,9 @@ public func fuzz(_ start: UnsafePointer<UInt8>, _ count: Int) -> CInt {
   }
   guard case .batch(let batch) = message else { return 0 }
   for held in heldStates {
-    guard let update = try? batch.update(from: held, at: batch.from) else { continue }
+    // A receiver's version: the batch's start, numbered by a broadcaster of the receiver's own.
+    let receiver = Broadcaster(snapshot: held, version: batch.from)
+    guard let update = try? batch.update(from: held, at: receiver.version) else { continue }
     // An accepted batch gives a valid snapshot whose lookups agree with its arrays.
     let sections = update.snapshot.sections
     guard let rebuilt = try? Snapshot(sections), rebuilt == update.snapshot else {

@@ -140,7 +140,7 @@ extension BasicDataSource {
       let claim = PreparedWriteClaim(source: self, ticket: ticket, store: nil, refreshing: [])
       return PreparedWrite(result: result, base: base, batch: nil, claim: claim)
     }
-    let batch = differ.batch(base, base + 1, changeset)
+    let batch = differ.batch(base, base + 1, counter, changeset)
     let claim = PreparedWriteClaim(
       source: self, ticket: ticket, store: after, refreshing: transaction.refreshing,
       diff: PreparedDiff(batch: batch, edits: edits))

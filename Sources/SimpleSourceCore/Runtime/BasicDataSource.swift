@@ -170,8 +170,8 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   /// Returns once every mutation made before the call has been diffed and offered to every subscriber.
   ///
   /// Tests await this instead of sleeping. It does not wait for subscribers to consume. It returns early
-  /// when the waiting task is cancelled (``settled(through:)-(Version)`` says which).
-  public func settled() async { await settled(through: publishing.version) }
+  /// when the waiting task is cancelled (``settled(through:)`` says which).
+  public func settled() async { await settled(throughNumber: publishing.version) }
 
   /// The version a subscriber that has taken every batch offered so far is at: the `to` of the newest
   /// batch, or the version mutations that cancelled out reached when a subscriber had started from a
@@ -187,15 +187,15 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   @discardableResult
   public func settled(through version: Version) async throws(VersionError) -> Bool {
     try VersionError.check(version, against: counter)
-    return await settled(through: version.number)
+    return await settled(throughNumber: version.number)
   }
 
-  /// Returns once version `number` of this source exists and is offered to every subscriber: a number
-  /// read from a batch, which carries no counter; otherwise as ``settled(through:)-(Version)``.
+  /// Returns once version `number` of this source exists and is offered to every subscriber; otherwise
+  /// as ``settled(through:)``.
   ///
   /// - Returns: `true` then; `false` when the waiting task was cancelled first, or the source went away.
   @discardableResult
-  public func settled(through version: Int) async -> Bool {
+  package func settled(throughNumber version: Int) async -> Bool {
     await cancellableWait {
       publishing.settle(through: version, $0)
     } cancel: {
@@ -487,7 +487,7 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
       let (publication, waiters) = publishing.diffed(cut, isEmpty: changeset.isEmpty)
       switch publication {
       case .publish(let from, let to):
-        let batch = prepared ?? differ.batch(from, to, changeset)
+        let batch = prepared ?? differ.batch(from, to, counter, changeset)
         hub.publish(batch, refreshing: cut.refreshing, edits: edits)
       case .cancelledOut(let to, let since, let touched):
         // A subscriber started from a state these mutations went through and undid: it holds something
@@ -511,7 +511,7 @@ public actor BasicDataSource<Section: SectionType>: DataSourceType {
   ) {
     let keepingEdits = hub.keepsHistory
     if let prepared = preparedDiff.take(),
-      prepared.batch.from == cut.fromVersion, prepared.batch.to == cut.toVersion,
+      prepared.batch.fromNumber == cut.fromVersion, prepared.batch.toNumber == cut.toVersion,
       prepared.edits != nil || !keepingEdits
     {
       return (prepared.batch.changeset, keepingEdits ? prepared.edits : nil, prepared.batch)

@@ -162,19 +162,21 @@ public final class Broadcaster<Section: SectionType>: Sendable {
   ///   not after it, the batch is empty, or the broadcaster has finished; nothing is published then.
   /// - Complexity: O(*s*) in the number of subscribers; no diff.
   public func publish(_ batch: UpdateBatch<Section>, refreshing: Set<Item.ID> = []) throws(BroadcastError) {
-    guard !batch.changeset.isEmpty else { throw BroadcastError(.emptyBatch, version: batch.to) }
+    guard !batch.changeset.isEmpty else { throw BroadcastError(.emptyBatch, version: batch.toNumber) }
     let acceptance = state.withLock { state in
       let acceptance = state.sequencer.accept(
-        Published(batch: batch, refreshing: refreshing), from: batch.from, to: batch.to)
+        Published(batch: batch, refreshing: refreshing), from: batch.fromNumber, to: batch.toNumber)
       if acceptance == .drain || acceptance == .queued { state.accepted = batch.snapshot }
       return acceptance
     }
     switch acceptance {
     case .drain: drain()
     case .queued: return
-    case .stale(let expected): throw BroadcastError(.staleBatch, version: batch.from, expected: expected)
-    case .notAfter: throw BroadcastError(.versionNotAfter, version: batch.to, expected: batch.from + 1)
-    case .finished: throw BroadcastError(.finished, version: batch.to)
+    case .stale(let expected):
+      throw BroadcastError(.staleBatch, version: batch.fromNumber, expected: expected)
+    case .notAfter:
+      throw BroadcastError(.versionNotAfter, version: batch.toNumber, expected: batch.fromNumber + 1)
+    case .finished: throw BroadcastError(.finished, version: batch.toNumber)
     }
   }
 
@@ -200,7 +202,9 @@ public final class Broadcaster<Section: SectionType>: Sendable {
     let changeset = await SubscriberMailbox<Section>.compose(
       from: fromSnapshot, to: snapshot, refreshing: refreshing, touched: nil, differ: differ)
     if changeset.isEmpty { return false }
-    try publish(UpdateBatch(from: fromVersion, to: version, changeset: changeset), refreshing: refreshing)
+    try publish(
+      UpdateBatch(from: fromVersion, to: version, of: hub.counter, changeset: changeset),
+      refreshing: refreshing)
     return true
   }
 

@@ -52,6 +52,6 @@ extension DataSourceType {
   /// Resumes from the current version only: any other version is a reset.
   public func subscribe(from version: Int, pacing: Pacing) async -> Resumption<Section> {
     let subscription = await subscribe(pacing: pacing)
-    return subscription.version == version ? .resumed(subscription) : .reset(subscription)
+    return subscription.version.number == version ? .resumed(subscription) : .reset(subscription)
   }
 }

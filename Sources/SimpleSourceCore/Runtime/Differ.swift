@@ -21,7 +21,8 @@ package struct Differ<Section: SectionType>: Sendable {
     >?
 
   /// ``UpdateBatch/init(from:to:changeset:)``, which collects the ids the batch touched.
-  @usableFromInline package let batch: @Sendable (Int, Int, Changeset<Section>) -> UpdateBatch<Section>
+  @usableFromInline package let batch:
+    @Sendable (Int, Int, VersionCounter, Changeset<Section>) -> UpdateBatch<Section>
 
   /// ``SectionStore/replacing(_:with:)``: validates new sections and compares them with the current ones.
   @usableFromInline let replace:
@@ -55,7 +56,7 @@ package struct Differ<Section: SectionType>: Sendable {
     index = { Snapshot(trusted: $0) }
     diff = { Changeset(from: $0, to: $1, refreshing: $2) }
     logged = { Changeset(from: $0, to: $1, logged: $2, refreshing: $3) }
-    batch = { UpdateBatch(from: $0, to: $1, changeset: $2) }
+    batch = { UpdateBatch(from: $0, to: $1, of: $2, changeset: $3) }
     historyEdits = { $0.historyEdits }
     applyEdits = { try? $0.applying($1) }
     replace = { (current, sections) throws(DataSourceError<Section.ID, Section.Item.ID>) in

@@ -1,7 +1,7 @@
 // The version a consumer holds, for any task to await: "has my client reached version N?"
 
 /// The newest version a consumer holds, which any task can await: the storage of a subscription's
-/// progress (``Subscription/reached(_:)-(Version)``, G13) and of the package's followers (models,
+/// progress (``Subscription/reached(_:)``, G13) and of the package's followers (models,
 /// sessions, derived sources), fed by the subscription's hub, which alone knows the versions no batch
 /// carries.
 ///

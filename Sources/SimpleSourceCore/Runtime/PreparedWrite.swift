@@ -24,7 +24,7 @@ public struct PreparedWrite<Section: SectionType, Result: Sendable>: ~Copyable, 
   /// What the transaction's body returned.
   public let result: Result
   /// The version the source held when the write was prepared: it holds it until the write is released.
-  public let base: Int
+  public let base: Version
   /// The batch from ``base`` to ``version``, as subscribers would receive it alone; `nil` when the write
   /// changes nothing (applying it then makes no version, G4). Encode it for your storage (the wire
   /// format's `WireCoder.encode(_:)` takes it).
@@ -35,14 +35,14 @@ public struct PreparedWrite<Section: SectionType, Result: Sendable>: ~Copyable, 
   @inlinable
   init(result: Result, base: Int, batch: UpdateBatch<Section>?, claim: PreparedWriteClaim<Section>) {
     self.result = result
-    self.base = base
+    self.base = Version(base, of: claim.source.counter)
     self.batch = batch
     self.claim = claim
   }
 
   /// The version the source holds once this write is applied: ``base`` + 1, or ``base`` when it changes
   /// nothing.
-  @inlinable public var version: Int { batch?.to ?? base }
+  @inlinable public var version: Version { batch?.to ?? base }
 
   /// Makes the write the source's next version and publishes it to subscribers, as a direct mutation
   /// would, and lets the next prepared write have the source.
@@ -58,14 +58,14 @@ public struct PreparedWrite<Section: SectionType, Result: Sendable>: ~Copyable, 
   ///   published, not diffed again.
   @discardableResult
   public consuming func apply() async -> Version {
-    claim.source.stamped(await claim.applyIfHeld(base: base) ?? base)
+    claim.source.stamped(await claim.applyIfHeld(base: base.number) ?? base.number)
   }
 
   /// Applies the write as ``apply()`` does, unless its ``releaser`` abandoned it first.
   /// - Returns: ``version``, or `nil` when the write was abandoned and nothing was made.
   /// - Complexity: as ``apply()``.
   public consuming func applyIfHeld() async -> Version? {
-    await claim.applyIfHeld(base: base).map(claim.source.stamped)
+    await claim.applyIfHeld(base: base.number).map(claim.source.stamped)
   }
 
   /// Drops the write: the source is left exactly as it was, with no version and no batch, and the next
@@ -139,7 +139,7 @@ final class PreparedWriteClaim<Section: SectionType>: Sendable {
   @usableFromInline
   func applyIfHeld(base: Int) async -> Int? {
     guard settle() else { return nil }
-    await source.settled(through: base)
+    await source.settled(throughNumber: base)
     return await source.applyPrepared(self)
   }
 

@@ -9,7 +9,7 @@
 /// interleaving of the writers, the loop and the waiters is a sequence of these events, and
 /// `PublishStateMachineTests` enumerates those sequences exhaustively. `State` is what a cut freezes (a
 /// ``Snapshot``; an `Int` in tests), `ID` an item id, `Waiter` a suspended caller of
-/// ``BasicDataSource/settled(through:)-(Version)``, `Preparer` a
+/// ``BasicDataSource/settled(through:)``, `Preparer` a
 /// suspended caller of `BasicDataSource.prepare(_:)` waiting its turn.
 ///
 /// **Two-phase writes.** A prepared write reserves the source from ``reserve(_:)`` to

@@ -211,9 +211,9 @@ struct RetainedHistory<Section: SectionType>: Sendable {
     // reached without one (``recordUnchanged(at:)``) starts from the same state as one from the last
     // batch's end.
     let follows =
-      entries[previous].version == batch.from
-      || (entries[previous].touched == [] && unchangedSince <= batch.from
-        && batch.from <= entries[previous].version)
+      entries[previous].version == batch.fromNumber
+      || (entries[previous].touched == [] && unchangedSince <= batch.fromNumber
+        && batch.fromNumber <= entries[previous].version)
     let editCount = edits?.count ?? 0
     let isCheckpoint =
       edits == nil || !follows
@@ -221,12 +221,12 @@ struct RetainedHistory<Section: SectionType>: Sendable {
     let touched = batch.touchedIDs
     let ids = (touched?.count ?? 0) + refreshing.count
     let entry = Entry(
-      version: batch.to, snapshot: batch.snapshot, edits: isCheckpoint ? [] : edits ?? [],
+      version: batch.toNumber, snapshot: batch.snapshot, edits: isCheckpoint ? [] : edits ?? [],
       isCheckpoint: isCheckpoint, touched: touched, refreshing: refreshing,
       bytes: Self.entryOverhead + ids * Self.idBytes
         + (isCheckpoint ? Self.snapshotBytes(batch.snapshot) : editCount * Self.editBytes))
     editsSinceCheckpoint = isCheckpoint ? 0 : editsSinceCheckpoint + editCount
-    unchangedSince = batch.to
+    unchangedSince = batch.toNumber
     // The previous newest state is kept only by a checkpoint or the base.
     if previous > start, !entries[previous].isCheckpoint { entries[previous].snapshot = nil }
     append(entry)

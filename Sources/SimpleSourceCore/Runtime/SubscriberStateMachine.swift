@@ -268,7 +268,7 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
   @inlinable @inline(__always)
   var isWriteDue: Bool {
     guard case .parked = consumer, let newest else { return false }
-    return versions.taken < versions.newest && newest.from == versions.received
+    return versions.taken < versions.newest && newest.fromNumber == versions.received
   }
 
   /// Whether the caller hands the subscriber to the hub's writers, after a publish: a write is due
@@ -309,11 +309,11 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
   /// otherwise.
   @inlinable @inline(__always)
   mutating func publishToSink(_ batch: UpdateBatch<Section>, refreshing: Set<ItemID>) -> Bool {
-    guard case .parked(let waiter, let sink, queued: false) = consumer, batch.from == versions.received,
-      versions.taken < batch.to
+    guard case .parked(let waiter, let sink, queued: false) = consumer, batch.fromNumber == versions.received,
+      versions.taken < batch.toNumber
     else { return false }
     newest = batch
-    versions.newest = batch.to
+    versions.newest = batch.toNumber
     newestSnapshot = batch.snapshot
     // Kept in case the write is overtaken by a catch-up; taking the batch clears them.
     if !refreshing.isEmpty { self.refreshing.formUnion(refreshing) }
@@ -398,10 +398,10 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
   mutating func publish(_ batch: UpdateBatch<Section>, refreshing: Set<ItemID>) -> (Waiter, Delivery)? {
     let previous = newest
     newest = batch
-    versions.newest = batch.to
+    versions.newest = batch.toNumber
     newestSnapshot = batch.snapshot
-    guard !isEnded, versions.taken < batch.to else { return nil }
-    if batch.from != versions.received {
+    guard !isEnded, versions.taken < batch.toNumber else { return nil }
+    if batch.fromNumber != versions.received {
       // It will compose. A subscriber whose state is that of the `from` of the first batch it missed is
       // caught up from the batches' ids: that is `taken`, the newest version with its state (after a
       // composition that turned out empty, newer than `received`). One that holds a snapshot no batch
@@ -410,10 +410,10 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
         missed
         ?? (
           versions.taken,
-          versions.holdsState(of: batch.from)
+          versions.holdsState(of: batch.fromNumber)
             ? []
             : previous.flatMap {
-              versions.holdsState(of: $0.from) && $0.to == batch.from ? $0.touchedIDs : nil
+              versions.holdsState(of: $0.fromNumber) && $0.toNumber == batch.fromNumber ? $0.touchedIDs : nil
             }
         )
       missed = Self.missed(start, adding: batch.touchedIDs, itemCount: batch.snapshot.itemCount)
@@ -502,7 +502,7 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
   /// The consumer takes the shared `batch`, which starts at the version it holds.
   @inlinable @inline(__always)
   mutating func takeShared(_ batch: UpdateBatch<Section>) {
-    versions.took(through: batch.to)
+    versions.took(through: batch.toNumber)
     held = .batch(batch)
     refreshing = []
     missed = nil
@@ -512,7 +512,7 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
   @inlinable
   mutating func pending() -> Delivery? {
     guard versions.taken < versions.newest else { return nil }
-    if let newest, newest.from == versions.received {
+    if let newest, newest.fromNumber == versions.received {
       takeShared(newest)
       return .batch(newest)
     }

@@ -13,7 +13,7 @@
 ///   received to the newest state when it asks (G6). A batch is never empty (G4).
 /// - **Actor.** Batches are produced off the main actor (G9); the consumer receives them on whatever
 ///   actor iterates the stream.
-/// - **Progress.** ``heldVersion`` is the newest version the consumer holds, and ``reached(_:)-(Version)`` waits
+/// - **Progress.** ``heldVersion`` is the newest version the consumer holds, and ``reached(_:)`` waits
 ///   for one (G13). The consumer holds a batch's `to` once it asks for the next batch (for a `for await`
 ///   loop: once the loop's body for that batch has run), and holds a version whose mutations cancelled
 ///   out (no batch carries it, G4) as soon as it has taken every batch before it. So waiting for any
@@ -38,13 +38,13 @@ public struct Subscription<Section: SectionType>: Sendable {
   /// The source's state when subscribing.
   public let snapshot: Snapshot<Section>
   /// The version of ``snapshot``: the `from` of the first batch.
-  public let version: Int
+  public let version: Version
   /// The counter that numbers ``version``, the batches and ``heldVersion``: the source's, or the one it
   /// shares with its parent (``ProjectedVersions/parent``).
   public let counter: VersionCounter
   /// The batches after ``snapshot``.
   public let batches: AsyncStream<UpdateBatch<Section>>
-  /// The newest version the consumer holds, for ``reached(_:)-(Version)``.
+  /// The newest version the consumer holds, for ``reached(_:)``.
   @usableFromInline let progress: HeldVersion
   @usableFromInline let onCancel: (@Sendable () -> Void)?
   /// Takes the consumer's next event from its mailbox, instead of from ``batches``: with a sink, a callback
@@ -62,7 +62,7 @@ public struct Subscription<Section: SectionType>: Sendable {
   /// and the wire's senders follow their subscriptions this way.
   ///
   /// - The follower's progress is the subscription's (G13): it holds an event's version once it asks for
-  ///   the next, so ``reached(_:)-(Version)`` waits for what `handle` dealt with, with no bookkeeping of
+  ///   the next, so ``reached(_:)`` waits for what `handle` dealt with, with no bookkeeping of
   ///   its own.
   /// - With `announcingHeld`, a version the follower comes to hold with no batch (its mutations cancelled
   ///   out, G4) is an event too, `.held(version)`, in order with the batches and held once dealt with: a
@@ -120,7 +120,7 @@ public struct Subscription<Section: SectionType>: Sendable {
   ) {
     let progress = HeldVersion(version)
     self.snapshot = snapshot
-    self.version = version
+    self.version = Version(version, of: counter)
     self.counter = counter
     self.batches = batches
     self.progress = progress
@@ -138,7 +138,7 @@ public struct Subscription<Section: SectionType>: Sendable {
     onCancel: @escaping @Sendable () -> Void, nextFromHub: NextFromHub?
   ) {
     self.snapshot = snapshot
-    self.version = version
+    self.version = Version(version, of: counter)
     self.counter = counter
     self.batches = batches
     self.progress = progress
@@ -150,7 +150,7 @@ public struct Subscription<Section: SectionType>: Sendable {
   /// consumer asks for the one after it, and versions that cancelled out once it has taken what precedes
   /// them (G13).
   /// - Complexity: O(1).
-  public var heldVersion: Int { progress.current }
+  public var heldVersion: Version { Version(progress.current, of: counter) }
 
   /// Returns once the consumer holds `version` or a later one (see ``heldVersion``): for the version a
   /// mutation returned, once the consumer has taken every batch through it, also when that version's
@@ -173,14 +173,6 @@ public struct Subscription<Section: SectionType>: Sendable {
     try VersionError.check(version, against: counter)
     return await progress.reached(version.number)
   }
-
-  /// Returns once the consumer holds version `number` of ``counter`` or a later one: a number read from
-  /// a batch or from ``version``, which carry no counter; otherwise as ``reached(_:)-(Version)``.
-  ///
-  /// - Returns: `true` once `number` is held; `false` when the subscription ends first or the waiting
-  ///   task is cancelled.
-  /// - Complexity: O(1) when `number` is held; otherwise O(*w*) to register, for *w* waiting tasks.
-  public func reached(_ number: Int) async -> Bool { await progress.reached(number) }
 
   /// Ends the subscription: ``batches`` finishes (a waiting `for await` loop ends) and the source
   /// releases the subscriber.

@@ -10,6 +10,8 @@ final class SubscriberMailbox<Section: SectionType>: Sendable {
   @usableFromInline typealias Waiter = UnsafeContinuation<SubscriptionDelivery<Section>, Never>
   @usableFromInline let state: Locked<Machine>
   @usableFromInline let differ: Differ<Section>
+  /// The counter of the hub's versions, which its composed batches carry.
+  @usableFromInline let counter: VersionCounter
   /// The newest version the consumer holds (G13): what it took once it asks for more, and versions that
   /// cancelled out once it took what precedes them; finished when the subscription ends.
   @usableFromInline let progress: HeldVersion
@@ -17,10 +19,13 @@ final class SubscriberMailbox<Section: SectionType>: Sendable {
   @usableFromInline let fullDiffs: Locked<Int>
 
   @inlinable
-  init(_ machine: Machine, differ: Differ<Section>, fullDiffs: Locked<Int> = Locked(0)) {
+  init(
+    _ machine: Machine, differ: Differ<Section>, counter: VersionCounter, fullDiffs: Locked<Int> = Locked(0)
+  ) {
     progress = HeldVersion(machine.version)
     state = Locked(machine)
     self.differ = differ
+    self.counter = counter
     self.fullDiffs = fullDiffs
   }
 
@@ -189,7 +194,7 @@ final class SubscriberMailbox<Section: SectionType>: Sendable {
           continue
         }
         state.withLock { $0.delivered(version: toVersion, snapshot: to) }
-        return .batch(differ.batch(fromVersion, toVersion, changeset))
+        return .batch(differ.batch(fromVersion, toVersion, counter, changeset))
       }
     }
   }
@@ -362,7 +367,7 @@ final class SubscriptionHub<Section: SectionType>: Sendable {
           version: version, snapshot: snapshot, newest: registry.newest,
           newestVersion: registry.newestVersion, newestSnapshot: registry.newestSnapshot,
           unbatchedVersion: registry.unbatchedVersion, missedTouched: touched, missedRefreshing: refreshing),
-        differ: differ, fullDiffs: fullDiffs)
+        differ: differ, counter: counter, fullDiffs: fullDiffs)
       registry.add(mailbox)
       return (mailbox, version, snapshot)
     }
@@ -443,7 +448,7 @@ final class SubscriptionHub<Section: SectionType>: Sendable {
   ) -> [SubscriberMailbox<Section>] {
     registry.withLock { registry in
       registry.newest = batch
-      registry.newestVersion = batch.to
+      registry.newestVersion = batch.toNumber
       registry.newestSnapshot = batch.snapshot
       registry.history.record(batch, edits: edits, refreshing: refreshing)
       return registry.mailboxes

@@ -13,6 +13,7 @@ public struct UpdateBatch<Section: SectionType>: Sendable {
   final class Storage: Sendable {
     @usableFromInline let from: Int
     @usableFromInline let to: Int
+    @usableFromInline let counter: VersionCounter
     @usableFromInline let changeset: Changeset<Section>
     /// See ``UpdateBatch/touchedIDs``: computed once here, not by each subscriber that needs it.
     @usableFromInline let touchedIDs: Set<Section.Item.ID>?
@@ -21,9 +22,10 @@ public struct UpdateBatch<Section: SectionType>: Sendable {
     @usableFromInline let shared = Locked<[ObjectIdentifier: any Sendable]>([:])
 
     @inlinable
-    init(from: Int, to: Int, changeset: Changeset<Section>) {
+    init(from: Int, to: Int, counter: VersionCounter, changeset: Changeset<Section>) {
       self.from = from
       self.to = to
+      self.counter = counter
       self.changeset = changeset
       self.touchedIDs = UpdateBatch.touchedIDs(of: changeset)
     }
@@ -31,16 +33,33 @@ public struct UpdateBatch<Section: SectionType>: Sendable {
 
   @usableFromInline let storage: Storage
 
-  /// Creates a batch.
+  /// Creates a batch from `from` to `to`, two versions of one counter.
+  /// - Precondition: `from` and `to` have one counter, and `from` is before `to`.
   @inlinable
-  public init(from: Int, to: Int, changeset: Changeset<Section>) {
-    storage = Storage(from: from, to: to, changeset: changeset)
+  public init(from: Version, to: Version, changeset: Changeset<Section>) {
+    precondition(
+      from.counter == to.counter && from.number < to.number,
+      "SimpleSource: a batch goes from a version to a later one of the same counter")
+    self.init(from: from.number, to: to.number, of: from.counter, changeset: changeset)
+  }
+
+  /// Creates a batch from version `from` to version `to` of `counter`.
+  @inlinable
+  package init(from: Int, to: Int, of counter: VersionCounter, changeset: Changeset<Section>) {
+    storage = Storage(from: from, to: to, counter: counter, changeset: changeset)
   }
 
   /// The version before the batch.
-  @inlinable public var from: Int { storage.from }
+  @inlinable public var from: Version { Version(storage.from, of: storage.counter) }
   /// The version after the batch.
-  @inlinable public var to: Int { storage.to }
+  @inlinable public var to: Version { Version(storage.to, of: storage.counter) }
+  /// The counter that numbers ``from`` and ``to``: the source's that offers the batch, or the one it
+  /// shares with its parent.
+  @inlinable public var counter: VersionCounter { storage.counter }
+  /// The number of ``from``.
+  @inlinable package var fromNumber: Int { storage.from }
+  /// The number of ``to``.
+  @inlinable package var toNumber: Int { storage.to }
   /// The changes from the snapshot at ``from`` to ``snapshot``.
   @inlinable public var changeset: Changeset<Section> { storage.changeset }
 
@@ -63,7 +82,7 @@ public struct UpdateBatch<Section: SectionType>: Sendable {
 
   /// Whether the batch spans several versions: mutations coalesced while a batch was prepared, or batches
   /// a slow subscriber missed, composed into one.
-  @inlinable public var isComposed: Bool { to - from > 1 }
+  @inlinable public var isComposed: Bool { storage.to - storage.from > 1 }
 
   /// Every item id this batch changed (deleted, inserted, moved, refreshed), when its sections kept their
   /// ids and order and it changed few enough items that deriving a catch-up batch from the ids beats a

@@ -22,16 +22,22 @@ public struct VersionCounter: Hashable, Sendable, CustomStringConvertible {
 
   /// `counter 3`.
   public var description: String { "counter \(id)" }
+
+  /// The version numbered `number` of this counter: a number kept outside the package (a database's
+  /// column, a client's store, a message of the wire) made a version again, to wait for it.
+  /// - Complexity: O(1).
+  @inlinable public func version(_ number: Int) -> Version { Version(number, of: self) }
 }
 
 /// A version of a data source: its number, and the counter that made it.
 ///
 /// Mutations return one, and ``DataSourceType/version`` is one: wait for it on anything that follows the
-/// source (``Subscription/reached(_:)-(Version)``, ``BasicDataSource/settled(through:)-(Version)``, an
+/// source (``Subscription/reached(_:)``, ``BasicDataSource/settled(through:)``, an
 /// observed model's `reached(_:)`), and a follower numbered by another counter throws
 /// ``VersionError/Code-swift.enum/otherCounter`` at once instead of waiting for a number that means
-/// something else to it. Batches, ``Subscription/version`` and the wire carry bare numbers, all of one
-/// counter: the source's that made the subscription.
+/// something else to it. Batches (``UpdateBatch/to``), subscriptions (``Subscription/version``,
+/// ``Subscription/heldVersion``), prepared writes and groups hand out versions too; only the wire and
+/// storage keep bare numbers, which ``VersionCounter/version(_:)`` makes versions again.
 public struct Version: Hashable, Sendable, CustomStringConvertible, CustomDebugStringConvertible {
   /// The version's number: the `to` of the batch that carries it, for the counter's subscribers.
   public let number: Int

@@ -3,7 +3,7 @@
 /// Suspends the calling task until the continuation that `park` receives is resumed: by the owner's state
 /// machine when the awaited state holds, at the end, or through `cancel` when the task is cancelled.
 ///
-/// Every wait of the package (``BasicDataSource/settled(through:)-(Version)``, `RemoteDataSource.reached(…)`, the
+/// Every wait of the package (``BasicDataSource/settled(through:)``, `RemoteDataSource.reached(…)`, the
 /// view layer's `showing(_:)`) goes through here, so each returns when its task is cancelled:
 /// - `park` runs at once, isolated to the caller's actor: it resumes the continuation itself when the
 ///   state already holds (or the task is already cancelled) and returns `nil`, or parks it in the owner's

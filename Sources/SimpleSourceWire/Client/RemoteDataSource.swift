@@ -145,7 +145,11 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     epoch = restored.kept.epoch
     broadcaster = Broadcaster(snapshot: restored.shown, version: restored.kept.version ?? 0, history: history)
     held = restored.kept.snapshot
-    apply = { (batch, held, version) throws(WireError) in try batch.update(from: held, at: version) }
+    // The server's batches are numbered by the server; held here under this source's counter.
+    let counter = broadcaster.version.counter
+    apply = { (batch, held, version) throws(WireError) in
+      try batch.update(from: held, at: Version(version, of: counter))
+    }
   }
 
   /// What `store` kept, replayed; a fresh replica (and the store cleared for it) when there is no store,
@@ -587,7 +591,8 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   private func offer(_ changeset: Changeset<Section>, remote version: Int) {
     guard !changeset.isEmpty else { return }
     let from = broadcaster.version.number
-    let batch = UpdateBatch(from: from, to: max(from + 1, version), changeset: changeset)
+    let batch = UpdateBatch(
+      from: from, to: max(from + 1, version), of: broadcaster.version.counter, changeset: changeset)
     do { try broadcaster.publish(batch, refreshing: changeset.forcedRefreshes) } catch {
       preconditionFailure("SimpleSource: the remote source is the broadcaster's only publisher: \(error)")
     }

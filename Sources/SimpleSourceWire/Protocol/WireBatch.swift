@@ -30,7 +30,7 @@ public struct WireBatch<Section: SectionType>: Sendable {
   /// The wire form of `batch`.
   /// - Complexity: O(*k* log *n*) for *k* changes, plus the size of inserted sections.
   @inlinable public init(_ batch: UpdateBatch<Section>) {
-    self.init(from: batch.from, to: batch.to, stages: batch.changeset.stages.map(WireStage.init))
+    self.init(from: batch.fromNumber, to: batch.toNumber, stages: batch.changeset.stages.map(WireStage.init))
   }
 
   /// Applies the batch to `snapshot`, the receiver's state at ``from``, and returns the state at ``to``
@@ -58,22 +58,22 @@ public struct WireBatch<Section: SectionType>: Sendable {
   }
 
   /// The batch a receiver holding `snapshot` at `version` re-serves to its own subscribers: the state at
-  /// ``to`` and the changeset to it, derived from the changed ids when the sections kept their order.
+  /// ``to`` and the changeset to it, derived from the changed ids when the sections kept their order. Its
+  /// versions are ``from`` and ``to`` of `version`'s counter: the receiver's, which numbers what it holds
+  /// with the sender's numbers.
   ///
   /// An item the batch refreshes with content equal to what `snapshot` holds was refreshed by the sender
   /// on purpose (``BasicDataSource/refreshItems(_:)``), and stays a forced refresh; one whose content
   /// changed is an update of its own, not forced: a receiver that already shows that content (its own
   /// edit, echoed) then has nothing to refresh.
   ///
-  /// - Throws: ``WireError/Code-swift.struct/versionMismatch`` when ``from`` is not `version` or ``to``
+  /// - Throws: ``WireError/Code-swift.struct/versionMismatch`` when ``from`` is not `version`'s number or ``to``
   ///   is not after it, and every error of ``applied(to:)``.
   /// - Complexity: as ``applied(to:)``, then O(*k* log *n*) for the changeset; O(*n*) when sections moved.
-  @inlinable public func update(from snapshot: Snapshot<Section>, at version: Int) throws(WireError)
-    -> UpdateBatch<
-      Section
-    >
+  @inlinable public func update(from snapshot: Snapshot<Section>, at version: Version) throws(WireError)
+    -> UpdateBatch<Section>
   {
-    guard from == version else {
+    guard from == version.number else {
       throw WireError(.versionMismatch, "batch from \(from), receiver holds \(version)")
     }
     guard to > from else { throw WireError(.versionMismatch, "batch to \(to) is not after its from \(from)") }
@@ -91,7 +91,7 @@ public struct WireBatch<Section: SectionType>: Sendable {
       reshaped
       ? nil : Changeset(from: snapshot, to: target, logged: touched, refreshing: refreshing)
     return UpdateBatch(
-      from: from, to: to,
+      from: from, to: to, of: version.counter,
       changeset: changeset ?? Changeset(from: snapshot, to: target, refreshing: refreshing))
   }
 }

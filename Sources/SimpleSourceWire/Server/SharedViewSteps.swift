@@ -112,7 +112,7 @@ final class SharedViewSteps<Section: SectionType>: Sendable {
     batch.shared(ObjectIdentifier(self)) {
       projected.withLock { $0 += 1 }
       let result = try? steps.apply(state, batch.changeset, true)
-      if let result { count(result.0, at: batch.to) }
+      if let result { count(result.0, at: batch.toNumber) }
       return Step(maker: self, result: result)
     }.result
   }

@@ -106,13 +106,14 @@ extension DataSourceType {
         return WireFeed(start: .resumed(stream: stream, version: from), subscription: subscription)
       case .reset(let subscription):
         return WireFeed(
-          start: .reset(stream: stream, version: subscription.version, snapshot: subscription.snapshot),
+          start: .reset(
+            stream: stream, version: subscription.version.number, snapshot: subscription.snapshot),
           subscription: subscription)
       }
     }
     let subscription = await subscribe(pacing: pacing)
     return WireFeed(
-      start: .reset(stream: stream, version: subscription.version, snapshot: subscription.snapshot),
+      start: .reset(stream: stream, version: subscription.version.number, snapshot: subscription.snapshot),
       subscription: subscription)
   }
 }

@@ -191,7 +191,8 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     if let sink {
       let format = coder.formatVersion
       writeFrame = { [coder] batch in
-        sink(encodings.frame(from: batch.from, to: batch.to, format: format) { coder.encode(batch) })
+        sink(
+          encodings.frame(from: batch.fromNumber, to: batch.toNumber, format: format) { coder.encode(batch) })
       }
     }
     let parked = writeFrame == nil ? nil : control.didPark
@@ -222,16 +223,16 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
           guard let states = client.states else { return false }
           let step = ViewsOfBatch.of(batch).step(views, key: key, from: states, batch)
           guard case .stepped(let next, let changes) = step.outcome else {
-            client.woken = (batch.from, batch.to, step)
+            client.woken = (batch.fromNumber, batch.toNumber, step)
             return false
           }
           if !changes.isEmpty {
-            let frame = step.frame(from: client.sent, to: batch.to, changes: changes, encode: encode)
+            let frame = step.frame(from: client.sent, to: batch.toNumber, changes: changes, encode: encode)
             guard let sink, sink(frame) else {
-              client.woken = (batch.from, batch.to, step)
+              client.woken = (batch.fromNumber, batch.toNumber, step)
               return false
             }
-            client.sent = batch.to
+            client.sent = batch.toNumber
           }
           client.states = next
           return true
@@ -250,7 +251,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
       }
       if client.states == nil {
         // Resumed: the client holds the views at this batch's start, the state they project from.
-        switch SharedViewSteps.start(views, batch.changeset.source, at: batch.from) {
+        switch SharedViewSteps.start(views, batch.changeset.source, at: batch.fromNumber) {
         case .success(let states): client.states = states
         case .failure(let error):
           try await failed(error)
@@ -261,7 +262,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
       var sent = client.sent
       // The step the publisher made of this batch when it woke the task, or the batch's shared one.
       let step =
-        client.woken.flatMap { $0.from == batch.from && $0.to == batch.to ? $0.step : nil }
+        client.woken.flatMap { $0.from == batch.fromNumber && $0.to == batch.toNumber ? $0.step : nil }
         ?? ViewsOfBatch.of(batch).step(views, key: key, from: states, batch)
       guard case .stepped(let next, let changes) = step.outcome else {
         if case .failed(let name) = step.outcome, let view = views[name] {
@@ -270,8 +271,8 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
         return false
       }
       if !changes.isEmpty {
-        try await send(step.frame(from: sent, to: batch.to, changes: changes, encode: encode).bytes)
-        sent = batch.to
+        try await send(step.frame(from: sent, to: batch.toNumber, changes: changes, encode: encode).bytes)
+        sent = batch.toNumber
       }
       held.withLock { $0 = Held(states: next, sent: sent) }
       return true

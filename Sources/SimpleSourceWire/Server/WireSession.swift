@@ -243,7 +243,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   package var clientHeldVersion: Int? {
     get async {
       guard let current, await current.starting.value != nil else { return nil }
-      return current.opened.feed.subscription.heldVersion
+      return current.opened.feed.subscription.heldVersion.number
     }
   }
 
@@ -350,8 +350,9 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   private func caughtUp(to version: Int) async {
     guard let current else { return }
     let subscription = current.opened.feed.subscription
-    if version > subscription.version {
-      _ = await subscription.reached(version)
+    if version > subscription.version.number {
+      // The feed numbers its versions as the source does (a scope's state and views share its numbers).
+      _ = try? await subscription.reached(Version(version, of: subscription.counter))
     } else {
       _ = await current.starting.value
     }

@@ -97,7 +97,7 @@ enum PlantedBug: String, CaseIterable, Sendable, CustomStringConvertible {
       for await batch in subscription.batches {
         batches += 1
         // The bug waits for a second batch; two mutations may arrive as one.
-        if correct ? batch.to >= 2 : batches == 2 { break }
+        if correct ? batch.to.number >= 2 : batches == 2 { break }
       }
       return batches
     }()

@@ -97,7 +97,7 @@ actor UnboundedSource: DataSourceType {
       continuation.finish()
     }
     continuation.onTermination = { _ in forward.cancel() }
-    return Subscription(snapshot: inner.snapshot, version: inner.version, batches: stream) {
+    return Subscription(snapshot: inner.snapshot, version: inner.version.number, batches: stream) {
       forward.cancel()
       inner.cancel()
     }

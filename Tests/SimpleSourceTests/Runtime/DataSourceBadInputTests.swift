@@ -247,7 +247,7 @@ struct DataSourceBadInputTests {
     try await source.appendItems([item("ok")], toSection: "C")
     await source.settled()
     await recorder.showing(await source.snapshot)
-    #expect(await recorder.batches.map { [$0.from, $0.to] } == [[0, 1]])
+    #expect(await recorder.batches.map { [$0.from.number, $0.to.number] } == [[0, 1]])
     #expect(await recorder.violations == [])
   }
 

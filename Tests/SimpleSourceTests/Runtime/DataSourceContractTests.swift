@@ -37,7 +37,7 @@ struct DataSourceContractTests {
     let batches = await recorder.batches
     #expect(batches.first?.from == subscription.version)
     #expect(zip(batches, batches.dropFirst()).allSatisfy { $0.to == $1.from })
-    #expect(batches.last?.to == (await source.version.number))
+    #expect(batches.last?.to.number == (await source.version.number))
   }
 
   @Test("G3 UIKit-valid: every batch passes the reference view, moves stay moves, with both refresh styles")
@@ -85,7 +85,7 @@ struct DataSourceContractTests {
     let batches = await recorder.batches
     #expect(await recorder.violations == [])
     #expect(batches.allSatisfy { !$0.changeset.isEmpty })
-    #expect(batches.last?.to == 3)
+    #expect(batches.last?.to.number == 3)
   }
 
   @Test("G5 atomic start: subscribing while writers run gives no gap and no overlap")
@@ -129,7 +129,7 @@ struct DataSourceContractTests {
     let batches = await stalled.batches
     #expect(batches.count == 1)
     #expect(batches.first?.from == subscription.version)
-    #expect(batches.first?.to == (await source.version.number))
+    #expect(batches.first?.to.number == (await source.version.number))
     #expect(batches.first?.isComposed == true)
     #expect(await stalled.violations == [])
   }
@@ -213,7 +213,7 @@ struct DataSourceContractTests {
     #expect(await source.offeredVersion == version)
     await recorder.resume()
     await recorder.showing(await source.snapshot)
-    #expect(await recorder.batches.first?.to == version.number)
+    #expect(await recorder.batches.first?.to.number == version.number)
 
     // settled(through:) waits for a version that does not exist yet.
     let waiter = Task { await source.settled(through: version + 1) }
@@ -236,7 +236,7 @@ struct DataSourceContractTests {
     try #require(await source.offeredVersion == 2, "followers settle once every subscriber is at 2")
     await recorder.showing(await source.snapshot)
     let removal = await recorder.batches
-    #expect(removal.map { [$0.from, $0.to] } == [[1, 2]])
+    #expect(removal.map { [$0.from.number, $0.to.number] } == [[1, 2]])
     #expect(removal.first?.changeset.sectionChanges.deletes.map(\.id) == ["S"])
     #expect(await recorder.violations.isEmpty)
 
@@ -246,8 +246,10 @@ struct DataSourceContractTests {
     let newest = await source.snapshot
     await recorder.showing(newest)
     await before.showing(newest)
-    #expect(await before.batches.map { [$0.from, $0.to] } == [[0, 3]], "nothing for the cancelled-out pair")
-    #expect(await recorder.batches.map { [$0.from, $0.to] } == [[1, 2], [2, 3]])
+    #expect(
+      await before.batches.map { [$0.from.number, $0.to.number] } == [[0, 3]],
+      "nothing for the cancelled-out pair")
+    #expect(await recorder.batches.map { [$0.from.number, $0.to.number] } == [[1, 2], [2, 3]])
     #expect(await before.violations.isEmpty)
     #expect(await recorder.violations.isEmpty)
 

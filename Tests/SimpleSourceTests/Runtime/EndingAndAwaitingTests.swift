@@ -53,12 +53,12 @@ struct EndingAndAwaitingTests {
   func awaitHeldVersion() async throws {
     let source = try TestSource(sections: layout("A:"))
     let subscription = await source.subscribe()
-    let applied = HeldVersion(subscription.version)
+    let applied = HeldVersion(subscription.version.number)
     let shown = Locked(subscription.snapshot)
     let consumer = Task {
       for await batch in subscription.batches {
         shown.withLock { $0 = batch.snapshot }
-        applied.hold(through: batch.to)
+        applied.hold(through: batch.to.number)
       }
       applied.finish()
     }

@@ -25,11 +25,11 @@ struct FollowingWithASinkTests {
     let follower = Task {
       await subscription.follow(
         sinkingInto: { batch in
-          offered.withLock { $0.append(batch.to) }
+          offered.withLock { $0.append(batch.to.number) }
           return !refusing.withLock { $0 }
         }
       ) { event in
-        if case .batch(let batch) = event { handed.withLock { $0.append(batch.to) } }
+        if case .batch(let batch) = event { handed.withLock { $0.append(batch.to.number) } }
         return true
       }
     }
@@ -62,11 +62,11 @@ struct FollowingWithASinkTests {
       await blocked.follow(
         sinkingInto: { batch in
           let first = offered.withLock { offered in
-            offered.append(batch.to)
+            offered.append(batch.to.number)
             return offered.count == 1
           }
           if first {
-            enter.yield(batch.to)
+            enter.yield(batch.to.number)
             _ = release.wait(timeout: .now() + 300)
           }
           return true
@@ -116,7 +116,7 @@ struct FollowingWithASinkTests {
     let follower = Task {
       await subscription.follow(
         sinkingInto: { batch in
-          offered.withLock { $0.append(batch.to) }
+          offered.withLock { $0.append(batch.to.number) }
           // Inside the write: under a lock of the subscription, this would never return.
           subscription.cancel()
           return true

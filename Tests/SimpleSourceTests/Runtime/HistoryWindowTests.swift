@@ -50,7 +50,7 @@ struct HistoryWindowTests {
       if batch == warmUp {
         // The consumer stops here, holding this version.
         let subscription = await source.subscribe()
-        held = (subscription.version, subscription.snapshot)
+        held = (subscription.version.number, subscription.snapshot)
         subscription.cancel()
       }
       let ids = (0..<3).map { _ in Int.random(in: 0..<(stages * perStage), using: &random) }

@@ -77,7 +77,8 @@ struct ObservedAndPacedTests {
     await recorder.showing(await source.snapshot)
     let batches = await recorder.batches
     #expect(batches.count == 2)
-    #expect(batches.last?.from == 1 && batches.last?.to == 11 && batches.last?.isComposed == true)
+    #expect(
+      batches.last?.from.number == 1 && batches.last?.to.number == 11 && batches.last?.isComposed == true)
     #expect(await recorder.violations == [])
   }
 }

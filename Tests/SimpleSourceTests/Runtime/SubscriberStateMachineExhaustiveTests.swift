@@ -200,7 +200,7 @@ struct SubscriberStateMachineExhaustiveTests {
       case .finishWrite(let accepted):
         guard let batch = writing else { return }
         writing = nil
-        if accepted { try apply(from: batch.from, to: batch.to, batch.changeset) }
+        if accepted { try apply(from: batch.from.number, to: batch.to.number, batch.changeset) }
         let outcome = machine.wrote(took: accepted)
         if let held = outcome.held { try report(held) }
         try resume(outcome.resume)
@@ -329,7 +329,7 @@ struct SubscriberStateMachineExhaustiveTests {
     mutating func take(_ delivery: Delivery) throws {
       switch delivery {
       case .batch(let batch):
-        try apply(from: batch.from, to: batch.to, batch.changeset)
+        try apply(from: batch.from.number, to: batch.to.number, batch.changeset)
         consumer = .busy
       case .compose(let from, let fromVersion, let to, let toVersion, let refreshing, let touched):
         // Every version after the one it holds was published or advanced to with its ids, so a catch-up

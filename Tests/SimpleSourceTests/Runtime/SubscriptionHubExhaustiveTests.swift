@@ -151,10 +151,10 @@ struct SubscriptionHubExhaustiveTests {
       do { try consumer.view.apply(batch.changeset, refreshing: .reconfigure) } catch {
         throw ExplorationFailure(description: "consumer \(index): \(error)")
       }
-      guard consumer.view.shows(state(batch.to).sections) else {
+      guard consumer.view.shows(state(batch.to.number).sections) else {
         throw ExplorationFailure(description: "consumer \(index) shows other than version \(batch.to)")
       }
-      consumer.version = batch.to
+      consumer.version = batch.to.number
     }
 
     /// Ends the publish in flight, then lets every consumer take what is due: one not cancelled holds the

@@ -46,7 +46,7 @@ struct TwoPhaseWriteTests {
     #expect(await source.snapshot == replayed)
     #expect(replayed.sections == layout("A: a b c | B: d").map { $0.with(item: "a", version: 1) })
     #expect(await recorder.showing(replayed), "settled offers the batch; the recorder takes it")
-    #expect(await recorder.batches.map { [$0.from, $0.to] } == [[0, 1]])
+    #expect(await recorder.batches.map { [$0.from.number, $0.to.number] } == [[0, 1]])
     #expect(await recorder.violations == [])
   }
 
@@ -91,7 +91,7 @@ struct TwoPhaseWriteTests {
     // The source is free again: a direct write goes through, and is the first batch the recorder takes.
     #expect(try await source.deleteItems(["a"]) == 1)
     #expect(await recorder.showing(await source.snapshot))
-    #expect(await recorder.batches.map { [$0.from, $0.to] } == [[0, 1]])
+    #expect(await recorder.batches.map { [$0.from.number, $0.to.number] } == [[0, 1]])
   }
 
   @Test(
@@ -179,7 +179,7 @@ struct TwoPhaseWriteTests {
     await source.settled()
     #expect(await source.snapshot.sections == layout("A: a b | B: c p"))
     #expect(await recorder.showing(await source.snapshot))
-    #expect(await recorder.batches.map { [$0.from, $0.to] } == [[0, 1]])
+    #expect(await recorder.batches.map { [$0.from.number, $0.to.number] } == [[0, 1]])
   }
 
   @Test("concurrent prepares are serialized: each starts from the version the one before it made")
@@ -193,7 +193,7 @@ struct TwoPhaseWriteTests {
           let write = try await source.prepare { transaction throws(TestSource.Error) in
             try transaction.appendItems([item("w\(writer)")], toSection: writer % 2 == 0 ? "A" : "B")
           }
-          let base = write.base
+          let base = write.base.number
           let version = await write.apply()
           return (base, version.number)
         }

@@ -119,6 +119,30 @@ struct VersionCounterTests {
     window.stop()
   }
 
+  @Test(
+    "a batch's versions are its source's, waited for as they are; a stored number is a version again of the counter it was written under"
+  )
+  func batchesAndStoredNumbers() async throws {
+    let (source, projected) = try await Self.sourceAhead()
+    let subscription = await source.subscribe()
+    let version = try await source.appendItems([TestItem("c")], toSection: "A")
+    var batches = subscription.batches.makeAsyncIterator()
+    let batch = try #require(await batches.next())
+    #expect(batch.to == version && batch.counter == source.counter && batch.from == subscription.version)
+    #expect(try await subscription.reached(batch.from))
+    // A number kept outside (a database's column) read back: the source's version, under its counter.
+    let stored = version.number
+    #expect(source.counter.version(stored) == version)
+    #expect(try await source.settled(through: source.counter.version(stored)))
+    // Under another counter it is another version, which the source refuses at once.
+    let elsewhere = await projected.version.counter.version(stored)
+    #expect(elsewhere != version)
+    await Self.expectOtherCounter(elsewhere) { () throws(VersionError) in
+      try await source.settled(through: elsewhere)
+    }
+    subscription.cancel()
+  }
+
   @Test("a list edit answered with another source's version is rolled back and throws")
   @MainActor
   func listEditOfAnotherSource() async throws {

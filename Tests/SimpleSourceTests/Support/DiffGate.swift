@@ -70,6 +70,6 @@ extension BasicDataSource {
 
   /// The versions of the newest batch offered to subscribers.
   var newestOfferedBatch: (from: Int, to: Int)? {
-    hub.registry.withLock { registry in registry.newest.map { ($0.from, $0.to) } }
+    hub.registry.withLock { registry in registry.newest.map { ($0.from.number, $0.to.number) } }
   }
 }

@@ -330,7 +330,7 @@ struct ViewOffMainActorTests {
       view: view, factory: factory,
       update: .custom { context in
         context.performStages()
-        reportApplied.yield(context.batch.to)
+        reportApplied.yield(context.batch.to.number)
       })
     let (gate, openGate) = AsyncStream.makeStream(of: Void.self)
     dataSource.reorderingDelegate = GatedDelegate(gate: gate)

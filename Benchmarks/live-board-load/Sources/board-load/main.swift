@@ -165,7 +165,7 @@ func runClient(_ index: Int, settings: Settings, tally: Tally, goal: Goal) async
   if settings.replicas != nil {
     let subscription = await remote.subscribe()
     viewer = Task {
-      for await batch in subscription.batches { await tally.shows(index, to: batch.to, at: clock.now) }
+      for await batch in subscription.batches { await tally.shows(index, to: batch.to.number, at: clock.now) }
     }
   }
   defer { viewer?.cancel() }

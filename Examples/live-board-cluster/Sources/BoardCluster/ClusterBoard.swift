@@ -619,7 +619,7 @@ public actor ClusterBoard: BoardStore {
       throw CancellationError()
     }
     let made = prepared.result.compactMap { try? $0.get() }
-    let version = prepared.batch?.to ?? head
+    let version = prepared.batch?.to.number ?? head
     do {
       guard race.withLockedValue({ $0.mayProceed() }) else { throw CancellationError() }
       var conflicts = Set<[String]>()

@@ -336,20 +336,21 @@ public actor Board {
       for ticket in made.compactMap(\.ticket) {
         try db.execute(
           sql: "INSERT OR IGNORE INTO edit_answer (scope, id, version, fingerprint) VALUES (?, ?, ?, ?)",
-          arguments: [ticket.scope, ticket.edit.id, group.version, ticket.fingerprint])
+          arguments: [ticket.scope, ticket.edit.id, group.version.number, ticket.fingerprint])
         // The newest version stored is the group's base: one process makes every version, in order.
-        if db.changesCount != 1 || ticket.answerMayBeDropped(newest: group.base, retention: retention) {
+        if db.changesCount != 1 || ticket.answerMayBeDropped(newest: group.base.number, retention: retention)
+        {
           conflicts.insert(ticket.key)
         }
       }
       if !conflicts.isEmpty { throw AnswerConflict(keys: conflicts) }
       for write in made { try store(write.rows, in: db) }
       if group.batch != nil {
-        try db.execute(sql: "UPDATE board_meta SET version = ?", arguments: [group.version])
+        try db.execute(sql: "UPDATE board_meta SET version = ?", arguments: [group.version.number])
       }
       if made.contains(where: { $0.ticket != nil }) {
         try db.execute(
-          sql: "DELETE FROM edit_answer WHERE version <= ?", arguments: [group.version - retention])
+          sql: "DELETE FROM edit_answer WHERE version <= ?", arguments: [group.version.number - retention])
       }
     }
   }

@@ -142,6 +142,6 @@ extension Board: BoardStore {
       let stored = try? read({ db in try Self.storedVersion(db) }),
       version <= stored
     else { return }
-    await source.settled(through: version)
+    _ = try? await source.settled(through: source.counter.version(version))
   }
 }

@@ -319,7 +319,7 @@ actor CompositeEngine<Section: SectionType> {
     let key = ObjectIdentifier(source)
     var child = Child(
       source: source, key: key, subscription: subscription, shown: subscription.snapshot,
-      version: subscription.version, latest: subscription.snapshot)
+      version: subscription.version.number, latest: subscription.snapshot)
     let receive = placing.receive
     child.follower = followParent(subscription, on: self) { receive($0, $1, key) }
     children.insert(child, at: index ?? children.count)
@@ -354,7 +354,7 @@ actor CompositeEngine<Section: SectionType> {
     guard let index = engine.children.firstIndex(where: { $0.key == key }) else { return }
     engine.children[index].latest = batch.snapshot
     var reported = false
-    var holds = !(engine.children[index].isCurrent && batch.from == engine.children[index].version)
+    var holds = !(engine.children[index].isCurrent && batch.fromNumber == engine.children[index].version)
     if !holds {
       let offset = engine.sectionOffset(of: index)
       let range = offset..<(offset + engine.children[index].shown.sectionCount)
@@ -383,7 +383,7 @@ actor CompositeEngine<Section: SectionType> {
       engine.children[index].isCurrent = false
       engine.children[index].heldRefreshes.formUnion(batch.changeset.forcedRefreshes)
     }
-    engine.children[index].version = batch.to
+    engine.children[index].version = batch.toNumber
     // Checked here, specialised, so that the usual batch (nothing held back) makes no further call.
     if engine.children.contains(where: { !$0.isCurrent }) {
       engine.showHeldChildren(reportingChildAt: reported ? nil : index)

@@ -12,7 +12,7 @@ extension Broadcaster {
     let version = self.version.number
     do {
       try publish(
-        UpdateBatch(from: version, to: next ?? version + 1, changeset: change),
+        UpdateBatch(from: version, to: next ?? version + 1, of: hub.counter, changeset: change),
         refreshing: change.forcedRefreshes)
       return true
     } catch {
@@ -68,5 +68,5 @@ func settle<Section: SectionType>(
   async
 {
   await parent.settled()
-  _ = await subscription.reached(await parent.offeredVersion.number)
+  _ = await subscription.progress.reached(await parent.offeredVersion.number)
 }

@@ -165,7 +165,7 @@ public final class OutlineDataSource<Base: SectionType>: DataSourceType where Ba
     let state: OutlineState<Base>
     do {
       state = try OutlineState(
-        parent: subscription.snapshot, version: subscription.version, expanded: expanded)
+        parent: subscription.snapshot, version: subscription.version.number, expanded: expanded)
     } catch {
       subscription.cancel()
       throw error
@@ -361,7 +361,7 @@ struct OutlineState<Base: SectionType>: OutlineStateProtocol where Base.Item: Ou
   mutating func receive(_ batch: UpdateBatch<Base>) throws(OutlineError) -> Changeset<OutlineSection<Base>> {
     let next: Snapshot<OutlineSection<Base>>
     let touched: Set<Row.ID>?
-    if batch.from == parentVersion, let edited = try applyingByDescent(batch.changeset) {
+    if batch.fromNumber == parentVersion, let edited = try applyingByDescent(batch.changeset) {
       (next, touched) = (edited.shown, edited.touched)
       known = edited.known
       // A node that left the tree leaves the expanded set: it comes back collapsed.
@@ -374,7 +374,7 @@ struct OutlineState<Base: SectionType>: OutlineStateProtocol where Base.Item: Ou
       expanded = expanded.filter { ids[$0] != nil }
     }
     parent = batch.snapshot
-    parentVersion = batch.to
+    parentVersion = batch.toNumber
     // The parent's refreshes of nodes that are rows: a row shows its node, so it is refreshed too.
     let refreshing = batch.changeset.forcedRefreshes.filter { next.contains(item: $0) }
     return show(next, touched: touched, refreshing: refreshing)

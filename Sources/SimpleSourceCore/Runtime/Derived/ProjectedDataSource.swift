@@ -78,7 +78,7 @@ public final class ProjectedDataSource<Section: SectionType>: DataSourceType {
     let (errors, reporter) = AsyncStream.makeStream(
       of: ProjectionError.self, bufferingPolicy: .bufferingNewest(100))
     let engine = ProjectionEngine(
-      state: state, parentVersion: subscription.version, parentCounter: subscription.counter,
+      state: state, parentVersion: subscription.version.number, parentCounter: subscription.counter,
       versions: versions, history: history, steps: steps, reporter: reporter)
     self.engine = engine
     self.errors = errors
@@ -154,7 +154,7 @@ public final class ProjectedDataSource<Section: SectionType>: DataSourceType {
   ///   only the parent retains costs O(*n*) predicate calls and a full diff, off the caller's actor.
   public func subscribe(from version: Int, pacing: Pacing) async -> Resumption<Section> {
     let resumption = engine.broadcaster.subscribe(from: version, pacing: pacing)
-    guard case .reset(let reset) = resumption, engine.versions == .parent, version < reset.version,
+    guard case .reset(let reset) = resumption, engine.versions == .parent, version < reset.version.number,
       let held = await shownByParent(at: version)
     else { return resumption }
     reset.cancel()
@@ -278,16 +278,18 @@ actor ProjectionEngine<Section: SectionType> {
   @usableFromInline
   func receive(_ batch: UpdateBatch<Section>) {
     do {
-      let (next, change) = try steps.apply(state, batch.changeset, batch.from == parentVersion)
+      let (next, change) = try steps.apply(state, batch.changeset, batch.fromNumber == parentVersion)
       state = next
-      let published = change.map { broadcaster.publishNext($0, as: versions == .parent ? batch.to : nil) }
+      let published = change.map {
+        broadcaster.publishNext($0, as: versions == .parent ? batch.toNumber : nil)
+      }
       // A parent version that changed nothing here is held by whoever holds the newest state (G13).
-      if versions == .parent, published != true { broadcaster.reachedWithoutBatch(to: batch.to) }
+      if versions == .parent, published != true { broadcaster.reachedWithoutBatch(to: batch.toNumber) }
     } catch {
       reporter.yield(error)
       state = state.skipping(to: batch.snapshot)
     }
-    parentVersion = batch.to
+    parentVersion = batch.toNumber
   }
 
   /// Replaces the projection.

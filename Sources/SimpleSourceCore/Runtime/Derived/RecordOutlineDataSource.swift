@@ -136,7 +136,7 @@ public final class RecordOutlineDataSource<Base: SectionType>: DataSourceType wh
     let state: RecordOutlineState<Base>
     do {
       state = try RecordOutlineState(
-        parent: subscription.snapshot, version: subscription.version, expanded: expanded)
+        parent: subscription.snapshot, version: subscription.version.number, expanded: expanded)
     } catch {
       subscription.cancel()
       throw error

@@ -98,7 +98,7 @@ struct RecordOutlineState<Base: SectionType>: OutlineStateProtocol where Base.It
   mutating func receive(_ batch: UpdateBatch<Base>) throws(OutlineError) -> Changeset<Shown> {
     let next: Snapshot<Shown>
     let touched: Set<Record.ID>?
-    if batch.from == parentVersion, !batch.changeset.sectionChanges.hasStructuralChanges {
+    if batch.fromNumber == parentVersion, !batch.changeset.sectionChanges.hasStructuralChanges {
       let plan = try plan(batch.changeset)
       (next, touched) = apply(plan, to: batch.changeset)
     } else {
@@ -110,7 +110,7 @@ struct RecordOutlineState<Base: SectionType>: OutlineStateProtocol where Base.It
       expanded = expanded.filter { batch.snapshot.contains(item: $0) }
     }
     parent = batch.snapshot
-    parentVersion = batch.to
+    parentVersion = batch.toNumber
     // The parent's refreshes of records that are rows: a row shows its record, so it is refreshed too.
     let refreshing = batch.changeset.forcedRefreshes.filter { next.contains(item: $0) }
     let change =

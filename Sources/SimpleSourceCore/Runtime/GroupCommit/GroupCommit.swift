@@ -52,9 +52,9 @@ public final class GroupCommit<Section: SectionType, Value: Sendable>: Sendable 
   /// One group, as your storage commits it.
   public struct Group: Sendable {
     /// The version the source held when the group was prepared.
-    public let base: Int
+    public let base: Version
     /// The version that holds the group: ``base`` + 1, or ``base`` when its writes change nothing.
-    public let version: Int
+    public let version: Version
     /// The batch from ``base`` to ``version``; `nil` when the writes change nothing.
     public let batch: UpdateBatch<Section>?
     /// Each write's outcome, in the group's order: what its body returned, or what it threw (its edits

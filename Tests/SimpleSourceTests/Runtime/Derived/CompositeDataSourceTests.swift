@@ -145,7 +145,7 @@ struct CompositeDataSourceTests {
     #expect(await composite.snapshot.sections == layout("A: a b | B: c"))
     await recorder.showing(await composite.snapshot)
     #expect(await composite.version == 2)
-    #expect(await recorder.batches.last?.to == 2, "one batch per child, or both composed (G6)")
+    #expect(await recorder.batches.last?.to.number == 2, "one batch per child, or both composed (G6)")
     #expect(await recorder.violations.isEmpty)
   }
 

@@ -381,10 +381,10 @@ struct ProjectedDataSourceTests {
     await odd.settled()
     try await parent.replaceItem(TestItem("c", version: 3))  // 3: c shows
     await odd.settled()
-    tos.append(await batches.next()?.to ?? -1)
+    tos.append(await batches.next()?.to.number ?? -1)
     try await parent.deleteItems(["b"])  // 4: b goes
     await odd.settled()
-    tos.append(await batches.next()?.to ?? -1)
+    tos.append(await batches.next()?.to.number ?? -1)
     #expect(tos == [3, 4], "no version for the parent batch that changed nothing shown")
     #expect(await odd.snapshot.sections == layout("A: c'''"))
 
@@ -396,7 +396,7 @@ struct ProjectedDataSourceTests {
     }
     var iterator = from3.batches.makeAsyncIterator()
     let batch = await iterator.next()
-    #expect(batch?.from == 3 && batch?.to == 4)
+    #expect(batch?.from.number == 3 && batch?.to.number == 4)
     // The parent's 2, never published here (nothing shown changed), is the projection of the parent at 2.
     let from2 = await odd.subscribe(from: 2, pacing: .immediate)
     #expect(from2.isResumed, "the parent retains 2")

@@ -37,7 +37,7 @@ struct LogFollowingTests {
     let recorder = await BatchRecorder(await source.subscribe())
     try await source.appendItems([item("c")], toSection: "A")
     #expect(await recorder.showing(await source.snapshot))
-    #expect(await recorder.batches.map { [$0.from, $0.to] } == [[40, 41]])
+    #expect(await recorder.batches.map { [$0.from.number, $0.to.number] } == [[40, 41]])
     guard case .resumed = await source.subscribe(from: 40) else {
       Issue.record("version 40 is retained")
       return

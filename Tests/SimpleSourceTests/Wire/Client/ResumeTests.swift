@@ -267,8 +267,8 @@ struct ResumeTests {
       #expect(subscription.snapshot == versions[from])
       var iterator = subscription.batches.makeAsyncIterator()
       let batch = await iterator.next()
-      #expect(batch?.from == from)
-      #expect(batch?.to == newest)
+      #expect(batch?.from.number == from)
+      #expect(batch?.to.number == newest)
       #expect(batch?.snapshot == (await source.snapshot))
       if let batch { #expect(check(versions[from]!, batch.snapshot, changeset: batch.changeset) == nil) }
       subscription.cancel()
@@ -330,13 +330,15 @@ struct ResumeTests {
       }
       let consumer = Task {
         var state = subscription.snapshot
-        var seen: [(version: Int, snapshot: Snapshot<TestSection>)] = [(subscription.heldVersion, state)]
+        var seen: [(version: Int, snapshot: Snapshot<TestSection>)] = [
+          (subscription.heldVersion.number, state)
+        ]
         for await batch in subscription.batches {
           // While it handles a batch it holds the state before it, at the previous batch's end or at a
           // version no batch carried since (G13).
-          seen.append((subscription.heldVersion, state))
+          seen.append((subscription.heldVersion.number, state))
           state = batch.snapshot
-          seen.append((batch.to, state))
+          seen.append((batch.to.number, state))
         }
         return seen
       }
@@ -350,7 +352,7 @@ struct ResumeTests {
       _ = await subscription.reached(await source.version.number)
       subscription.cancel()
       var held = await consumer.value
-      if let last = held.last { held.append((subscription.heldVersion, last.snapshot)) }
+      if let last = held.last { held.append((subscription.heldVersion.number, last.snapshot)) }
       // And the source moves on, so that no held version is the current one.
       try await source.replaceItem(TestItem("f", version: run + 1))
       await source.settled()
@@ -469,7 +471,7 @@ extension ResumeTests {
   func resumeCarriesRefreshes() async throws {
     let source = try BasicDataSource(sections: layout("S: a b c"))
     let lagging = await source.subscribe()
-    let from = lagging.version
+    let from = lagging.version.number
     _ = try await source.refreshItems(["b"])
     await source.settled()  // two batches: the resumed subscriber composes them
     try await source.replaceItem(TestItem("c", version: 1))

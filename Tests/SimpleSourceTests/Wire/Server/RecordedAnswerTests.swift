@@ -53,7 +53,7 @@ struct RecordedAnswerTests {
       } catch {
         throw WireError(.invalidEdit, "\(error)")
       }
-      let version = write.version
+      let version = write.version.number
       await write.apply()
       made[edit.id, default: 0] += 1
       answers[key] = (version, edit.fingerprint)
