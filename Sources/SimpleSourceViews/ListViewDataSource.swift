@@ -37,8 +37,9 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
   /// - Complexity: O(1) after a whole replacement; O(*n*) the first time after a batch derived from the
   ///   mutation log (see ``Snapshot/sections``). The view's questions below never need it.
   public var sections: [Section] { shown.sections }
-  /// The version of the source that the view shows (plus any moves of the user's still on their way).
-  public var version: Int { state.version }
+  /// The version of the source that the view shows (plus any moves of the user's still on their way);
+  /// `nil` before it follows a source.
+  public var version: Version? { counter.map { $0.version(state.version) } }
   /// The view; held weakly, as UIKit views hold their data sources weakly in turn. Set by the
   /// initialiser or by ``attach(_:reloading:)``.
   public private(set) weak var view: View?
@@ -356,7 +357,7 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
     let current = state.epoch
     Task.schedulable("a list view data source") { [weak self] in
       guard let self, await self.admit(.reconcile, epoch: current) == .reconcile else { return }
-      await self.reconcile(through: self.version, epoch: current)
+      await self.reconcile(through: self.state.version, epoch: current)
       self.leave()
     }
   }
@@ -410,7 +411,7 @@ public final class ListViewDataSource<Section: SectionType, View: ListView> {
       case .retry: continue
       case .apply:
         if !changeset.isEmpty, let counter {
-          apply(UpdateBatch(from: version, to: newVersion, of: counter, changeset: changeset))
+          apply(UpdateBatch(from: state.version, to: newVersion, of: counter, changeset: changeset))
         }
         finish(at: newVersion, reconciled: true)
         return
