@@ -43,6 +43,7 @@ let package = Package(
       dependencies: [
         .product(name: "LiveBoard", package: "live-board"),
         .product(name: "SimpleSource", package: "SimpleSource"),
+        .product(name: "SimpleSourceTesting", package: "SimpleSource"),
         .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
         .product(name: "Logging", package: "swift-log"),
       ],

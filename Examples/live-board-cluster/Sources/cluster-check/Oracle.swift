@@ -8,18 +8,7 @@ import HummingbirdWSClient
 import LiveBoard
 import Logging
 import SimpleSource
-
-/// SplitMix64: the same choices for the same seed on every run, so a failing schedule replays.
-struct OracleRandom: RandomNumberGenerator {
-  var state: UInt64
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
-  }
-}
+import SimpleSourceTesting
 
 /// The users of the oracle's clients; `nil` is a guest, who sees shared cards only.
 let oracleUsers: [String?] = ["alice", "bob", nil]
@@ -70,28 +59,14 @@ actor ScopedClient {
   }
 
   func run(_ address: String) async {
-    var logger = Logger(label: "cluster-check")
-    logger.logLevel = .critical
     let coder = WireCoder()
-    while !Task.isCancelled {
-      connections += 1
-      do {
-        try await WebSocketClient.connect(
-          url: "ws://\(address)/live\(userQuery(user))", configuration: .init(maxFrameSize: 1 << 22),
-          logger: logger
-        ) { inbound, outbound, _ in
-          try await outbound.write(
-            .text(String(decoding: coder.encode(await self.views.subscribeRequest), as: UTF8.self)))
-          for try await message in inbound.messages(maxSize: 1 << 22) {
-            guard case .text(let text) = message else { continue }
-            try await self.receive(text, coder: coder)
-          }
-        }
-      } catch {}
-      if Task.isCancelled { return }
-      try? await Task.sleep(for: .milliseconds(50))  // a reconnecting client's pause
-    }
+    await reconnecting(
+      to: "ws://\(address)/live\(userQuery(user))", connected: { await self.connected() },
+      subscribe: { coder.encode(await self.views.subscribeRequest) },
+      receive: { text in try await self.receive(text, coder: coder) })
   }
+
+  func connected() { connections += 1 }
 
   func receive(_ text: String, coder: WireCoder) async throws {
     if let gate { await gate.wait() }
@@ -175,7 +150,8 @@ func clientEdit(_ id: String, card: String, as user: String) async throws -> Boo
 func oracleUnderRollingKills() async throws {
   let seed = settings.oracleSeed ?? UInt64.random(in: 0...UInt64.max)
   say("    seed \(seed) (replay: cluster-check --oracle-seed \(seed))")
-  var random = OracleRandom(state: seed)
+  // The same choices for the same seed on every run, so a failing schedule replays.
+  var random = SeededGenerator(seed: seed)
   let searches = ["card", "o-", "1", "ALICE"]
   var clients: [ScopedClient] = []
   for number in 0..<10 {

@@ -244,27 +244,14 @@ actor Follower {
   }
 
   func run() async {
-    var logger = Logger(label: "cluster-check")
-    logger.logLevel = .critical
     let coder = WireCoder()
-    while !Task.isCancelled {
-      connections += 1
-      do {
-        try await WebSocketClient.connect(
-          url: "ws://\(address)/live", configuration: .init(maxFrameSize: 1 << 22), logger: logger
-        ) { inbound, outbound, _ in
-          try await outbound.write(
-            .text(String(decoding: coder.encode(await self.remote.subscribeRequest), as: UTF8.self)))
-          for try await message in inbound.messages(maxSize: 1 << 22) {
-            guard case .text(let text) = message else { continue }
-            try await self.receive(try coder.decode(Data(text.utf8)))
-          }
-        }
-      } catch {}
-      if Task.isCancelled { return }
-      try? await Task.sleep(for: .milliseconds(50))  // a reconnecting client's pause
-    }
+    await reconnecting(
+      to: "ws://\(address)/live", connected: { await self.connected() },
+      subscribe: { coder.encode(await self.remote.subscribeRequest) },
+      receive: { text in try await self.receive(try coder.decode(Data(text.utf8))) })
   }
+
+  func connected() { connections += 1 }
 
   func receive(_ message: WireMessage<Column>) async throws {
     switch message {
@@ -282,6 +269,35 @@ actor Follower {
 
   var summary: (connections: Int, resets: Int, resumes: Int, refusals: [String]) {
     (connections, resets, resumes, refusals)
+  }
+}
+
+/// Follows `url` until the task is cancelled, connecting again 50 ms after each connection ends (as a
+/// client that lost its connection does): on each connection, `connected` is told, the message
+/// `subscribe` makes is sent, and every text message received goes to `receive` (which ends the connection
+/// by throwing).
+func reconnecting(
+  to url: String, connected: @escaping @Sendable () async -> Void,
+  subscribe: @escaping @Sendable () async -> Data, receive: @escaping @Sendable (String) async throws -> Void
+) async {
+  var quiet = Logger(label: "cluster-check")
+  quiet.logLevel = .critical
+  let logger = quiet
+  while !Task.isCancelled {
+    await connected()
+    do {
+      try await WebSocketClient.connect(url: url, configuration: .init(maxFrameSize: 1 << 22), logger: logger)
+      {
+        inbound, outbound, _ in
+        try await outbound.write(.text(String(decoding: await subscribe(), as: UTF8.self)))
+        for try await message in inbound.messages(maxSize: 1 << 22) {
+          guard case .text(let text) = message else { continue }
+          try await receive(text)
+        }
+      }
+    } catch {}
+    if Task.isCancelled { return }
+    try? await Task.sleep(for: .milliseconds(50))  // a reconnecting client's pause
   }
 }
 
