@@ -33,21 +33,27 @@ final class SharedViewSteps<Section: SectionType>: Sendable {
   private let steps = ProjectionSteps<Section>()
   /// The newest state made to start from, and its version of the scope's stream.
   private let newestStart = Locked<(version: Int, state: ProjectionState<Section>)?>(nil)
-  /// How many states and steps were made here (not taken from another session): tests read it.
-  package let projected = Locked(0)
-  /// The rows of the newest state made here (to start from, or by a step), and its version.
-  private let newestRows = Locked<(version: Int, rows: Int)>((.min, 0))
+  /// What was made here (not taken from another session): how many states and steps (tests read it),
+  /// and the rows of the newest state (to start from, or by a step) with its version. One lock: a step
+  /// counts both at once.
+  private let made = Locked<(count: Int, version: Int, rows: Int)>((0, .min, 0))
+
+  /// How many states and steps were made here (not taken from another session).
+  /// - Complexity: O(1).
+  package var projected: Int { made.withLock { $0.count } }
 
   /// The rows the view's newest state shows: what it costs its scope's and origin's budgets of rows
   /// (``WireLimits/rowsPerScope``); 0 until a state is made.
   /// - Complexity: O(1).
-  var rows: Int { newestRows.withLock { $0.rows } }
+  var rows: Int { made.withLock { $0.rows } }
 
-  /// Counts the rows of `state`, the view at `version`, unless a newer state was counted.
+  /// Counts a state made here, `state`, the view at `version`, and its rows unless a newer state's were
+  /// counted.
   private func count(_ state: ProjectionState<Section>, at version: Int) {
     let rows = state.published.itemCount
-    newestRows.withLock { newest in
-      if newest.version <= version { newest = (version, rows) }
+    made.withLock { made in
+      made.count += 1
+      if made.version <= version { (made.version, made.rows) = (version, rows) }
     }
   }
 
@@ -63,7 +69,6 @@ final class SharedViewSteps<Section: SectionType>: Sendable {
   func start(_ scope: Snapshot<Section>, at version: Int) -> ProjectionState<Section>? {
     if let newest = newestStart.withLock({ $0 }), newest.version == version { return newest.state }
     guard let state = try? steps.make(scope, projection) else { return nil }
-    projected.withLock { $0 += 1 }
     count(state, at: version)
     newestStart.withLock { newest in
       if newest.map({ $0.version < version }) ?? true { newest = (version, state) }
@@ -110,9 +115,8 @@ final class SharedViewSteps<Section: SectionType>: Sendable {
     -> (state: ProjectionState<Section>, change: Changeset<Section>?)?
   {
     batch.shared(ObjectIdentifier(self)) {
-      projected.withLock { $0 += 1 }
       let result = try? steps.apply(state, batch.changeset, true)
-      if let result { count(result.0, at: batch.toNumber) }
+      if let result { count(result.0, at: batch.toNumber) } else { made.withLock { $0.count += 1 } }
       return Step(maker: self, result: result)
     }.result
   }

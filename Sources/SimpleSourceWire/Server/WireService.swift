@@ -263,7 +263,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   /// in step share them).
   package var liveViewSteps: (views: Int, projected: Int) {
     let shared = views.live.values.map(\.entry.view)
-    return (shared.count, shared.reduce(0) { $0 + $1.projected.withLock { $0 } })
+    return (shared.count, shared.reduce(0) { $0 + $1.projected })
   }
 
   // MARK: - Views
@@ -670,9 +670,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
       added.append((name, key))
       if views.idle[key] == nil { fresh += 1 }
     }
-    let freed = Set(leaving.map(\.key)).filter { key in
-      key.scope == scope && !distinct.contains(key) && views.live[key]?.users == 1
-    }
+    let freed = freed(by: leaving, of: scope, keeping: distinct)
     let held = (liveViewsPerScope[scope]?.count ?? 0) - freed.count
     if !added.isEmpty, held + added.count > limits.viewsPerScope {
       let past = added[min(added.count - 1, max(0, limits.viewsPerScope - held))]
@@ -700,13 +698,19 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     _ added: [(name: String, key: ViewKey)], scope: Scope, origin: String?, leaving: [ViewLease]
   ) throws(WireError) {
     guard let first = added.first else { return }
-    let distinct = Set(added.map(\.key))
-    let freed = Set(leaving.map(\.key)).filter { key in
-      key.scope == scope && !distinct.contains(key) && views.live[key]?.users == 1
-    }
+    let freed = freed(by: leaving, of: scope, keeping: Set(added.map(\.key)))
     // The views added are live now: counted in the scope's and origin's rows.
     try checkRows(
       of: first, shownBy: scope, origin: origin, freed: freed, leaving: leaving, projected: true)
+  }
+
+  /// The views of `scope` that a subscribe giving up `leaving` frees: those its session alone shows, and
+  /// that it does not ask for again (`asked`).
+  /// - Complexity: O(*v*) for *v* views left.
+  private func freed(by leaving: [ViewLease], of scope: Scope, keeping asked: Set<ViewKey>) -> Set<ViewKey> {
+    Set(leaving.map(\.key)).filter { key in
+      key.scope == scope && !asked.contains(key) && views.live[key]?.users == 1
+    }
   }
 
   /// Refuses `view` when the rows of the views its scope shows (less `freed`), or those its origin shows
