@@ -158,6 +158,9 @@ public struct WireQuery<Section: SectionType>: Sendable {
   public let canonical: Canonical?
   /// The projection for a request's parameters, already checked against ``parameters``.
   public let make: @Sendable (WireQueryArguments) throws(WireQueryRefusal) -> Projection<Section>
+  /// The projection's steps, made here, in the declaring module, where the build specialises them for
+  /// `Section`: a service steps every view of the query through them, not through generic code.
+  @usableFromInline let steps: ProjectionSteps<Section>
 
   /// Declares a query.
   /// - Parameters:
@@ -167,6 +170,7 @@ public struct WireQuery<Section: SectionType>: Sendable {
   ///     search's case, trimming it); it must keep their kinds, and ``make`` must show the same rows for a
   ///     request and its canonical form. `nil`: every spelling is its own view.
   ///   - make: The projection for checked parameters (their canonical form, when `canonical` is given).
+  @inlinable
   public init(
     _ name: String, parameters: [String: WireValue.Kind] = [:], canonical: Canonical? = nil,
     make: @escaping @Sendable (WireQueryArguments) throws(WireQueryRefusal) -> Projection<Section>
@@ -175,6 +179,7 @@ public struct WireQuery<Section: SectionType>: Sendable {
     self.parameters = parameters
     self.canonical = canonical
     self.make = make
+    self.steps = ProjectionSteps()
   }
 
   /// `request` with its parameters checked against ``parameters`` and in their canonical form: what a

@@ -30,7 +30,7 @@ final class SharedViewSteps<Section: SectionType>: Sendable {
   /// Its newest reset, encoded once per version and format, for the sessions that subscribe it as a
   /// query (format 2).
   let encodings: SharedEncodings
-  private let steps = ProjectionSteps<Section>()
+  private let steps: ProjectionSteps<Section>
   /// The newest state made to start from, and its version of the scope's stream.
   private let newestStart = Locked<(version: Int, state: ProjectionState<Section>)?>(nil)
   /// What was made here (not taken from another session): how many states and steps (tests read it),
@@ -57,9 +57,13 @@ final class SharedViewSteps<Section: SectionType>: Sendable {
     }
   }
 
-  init(_ projection: Projection<Section>, name: String, encodings: SharedEncodings) {
+  init(
+    _ projection: Projection<Section>, name: String, steps: ProjectionSteps<Section> = ProjectionSteps(),
+    encodings: SharedEncodings
+  ) {
     self.projection = projection
     self.name = name
+    self.steps = steps
     self.encodings = encodings
   }
 

@@ -83,6 +83,8 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   public nonisolated let source: any DataSourceType<Section>
   /// The queries clients may name, by name.
   public nonisolated let queries: [String: WireQuery<Section>]
+  /// The steps its views project through (``WireQuery``'s, when it has queries).
+  let steps: ProjectionSteps<Section>
   /// The rows each scope may see; `nil` when every scope sees every row.
   nonisolated let rows: Rows?
   /// The sections each scope may see; `nil` when every scope sees every section.
@@ -207,6 +209,9 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
       byName[query.name] = query
     }
     self.queries = byName
+    // Every query's steps are the same functions, specialised where the query was declared; a service with
+    // no query steps its views of the whole scope through its own, generic ones.
+    steps = queries.first?.steps ?? ProjectionSteps()
     self.rows = rows
     self.sections = sections
     scopes = SharedViews(idleLimit: keepingIdleViews)
@@ -427,9 +432,10 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     } else {
       viewsMade += 1
       let start = Task.schedulable("starting a scope's state") {
-        [source, history] () -> Result<ProjectedDataSource<Section>, ProjectionError> in
+        [source, history, steps] () -> Result<ProjectedDataSource<Section>, ProjectionError> in
         do throws(ProjectionError) {
-          return .success(try await source.projected(projection, versions: .parent, history: history))
+          return .success(
+            try await source.projected(projection, versions: .parent, history: history, steps: steps))
         } catch {
           return .failure(error)
         }
@@ -582,7 +588,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
       } else {
         viewsMade += 1
         let view = SharedViewSteps(
-          projection, name: key.query?.name ?? "of this scope",
+          projection, name: key.query?.name ?? "of this scope", steps: steps,
           encodings: SharedEncodings(counting: resetsEncoded))
         entry = .init(view: view, number: viewsMade)
         self.views.add(key, entry)

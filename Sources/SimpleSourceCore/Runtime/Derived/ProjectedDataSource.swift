@@ -62,12 +62,23 @@ public final class ProjectedDataSource<Section: SectionType>: DataSourceType {
   /// - Throws: ``ProjectionError`` when the projection's closures fail on the parent's current state.
   /// - Complexity: O(*n*) predicate calls (O(*n* log *n*) comparisons when sorting), off the caller's actor.
   @inlinable
-  public init<Parent: DataSourceType>(
+  public convenience init<Parent: DataSourceType>(
     _ parent: Parent, projection: Projection<Section> = .all, versions: ProjectedVersions = .own,
     history: HistoryLimit = .default
   ) async throws(ProjectionError) where Parent.Section == Section {
+    try await self.init(
+      parent, projection: projection, versions: versions, history: history, steps: ProjectionSteps())
+  }
+
+  /// A projected source that steps through `steps`: made where the build specialises them for
+  /// `Section`, when the caller itself is generic code (a service's scopes).
+  /// - Complexity: as ``init(_:projection:versions:history:)``.
+  @inlinable
+  package init<Parent: DataSourceType>(
+    _ parent: Parent, projection: Projection<Section>, versions: ProjectedVersions, history: HistoryLimit,
+    steps: ProjectionSteps<Section>
+  ) async throws(ProjectionError) where Parent.Section == Section {
     let subscription = await parent.subscribe()
-    let steps = ProjectionSteps<Section>()
     let state: ProjectionState<Section>
     do {
       state = try await steps.start(subscription.snapshot, projection)
@@ -186,6 +197,17 @@ extension DataSourceType {
     _ projection: Projection<Section>, versions: ProjectedVersions = .own, history: HistoryLimit = .default
   ) async throws(ProjectionError) -> ProjectedDataSource<Section> {
     try await ProjectedDataSource(self, projection: projection, versions: versions, history: history)
+  }
+
+  /// ``projected(_:versions:history:)`` stepping through `steps`.
+  /// - Complexity: as ``projected(_:versions:history:)``.
+  @inlinable
+  package func projected(
+    _ projection: Projection<Section>, versions: ProjectedVersions, history: HistoryLimit,
+    steps: ProjectionSteps<Section>
+  ) async throws(ProjectionError) -> ProjectedDataSource<Section> {
+    try await ProjectedDataSource(
+      self, projection: projection, versions: versions, history: history, steps: steps)
   }
 }
 
