@@ -51,9 +51,16 @@ enum PlantedBug: String, CaseIterable, Sendable, CustomStringConvertible {
     }
   }
 
-  /// A stand-in for a service the counter asks.
+  /// A stand-in for a service the counter asks. It counts what it was asked: a body that touches the
+  /// actor's state keeps its hop in a release build, where the optimizer removes the hop to a body that
+  /// touches nothing, and with it the suspension the bug needs.
   actor Remote {
-    func allow() -> Bool { true }
+    private var asked = 0
+
+    func allow() -> Bool {
+      asked += 1
+      return true
+    }
   }
 
   static func lostUpdate(correct: Bool) async throws {

@@ -263,8 +263,7 @@ struct TwoPhaseWriteTests {
       }
       let calls = (hashes: counter.hashes, equalities: counter.equalities)
       print("Prepared write calls at \(count) items: \(calls)")
-      let batch = write.batch
-      #expect(batch != nil)
+      #expect(write.batch != nil)
       #expect(calls.hashes <= 32 && calls.equalities <= 32, "\(count) items: \(calls)")
       await write.abandon()
     }
