@@ -135,6 +135,8 @@ struct GroupCommitTests {
     let groups = gate.groups.withLock { $0 }.filter { $0.batch != nil }
     #expect(groups.count >= 2, "the three writes gathered behind the first group")
     #expect(await source.diffsMade == groups.count, "one diff per group, none by the publish loop")
+    // `settled()` returns once the last batch is offered; the recorder may take it later.
+    #expect(await recorder.showing(await source.snapshot))
     let published = await recorder.batches
     #expect(published.count == groups.count)
     for (group, batch) in zip(groups, published) {
