@@ -30,15 +30,22 @@ public struct WireCoder: Sendable {
     self.formatVersion = formatVersion
   }
 
-  /// The JSON bytes of `message`.
+  /// The JSON bytes of `message`: those of a sorted-key `JSONEncoder` (``WireMessage/encode(to:)``), the
+  /// messages a server sends most (batches, confirmations) written directly.
   /// - Precondition: a `subscribe` with a query is written in format 2.
   /// - Complexity: O(size of the message).
   public func encode<Section>(_ message: WireMessage<Section>) -> Data
   where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item.ID: Codable {
-    if case .confirmed(let edit, let version) = message,
-      let bytes = confirmed(edit: edit, version: version, format: WireMessage<Section>.formatName)
-    {
-      return bytes
+    switch message {
+    case .confirmed(let edit, let version):
+      if let bytes = confirmed(edit: edit, version: version, format: WireMessage<Section>.formatName) {
+        return bytes
+      }
+    case .batch(let batch):
+      return WireBatchWriter.batch(batch, formatVersion: formatVersion)
+    case .viewBatches(let from, let to, let batches):
+      return WireBatchWriter.viewBatches(from: from, to: to, batches.mapValues(\.stages))
+    default: break
     }
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]

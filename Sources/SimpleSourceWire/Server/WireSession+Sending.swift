@@ -285,14 +285,11 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     let (coder, isQuery) = (coder, { if case .query = shown { true } else { false } }())
     // Two forms per format number: a query's and several views'.
     return ViewsOfBatch<Section>.Encoder(form: coder.formatVersion * 2 + (isQuery ? 1 : 0)) {
-      from, to, changes in
-      let batches = changes.mapValues { change in
-        WireBatch<Section>(from: from, to: to, stages: change.stages.map(WireStage.init))
-      }
-      guard isQuery else {
-        return coder.encode(WireMessage<Section>.viewBatches(from: from, to: to, batches: batches))
-      }
-      return coder.encode(WireMessage<Section>.batch(batches[""]!))
+      from, to, changes, items in
+      let stages = changes.mapValues { $0.stages.map(WireStage.init) }
+      guard isQuery else { return WireBatchWriter.viewBatches(from: from, to: to, stages, items: items) }
+      return WireBatchWriter.batch(
+        WireBatch(from: from, to: to, stages: stages[""]!), formatVersion: coder.formatVersion, items: items)
     }
   }
 

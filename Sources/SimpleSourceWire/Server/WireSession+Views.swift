@@ -75,11 +75,15 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     /// Held, so that no other view takes their identities (the key) while the batch lives.
     let views: [String: SharedViewSteps<Section>]
     let outcome: Outcome
+    /// The batch's items' JSON, shared with every other step of the batch.
+    let items: WireValueCache<Section.Item.ID>
     private let frames = Locked<[Encoder.Key: WireFrame]>([:])
 
-    init(views: [String: SharedViewSteps<Section>], outcome: Outcome) {
+    init(views: [String: SharedViewSteps<Section>], outcome: Outcome, items: WireValueCache<Section.Item.ID>)
+    {
       self.views = views
       self.outcome = outcome
+      self.items = items
     }
 
     /// The message of `changes` (this step's) from version `from` to `to`, written by `encode`: made the
@@ -90,7 +94,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     func frame(from: Int, to: Int, changes: [String: Changeset<Section>], encode: Encoder) -> WireFrame {
       let key = Encoder.Key(from: from, form: encode.form)
       if let frame = frames.withLock({ $0[key] }) { return frame }
-      let frame = WireFrame(bytes: encode.make(from, to, changes))
+      let frame = WireFrame(bytes: encode.make(from, to, changes, items))
       return frames.withLock { frames in
         if let stored = frames[key] { return stored }
         frames[key] = frame
@@ -109,7 +113,11 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
 
     /// Tells this form from the others a batch is written in.
     let form: Int
-    let make: @Sendable (_ from: Int, _ to: Int, _ changes: [String: Changeset<Section>]) -> Data
+    let make:
+      @Sendable (
+        _ from: Int, _ to: Int, _ changes: [String: Changeset<Section>],
+        _ items: WireValueCache<Section.Item.ID>
+      ) -> Data
   }
 
   /// What `batch` becomes for the sessions that follow it with views: made by the first that asks.
@@ -119,6 +127,9 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   }
 
   private let steps = Locked<[Key: Step]>([:])
+  /// The JSON of the batch's items, made once for every view that shows them: a batch's item of a given id
+  /// has one content, whichever view shows it.
+  private let items = WireValueCache<Section.Item.ID>()
 
   /// The batch stepped for `views` (`key`), from `states` (the views at the batch's start): made by the
   /// first session that asks, from each view's shared step (``SharedViewSteps/apply(_:to:)``).
@@ -139,7 +150,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
       next[name] = stepped
       if let change, !change.isEmpty { changes[name] = change }
     }
-    let step = Step(views: views, outcome: outcome ?? .stepped(next, changes))
+    let step = Step(views: views, outcome: outcome ?? .stepped(next, changes), items: items)
     return steps.withLock { steps in
       if let stored = steps[key] { return stored }
       steps[key] = step
