@@ -45,27 +45,36 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   private var encoder: JSONEncoder?
 
   /// A writer of messages in format `formatVersion`, taking items' JSON from `items` when given.
-  package init(formatVersion: Int, items: WireValueCache<Section.Item.ID>? = nil) {
+  private init(formatVersion: Int, items: WireValueCache<Section.Item.ID>?) {
     self.formatVersion = formatVersion
     self.items = items
   }
 
-  /// The `batch` message of `batch`.
-  /// - Complexity: O(size of the message), less the items `items` holds.
+  /// The stages of a batch as the writer reads them.
+  package enum Stages {
+    /// The wire's form, as a receiver decodes it or a sender made it.
+    case wire([WireStage<Section>])
+    /// A changeset's stages, read from each stage's state as they are written: no wire form is made, and
+    /// an item the cache holds is not looked up.
+    case changeset(Changeset<Section>)
+  }
+
+  /// The `batch` message from `from` to `to` of `stages`.
+  /// - Complexity: O(size of the message), less the items `items` holds; reading a changeset adds
+  ///   O(log *n*) per section or item written.
   package static func batch(
-    _ batch: WireBatch<Section>, formatVersion: Int, items: WireValueCache<Section.Item.ID>? = nil
+    from: Int, to: Int, _ stages: Stages, formatVersion: Int, items: WireValueCache<Section.Item.ID>? = nil
   ) -> Data {
     var writer = Self(formatVersion: formatVersion, items: items)
-    writer.envelope(formatVersion: formatVersion, from: batch.from) { $0.stages(batch.stages) }
-    writer.tail(to: batch.to, type: "batch")
+    writer.envelope(formatVersion: formatVersion, from: from) { $0.stages(stages) }
+    writer.tail(to: to, type: "batch")
     return Data(writer.bytes)
   }
 
   /// The `viewBatches` message from `from` to `to` of `batches`, by view name.
-  /// - Complexity: O(*v* log *v* + size of the message) for *v* views, less the items `items` holds.
+  /// - Complexity: O(*v* log *v*) for *v* views, plus ``batch(from:to:_:formatVersion:items:)``'s for each.
   package static func viewBatches(
-    from: Int, to: Int, _ batches: [String: [WireStage<Section>]],
-    items: WireValueCache<Section.Item.ID>? = nil
+    from: Int, to: Int, _ batches: [String: Stages], items: WireValueCache<Section.Item.ID>? = nil
   ) -> Data {
     let format = WireMessage<Section>.viewsFormat
     var writer = Self(formatVersion: format, items: items)
@@ -75,7 +84,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
         if index > 0 { writer.byte(",") }
         writer.string(name)
         writer.byte(":")
-        writer.stages(batches[name] ?? [])
+        if let stages = batches[name] { writer.stages(stages) }
       }
       writer.byte("}")
     }
@@ -105,91 +114,191 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     byte("}")
   }
 
-  private mutating func stages(_ stages: [WireStage<Section>]) {
+  /// `[{"items":{…},"kind":…,"sections":{…}},…]`, the changes left out when empty.
+  private mutating func stages(_ stages: Stages) {
     byte("[")
-    for (index, stage) in stages.enumerated() {
-      if index > 0 { byte(",") }
-      byte("{")
-      if !stage.items.isEmpty {
-        literal(#""items":"#)
-        changes(stage.items, id: { $0.id($1) }, value: { $0.item($1) }, position: { $0.position($1) })
-        byte(",")
+    switch stages {
+    case .wire(let stages):
+      for (index, stage) in stages.enumerated() {
+        if index > 0 { byte(",") }
+        self.stage(stage)
       }
-      literal(#""kind":"#)
-      string(stage.kind.wireName)
-      if !stage.sections.isEmpty {
-        literal(#","sections":"#)
-        changes(stage.sections, id: { $0.id($1) }, value: { $0.value($1) }, position: { $0.integer($1) })
+    case .changeset(let changeset):
+      for (index, stage) in changeset.stages.enumerated() {
+        if index > 0 { byte(",") }
+        self.stage(stage)
       }
-      byte("}")
     }
     byte("]")
   }
 
-  /// `{"deletes":[…],"inserts":[…],"moves":[…],"updates":[…]}`, each left out when empty.
+  private mutating func stage(_ stage: WireStage<Section>) {
+    let (items, sections) = (stage.items, stage.sections)
+    self.stage(kind: stage.kind, items: !items.isEmpty, sections: !sections.isEmpty) { writer, isItems in
+      guard isItems else {
+        return writer.changes(
+          sections, id: { $0.id($1) }, value: { $0.value($1) }, position: { $0.integer($1) })
+      }
+      writer.changes(items, id: { $0.id($1) }, value: { $0.item($1) }, position: { $0.position($1) })
+    }
+  }
+
+  private mutating func stage(_ stage: ChangeStage<Section>) {
+    let (items, sections, state) = (stage.itemChanges, stage.sectionChanges, stage.state)
+    self.stage(kind: stage.kind, items: !items.isEmpty, sections: !sections.isEmpty) { writer, isItems in
+      guard isItems else {
+        return writer.changes(
+          sections, id: { $0.id($1) }, position: { $0.integer($1) },
+          inserted: { writer, _, at in writer.value(state.section(at: at)) },
+          refreshed: { writer, _, at in
+            // A refreshed section is written with its own content only.
+            var content = state.sectionContent(at: at)
+            content.items = []
+            writer.value(content)
+          })
+      }
+      let content = { (writer: inout Self, id: Section.Item.ID, at: ItemPosition) in
+        writer.item(id: id) { state[at] }
+      }
+      writer.changes(
+        items, id: { $0.id($1) }, position: { $0.position($1) }, inserted: content, refreshed: content)
+    }
+  }
+
+  /// `{"items":…,"kind":…,"sections":…}`, `changes` writing the items' changes (`true`) or the sections'.
+  private mutating func stage(
+    kind: ChangeStage<Section>.Kind, items: Bool, sections: Bool, changes: (inout Self, Bool) -> Void
+  ) {
+    byte("{")
+    if items {
+      literal(#""items":"#)
+      changes(&self, true)
+      byte(",")
+    }
+    literal(#""kind":"#)
+    string(kind.wireName)
+    if sections {
+      literal(#","sections":"#)
+      changes(&self, false)
+    }
+    byte("}")
+  }
+
+  /// The wire's changes of one kind of element.
   private mutating func changes<ID, Value, Position>(
     _ changes: WireChanges<ID, Value, Position>, id: (inout Self, ID) -> Void,
     value: (inout Self, Value) -> Void, position: (inout Self, Position) -> Void
   ) {
+    let counts = (changes.deletes.count, changes.inserts.count, changes.moves.count, changes.updates.count)
+    lists(counts) { writer, list, index in
+      switch list {
+      case .deletes:
+        let removal = changes.deletes[index]
+        writer.removal(at: removal.at, id: removal.id, position: position, writeID: id)
+      case .inserts:
+        let placement = changes.inserts[index]
+        writer.placement(at: placement.at, position: position) { value(&$0, placement.value) }
+      case .moves:
+        let move = changes.moves[index]
+        writer.move(from: move.from, id: move.id, to: move.to, position: position, writeID: id)
+      case .updates:
+        let placement = changes.updates[index]
+        writer.placement(at: placement.at, position: position) { value(&$0, placement.value) }
+      }
+    }
+  }
+
+  /// A changeset stage's changes of one kind of element, the content of each placed one written by
+  /// `inserted` or `refreshed` from its id and position after the stage.
+  private mutating func changes<ID, Position>(
+    _ changes: ChangeList<ID, Position>, id: (inout Self, ID) -> Void,
+    position: (inout Self, Position) -> Void,
+    inserted: (inout Self, ID, Position) -> Void, refreshed: (inout Self, ID, Position) -> Void
+  ) {
+    let counts = (changes.deletes.count, changes.inserts.count, changes.moves.count, changes.updates.count)
+    lists(counts) { writer, list, index in
+      switch list {
+      case .deletes:
+        let removal = changes.deletes[index]
+        writer.removal(at: removal.from, id: removal.id, position: position, writeID: id)
+      case .inserts:
+        let insertion = changes.inserts[index]
+        writer.placement(at: insertion.to, position: position) { inserted(&$0, insertion.id, insertion.to) }
+      case .moves:
+        let move = changes.moves[index]
+        writer.move(from: move.from, id: move.id, to: move.to, position: position, writeID: id)
+      case .updates:
+        // A refresh is written at its position before the stage, which is the same after it.
+        let update = changes.updates[index]
+        writer.placement(at: update.to, position: position) { refreshed(&$0, update.id, update.to) }
+      }
+    }
+  }
+
+  /// The four lists of a stage's changes of one kind of element.
+  private enum List { case deletes, inserts, moves, updates }
+
+  /// `{"deletes":[…],"inserts":[…],"moves":[…],"updates":[…]}` of lists of `counts` elements, each left
+  /// out when empty; `element` writes the element at an index of a list.
+  private mutating func lists(
+    _ counts: (deletes: Int, inserts: Int, moves: Int, updates: Int),
+    _ element: (inout Self, List, Int) -> Void
+  ) {
     var first = true
-    func key(_ name: StaticString, _ writer: inout Self) {
+    func list(_ list: List, _ key: StaticString, _ count: Int, _ writer: inout Self) {
+      guard count > 0 else { return }
       if !first { writer.byte(",") }
       first = false
-      writer.literal(name)
+      writer.literal(key)
+      writer.byte("[")
+      for index in 0..<count {
+        if index > 0 { writer.byte(",") }
+        element(&writer, list, index)
+      }
+      writer.byte("]")
     }
     byte("{")
-    if !changes.deletes.isEmpty {
-      key(#""deletes":"#, &self)
-      list(changes.deletes) { writer, removal in
-        writer.literal(#"{"at":"#)
-        position(&writer, removal.at)
-        writer.literal(#","id":"#)
-        id(&writer, removal.id)
-        writer.byte("}")
-      }
-    }
-    if !changes.inserts.isEmpty {
-      key(#""inserts":"#, &self)
-      list(changes.inserts) { $0.placement($1, value: value, position: position) }
-    }
-    if !changes.moves.isEmpty {
-      key(#""moves":"#, &self)
-      list(changes.moves) { writer, move in
-        writer.literal(#"{"from":"#)
-        position(&writer, move.from)
-        writer.literal(#","id":"#)
-        id(&writer, move.id)
-        writer.literal(#","to":"#)
-        position(&writer, move.to)
-        writer.byte("}")
-      }
-    }
-    if !changes.updates.isEmpty {
-      key(#""updates":"#, &self)
-      list(changes.updates) { $0.placement($1, value: value, position: position) }
-    }
+    list(.deletes, #""deletes":"#, counts.deletes, &self)
+    list(.inserts, #""inserts":"#, counts.inserts, &self)
+    list(.moves, #""moves":"#, counts.moves, &self)
+    list(.updates, #""updates":"#, counts.updates, &self)
+    byte("}")
+  }
+
+  /// `{"at":…,"id":…}`.
+  private mutating func removal<ID, Position>(
+    at: Position, id: ID, position: (inout Self, Position) -> Void, writeID: (inout Self, ID) -> Void
+  ) {
+    literal(#"{"at":"#)
+    position(&self, at)
+    literal(#","id":"#)
+    writeID(&self, id)
+    byte("}")
+  }
+
+  /// `{"from":…,"id":…,"to":…}`.
+  private mutating func move<ID, Position>(
+    from: Position, id: ID, to: Position, position: (inout Self, Position) -> Void,
+    writeID: (inout Self, ID) -> Void
+  ) {
+    literal(#"{"from":"#)
+    position(&self, from)
+    literal(#","id":"#)
+    writeID(&self, id)
+    literal(#","to":"#)
+    position(&self, to)
     byte("}")
   }
 
   /// `{"at":…,"value":…}`.
-  private mutating func placement<Value, Position>(
-    _ placement: WirePlacement<Value, Position>, value: (inout Self, Value) -> Void,
-    position: (inout Self, Position) -> Void
+  private mutating func placement<Position>(
+    at: Position, position: (inout Self, Position) -> Void, value: (inout Self) -> Void
   ) {
     literal(#"{"at":"#)
-    position(&self, placement.at)
+    position(&self, at)
     literal(#","value":"#)
-    value(&self, placement.value)
+    value(&self)
     byte("}")
-  }
-
-  private mutating func list<Element>(_ elements: [Element], _ write: (inout Self, Element) -> Void) {
-    byte("[")
-    for (index, element) in elements.enumerated() {
-      if index > 0 { byte(",") }
-      write(&self, element)
-    }
-    byte("]")
   }
 
   /// `[section,item]`.
@@ -203,10 +312,15 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
 
   /// An item, from the cache when there is one.
   private mutating func item(_ item: Section.Item) {
-    guard let items else { return value(item) }
+    self.item(id: item.id) { item }
+  }
+
+  /// The item of `id`, from the cache when there is one; `content` is read only when it is not held.
+  private mutating func item(id: Section.Item.ID, content: () -> Section.Item) {
+    guard let items else { return value(content()) }
     var encoder = self.encoder
     bytes.append(
-      contentsOf: items.bytes(of: item.id) { Self.encoded(item, with: &encoder, format: formatVersion) })
+      contentsOf: items.bytes(of: id) { Self.encoded(content(), with: &encoder, format: formatVersion) })
     self.encoder = encoder
   }
 

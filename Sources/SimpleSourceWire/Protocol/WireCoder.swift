@@ -42,9 +42,10 @@ public struct WireCoder: Sendable {
         return bytes
       }
     case .batch(let batch):
-      return WireBatchWriter.batch(batch, formatVersion: formatVersion)
+      return WireBatchWriter.batch(
+        from: batch.from, to: batch.to, .wire(batch.stages), formatVersion: formatVersion)
     case .viewBatches(let from, let to, let batches):
-      return WireBatchWriter.viewBatches(from: from, to: to, batches.mapValues(\.stages))
+      return WireBatchWriter.viewBatches(from: from, to: to, batches.mapValues { .wire($0.stages) })
     default: break
     }
     let encoder = JSONEncoder()

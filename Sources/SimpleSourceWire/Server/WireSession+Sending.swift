@@ -286,10 +286,12 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     // Two forms per format number: a query's and several views'.
     return ViewsOfBatch<Section>.Encoder(form: coder.formatVersion * 2 + (isQuery ? 1 : 0)) {
       from, to, changes, items in
-      let stages = changes.mapValues { $0.stages.map(WireStage.init) }
-      guard isQuery else { return WireBatchWriter.viewBatches(from: from, to: to, stages, items: items) }
+      guard isQuery else {
+        return WireBatchWriter.viewBatches(
+          from: from, to: to, changes.mapValues { .changeset($0) }, items: items)
+      }
       return WireBatchWriter.batch(
-        WireBatch(from: from, to: to, stages: stages[""]!), formatVersion: coder.formatVersion, items: items)
+        from: from, to: to, .changeset(changes[""]!), formatVersion: coder.formatVersion, items: items)
     }
   }
 

@@ -55,16 +55,27 @@ struct WireBatchWriterTests {
     }
     for format in [1, 2] {
       let expected = try reference(WireMessage<Section>.batch(batch), formatVersion: format)
-      compare(WireBatchWriter.batch(batch, formatVersion: format), expected, "format \(format)")
-      let items = WireValueCache<Section.Item.ID>()
-      compare(WireBatchWriter.batch(batch, formatVersion: format, items: items), expected, "cached")
-      compare(WireBatchWriter.batch(batch, formatVersion: format, items: items), expected, "from the cache")
+      for stages in [WireBatchWriter.Stages.wire(batch.stages), .changeset(changeset)] {
+        let form = if case .wire = stages { "wire stages" } else { "changeset" }
+        let write = { (items: WireValueCache<Section.Item.ID>?) in
+          WireBatchWriter.batch(from: 40, to: 41, stages, formatVersion: format, items: items)
+        }
+        compare(write(nil), expected, "format \(format), \(form)")
+        let items = WireValueCache<Section.Item.ID>()
+        compare(write(items), expected, "format \(format), \(form), cached")
+        compare(write(items), expected, "format \(format), \(form), from the cache")
+      }
       compare(WireCoder(formatVersion: format).encode(WireMessage<Section>.batch(batch)), expected, "coder")
     }
     let views = Dictionary(names.map { ($0, batch) }, uniquingKeysWith: { first, _ in first })
     let message = WireMessage<Section>.viewBatches(from: 40, to: 41, batches: views)
     let expected = try reference(message, formatVersion: 3)
-    compare(WireBatchWriter.viewBatches(from: 40, to: 41, views.mapValues(\.stages)), expected, "views")
+    compare(
+      WireBatchWriter.viewBatches(from: 40, to: 41, views.mapValues { .wire($0.stages) }), expected, "views")
+    let changesets = views.mapValues { _ in WireBatchWriter.Stages.changeset(changeset) }
+    compare(
+      WireBatchWriter.viewBatches(from: 40, to: 41, changesets, items: WireValueCache()), expected,
+      "views of a changeset")
     compare(WireCoder().encode(message), expected, "views through the coder")
     return problems
   }
