@@ -1,5 +1,5 @@
 // libFuzzer target: any bytes, decoded as a wire message and applied to a snapshot, either are refused with
-// a WireError or give a valid snapshot. Never a crash. Built by `.ci/fuzz` against the core and wire modules.
+// a WireError or give a valid snapshot; what decodes re-encodes with JSONEncoder's bytes. Never a crash. Built by `.ci/fuzz` against the core and wire modules.
 
 import Foundation
 import SimpleSourceCore
@@ -41,6 +41,16 @@ public func fuzz(_ start: UnsafePointer<UInt8>, _ count: Int) -> CInt {
   let encoded = coder.encode(message)
   guard let again = try? coder.decode(encoded, as: FuzzSection.self), coder.encode(again) == encoded else {
     fatalError("a decoded message does not round-trip: \(String(decoding: encoded, as: UTF8.self))")
+  }
+  // The messages the coder writes directly (batches) carry the bytes a sorted-key JSONEncoder writes.
+  switch message {
+  case .batch, .viewBatches, .confirmed:
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+    guard (try? encoder.encode(message)) == encoded else {
+      fatalError("a written message differs from JSONEncoder's: \(String(decoding: encoded, as: UTF8.self))")
+    }
+  default: break
   }
   guard case .batch(let batch) = message else { return 0 }
   for held in heldStates {
