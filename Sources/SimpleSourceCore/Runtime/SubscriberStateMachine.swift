@@ -129,6 +129,9 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
   /// The newest published batch, and the newest snapshot of the source.
   @usableFromInline var newest: UpdateBatch<Section>?
   @usableFromInline var newestSnapshot: Snapshot<Section>
+  /// Where the subscriber's sink stands in a publish's order of writes (``SubscriptionLane``): kept here,
+  /// under the subscriber's lock, for the hub; the machine never reads it.
+  @usableFromInline var lane = SubscriptionLane.first
 
   /// A subscriber holding `snapshot` at `version`, which may be newer than the newest published batch
   /// when the source has mutations still being diffed, or older when it resumes (G11): then
@@ -538,6 +541,29 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
 /// hands it over by itself.
 @usableFromInline
 package typealias SubscriptionSink<Section: SectionType> = @Sendable (UpdateBatch<Section>) -> Bool
+
+/// Where a subscriber stands in the order a publish serves its subscribers: every waiting consumer of a
+/// lower lane is resumed, and every sink of a lower lane handed to the hub's writers, before any of a
+/// higher one; within a lane, in the order the hub keeps its subscribers. A follower whose batches cost
+/// more to deal with takes a later lane (the wire's sessions that show several views: a projection step
+/// and a part of the message per view; a scope's state whose sessions show many), so that it pays for
+/// its own cost, and the subscribers that cost a write each are not queued behind it. A consumer's lane
+/// is the one it gave when it last asked for a batch.
+@usableFromInline
+package struct SubscriptionLane: Comparable, Hashable, Sendable {
+  @usableFromInline let rank: Int
+
+  /// The lane of `rank`: 0 first (the default), higher later; a negative rank is 0.
+  @inlinable
+  package init(_ rank: Int) { self.rank = max(0, rank) }
+
+  /// The first lane, every subscriber's unless its follower chose another.
+  @inlinable
+  package static var first: Self { Self(0) }
+
+  @inlinable
+  package static func < (lhs: Self, rhs: Self) -> Bool { lhs.rank < rhs.rank }
+}
 
 /// What a consumer gets when it asks for its next batch.
 @usableFromInline

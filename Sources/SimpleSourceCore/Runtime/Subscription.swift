@@ -54,7 +54,7 @@ public struct Subscription<Section: SectionType>: Sendable {
 
   @usableFromInline
   typealias NextFromHub =
-    @Sendable (SubscriptionSink<Section>?, (@Sendable () -> Void)?, Bool) async ->
+    @Sendable (SubscriptionSink<Section>?, SubscriptionLane, (@Sendable () -> Void)?, Bool) async ->
     SubscriptionEvent<Section>?
 
   /// Follows the subscription: hands each event to `handle` on the caller's isolation, one at a time, and
@@ -72,6 +72,8 @@ public struct Subscription<Section: SectionType>: Sendable {
   ///   writers, outside every lock, and held at once, without waking it (one already waiting when it asks is written to the sink by its own
   ///   task); `handle` gets only a batch the sink refused or one composed for it.
   ///   `parked` is called each time it parks so.
+  /// - `lane` places the follower in each publish's order (``SubscriptionLane``), read each time it asks
+  ///   for an event: a follower whose batches cost more than a write takes a later one.
   /// - It ends, and ends the subscription, when `handle` returns `false` or throws, when the task is
   ///   cancelled, or when the subscription ends. A paced subscription, or one not made by the fan-out
   ///   engine, hands over its batches only.
@@ -79,15 +81,17 @@ public struct Subscription<Section: SectionType>: Sendable {
   ///   caller's actor.
   package func follow(
     isolation: isolated (any Actor)? = #isolation, announcingHeld: Bool = false,
-    sinkingInto sink: SubscriptionSink<Section>? = nil, parked: (@Sendable () -> Void)? = nil,
-    _ handle: (SubscriptionEvent<Section>) async throws -> Bool
+    sinkingInto sink: SubscriptionSink<Section>? = nil, lane: () -> SubscriptionLane = { .first },
+    parked: (@Sendable () -> Void)? = nil, _ handle: (SubscriptionEvent<Section>) async throws -> Bool
   ) async rethrows {
     defer { cancel() }
     // One handler for the whole loop, not one per event: registering one per event cost 6 µs a follower
     // (the wire's senders on this loop, tried: `queries-1000-clients` 14.1 ms for 1,000 sessions, 7.9
     // without it).
     try await withTaskCancellationHandler {
-      while let event = await nextEvent(announcingHeld: announcingHeld, sinkingInto: sink, parked: parked) {
+      while let event = await nextEvent(
+        announcingHeld: announcingHeld, sinkingInto: sink, lane: lane(), parked: parked)
+      {
         guard try await handle(event) else { return }
       }
     } onCancel: {
@@ -96,17 +100,18 @@ public struct Subscription<Section: SectionType>: Sendable {
   }
 
   /// The follower's next event, or `nil` when the subscription ends; see
-  /// ``follow(isolation:announcingHeld:sinkingInto:parked:_:)``, which ends the subscription when its task
+  /// ``follow(isolation:announcingHeld:sinkingInto:lane:parked:_:)``, which ends the subscription when its task
   /// is cancelled.
   @usableFromInline
   func nextEvent(
-    announcingHeld: Bool, sinkingInto sink: SubscriptionSink<Section>?, parked: (@Sendable () -> Void)?
+    announcingHeld: Bool, sinkingInto sink: SubscriptionSink<Section>?, lane: SubscriptionLane = .first,
+    parked: (@Sendable () -> Void)?
   ) async -> SubscriptionEvent<Section>? {
     guard let nextFromHub else {
       var iterator = batches.makeAsyncIterator()
       return await iterator.next().map { .batch($0) }
     }
-    return await nextFromHub(sink, parked, announcingHeld)
+    return await nextFromHub(sink, lane, parked, announcingHeld)
   }
 
   /// A subscription from parts that keep none of the promises above by themselves: for tests that
@@ -259,8 +264,8 @@ extension SubscriptionHub {
       onCancel: { token.hub.cancel(token.mailbox) })
     var nextFromHub: Subscription<Section>.NextFromHub?
     if gate == nil {
-      nextFromHub = { sink, parked, announcing in
-        await mailbox.nextEvent(sink: sink, parkedWithSink: parked, announcing: announcing)
+      nextFromHub = { sink, lane, parked, announcing in
+        await mailbox.nextEvent(sink: sink, lane: lane, parkedWithSink: parked, announcing: announcing)
       }
     }
     // The hub and mailbox, not the token: a held Subscription must not keep its stream alive.
@@ -270,7 +275,7 @@ extension SubscriptionHub {
   }
 }
 
-/// What a follower's loop receives from its subscription (``Subscription/follow(isolation:announcingHeld:sinkingInto:parked:_:)``).
+/// What a follower's loop receives from its subscription (``Subscription/follow(isolation:announcingHeld:sinkingInto:lane:parked:_:)``).
 @usableFromInline
 package enum SubscriptionEvent<Section: SectionType>: Sendable {
   /// The next batch, from the version the follower holds (G1).

@@ -33,10 +33,14 @@ final class SubscriberMailbox<Section: SectionType>: Sendable {
   /// to hold the same content. Called by ``next()`` before it may park, and before a pacing gate's wait.
   ///
   /// With `announcing`, the consumer is told of versions held with no batch from now on
-  /// (``SubscriberStateMachine/announcesHeld``).
+  /// (``SubscriberStateMachine/announcesHeld``); with a `lane`, it is served in that lane from now on.
   @inlinable
-  func asked(announcing: Bool = false) {
-    if let held = state.withLock({ $0.asks(announcing: announcing) }) { progress.hold(through: held) }
+  func asked(announcing: Bool = false, lane: SubscriptionLane? = nil) {
+    let held = state.withLock { state in
+      if let lane { state.lane = lane }
+      return state.asks(announcing: announcing)
+    }
+    if let held { progress.hold(through: held) }
   }
 
   /// See ``SubscriberStateMachine/reachedWithoutBatch(to:)``.
@@ -49,18 +53,33 @@ final class SubscriberMailbox<Section: SectionType>: Sendable {
     }
   }
 
+  /// A consumer woken in a lane after the first: resumed once the publish has offered the batch to every
+  /// subscriber, in the order of lanes.
+  @usableFromInline
+  typealias Deferred = (
+    mailbox: SubscriberMailbox, waiter: Waiter, delivery: Machine.Delivery, lane: SubscriptionLane
+  )
+
   /// Offers a published batch: handed to the consumer if it waits, or, when it is parked with a sink and
-  /// the batch is its next, left for one of the hub's writers. Returns whether the subscriber is due a
-  /// write: the caller hands it to the writers (``write()``). No sink is called here.
+  /// the batch is its next, left for one of the hub's writers. A consumer in the first lane is resumed at
+  /// once; one in a later lane is added to `later`, for the caller to resume in the order of lanes. Returns
+  /// the subscriber's lane when its sink is due a write (the caller hands it to the writers, ``write()``, in
+  /// the order of lanes), `nil` otherwise. No sink is called here.
   ///
   /// Inlined into the hub's loop over its subscribers, as are the state machine's steps it takes: that
   /// loop runs unspecialized (a source is generic over its section), and inlined, it looks up the types'
   /// metadata once per subscriber rather than once per call.
   /// - Complexity: O(1); O(*k*) for a batch of *k* ids the subscriber missed.
   @inlinable @inline(__always)
-  func publish(_ batch: UpdateBatch<Section>, refreshing: Set<Section.Item.ID>) -> Bool {
+  func publish(
+    _ batch: UpdateBatch<Section>, refreshing: Set<Section.Item.ID>, deferring later: inout [Deferred]
+  )
+    -> SubscriptionLane?
+  {
     var due = false
+    var lane = SubscriptionLane.first
     let handed = state.withLock { state -> (Waiter, Machine.Delivery)? in
+      lane = state.lane
       if state.publishToSink(batch, refreshing: refreshing) {
         due = true
         return nil
@@ -69,8 +88,14 @@ final class SubscriberMailbox<Section: SectionType>: Sendable {
       due = state.queueWrite()
       return handed
     }
-    if let (waiter, delivery) = handed { waiter.resume(returning: delivery) }
-    return due
+    if let (waiter, delivery) = handed {
+      if lane == .first {
+        waiter.resume(returning: delivery)
+      } else {
+        later.append((self, waiter, delivery, lane))
+      }
+    }
+    return due ? lane : nil
   }
 
   /// Makes the writes due to the parked consumer's sink, each outside the lock: the batch is taken under
@@ -137,13 +162,13 @@ final class SubscriberMailbox<Section: SectionType>: Sendable {
   /// as ``next(sink:parkedWithSink:)``.
   @inlinable
   func nextEvent(
-    sink: SubscriptionSink<Section>? = nil, parkedWithSink: (@Sendable () -> Void)? = nil,
-    announcing: Bool = false
+    sink: SubscriptionSink<Section>? = nil, lane: SubscriptionLane = .first,
+    parkedWithSink: (@Sendable () -> Void)? = nil, announcing: Bool = false
   ) async -> SubscriptionEvent<Section>? {
     while true {
       // Asking, the consumer holds what it took (G13): reported before it may park, since nothing may
       // run once it is parked (a publisher may resume it at once, on another thread).
-      asked(announcing: announcing)
+      asked(announcing: announcing, lane: lane)
       let wait = TaskSchedule.beginWait("the next batch of a subscription")
       // Whether the delivery was waiting when the consumer asked: a batch the publisher hands over later
       // was offered to the sink first (and refused).
@@ -387,22 +412,55 @@ final class SubscriptionHub<Section: SectionType>: Sendable {
     registry.withLock { ($0.newestVersion, $0.newestSnapshot) }
   }
 
-  /// Offers `batch` to every subscriber: ``record(_:edits:refreshing:)``, then each subscriber's
-  /// ``SubscriberMailbox/publish(_:refreshing:)``, outside the registry's lock; a consumer that waits is
-  /// resumed at once. The sinks the batch is due to are written by the hub's writers (``writeDue()``), in
-  /// tasks of their own: the publisher calls no sink and waits for none. `edits` is what the history keeps
-  /// of the batch (``historyEdits(of:)``), made by the caller off its own critical path when it can; made
-  /// here when `nil` and the history keeps versions.
+  /// Offers `batch` to every subscriber (``offer(_:refreshing:edits:)``), outside the registry's lock.
+  /// Consumers that wait are resumed, and the sinks the batch is due to handed to the hub's writers
+  /// (``writeDue()``, in tasks of their own), both in the order of the subscribers' lanes
+  /// (``SubscriptionLane``): the publisher calls no sink and waits for none. `edits` is what the history keeps of the batch (``historyEdits(of:)``),
+  /// made by the caller off its own critical path when it can; made here when `nil` and the history keeps
+  /// versions.
   /// - Complexity: O(*s*) for *s* subscribers, each O(1), plus O(*k* log *n*) for the batch's edits when
-  ///   they are made here.
+  ///   they are made here; O(*d* log *d*) more for the *d* subscribers it wakes or writes to when they are
+  ///   not all in one lane.
   @inlinable
   func publish(
     _ batch: UpdateBatch<Section>, refreshing: Set<Section.Item.ID>, edits: [BatchEdit<Section>]? = nil
   ) {
+    let (later, due) = offer(batch, refreshing: refreshing, edits: edits)
+    deliver(later: later, due: due)
+  }
+
+  /// Offers `batch` to every subscriber (``record(_:edits:refreshing:)``, then each subscriber's
+  /// ``SubscriberMailbox/publish(_:refreshing:deferring:)``): resumes the consumers that wait in the first
+  /// lane, and returns those woken in later lanes and the subscribers whose sinks are due a write, each in
+  /// the order of lanes (the hub's order within a lane), for ``deliver(later:due:)``.
+  /// - Complexity: as ``publish(_:refreshing:edits:)``.
+  @inlinable
+  func offer(_ batch: UpdateBatch<Section>, refreshing: Set<Section.Item.ID>, edits: [BatchEdit<Section>]?)
+    -> (later: [SubscriberMailbox<Section>.Deferred], due: [SubscriberMailbox<Section>])
+  {
     var due: [SubscriberMailbox<Section>] = []
+    var lanes = LaneOrder()
+    var later: [SubscriberMailbox<Section>.Deferred] = []
     for mailbox in record(batch, edits: edits ?? historyEdits(of: batch), refreshing: refreshing) {
-      if mailbox.publish(batch, refreshing: refreshing) { due.append(mailbox) }
+      guard let lane = mailbox.publish(batch, refreshing: refreshing, deferring: &later) else { continue }
+      lanes.add(lane, after: due.count)
+      due.append(mailbox)
     }
+    if let order = lanes.order { due = order.map { due[$0] } }
+    if later.count > 1 {
+      later = later.indices.sorted {
+        later[$0].lane < later[$1].lane || (later[$0].lane == later[$1].lane && $0 < $1)
+      }
+      .map { later[$0] }
+    }
+    return (later, due)
+  }
+
+  /// Resumes the consumers `later`, then hands the subscribers `due` to the writers, each in order.
+  /// - Complexity: O(*c* + *d*) for *c* consumers and *d* subscribers.
+  @inlinable
+  func deliver(later: [SubscriberMailbox<Section>.Deferred], due: [SubscriberMailbox<Section>]) {
+    for consumer in later { consumer.waiter.resume(returning: consumer.delivery) }
     if !due.isEmpty { startWriters(writers.withLock { $0.enqueue(due) }) }
   }
 
@@ -504,5 +562,39 @@ final class SubscriptionHub<Section: SectionType>: Sendable {
       return registry.removeAll()
     }
     for mailbox in mailboxes { mailbox.end() }
+  }
+}
+
+/// The lanes of the subscribers a publish hands to the writers, in the hub's order: the first one seen,
+/// and all of them once one differs, so that a publish whose subscribers share one lane pays nothing for
+/// them.
+@usableFromInline
+struct LaneOrder: Sendable {
+  @usableFromInline var first: SubscriptionLane?
+  @usableFromInline var all: [SubscriptionLane] = []
+
+  @inlinable init() {}
+
+  /// The next subscriber (`count` came before it) is in `lane`.
+  /// - Complexity: O(1) amortized; O(*count*) once, for the first that differs.
+  @inlinable
+  mutating func add(_ lane: SubscriptionLane, after count: Int) {
+    if !all.isEmpty {
+      all.append(lane)
+    } else if let first, lane != first {
+      all = Array(repeating: first, count: count)
+      all.append(lane)
+    } else {
+      first = lane
+    }
+  }
+
+  /// The subscribers' places in the order of lanes, lowest first, keeping the hub's order within a lane;
+  /// `nil` when they share one lane.
+  /// - Complexity: O(*c* log *c*) for *c* subscribers when they do not share one lane; O(1) otherwise.
+  @inlinable
+  var order: [Int]? {
+    if all.isEmpty { return nil }
+    return all.indices.sorted { all[$0] < all[$1] || (all[$0] == all[$1] && $0 < $1) }
   }
 }

@@ -136,3 +136,132 @@ struct FollowingWithASinkTests {
     await consumer.value
   }
 }
+
+@Suite("Sinks in lanes")
+struct SinksInLanesTests {
+  @Test(
+    "a publish hands the sinks to its writers lane by lane, lowest first, in the hub's order within a lane"
+  )
+  func sinksAreWrittenInLaneOrder() async throws {
+    let source = try BasicDataSource(sections: layout("A: a b"))
+    // Registered in this order, each with its lane.
+    let lanes = [("a", 3), ("b", 0), ("c", 1), ("d", 0), ("e", 1)]
+    var subscriptions: [Subscription<TestSection>] = []
+    for _ in lanes { subscriptions.append(await source.subscribe()) }
+    let written = Locked<[String]>([])
+    let (parks, parked) = AsyncStream.makeStream(of: Void.self)
+    let followers = zip(lanes, subscriptions).map { lane, subscription in
+      Task {
+        await subscription.follow(
+          sinkingInto: { _ in
+            written.withLock { $0.append(lane.0) }
+            return true
+          },
+          lane: { SubscriptionLane(lane.1) }, parked: { parked.yield() }
+        ) { _ in true }
+      }
+    }
+    // Every follower parked with its sink before the batch: the publisher hands all five to one writer.
+    var parking = parks.makeAsyncIterator()
+    for _ in lanes { await parking.next() }
+    let version = try await source.appendItems([TestItem("c")], toSection: "A")
+    for subscription in subscriptions { #expect(try await subscription.reached(version)) }
+    #expect(written.withLock { $0 } == ["b", "d", "c", "e", "a"])
+    for subscription in subscriptions { subscription.cancel() }
+    for follower in followers { await follower.value }
+  }
+
+  @Test("with every sink in the first lane, a publish keeps the hub's order")
+  func firstLaneKeepsTheHubsOrder() async throws {
+    let source = try BasicDataSource(sections: layout("A: a b"))
+    let names = ["a", "b", "c", "d"]
+    var subscriptions: [Subscription<TestSection>] = []
+    for _ in names { subscriptions.append(await source.subscribe()) }
+    let written = Locked<[String]>([])
+    let (parks, parked) = AsyncStream.makeStream(of: Void.self)
+    let followers = zip(names, subscriptions).map { name, subscription in
+      Task {
+        await subscription.follow(
+          sinkingInto: { _ in
+            written.withLock { $0.append(name) }
+            return true
+          },
+          parked: { parked.yield() }
+        ) { _ in true }
+      }
+    }
+    var parking = parks.makeAsyncIterator()
+    for _ in names { await parking.next() }
+    let version = try await source.appendItems([TestItem("c")], toSection: "A")
+    for subscription in subscriptions { #expect(try await subscription.reached(version)) }
+    #expect(written.withLock { $0 } == names)
+    for subscription in subscriptions { subscription.cancel() }
+    for follower in followers { await follower.value }
+  }
+
+  @Test(
+    "a publish wakes the consumers that wait in the first lane at once, then the others lane by lane, in the hub's order within a lane"
+  )
+  func waitingConsumersAreWokenInLaneOrder() async throws {
+    let states = ["A: a", "A: a b"].map { Snapshot<TestSection>(tree: snapshot($0).tree) }
+    let hub = SubscriptionHub<TestSection>(
+      version: 0, snapshot: states[0], differ: Differ(), history: HistoryLimit(versions: 2, bytes: 1 << 20),
+      counter: VersionCounter())
+    let lanes = [("a", 3), ("b", 1), ("c", 0), ("d", 2), ("e", 1)]
+    var mailboxes: [SubscriberMailbox<TestSection>] = []
+    for _ in lanes {
+      guard let (mailbox, _, _) = hub.register(.newest) else { throw CancellationError() }
+      mailboxes.append(mailbox)
+    }
+    // Each consumer asks in its lane and waits: registered as waiting before it reports so.
+    let (waits, waiting) = AsyncStream.makeStream(of: Void.self)
+    let consumers = zip(lanes, mailboxes).map { lane, mailbox in
+      Task {
+        mailbox.asked(lane: SubscriptionLane(lane.1))
+        let delivery = await withUnsafeContinuation { continuation in
+          let handed = mailbox.state.withLock { $0.next(waiter: continuation) }
+          #expect(handed == nil, "nothing is due before the publish")
+          waiting.yield()
+        }
+        guard case .batch(let batch) = delivery else { return -1 }
+        return batch.to.number
+      }
+    }
+    var waited = waits.makeAsyncIterator()
+    for _ in lanes { await waited.next() }
+    let batch = UpdateBatch(from: 0, to: 1, changeset: Changeset(from: states[0], to: states[1]))
+    let (later, due) = hub.offer(batch, refreshing: [], edits: nil)
+    // The first lane's consumer is resumed already; the others wait for the end of the offers.
+    #expect(await consumers[2].value == 1)
+    let names = Dictionary(uniqueKeysWithValues: zip(mailboxes.map(ObjectIdentifier.init), lanes.map(\.0)))
+    #expect(later.map { names[ObjectIdentifier($0.mailbox)] } == ["b", "e", "d", "a"])
+    #expect(due.isEmpty)
+    hub.deliver(later: later, due: due)
+    for consumer in consumers { #expect(await consumer.value == 1) }
+  }
+
+  @Test("a projected source follows its parent in the lane it is given, read each time it asks")
+  func projectedSourceFollowsInItsLane() async throws {
+    let source = try BasicDataSource(sections: layout("A: a b"))
+    let lane = Locked(SubscriptionLane(3))
+    let projected = try await source.projected(
+      .all, versions: .parent, history: .default, steps: ProjectionSteps(), lane: { lane.withLock { $0 } })
+    let hub = await source.hub
+    func parentLanes() -> [SubscriptionLane] {
+      hub.registry.withLock { $0.mailboxes.map { $0.state.withLock(\.lane) } }
+    }
+    try await source.appendItems([TestItem("c")], toSection: "A")
+    await projected.settled()
+    #expect(parentLanes() == [SubscriptionLane(3)])
+    lane.withLock { $0 = .first }
+    try await source.appendItems([TestItem("d")], toSection: "A")
+    await projected.settled()
+    #expect(parentLanes() == [.first])
+  }
+
+  @Test("a lane's rank is never below the first")
+  func negativeRankIsTheFirstLane() {
+    #expect(SubscriptionLane(-4) == .first)
+    #expect(SubscriptionLane(0) < SubscriptionLane(1))
+  }
+}

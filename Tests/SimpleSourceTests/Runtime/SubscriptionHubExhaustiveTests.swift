@@ -117,7 +117,9 @@ struct SubscriptionHubExhaustiveTests {
           offering = nil
           return
         }
-        _ = mailbox.publish(batch, refreshing: [])
+        var later: [SubscriberMailbox<TestSection>.Deferred] = []
+        _ = mailbox.publish(batch, refreshing: [], deferring: &later)
+        for consumer in later { consumer.waiter.resume(returning: consumer.delivery) }
         offering = mailboxes.count == 1 ? nil : (batch, Array(mailboxes.dropFirst()))
       case .cancel(let index):
         consumers[index].cancelled = true

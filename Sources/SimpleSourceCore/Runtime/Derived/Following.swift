@@ -23,9 +23,9 @@ extension Broadcaster {
   }
 }
 
-/// Follows a parent's subscription in a task isolated to `follower`: hands each batch to `receive` and
-/// each version held with no batch (its mutations cancelled out, G4) to `held`, on the follower's actor,
-/// one event at a time. The follower's progress is the subscription's: it holds an event's version once
+/// Follows a parent's subscription in a task isolated to `follower`, in the lane `lane` gives
+/// (``SubscriptionLane``): hands each batch to `receive` and each version held with no batch (its
+/// mutations cancelled out, G4) to `held`, on the follower's actor, one event at a time. The follower's progress is the subscription's: it holds an event's version once
 /// it asks for the next (G13), so `subscription.reached(_:)` waits for what the follower dealt with.
 ///
 /// The loop runs on the follower's actor, so a batch wakes one task there: receiving on another executor
@@ -35,22 +35,24 @@ extension Broadcaster {
 @usableFromInline
 func followParent<Section: SectionType, Follower: Actor>(
   _ subscription: Subscription<Section>, on follower: Follower,
+  lane: @escaping @Sendable () -> SubscriptionLane = { .first },
   held: @escaping @Sendable (isolated Follower, Int) -> Void = { _, _ in },
   receive: @escaping @Sendable (isolated Follower, UpdateBatch<Section>) -> Void
 ) -> Task<Void, Never> {
   Task.schedulable("following a source") {
-    await follow(subscription, on: follower, held: held, receive: receive)
+    await follow(subscription, on: follower, lane: lane, held: held, receive: receive)
   }
 }
 
-/// The loop of ``followParent(_:on:held:receive:)``, on the follower's actor.
+/// The loop of ``followParent(_:on:lane:held:receive:)``, on the follower's actor.
 @usableFromInline
 func follow<Section: SectionType, Follower: Actor>(
   _ subscription: Subscription<Section>, on follower: isolated Follower,
+  lane: @Sendable () -> SubscriptionLane = { .first },
   held: @Sendable (isolated Follower, Int) -> Void,
   receive: @Sendable (isolated Follower, UpdateBatch<Section>) -> Void
 ) async {
-  await subscription.follow(announcingHeld: true) { event in
+  await subscription.follow(announcingHeld: true, lane: lane) { event in
     switch event {
     case .batch(let batch): receive(follower, batch)
     case .held(let version): held(follower, version)

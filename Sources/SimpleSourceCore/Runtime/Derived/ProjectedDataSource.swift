@@ -71,12 +71,13 @@ public final class ProjectedDataSource<Section: SectionType>: DataSourceType {
   }
 
   /// A projected source that steps through `steps`: made where the build specialises them for
-  /// `Section`, when the caller itself is generic code (a service's scopes).
+  /// `Section`, when the caller itself is generic code (a service's scopes). It follows the parent in the
+  /// lane `lane` gives each time it asks for the parent's next batch (``SubscriptionLane``).
   /// - Complexity: as ``init(_:projection:versions:history:)``.
   @inlinable
   package init<Parent: DataSourceType>(
     _ parent: Parent, projection: Projection<Section>, versions: ProjectedVersions, history: HistoryLimit,
-    steps: ProjectionSteps<Section>
+    steps: ProjectionSteps<Section>, lane: @escaping @Sendable () -> SubscriptionLane = { .first }
   ) async throws(ProjectionError) where Parent.Section == Section {
     let subscription = await parent.subscribe()
     let state: ProjectionState<Section>
@@ -95,7 +96,7 @@ public final class ProjectedDataSource<Section: SectionType>: DataSourceType {
     self.errors = errors
     self.parentSubscription = subscription
     self.parent = parent
-    follower = followParent(subscription, on: engine) {
+    follower = followParent(subscription, on: engine, lane: lane) {
       $0.heldWithoutBatch($1)
     } receive: {
       $0.receive($1)
@@ -199,15 +200,16 @@ extension DataSourceType {
     try await ProjectedDataSource(self, projection: projection, versions: versions, history: history)
   }
 
-  /// ``projected(_:versions:history:)`` stepping through `steps`.
+  /// ``projected(_:versions:history:)`` stepping through `steps`, following this source in the lane
+  /// `lane` gives (``SubscriptionLane``).
   /// - Complexity: as ``projected(_:versions:history:)``.
   @inlinable
   package func projected(
     _ projection: Projection<Section>, versions: ProjectedVersions, history: HistoryLimit,
-    steps: ProjectionSteps<Section>
+    steps: ProjectionSteps<Section>, lane: @escaping @Sendable () -> SubscriptionLane = { .first }
   ) async throws(ProjectionError) -> ProjectedDataSource<Section> {
     try await ProjectedDataSource(
-      self, projection: projection, versions: versions, history: history, steps: steps)
+      self, projection: projection, versions: versions, history: history, steps: steps, lane: lane)
   }
 }
 
