@@ -264,6 +264,8 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   /// The scopes whose state sessions follow now (a service with no scope rules follows its source, and
   /// has none).
   package var liveScopeCount: Int { scopes.live.count }
+  /// The lane `scope`'s state follows the source in (``ScopeLoad``); `nil` when no session follows it.
+  package func lane(ofScope scope: Scope) -> SubscriptionLane? { scopes.live[scope]?.entry.view.load.lane }
   /// The views sessions use now, and how many states and steps they made in all (tests read it: sessions
   /// in step share them).
   package var liveViewSteps: (views: Int, projected: Int) {
@@ -285,14 +287,17 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     let stream: String
     let start: Task<Result<ProjectedDataSource<Section>, ProjectionError>, Never>
     let encodings: SharedEncodings
+    /// What the sessions that follow it show.
+    let load: ScopeLoad
 
     init(
       stream: String, start: Task<Result<ProjectedDataSource<Section>, ProjectionError>, Never>,
-      encodings: SharedEncodings
+      encodings: SharedEncodings, load: ScopeLoad
     ) {
       self.stream = stream
       self.start = start
       self.encodings = encodings
+      self.load = load
     }
   }
 
@@ -302,6 +307,9 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     let number: Int
     /// Keeps the scope's state alive while the session follows it.
     let source: ProjectedDataSource<Section>
+    /// The scope's load, which counts the session and the views it shows until it gives the lease back.
+    let load: ScopeLoad
+    let views: Int
   }
 
   /// A session's use of a view, given back with ``release(_:)-([ViewLease])``.
@@ -373,7 +381,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
       var query: WireQueryRequest?
       if case .query(let asked) = asked { query = asked }
       let (feed, lease, encodings) = try await follow(
-        scope, query: query, from: (requested, from), pacing: pacing)
+        scope, query: query, from: (requested, from), pacing: pacing, views: named.count)
       var states: [String: ProjectionState<Section>]?
       if case .reset(_, let version, let snapshot) = feed.start, !views.isEmpty {
         let projecting = Task.schedulable("projecting a subscribe's views") {
@@ -413,9 +421,11 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   }
 
   /// The feed of `scope`'s state: the source's own when no rule restricts what a scope sees, the scope's
-  /// shared ``ProjectedDataSource`` otherwise. Its stream is the query's (`query`), or the scope's.
+  /// shared ``ProjectedDataSource`` otherwise, whose load counts the session and its `views` while the
+  /// lease is held. Its stream is the query's (`query`), or the scope's.
   private func follow(
-    _ scope: Scope, query: WireQueryRequest?, from request: (stream: String?, from: Int?), pacing: Pacing
+    _ scope: Scope, query: WireQueryRequest?, from request: (stream: String?, from: Int?), pacing: Pacing,
+    views: Int
   ) async throws(WireError) -> (WireFeed<Section>, Lease?, SharedEncodings) {
     let queryStream = query.map { Self.viewStream(of: stream, query: $0, scope: scope) }
     guard rows != nil || sections != nil else {
@@ -431,18 +441,21 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
       entry = shared
     } else {
       viewsMade += 1
+      // The scope's state follows the source in the lane of what its sessions show.
+      let load = ScopeLoad()
       let start = Task.schedulable("starting a scope's state") {
         [source, history, steps] () -> Result<ProjectedDataSource<Section>, ProjectionError> in
         do throws(ProjectionError) {
           return .success(
-            try await source.projected(projection, versions: .parent, history: history, steps: steps))
+            try await source.projected(
+              projection, versions: .parent, history: history, steps: steps, lane: { load.lane }))
         } catch {
           return .failure(error)
         }
       }
       let state = ScopeState(
         stream: Self.viewStream(of: stream, query: nil, scope: scope), start: start,
-        encodings: SharedEncodings(counting: resetsEncoded))
+        encodings: SharedEncodings(counting: resetsEncoded), load: load)
       entry = .init(view: state, number: viewsMade)
       scopes.add(scope, entry)
     }
@@ -450,7 +463,10 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     case .success(let projected):
       let feed = await projected.wireFeed(
         stream: queryStream ?? entry.view.stream, request: request, pacing: pacing)
-      return (feed, Lease(scope: scope, number: entry.number, source: projected), entry.view.encodings)
+      entry.view.load.add(views: views)
+      let lease = Lease(
+        scope: scope, number: entry.number, source: projected, load: entry.view.load, views: views)
+      return (feed, lease, entry.view.encodings)
     case .failure:
       _ = scopes.release(scope, number: entry.number, keep: false)
       // The rule's error may name a row: the client learns only that its scope failed.
@@ -549,6 +565,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   /// A session stops following its scope's state.
   /// - Complexity: O(idle states kept).
   func release(_ lease: Lease) {
+    lease.load.remove(views: lease.views)
     // Evicted states are dropped here: their projections stop following the source.
     _ = scopes.release(lease.scope, number: lease.number)
   }
@@ -813,5 +830,31 @@ extension WireService where Scope == NoScope {
     pacing: Pacing = .immediate, sink: WireSink? = nil, send: @escaping @Sendable (Data) async throws -> Void
   ) -> WireSession<Section, NoScope> {
     session(scope: NoScope(), pacing: pacing, sink: sink, send: send)
+  }
+}
+
+/// What the sessions that follow one scope's state show: how many follow it, and their views in all. The
+/// scope's state follows the source in the lane of its sessions' views, on average, rounded up
+/// (``SubscriptionLane``): a scope whose clients follow its state as it is comes before one whose clients
+/// each show many views, whose projections and messages cost the publish more per client.
+final class ScopeLoad: Sendable {
+  private let counts = Locked((sessions: 0, views: 0))
+
+  /// A session follows the scope's state, showing `views` views (none: the state as it is).
+  /// - Complexity: O(1).
+  func add(views: Int) { counts.withLock { ($0.sessions, $0.views) = ($0.sessions + 1, $0.views + views) } }
+
+  /// A session counted by ``add(views:)`` stops following it.
+  /// - Complexity: O(1).
+  func remove(views: Int) {
+    counts.withLock { ($0.sessions, $0.views) = ($0.sessions - 1, $0.views - views) }
+  }
+
+  /// The lane of the sessions' views on average, rounded up; the first with no session.
+  /// - Complexity: O(1).
+  var lane: SubscriptionLane {
+    counts.withLock { counts in
+      counts.sessions <= 0 ? .first : SubscriptionLane((counts.views + counts.sessions - 1) / counts.sessions)
+    }
   }
 }

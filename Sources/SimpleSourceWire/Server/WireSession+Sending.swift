@@ -87,7 +87,10 @@ enum Shown<Section: SectionType>: Sendable {
 /// With a sink, the task parks with it between batches: the scope's publisher writes each batch's message
 /// to the sink of every session parked with one, encoded once per message and format for all of them
 /// (``SharedEncodings``, ``ViewsOfBatch``), and a view's step is made once per batch for every session in
-/// step with it; the task wakes only for a batch the sink refused (a full connection: sent through
+/// step with it. The publisher hands the sinks to its writers in the order of what they cost: the sessions
+/// that follow the scope as it is first, then those that show views, fewest views first
+/// (``SubscriptionLane``), so that a session's many views delay that session, not the others. The task
+/// wakes only for a batch the sink refused (a full connection: sent through
 /// `send`, which waits), a catch-up composed for it, a resumed subscription's first batch (whose views it
 /// projects), or a view that failed. A session that shows views parks so without a sink too (unless
 /// paced): a batch that changes none of its views then costs it a step read from the batch, not a task.
@@ -240,9 +243,13 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
       }
     }
     // The subscription holds each batch once the sink took it, or once the loop asks for the next: an
-    // edit's answer follows the message of its version, or the batch that changed no view.
+    // edit's answer follows the message of its version, or the batch that changed no view. Each view costs
+    // a step and a part of the message: the sink takes the lane of its number of views, after the sessions
+    // that follow the scope as it is (a shared frame each) and those that show fewer views.
     let parked = writeFrame == nil ? nil : control.didPark
-    try await feed.subscription.follow(sinkingInto: writeFrame, parked: parked) { event in
+    try await feed.subscription.follow(
+      sinkingInto: writeFrame, lane: { SubscriptionLane(views.count) }, parked: parked
+    ) { event in
       guard case .batch(let batch) = event else { return true }
       control.wakes.withLock { $0 += 1 }
       var client = held.withLock { client in

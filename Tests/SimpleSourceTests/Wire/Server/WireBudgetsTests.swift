@@ -142,6 +142,33 @@ struct WireBudgetsTests {
     #expect(buckets.keptCount == 0)
   }
 
+  @Test(
+    "a scope's state follows the source in the lane of its sessions' views on average, rounded up, and comes back as they leave"
+  )
+  func scopeStateTakesTheLaneOfItsViews() async throws {
+    let source = try BasicDataSource(sections: layout("A: ab Ac b"))
+    let service = WireService(source: source, stream: "s", queries: [Self.search(folding: true)]) {
+      (_: String) in { _ in true }
+    }
+    let (whole, _) = await Self.subscribe(service, "u", ["all": nil])
+    #expect(await service.lane(ofScope: "u") == SubscriptionLane(1))
+    let (three, _) = await Self.subscribe(
+      service, "u", ["x": Self.search("a"), "y": Self.search("b"), "z": nil])
+    // Four views over two sessions.
+    #expect(await service.lane(ofScope: "u") == SubscriptionLane(2))
+    let plain = service.session(scope: "u") { _ in }
+    await plain.receive(bytes(.subscribe(stream: nil, from: nil, query: nil)))
+    // Four views over three sessions, rounded up.
+    #expect(await service.lane(ofScope: "u") == SubscriptionLane(2))
+    await three.close()
+    // One view over two sessions, rounded up.
+    #expect(await service.lane(ofScope: "u") == SubscriptionLane(1))
+    await whole.close()
+    #expect(await service.lane(ofScope: "u") == .first)
+    await plain.close()
+    #expect(await service.lane(ofScope: "u") == nil)
+  }
+
   @Test("a view spelled two ways is one view when its query folds them, and two when it does not")
   func spellingsShareOneView() async throws {
     for folding in [true, false] {

@@ -77,6 +77,45 @@ struct WireSinkTests {
   }
 
   @Test(
+    "a batch is written to the sessions that follow the source as it is first, then to those that show views, fewest first"
+  )
+  func dearerSessionsAreWrittenLater() async throws {
+    let source = try Self.source()
+    let service = WireService(source: source, stream: "s", queries: WireServiceTests.queries)
+    let prefix = { (text: String) in WireQueryRequest("prefix", ["prefix": .string(text)]) }
+    // Subscribed dearest first: three views, two views, one query, the whole source.
+    let subscribes: [(name: String, message: Data)] = [
+      ("three views", bytes(.subscribeViews(["x": prefix("a"), "y": nil, "z": prefix("a1")]), format: 3)),
+      ("two views", bytes(.subscribeViews(["x": prefix("a"), "y": nil]), format: 3)),
+      ("one query", subscribe(prefix("a"))),
+      ("whole source", subscribe(nil)),
+    ]
+    let (writes, write) = AsyncStream.makeStream(of: String.self)
+    var sessions: [WireSession<TestSection, NoScope>] = []
+    for (name, message) in subscribes {
+      let session = service.session(
+        scope: NoScope(),
+        sink: { _ in
+          write.yield(name)
+          return true
+        }
+      ) { _ in }
+      await session.receive(message)
+      sessions.append(session)
+    }
+    await Self.parked(sessions)
+    // One batch that changes every view.
+    try await source.appendItems([TestItem("a10")], toSection: "B")
+    var written: [String] = []
+    for await name in writes {
+      written.append(name)
+      if written.count == subscribes.count { break }
+    }
+    #expect(written == ["whole source", "one query", "two views", "three views"])
+    for session in sessions { await session.close() }
+  }
+
+  @Test(
     "sessions of one view get every batch through their sinks, one frame per batch and format, nothing through send"
   )
   func oneFramePerBatch() async throws {
