@@ -129,8 +129,8 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
   /// The newest published batch, and the newest snapshot of the source.
   @usableFromInline var newest: UpdateBatch<Section>?
   @usableFromInline var newestSnapshot: Snapshot<Section>
-  /// Where the subscriber's sink stands in a publish's order of writes (``SubscriptionLane``): kept here,
-  /// under the subscriber's lock, for the hub; the machine never reads it.
+  /// Where the subscriber stands in a publish's order, its consumer woken or its sink written
+  /// (``SubscriptionLane``): kept here, under the subscriber's lock, for the hub; the machine never reads it.
   @usableFromInline var lane = SubscriptionLane.first
 
   /// A subscriber holding `snapshot` at `version`, which may be newer than the newest published batch
