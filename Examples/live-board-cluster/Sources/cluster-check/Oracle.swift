@@ -100,28 +100,37 @@ func board(of user: String?) async throws -> BoardReply {
   throw CheckFailure("GET /api/board as \(user ?? "a guest"): \(status)")
 }
 
+/// How long a write or an edit is sent again while the cluster cannot answer it. Under rolling kills nginx
+/// may find no live instance for seconds at a time (each refused connection marks an instance failed for its
+/// `fail_timeout`, 3 s, while the next instance is killed), and a debug instance started again catches up
+/// before it listens: a bound for a hang, not for how fast a write is made.
+let resendFor = Duration.seconds(60)
+
 /// Makes one HTTP write as `user` through nginx with an idempotency key, resent while the cluster answers
 /// 502 or 503 or drops the connection; returns the final status (201 or 200 when made; 404 or 409 when the
 /// card is gone or exists, which the random writers allow).
 func write(_ method: String, _ path: String, _ body: String, as user: String?, key: String) async throws
   -> Int
 {
-  for _ in 0..<200 {
+  var last = ""
+  let deadline = ContinuousClock.now + resendFor
+  while ContinuousClock.now < deadline {
     do {
       let (status, data) = try await http(method, settings.web, path + userQuery(user), body, key: key)
       switch status {
       case 200, 201, 404, 409: return status
-      case 502, 503: break
+      case 502, 503: last = "\(status) \(String(decoding: data, as: UTF8.self))"
       default: throw CheckFailure("\(method) \(path): \(status) \(String(decoding: data, as: UTF8.self))")
       }
     } catch let error as CheckFailure {
       throw error
     } catch {
       // The connection dropped (an instance killed under nginx): resend with the same key.
+      last = "\(error)"
     }
     try await Task.sleep(for: .milliseconds(50))
   }
-  throw CheckFailure("\(method) \(path): not made in 10 s")
+  throw CheckFailure("\(method) \(path): not made in \(resendFor), the last answer: \(last)")
 }
 
 /// A client's edit over a WebSocket of its own: a new shared card in `doing`, resent with the same id
@@ -130,15 +139,27 @@ func clientEdit(_ id: String, card: String, as user: String) async throws -> Boo
   let edit =
     #"{"format":"simplesource","formatVersion":2,"type":"edit","id":"\#(id)","operations":[{"op":"insert","#
     + #""items":[{"id":"\#(card)","title":"Card \#(card)"}],"section":"doing"}]}"#
-  for _ in 0..<20 {
-    if let text = try? await answer(to: edit, as: user, at: settings.web) {
+  var last = ""
+  let deadline = ContinuousClock.now + resendFor
+  while ContinuousClock.now < deadline {
+    do {
+      let text = try await answer(to: edit, as: user, at: settings.web)
       if text.contains(#""type":"confirmed""#) { return true }
-      if text.contains(#""type":"refused""#) { throw CheckFailure("edit \(id) refused: \(text)") }
+      if text.contains(#""type":"refused""#) { throw EditRefused(text: text) }
+      last = text.isEmpty ? "closed with no answer" : text
+    } catch let refused as EditRefused {
+      throw CheckFailure("edit \(id) refused: \(refused.text)")
+    } catch {
+      // No answer (the connection dropped, an instance killed under nginx): resend the same edit.
+      last = "\(error)"
     }
     try await Task.sleep(for: .milliseconds(100))
   }
-  throw CheckFailure("edit \(id): no answer in 20 tries")
+  throw CheckFailure("edit \(id): no answer in \(resendFor), the last: \(last)")
 }
+
+/// The server refused a client's edit.
+struct EditRefused: Error { let text: String }
 
 /// Writers that create cards (shared, or private to alice or bob), rename them and move them across scopes
 /// (private to shared and back), and clients that make edits, while every instance is killed and started
@@ -149,10 +170,12 @@ func clientEdit(_ id: String, card: String, as user: String) async throws -> Boo
 @MainActor
 func oracleUnderRollingKills() async throws {
   let seed = settings.oracleSeed ?? UInt64.random(in: 0...UInt64.max)
-  say("    seed \(seed) (replay: cluster-check --oracle-seed \(seed))")
+  say("    seed \(seed) (replay: cluster-check --only oracle --oracle-seed \(seed))")
   // The same choices for the same seed on every run, so a failing schedule replays.
   var random = SeededGenerator(seed: seed)
   let searches = ["card", "o-", "1", "ALICE"]
+  // The run's own card and edit ids, so that a seed replays on a cluster that ran the oracle before.
+  let run = String(seed % 46_656, radix: 36)
   var clients: [ScopedClient] = []
   for number in 0..<10 {
     let client = ScopedClient(
@@ -177,12 +200,12 @@ func oracleUnderRollingKills() async throws {
       for (writer, plan) in plans.enumerated() {
         group.addTask {
           for (index, step) in plan.enumerated() {
-            let id = "o-\(writer)-\(index)", target = "o-\(writer)-\(step.target)"
+            let id = "o-\(run)-\(writer)-\(index)", target = "o-\(run)-\(writer)-\(step.target)"
             switch step.kind {
             case 0:
               // A client's edit: a shared card, confirmed over its own WebSocket.
               let user = step.user ?? "carol"
-              if try await clientEdit("oracle-\(writer)-\(index)", card: id, as: user) {
+              if try await clientEdit("oracle-\(run)-\(writer)-\(index)", card: id, as: user) {
                 await made.add(id, 0)
               }
             case 1:
@@ -223,8 +246,8 @@ func oracleUnderRollingKills() async throws {
   try await within(180, "the oracle's writers") { try await writers.value }
   // One shared write last, which every scope's whole view shows: every client settles at its version.
   _ = try await write(
-    "POST", "/api/cards", #"{"id":"oracle-end","title":"The end","column":"done"}"#, as: nil,
-    key: "create-oracle-end")
+    "POST", "/api/cards", #"{"id":"oracle-end-\#(run)","title":"The end","column":"done"}"#, as: nil,
+    key: "create-oracle-end-\(run)")
   for client in clients { await client.gate?.release() }
   var checked = 0
   for (number, client) in clients.enumerated() {

@@ -3,7 +3,7 @@
 // fails, an instance starts late. Each client is a RemoteDataSource, which checks every batch: a gap, a
 // duplicate or a batch that does not apply is refused and counted. Prints each test, then `N passed, 0 failed`.
 //
-//   cluster-check --script ./cluster.sh [--web 8090] [--instance-port 8090]
+//   cluster-check --script ./cluster.sh [--web 8090] [--instance-port 8090] [--only oracle --oracle-seed N]
 
 import Foundation
 import HummingbirdWSClient
@@ -25,6 +25,8 @@ struct Settings: Sendable {
   var scheduleRestarts = 5
   /// The oracle's seed: random (and printed) when not given.
   var oracleSeed: UInt64?
+  /// Runs only the checks whose title contains this text (all when `nil`).
+  var only: String?
 
   static func parse() -> Settings {
     var settings = Settings()
@@ -39,9 +41,10 @@ struct Settings: Sendable {
       case "--schedule-restarts":
         settings.scheduleRestarts = value.flatMap(Int.init) ?? settings.scheduleRestarts
       case "--oracle-seed": settings.oracleSeed = value.flatMap { UInt64($0) }
+      case "--only": settings.only = value
       default:
         say(
-          "usage: cluster-check --script cluster.sh [--web PORT] [--instance-port BASE] [--schedule-restarts N] [--oracle-seed N]"
+          "usage: cluster-check --script cluster.sh [--web PORT] [--instance-port BASE] [--schedule-restarts N] [--oracle-seed N] [--only TEXT]"
         )
         exit(2)
       }
@@ -827,7 +830,7 @@ let tests: [(String, @MainActor () async throws -> Void)] = [
 ]
 var passed = 0
 var failed = 0
-for (name, test) in tests {
+for (name, test) in tests where settings.only.map(name.contains) ?? true {
   say("cluster-check: \(name)")
   do {
     try await test()
