@@ -12,7 +12,7 @@
 #   bash cluster.sh kill N           # kill -9 instance N (1-3)
 #   bash cluster.sh pause N          # SIGSTOP instance N: it hangs, its sockets stay open
 #   bash cluster.sh resume N         # SIGCONT instance N
-#   bash cluster.sh start-instance N # starts instance N again
+#   bash cluster.sh start-instance N # starts instance N again (with the binary `start` used)
 #   bash cluster.sh restart-postgres # restarts PostgreSQL (fast shutdown: every connection drops)
 #   bash cluster.sh psql ARGS...     # psql on the board's database
 #
@@ -88,11 +88,15 @@ postgres_start() {
 
 instance_start() {
   local n=$1
+  # The binary the cluster was started with: an instance started again runs the same build, whatever the
+  # caller's environment names.
+  local program=$binary
+  [ -s "$dir/binary" ] && program=$(cat "$dir/binary")
   (
     close_inherited
     # Every instance signs read tokens with one secret (a real deployment keeps its own out of the script).
     export READ_SECRET=${READ_SECRET:-"the live board cluster's read secret"}
-    exec "${instance_pin[@]}" "$binary" --port $((base + n)) --postgres "127.0.0.1:$pgport/board" --checkpoint "$checkpoint" \
+    exec "${instance_pin[@]}" "$program" --port $((base + n)) --postgres "127.0.0.1:$pgport/board" --checkpoint "$checkpoint" \
       --sockets-per-address 0 --ping 4 ${INSTANCE_FLAGS:-} </dev/null >>"$dir/instance$n.log" 2>&1
   ) &
   echo $! >"$dir/instance$n.pid"
@@ -111,6 +115,7 @@ case "${1:-}" in
     install
     [ -x "$binary" ] || (cd "$here" && swift build --scratch-path "$build" --product board-instance >/dev/null)
     rm -rf "$dir" && mkdir -p "$dir/nginx" && chmod 777 "$dir" "$dir/nginx"
+    echo "$binary" >"$dir/binary"
     as_postgres "$pgbin/initdb" -D "$dir/pg" -A trust -U postgres >/dev/null
     postgres_start
     "$pgbin/createdb" -h 127.0.0.1 -p "$pgport" -U postgres board
