@@ -106,6 +106,14 @@ func board(of user: String?) async throws -> BoardReply {
 /// before it listens: a bound for a hang, not for how fast a write is made.
 let resendFor = Duration.seconds(60)
 
+/// The longest a write or an edit of the oracle took to be answered, resends included: how close the run
+/// came to ``resendFor``.
+actor LongestResend {
+  private(set) var longest = Duration.zero
+  func record(since start: ContinuousClock.Instant) { longest = max(longest, .now - start) }
+}
+let longestResend = LongestResend()
+
 /// Makes one HTTP write as `user` through nginx with an idempotency key, resent while the cluster answers
 /// 502 or 503 or drops the connection; returns the final status (201 or 200 when made; 404 or 409 when the
 /// card is gone or exists, which the random writers allow).
@@ -113,12 +121,15 @@ func write(_ method: String, _ path: String, _ body: String, as user: String?, k
   -> Int
 {
   var last = ""
-  let deadline = ContinuousClock.now + resendFor
+  let start = ContinuousClock.now
+  let deadline = start + resendFor
   while ContinuousClock.now < deadline {
     do {
       let (status, data) = try await http(method, settings.web, path + userQuery(user), body, key: key)
       switch status {
-      case 200, 201, 404, 409: return status
+      case 200, 201, 404, 409:
+        await longestResend.record(since: start)
+        return status
       case 502, 503: last = "\(status) \(String(decoding: data, as: UTF8.self))"
       default: throw CheckFailure("\(method) \(path): \(status) \(String(decoding: data, as: UTF8.self))")
       }
@@ -130,7 +141,8 @@ func write(_ method: String, _ path: String, _ body: String, as user: String?, k
     }
     try await Task.sleep(for: .milliseconds(50))
   }
-  throw CheckFailure("\(method) \(path): not made in \(resendFor), the last answer: \(last)")
+  throw CheckFailure(
+    "\(method) \(path): not made in \(resendFor.components.seconds) s, the last answer: \(last)")
 }
 
 /// A client's edit over a WebSocket of its own: a new shared card in `doing`, resent with the same id
@@ -140,11 +152,15 @@ func clientEdit(_ id: String, card: String, as user: String) async throws -> Boo
     #"{"format":"simplesource","formatVersion":2,"type":"edit","id":"\#(id)","operations":[{"op":"insert","#
     + #""items":[{"id":"\#(card)","title":"Card \#(card)"}],"section":"doing"}]}"#
   var last = ""
-  let deadline = ContinuousClock.now + resendFor
+  let start = ContinuousClock.now
+  let deadline = start + resendFor
   while ContinuousClock.now < deadline {
     do {
       let text = try await answer(to: edit, as: user, at: settings.web)
-      if text.contains(#""type":"confirmed""#) { return true }
+      if text.contains(#""type":"confirmed""#) {
+        await longestResend.record(since: start)
+        return true
+      }
       if text.contains(#""type":"refused""#) { throw EditRefused(text: text) }
       last = text.isEmpty ? "closed with no answer" : text
     } catch let refused as EditRefused {
@@ -155,7 +171,7 @@ func clientEdit(_ id: String, card: String, as user: String) async throws -> Boo
     }
     try await Task.sleep(for: .milliseconds(100))
   }
-  throw CheckFailure("edit \(id): no answer in \(resendFor), the last: \(last)")
+  throw CheckFailure("edit \(id): no answer in \(resendFor.components.seconds) s, the last: \(last)")
 }
 
 /// The server refused a client's edit.
@@ -285,8 +301,9 @@ func oracleUnderRollingKills() async throws {
   try require(
     lost.isEmpty, "confirmed edits and acknowledged writes missing from the database: \(lost.sorted())")
   let stalled = await clients[9].connections
+  let longest = await longestResend.longest
   say(
-    "    \(checked) clients of 3 scopes settled at their scope's views as every instance computes them; \(edits.count) confirmed edits and acknowledged writes kept; no card crossed a scope; the stalled client connected \(stalled) times"
+    "    \(checked) clients of 3 scopes settled at their scope's views as every instance computes them; \(edits.count) confirmed edits and acknowledged writes kept; no card crossed a scope; the stalled client connected \(stalled) times; the longest write or edit took \(String(format: "%.1f", longest / .seconds(1))) s with its resends (at most \(resendFor.components.seconds) s)"
   )
 }
 
