@@ -93,7 +93,8 @@ extension UpdateBatch {
   ///
   /// - Complexity: O(*k* log *n*) for the *k* sections and items the batch names (the items of inserted
   ///   and deleted sections included) in a snapshot of *n* items: each place is the previous element in
-  ///   ``snapshot``, found by position. Nothing is read per untouched item or section.
+  ///   ``snapshot``, found by position. Nothing is read per untouched item or section, and no item is
+  ///   looked up by id unless the batch inserts or deletes a section.
   @inlinable
   public var edits: [BatchEdit<Section>] { changeset.edits }
 }
@@ -105,9 +106,12 @@ extension Changeset {
   public var edits: [BatchEdit<Section>] {
     var edits: [BatchEdit<Section>] = []
     edits.reserveCapacity(itemChanges.count + sectionChanges.count)
-    // 1. Items gone. An item UIKit must delete and insert (its section deleted or inserted) is listed in
-    // both: it survives, and is moved in step 4.
-    for removal in itemChanges.deletes where !target.contains(item: removal.id) {
+    // Only an item whose old section is deleted or whose new section is inserted is listed both as deleted
+    // and as inserted (it survives): with no section deleted or inserted, a delete is a delete and an
+    // insert an insert, and neither is looked up by id.
+    let reshaped = !sectionChanges.inserts.isEmpty || !sectionChanges.deletes.isEmpty
+    // 1. Items gone. One that survives is moved in step 4.
+    for removal in itemChanges.deletes where !reshaped || !target.contains(item: removal.id) {
       edits.append(.deleteItem(removal.id))
     }
     // 2. Sections placed, in their new order: inserts and moves are each sorted by their new index.
@@ -150,7 +154,7 @@ extension Changeset {
         : .after(target[ItemPosition(section: position.section, item: position.item - 1)].id)
       if !isInsert {
         edits.append(.moveItem(id, to: place))
-      } else if let old = source.item(withID: id) {
+      } else if reshaped, let old = source.item(withID: id) {
         // Deleted and inserted for UIKit, but it survives: moved, and updated when it changed (the
         // summary lists no update for it).
         edits.append(.moveItem(id, to: place))

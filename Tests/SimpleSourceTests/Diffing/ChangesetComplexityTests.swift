@@ -105,6 +105,28 @@ extension ChangesetComplexityTests {
     #expect(changeset.itemChanges.moves.count == 50)
   }
 
+  @Test("reading a change's edits looks up no id when no section is inserted or deleted")
+  func editsLookUpNoIDWithinSections() throws {
+    let counter = CallCounter()
+    func items(_ values: some Sequence<Int>) -> [CountingItem] { Self.items(values, counting: counter) }
+    // 100 items deleted from the first section, 50 inserted into the second, and one moved across.
+    let old = try Snapshot([
+      Section(id: 0, items: items(0..<1_000)), Section(id: 1, items: items(1_000..<2_000)),
+    ])
+    let new = try Snapshot([
+      Section(id: 0, items: items(100..<999)), Section(id: 1, items: items([999] + Array(1_000..<2_050))),
+    ])
+    let changeset = Changeset(from: old, to: new)
+    counter.reset()
+    let edits = changeset.edits
+    #expect(counter.hashes == 0, "hashes: \(counter.hashes)")
+    #expect(counter.equalities == 0, "equalities: \(counter.equalities)")
+    #expect(edits.count == 151)
+    var copy = KeyedCopy(old)
+    try copy.apply(edits)
+    #expect(copy.sections == new.sections)
+  }
+
   @Test("a run of items that shifted together costs two lookups, not one per item")
   func shiftedRunsAreNotHashed() throws {
     let counter = CallCounter()
