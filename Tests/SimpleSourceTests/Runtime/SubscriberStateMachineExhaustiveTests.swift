@@ -76,8 +76,9 @@ struct SubscriberStateMachineExhaustiveTests {
       case parked(Int, sinking: Bool)
       /// Handed a delivery it has not taken yet.
       case handed(Delivery)
-      /// Diffing a catch-up off the lock: it will deliver `changeset`, `from` → `to`.
-      case composing(from: Int, to: Int, Snapshot<TestSection>, Changeset<TestSection>)
+      /// Diffing a catch-up off the lock: it will deliver `changeset`, `from` → `to`, which it made from the
+      /// delivery `of`.
+      case composing(from: Int, to: Int, Snapshot<TestSection>, Changeset<TestSection>, of: Delivery)
       /// Its stream ended.
       case ended
     }
@@ -253,7 +254,7 @@ struct SubscriberStateMachineExhaustiveTests {
         guard case .handed(let delivery) = consumer else { return }
         try take(delivery)
       case .deliver:
-        guard case .composing(let from, let to, let snapshot, let changeset) = consumer else { return }
+        guard case .composing(let from, let to, let snapshot, let changeset, _) = consumer else { return }
         machine.delivered(version: to, snapshot: snapshot)
         try apply(from: from, to: to, changeset)
         consumer = .busy
@@ -276,6 +277,137 @@ struct SubscriberStateMachineExhaustiveTests {
           guard waiter == nil else {
             throw ExplorationFailure(description: "ending resumed waiter \(waiter!) of a consumer not parked")
           }
+        }
+      }
+    }
+
+    /// The world's whole state as far as what follows can tell (see ``ExplorableWorld/key``), so that a
+    /// state reached by several orders is explored once for each depth left. Snapshots are named by their
+    /// place in `pool` (every state the world holds is one of it), batches by their versions (each is the
+    /// diff of two of `states`), and waiters by how long ago they were made (only their equality is read).
+    /// The view is left out: after every step it shows the state of `applied` (each batch is checked to),
+    /// and nothing reads its cells' serial numbers.
+    var key: AnyHashable? { AnyHashable(Key(self)) }
+
+    struct Key: Hashable {
+      enum Delivery: Hashable {
+        case batch(from: Int, to: Int)
+        case compose(
+          from: Int, fromVersion: Int, to: Int, toVersion: Int, refreshing: Set<String>, touched: Set<String>?
+        )
+        case end
+        case held(Int)
+        case announce(Int)
+      }
+      enum Consumer: Hashable {
+        case busy, asking, ended
+        case parked(age: Int, sinking: Bool)
+        case handed(Delivery)
+        case composing(from: Int, to: Int, Delivery)
+      }
+      enum MachineConsumer: Hashable {
+        case running, ended
+        case waiting(age: Int)
+        case parked(age: Int, queued: Bool)
+        case writing(age: Int)
+        case endedWhileWriting(age: Int)
+      }
+      struct Machine: Hashable {
+        var consumer: MachineConsumer
+        var received, taken, newest, unbatched, progress, announced: Int
+        var cancelledOut: [Int]?
+        var announces: Bool
+        var heldSnapshot: Int?
+        var heldBatch: [Int]?
+        var refreshing: Set<String>
+        var missedFrom: Int?
+        var missedTouched: Set<String>??
+        var newestBatch: [Int]?
+        var newestSnapshot: Int
+        var lane: SubscriptionLane
+      }
+
+      var states: [Int]
+      var published, offered, queued, applied, reported, announced, maxVersion: Int
+      var startedAhead: Int?
+      var writing: [Int]?
+      var isCancelled, announcing: Bool
+      var consumer: Consumer
+      var machine: Machine
+
+      init(_ world: World) {
+        func age(_ waiter: Int) -> Int { world.nextWaiter - waiter }
+        states = world.states.map(Self.place)
+        (published, offered, queued) = (world.published, world.offered, world.queued)
+        (applied, reported, announced) = (world.applied, world.reported, world.announced)
+        maxVersion = world.maxVersion
+        startedAhead = world.startedAhead
+        writing = world.writing.map(Self.versions)
+        (isCancelled, announcing) = (world.isCancelled, world.announcing)
+        consumer =
+          switch world.consumer {
+          case .busy: .busy
+          case .asking: .asking
+          case .ended: .ended
+          case .parked(let waiter, let sinking): .parked(age: age(waiter), sinking: sinking)
+          case .handed(let delivery): .handed(Self.delivery(delivery))
+          case .composing(let from, let to, _, _, let delivery):
+            // The changeset and snapshot are made from the delivery.
+            .composing(from: from, to: to, Self.delivery(delivery))
+          }
+        let machine = world.machine
+        let versions = machine.versions
+        let machineConsumer: MachineConsumer =
+          switch machine.consumer {
+          case .running: .running
+          case .ended: .ended
+          case .waiting(let waiter): .waiting(age: age(waiter))
+          case .parked(let waiter, _, let queued): .parked(age: age(waiter), queued: queued)
+          case .writing(let waiter, _): .writing(age: age(waiter))
+          case .endedWhileWriting(let waiter): .endedWhileWriting(age: age(waiter))
+          }
+        var heldSnapshot: Int?
+        var heldBatch: [Int]?
+        switch machine.held {
+        case .snapshot(let snapshot): heldSnapshot = Self.place(snapshot)
+        case .batch(let batch): heldBatch = Self.versions(batch)
+        }
+        self.machine = Machine(
+          consumer: machineConsumer, received: versions.received, taken: versions.taken,
+          newest: versions.newest, unbatched: versions.unbatched, progress: versions.progress,
+          announced: versions.announced, cancelledOut: versions.cancelledOut.map { [$0.since, $0.to] },
+          announces: versions.announces, heldSnapshot: heldSnapshot, heldBatch: heldBatch,
+          refreshing: machine.refreshing, missedFrom: machine.missed?.from,
+          missedTouched: machine.missed?.touched,
+          newestBatch: machine.newest.map(Self.versions), newestSnapshot: Self.place(machine.newestSnapshot),
+          lane: machine.lane)
+      }
+
+      /// `snapshot`'s place in `pool`, whose states differ in content; -1 for the empty state an ended
+      /// machine keeps.
+      static func place(_ snapshot: Snapshot<TestSection>) -> Int {
+        if snapshot.sections.isEmpty { return -1 }
+        guard let place = pool.firstIndex(where: { $0.hasSameContent(as: snapshot) }) else {
+          fatalError("a state that is not in the pool")
+        }
+        return place
+      }
+
+      /// A batch's versions: its changeset is the diff of the world's states at them.
+      static func versions(_ batch: UpdateBatch<TestSection>) -> [Int] {
+        [batch.from.number, batch.to.number]
+      }
+
+      static func delivery(_ delivery: SubscriptionDelivery<TestSection>) -> Delivery {
+        switch delivery {
+        case .batch(let batch): .batch(from: batch.from.number, to: batch.to.number)
+        case .compose(let from, let fromVersion, let to, let toVersion, let refreshing, let touched):
+          .compose(
+            from: place(from), fromVersion: fromVersion, to: place(to), toVersion: toVersion,
+            refreshing: refreshing, touched: touched)
+        case .end: .end
+        case .held(let version): .held(version)
+        case .announce(let version): .announce(version)
         }
       }
     }
@@ -351,7 +483,7 @@ struct SubscriberStateMachineExhaustiveTests {
           consumer = .busy
           return
         }
-        consumer = .composing(from: fromVersion, to: toVersion, to, changeset)
+        consumer = .composing(from: fromVersion, to: toVersion, to, changeset, of: delivery)
       case .held(let version):
         try report(version)
         consumer = .busy
