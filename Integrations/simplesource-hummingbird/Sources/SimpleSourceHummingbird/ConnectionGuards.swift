@@ -1,6 +1,7 @@
 // What the server does with connections that break the protocol or stall: a request it cannot parse is
 // answered 400 (431 for headers over the limit) and closed, a request that does not arrive in time is closed,
-// an upgraded connection that sends an unmasked frame is closed with 1002.
+// an upgraded connection that sends an unmasked frame is closed with 1002, and one that does not answer a ping
+// by the next is closed with 1001.
 
 import Foundation
 import Hummingbird
@@ -43,7 +44,8 @@ public struct ConnectionLimits: Sendable {
   /// to the limit per address instead. `Int.max`: no limit.
   public var webSocketsPerUser = 16
 
-  /// How often the server pings each WebSocket; one that has not answered the previous ping is closed. A
+  /// How often the server pings each WebSocket; one that has not answered the previous ping is closed
+  /// (1001). The pings are a timer of the connection's event loop, with no task per connection. A
   /// proxy in front (nginx's `proxy_read_timeout`) sees these pings as the instance's sign of life, so a
   /// hung instance's WebSockets are closed within its timeout and their clients resume on another one.
   public var webSocketPing = Duration.seconds(30)
@@ -297,34 +299,96 @@ final class RequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
   }
 }
 
-/// A WebSocket frame from a client must be masked (RFC 6455, 5.1): one that is not closes the connection
-/// with 1002 (protocol error). Sits after the WebSocket frame decoder.
-final class MaskedFramesCheck: ChannelInboundHandler, RemovableChannelHandler {
+/// An upgraded connection's own checks, on its event loop, in one handler after the WebSocket frame decoder:
+/// - a frame from a client must be masked (RFC 6455, 5.1): one that is not closes the connection with 1002
+///   (protocol error);
+/// - the connection is pinged every `period` with a random payload, and closed with 1001 (going away) when
+///   the last ping was not answered by a pong carrying its payload by the next.
+///
+/// The pings are a timer of the event loop, cancelled with the channel: no task, and nothing kept once the
+/// connection closes. Every frame that passes the mask check is passed on (pongs too).
+final class WebSocketGuard: ChannelInboundHandler, RemovableChannelHandler {
   typealias InboundIn = WebSocketFrame
   typealias InboundOut = WebSocketFrame
   typealias OutboundOut = WebSocketFrame
 
+  /// How often the connection is pinged, and how long a ping may go unanswered.
+  let period: TimeAmount
   private var closing = false
+  private var timer: Scheduled<Void>?
+  /// The payload of the last ping, until a pong carries it back.
+  private var unanswered: UInt64?
+
+  init(period: TimeAmount) { self.period = period }
+
+  func handlerAdded(context: ChannelHandlerContext) { arm(context) }
+  func handlerRemoved(context: ChannelHandlerContext) { stop() }
+
+  func channelInactive(context: ChannelHandlerContext) {
+    stop()
+    context.fireChannelInactive()
+  }
 
   func channelRead(context: ChannelHandlerContext, data: NIOAny) {
     guard !closing else { return }
-    guard unwrapInboundIn(data).maskKey != nil else {
-      closing = true
-      var reason = context.channel.allocator.buffer(capacity: 2)
-      reason.write(webSocketErrorCode: .protocolError)
-      let close = WebSocketFrame(fin: true, opcode: .connectionClose, data: reason)
-      let channel = context.channel
-      context.writeAndFlush(wrapOutboundOut(close)).whenComplete { _ in channel.close(promise: nil) }
+    let frame = unwrapInboundIn(data)
+    guard frame.maskKey != nil else {
+      close(context, .protocolError)
       return
+    }
+    if frame.opcode == .pong, let unanswered {
+      var payload = frame.unmaskedData
+      if payload.readableBytes == 8, payload.readInteger(as: UInt64.self) == unanswered {
+        self.unanswered = nil
+      }
     }
     context.fireChannelRead(data)
   }
 
-  /// Adds the check after `channel`'s WebSocket frame decoder; on the channel's event loop.
-  static func add(to channel: any Channel) throws {
+  /// Schedules the next ping (or the close, when the last one goes unanswered) a period from now.
+  private func arm(_ context: ChannelHandlerContext) {
+    let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+    timer = context.eventLoop.scheduleTask(in: period) {
+      let (handler, context) = bound.value
+      handler.timer = nil
+      guard !handler.closing, context.channel.isActive else { return }
+      guard handler.unanswered == nil else {
+        handler.close(context, .goingAway, reason: "Ping timeout")
+        return
+      }
+      let payload = UInt64.random(in: .min ... .max)
+      handler.unanswered = payload
+      var data = context.channel.allocator.buffer(capacity: 8)
+      data.writeInteger(payload)
+      context.writeAndFlush(
+        handler.wrapOutboundOut(WebSocketFrame(fin: true, opcode: .ping, data: data)), promise: nil)
+      handler.arm(context)
+    }
+  }
+
+  private func stop() {
+    timer?.cancel()
+    timer = nil
+  }
+
+  /// Writes a close frame with `code` (and `reason`), then closes the connection; reads nothing more.
+  private func close(_ context: ChannelHandlerContext, _ code: WebSocketErrorCode, reason: String = "") {
+    closing = true
+    stop()
+    var data = context.channel.allocator.buffer(capacity: 2 + reason.utf8.count)
+    data.write(webSocketErrorCode: code)
+    data.writeString(reason)
+    let channel = context.channel
+    context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, data: data)))
+      .whenComplete { _ in channel.close(promise: nil) }
+  }
+
+  /// Adds the guard after `channel`'s WebSocket frame decoder, pinging every `period`; on the channel's
+  /// event loop.
+  static func add(to channel: any Channel, period: TimeAmount) throws {
     let decoder = try channel.pipeline.syncOperations.handler(
       type: ByteToMessageHandler<WebSocketFrameDecoder>.self)
-    try channel.pipeline.syncOperations.addHandler(MaskedFramesCheck(), position: .after(decoder))
+    try channel.pipeline.syncOperations.addHandler(WebSocketGuard(period: period), position: .after(decoder))
   }
 }
 
@@ -359,15 +423,16 @@ struct GuardedHTTPChannel: ServerChildChannel {
         type: ByteToMessageHandler<HTTPRequestDecoder>.self)
       try channel.pipeline.syncOperations.addHandler(
         RequestGuard(limits: limits, refusal: refusal), position: .after(decoder))
-      // The frame check goes in when the upgrade succeeds: its promise's callbacks run on the loop before
-      // the upgrade handler passes on the bytes that came with the request, so no frame is read unchecked.
+      // The WebSocket's guard goes in when the upgrade succeeds: its promise's callbacks run on the loop
+      // before the upgrade handler passes on the bytes that came with the request, so no frame is read
+      // unchecked.
       let upgrade = try channel.pipeline.syncOperations.handler(
         type: NIOTypedHTTPServerUpgradeHandler<HTTP1WebSocketUpgradeChannel.UpgradeResult>.self)
       let negotiated = upgrade.upgradeResultFuture
       negotiated.whenSuccess { result in
         guard case .websocket = result else { return }
         do {
-          try MaskedFramesCheck.add(to: channel)
+          try WebSocketGuard.add(to: channel, period: TimeAmount(limits.webSocketPing))
         } catch {
           channel.close(promise: nil)
         }

@@ -145,7 +145,9 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     .guardedHTTP1WebSocketUpgrade(
       webSocketRouter: router, limits: limits,
       ws: .init(
-        maxFrameSize: maxMessageBytes, autoPing: .enabled(timePeriod: limits.webSocketPing),
+        // Pinged by the connection's `WebSocketGuard`, a timer of its event loop, rather than by a task
+        // per connection that sleeps (and, cancelled, is kept by the runtime until its deadline).
+        maxFrameSize: maxMessageBytes, autoPing: .disabled,
         validateUTF8: true),
       refusal: { address, head in self.upgradeRefusal(address, head) })
   }
