@@ -1,10 +1,10 @@
 """Opens and closes WebSocket connections to a live-board server, one after another, and reads the server's
-resident memory (VmRSS) between phases: a warm-up, a pause for the server's per-connection timers to fire
-(a closed WebSocket's cancelled ping sleep is held by the runtime until its deadline, 30 s), then the
-measured cycles and the same pause. A connection that left anything behind makes the second run grow. Each cycle: the handshake, a subscribe, the reset read, a close frame, the close.
+resident memory (VmRSS) between phases: a warm-up, a pause for the server to finish with the last
+connections (a WebSocket's pings are a timer of its event loop, cancelled as it closes: nothing is left to
+fire later), then the measured cycles and the same pause. A connection that left anything behind makes the second run grow. Each cycle: the handshake, a subscribe, the reset read, a close frame, the close.
 The client only reads bytes until it sees what it waits for; it decodes nothing.
 
-  python3 connection_cycles.py --port P --pid PID [--warmup CYCLES] [--cycles 20000] [--pause 35]
+  python3 connection_cycles.py --port P --pid PID [--warmup CYCLES] [--cycles 20000] [--pause 5]
           [--limit-kb 1024] [--json]
 
 Exits 1 when the memory after the measured cycles is more than --limit-kb above its level after warm-up,
@@ -61,7 +61,7 @@ def main():
     parser.add_argument("--pid", type=int, required=True)
     parser.add_argument("--warmup", type=int, default=None, help="cycles before the measured ones (default: as many)")
     parser.add_argument("--cycles", type=int, default=20000)
-    parser.add_argument("--pause", type=float, default=35)
+    parser.add_argument("--pause", type=float, default=5)
     parser.add_argument("--limit-kb", type=int, default=1024)
     parser.add_argument("--json", action="store_true")
     arguments = parser.parse_args()
@@ -75,9 +75,9 @@ def main():
     warm_rate = warmup / max(time.monotonic() - warm_began, 1e-3)
     time.sleep(arguments.pause)
     warm = rss_kb(arguments.pid)
-    # At most 90% of the warm-up's rate: closed connections' timers pending at once (about the last 30 s
-    # of connections) then never outnumber the warm-up's, so the allocator's high-water mark is the
-    # warm-up's and any growth is what connections left behind.
+    # At most 90% of the warm-up's rate: connections the server is still finishing at once (closes,
+    # anything a connection's end leaves for a moment) then never outnumber the warm-up's, so the
+    # allocator's high-water mark is the warm-up's and any growth is what connections left behind.
     interval = 1 / (0.9 * warm_rate)
 
     def measured_round():
