@@ -86,24 +86,10 @@ actor ScopedClient {
   }
 }
 
-/// The board as `user` sees it in the database (through nginx), asked again while the cluster answers 502
-/// or 503.
-func board(of user: String?) async throws -> BoardReply {
-  var status = 0
-  for _ in 0..<100 {
-    let data: Data
-    (status, data) = try await http("GET", settings.web, "/api/board\(userQuery(user))")
-    if status == 200 { return try JSONDecoder().decode(BoardReply.self, from: data) }
-    guard status == 502 || status == 503 else { break }
-    try await Task.sleep(for: .milliseconds(100))
-  }
-  throw CheckFailure("GET /api/board as \(user ?? "a guest"): \(status)")
-}
-
-/// How long a write or an edit is sent again while the cluster cannot answer it. Under rolling kills nginx
-/// may find no live instance for seconds at a time (each refused connection marks an instance failed for its
-/// `fail_timeout`, 3 s, while the next instance is killed), and a debug instance started again catches up
-/// before it listens: a bound for a hang, not for how fast a write is made.
+/// How long a read, a write or an edit is sent again while the cluster cannot answer it. Under rolling
+/// kills nginx may find no live instance for seconds at a time (each refused connection marks an instance
+/// failed for its `fail_timeout`, 3 s, while the next instance is killed), and a debug instance started
+/// again catches up before it listens: a bound for a hang, not for how fast a write is made.
 let resendFor = Duration.seconds(60)
 
 /// The longest a write or an edit of the oracle took to be answered, resends included: how close the run

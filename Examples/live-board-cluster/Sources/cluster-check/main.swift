@@ -160,19 +160,28 @@ func http(
   return ((response as? HTTPURLResponse)?.statusCode ?? 0, data)
 }
 
-/// The board as PostgreSQL holds it, through `address`. Asked again for up to 10 s while the answer is
-/// 502 (nginx found no live instance: one just killed or restarted is marked failed for a few seconds,
-/// as is one that answered 503) or 503 (an instance's database is unavailable): reads are idempotent.
-func board(at address: String = settings.web) async throws -> BoardReply {
-  var status = 0
-  for _ in 0..<100 {
-    let data: Data
-    (status, data) = try await http("GET", address, "/api/board")
-    if status == 200 { return try JSONDecoder().decode(BoardReply.self, from: data) }
-    guard status == 502 || status == 503 else { break }
+/// The board as PostgreSQL holds it, as `user` sees it (a guest, by default), through nginx. Asked again
+/// for up to ``resendFor`` while the answer is 502 (nginx found no live instance: one just killed or
+/// restarted is marked failed for a few seconds, as is one that answered 503) or 503 (an instance's
+/// database is unavailable), or while the connection drops: reads are idempotent.
+func board(of user: String? = nil) async throws -> BoardReply {
+  var last = ""
+  let deadline = ContinuousClock.now + resendFor
+  while ContinuousClock.now < deadline {
+    let answer: (status: Int, data: Data)
+    do {
+      answer = try await http("GET", settings.web, "/api/board\(userQuery(user))")
+    } catch {
+      last = "\(error)"
+      try await Task.sleep(for: .milliseconds(100))
+      continue
+    }
+    if answer.status == 200 { return try JSONDecoder().decode(BoardReply.self, from: answer.data) }
+    last = "\(answer.status) \(String(decoding: answer.data, as: UTF8.self))"
+    guard answer.status == 502 || answer.status == 503 else { break }
     try await Task.sleep(for: .milliseconds(100))
   }
-  throw CheckFailure("GET /api/board: \(status)")
+  throw CheckFailure("GET /api/board as \(user ?? "a guest"): \(last)")
 }
 
 /// Writes that were acknowledged: card id → the version the reply named.
@@ -181,8 +190,9 @@ actor Acknowledged {
   func add(_ id: String, _ version: Int) { cards[id] = version }
 }
 
-/// Creates card `id` through `address`, retrying while the cluster answers 503 or drops the connection
-/// (an instance killed, PostgreSQL restarting); returns the version when acknowledged with 201.
+/// Creates card `id` through `address`, sent again for up to ``resendFor`` while the cluster answers 502 or
+/// 503 or drops the connection (an instance killed, PostgreSQL restarting); returns the version when
+/// acknowledged with 201.
 @discardableResult
 func create(
   _ id: String, title: String? = nil, at address: String = settings.web, into acknowledged: Acknowledged
@@ -190,7 +200,9 @@ func create(
   async throws -> Int?
 {
   let body = #"{"id":"\#(id)","title":"\#(title ?? "Card \(id)")","column":"todo"}"#
-  for _ in 0..<100 {
+  var last = ""
+  let deadline = ContinuousClock.now + resendFor
+  while ContinuousClock.now < deadline {
     do {
       // Every attempt carries one Idempotency-Key: an attempt whose reply was lost (a 504, a dropped
       // connection) is answered again with its first status and version, on any instance.
@@ -202,17 +214,19 @@ func create(
       }
       // Made before under another key (not by this check): present, not acknowledged.
       if status == 409 { return nil }
-      if status != 503 && status != 502 {
-        throw CheckFailure("POST \(id): \(status) \(String(decoding: data, as: UTF8.self))")
-      }
+      last = "\(status) \(String(decoding: data, as: UTF8.self))"
+      if status != 503 && status != 502 { throw CheckFailure("POST \(id): \(last)") }
     } catch let error as CheckFailure {
       throw error
     } catch {
-      // The connection dropped: retry.
+      // The connection dropped: resend with the same key.
+      last = "\(error)"
     }
     try await Task.sleep(for: .milliseconds(100))
   }
-  throw CheckFailure("POST \(id): the cluster did not accept it in 10 s")
+  throw CheckFailure(
+    "POST \(id): the cluster did not accept it in \(resendFor.components.seconds) s, the last answer: \(last)"
+  )
 }
 
 // MARK: - Following clients
