@@ -306,10 +306,12 @@ final class RequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
 ///   the last ping was not answered by a pong carrying its payload by the next.
 ///
 /// The pings are a timer of the event loop, cancelled with the channel: no task, and nothing kept once the
-/// connection closes. Every frame that passes the mask check is passed on (pongs too).
-final class WebSocketGuard: ChannelInboundHandler, RemovableChannelHandler {
+/// connection closes. They stop once a close frame passes either way (the closing handshake is
+/// Hummingbird's). Every frame that passes the mask check is passed on (pongs too).
+final class WebSocketGuard: ChannelDuplexHandler, RemovableChannelHandler {
   typealias InboundIn = WebSocketFrame
   typealias InboundOut = WebSocketFrame
+  typealias OutboundIn = WebSocketFrame
   typealias OutboundOut = WebSocketFrame
 
   /// How often the connection is pinged, and how long a ping may go unanswered.
@@ -336,6 +338,7 @@ final class WebSocketGuard: ChannelInboundHandler, RemovableChannelHandler {
       close(context, .protocolError)
       return
     }
+    if frame.opcode == .connectionClose { stop() }
     if frame.opcode == .pong, let unanswered {
       var payload = frame.unmaskedData
       if payload.readableBytes == 8, payload.readInteger(as: UInt64.self) == unanswered {
@@ -343,6 +346,11 @@ final class WebSocketGuard: ChannelInboundHandler, RemovableChannelHandler {
       }
     }
     context.fireChannelRead(data)
+  }
+
+  func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+    if unwrapOutboundIn(data).opcode == .connectionClose { stop() }
+    context.write(data, promise: promise)
   }
 
   /// Schedules the next ping (or the close, when the last one goes unanswered) a period from now.

@@ -107,6 +107,26 @@ struct WebSocketGuardTests {
     try await removed.close()
   }
 
+  @Test("a close frame either way ends the pings: the closing handshake goes on without them")
+  func noPingsOnceClosing() async throws {
+    for fromClient in [true, false] {
+      let channel = try await guarded()
+      var code = ByteBuffer()
+      code.write(webSocketErrorCode: .normalClosure)
+      if fromClient {
+        try await channel.writeInbound(clientFrame(.connectionClose, code))
+        #expect(try await channel.readInbound(as: WebSocketFrame.self)?.opcode == .connectionClose)
+      } else {
+        try await channel.writeOutbound(WebSocketFrame(fin: true, opcode: .connectionClose, data: code))
+        #expect(try await written(channel)?.opcode == .connectionClose)
+      }
+      await channel.testingEventLoop.advanceTime(by: period * 3)
+      #expect(try await written(channel) == nil, "pinged after a close frame")
+      #expect(channel.isActive)
+      try await channel.close()
+    }
+  }
+
   /// The name the pipeline gave the guard.
   private func handlerName(_ channel: NIOAsyncTestingChannel) async throws -> String {
     try await channel.testingEventLoop.executeInContext {
