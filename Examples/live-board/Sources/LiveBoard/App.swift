@@ -182,7 +182,6 @@ public func makeApplication(
   ) { request throws(BoardError) in
     try Board.checkedUser(request.uri.queryParameters["user"].map(String.init))
   }
-  sockets.route("/live", on: router)
   // The same views read over HTTP, for a page without WebSockets and for readers behind a cache (the
   // cluster's nginx keeps and shares these answers): the reader is the `X-User` header, every instance of
   // one board signs read tokens with `readSecret`.
@@ -202,7 +201,7 @@ public func makeApplication(
 
   return Application(
     router: router,
-    server: sockets.server(webSocketRouter: router),
+    server: sockets.server(path: "/live"),
     configuration: .init(address: .hostname(host, port: port)),
     onServerRunning: { channel in await onListening(channel.localAddress?.port ?? port) },
     logger: logger)

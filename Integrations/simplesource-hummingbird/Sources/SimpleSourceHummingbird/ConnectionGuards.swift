@@ -49,6 +49,9 @@ public struct ConnectionLimits: Sendable {
   /// proxy in front (nginx's `proxy_read_timeout`) sees these pings as the instance's sign of life, so a
   /// hung instance's WebSockets are closed within its timeout and their clients resume on another one.
   public var webSocketPing = Duration.seconds(30)
+  /// How long a WebSocket the server closes (refused as it opens, or the server shutting down) waits for the
+  /// client's close frame before its connection is closed anyway.
+  public var webSocketClose = Duration.seconds(5)
   /// The most TCP connections one address may hold open at once, WebSockets and silent ones alike: past
   /// it, a new one is closed as it is accepted, before anything is read, so that one address cannot take
   /// the descriptors others need. Not applied when ``webSocketsPerAddress`` is `Int.max` (behind a proxy).
@@ -65,7 +68,7 @@ public struct ConnectionLimits: Sendable {
   var limitsAddresses: Bool { webSocketsPerAddress != .max }
 
   /// The defaults: 10 s, 10 s, 30 s, 16 KiB, 64 WebSockets per address (8 opened a second, 64 at once)
-  /// and 16 per user, pings every 30 s, 256 connections per address, and as many connections in all as the
+  /// and 16 per user, pings every 30 s and 5 s for a client to answer the server's close, 256 connections per address, and as many connections in all as the
   /// descriptor limit allows less the reserve.
   /// - Complexity: O(1) (one `getrlimit` for ``connections``).
   public init() {}
@@ -206,12 +209,7 @@ final class RequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
     case .head(let head):
       if head.headers.contains(name: "upgrade") {
         let address = context.channel.remoteAddress?.ipAddress ?? "unknown"
-        let request = WebSocketUpgradeRequest(
-          uri: URI(head.uri),
-          headers: HTTPFields(
-            head.headers.compactMap { field in
-              HTTPField.Name(field.name).map { HTTPField(name: $0, value: field.value) }
-            }), address: address)
+        let request = WebSocketUpgradeRequest(head: head, address: address)
         if let refused = refusal(address, request) {
           // Refused as a plain HTTP answer: no upgrade, no WebSocket, no task for it.
           let headers = refused.retryAfter.map { [("retry-after", String(Int($0.rounded(.up))))] } ?? []
@@ -397,96 +395,5 @@ final class WebSocketGuard: ChannelDuplexHandler, RemovableChannelHandler {
     let decoder = try channel.pipeline.syncOperations.handler(
       type: ByteToMessageHandler<WebSocketFrameDecoder>.self)
     try channel.pipeline.syncOperations.addHandler(WebSocketGuard(period: period), position: .after(decoder))
-  }
-}
-
-/// Hummingbird's HTTP/1 channel with WebSocket upgrade, with a ``RequestGuard`` after its request decoder,
-/// and its connection closed once its handling ends (a request the upgrade handler could not read left it
-/// open, answered nothing).
-struct GuardedHTTPChannel: ServerChildChannel {
-  /// Hummingbird's value, and the negotiation of the connection's first request (a WebSocket, plain HTTP).
-  struct Value: ServerChildChannelValue {
-    let inner: HTTP1WebSocketUpgradeChannel.Value
-    let negotiated: EventLoopFuture<HTTP1WebSocketUpgradeChannel.UpgradeResult>
-    var channel: any Channel { inner.channel }
-  }
-  let inner: HTTP1WebSocketUpgradeChannel
-  let limits: ConnectionLimits
-  let counts: ConnectionCounts
-  /// Why an upgrade from an address to a URI is refused now, if it is.
-  let refusal: UpgradeRefusal.Check
-
-  func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
-    // Past the server's or the address's connections, closed as accepted: nothing is read or kept.
-    let address = channel.remoteAddress?.ipAddress ?? "unknown"
-    guard counts.enter(address) else {
-      channel.close(promise: nil)
-      return channel.eventLoop.makeFailedFuture(ChannelError.ioOnClosedChannel)
-    }
-    channel.closeFuture.whenComplete { [counts] _ in counts.leave(address) }
-    let value = inner.setup(channel: channel, logger: logger)
-    do {
-      // The inner setup built the pipeline synchronously, on the channel's loop; its future is the upgrade's.
-      let decoder = try channel.pipeline.syncOperations.handler(
-        type: ByteToMessageHandler<HTTPRequestDecoder>.self)
-      try channel.pipeline.syncOperations.addHandler(
-        RequestGuard(limits: limits, refusal: refusal), position: .after(decoder))
-      // The WebSocket's guard goes in when the upgrade succeeds: its promise's callbacks run on the loop
-      // before the upgrade handler passes on the bytes that came with the request, so no frame is read
-      // unchecked.
-      let upgrade = try channel.pipeline.syncOperations.handler(
-        type: NIOTypedHTTPServerUpgradeHandler<HTTP1WebSocketUpgradeChannel.UpgradeResult>.self)
-      let negotiated = upgrade.upgradeResultFuture
-      negotiated.whenSuccess { result in
-        guard case .websocket = result else { return }
-        do {
-          try WebSocketGuard.add(to: channel, period: TimeAmount(limits.webSocketPing))
-        } catch {
-          channel.close(promise: nil)
-        }
-      }
-      return value.map { Value(inner: $0, negotiated: negotiated) }
-    } catch {
-      channel.close(promise: nil)
-      return channel.eventLoop.makeFailedFuture(error)
-    }
-  }
-
-  func handle(value: Value, logger: Logger) async {
-    do {
-      _ = try await value.negotiated.get()
-    } catch {
-      // Closed before its first request was negotiated: one the guard answered itself (400, 408, 429,
-      // 431) or one its client closed. Nothing is left to handle, and nothing the server did wrong to log
-      // at error level (Hummingbird's handler would, once per connection: what a client could make the
-      // server write without bound).
-      logger.debug("a connection closed before its first request", metadata: ["error.type": "\(error)"])
-      try? await value.channel.close()
-      return
-    }
-    await inner.handle(value: value.inner, logger: logger)
-    try? await value.channel.close()
-  }
-}
-
-extension HTTPServerBuilder {
-  /// HTTP/1 with WebSocket upgrade, each connection guarded by ``RequestGuard`` with `limits` and
-  /// `refusal` (why an upgrade is refused before it is made, if it is).
-  static func guardedHTTP1WebSocketUpgrade(
-    webSocketRouter: Router<WireRequestContext>, limits: ConnectionLimits, ws: WebSocketServerConfiguration,
-    refusal: @escaping UpgradeRefusal.Check = { _, _ in nil }
-  ) -> HTTPServerBuilder {
-    let webSocketResponder = webSocketRouter.buildResponder()
-    var http1 = HTTP1Channel.Configuration(idleTimeout: TimeAmount(limits.idle))
-    http1.httpDecoder.maxHeaderListSize = limits.headBytes
-    http1.httpDecoder.maxHeaderFieldSize = limits.headBytes
-    let configuration = HTTP1WebSocketUpgradeChannel.Configuration(http1: http1, ws: ws)
-    let counts = ConnectionCounts(limits: limits)
-    return HTTPServerBuilder { responder in
-      GuardedHTTPChannel(
-        inner: HTTP1WebSocketUpgradeChannel(
-          responder: responder, webSocketResponder: webSocketResponder, configuration: configuration),
-        limits: limits, counts: counts, refusal: refusal)
-    }
   }
 }

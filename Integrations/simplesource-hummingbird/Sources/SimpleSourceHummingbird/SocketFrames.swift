@@ -100,17 +100,15 @@ final class SocketWriter: Sendable {
     self.queue = queue
   }
 
-  /// Installs the raw writer at the head of `channel`'s pipeline.
-  static func install(on channel: any Channel) async throws -> SocketWriter {
+  /// Installs the raw writer at the head of `channel`'s pipeline; on the channel's event loop.
+  static func install(on channel: any Channel) throws -> SocketWriter {
     let eventLoop = channel.eventLoop
     let queue = LoopQueue.of(eventLoop)
-    return try await eventLoop.submit {
-      let handler = RawFrames(queue: queue)
-      try channel.pipeline.syncOperations.addHandler(handler, position: .first)
-      return SocketWriter(
-        eventLoop: eventLoop, frames: NIOLoopBound(handler, eventLoop: eventLoop),
-        key: ObjectIdentifier(handler), queue: queue)
-    }.get()
+    let handler = RawFrames(queue: queue)
+    try channel.pipeline.syncOperations.addHandler(handler, position: .first)
+    return SocketWriter(
+      eventLoop: eventLoop, frames: NIOLoopBound(handler, eventLoop: eventLoop),
+      key: ObjectIdentifier(handler), queue: queue)
   }
 
   /// Queues a broadcast's frame; `false` when the connection's buffer is over its high-water mark (the

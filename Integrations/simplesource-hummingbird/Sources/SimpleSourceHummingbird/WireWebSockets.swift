@@ -5,7 +5,6 @@
 import Hummingbird
 import HummingbirdCore
 import HTTPTypes
-import HummingbirdWebSocket
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOWebSocket
@@ -40,9 +39,8 @@ public struct WebSocketUpgradeRequest: Sendable {
 /// let sockets = WireWebSockets(service: service) { request in
 ///   try User(verifying: request.headers[.authorization])   // the session's scope; throwing refuses it
 /// }
-/// let router = Router(context: WireRequestContext.self)
-/// sockets.route("/live", on: router)
-/// let app = Application(router: router, server: sockets.server(webSocketRouter: router))
+/// let router = Router(context: WireRequestContext.self)   // the application's HTTP routes
+/// let app = Application(router: router, server: sockets.server(path: "/live"))
 /// try await app.runService()
 /// ```
 ///
@@ -51,17 +49,25 @@ public struct WebSocketUpgradeRequest: Sendable {
 ///   it once per event loop and writes the same bytes to every connection of the loop that follows the view,
 ///   in one task per loop, below the WebSocket encoder (the service's `WireSink`). A connection over its
 ///   high-water mark refuses the frame, and its session catches up by itself when it drains.
+/// - **No task per idle WebSocket.** An upgraded connection is served by its channel's handlers on its
+///   event loop: frames are assembled into messages there, and a task gives them to the session only while
+///   some wait (reads stop while 8 do). What an idle WebSocket holds is its pipeline, its session and the
+///   session's subscription.
 /// - **Time limits and pings** (``ConnectionLimits``): a request head, a body, an idle connection, and a
-///   WebSocket that does not answer its ping are each closed within their limit.
+///   WebSocket that does not answer its ping are each closed within their limit. A client's pings are
+///   answered, its close frame is answered and the connection closed; the server's own close waits
+///   ``ConnectionLimits/webSocketClose`` for the client's answer. When the server shuts down, every
+///   WebSocket is closed with 1001.
 /// - **Limits before the upgrade.** An upgrade past its address's rate of openings, its address's
 ///   WebSockets or its user's is answered `429 Too Many Requests` with the reason as body (and
 ///   `Retry-After` for the rate) and closed: it costs no WebSocket. One that races past that check is closed
 ///   as it opens: 1013 (try again later) for the rate, 1008 (policy violation) for a count, with the same
 ///   reason.
 /// - **Protocol checks.** A request the decoder cannot read is answered 400 (431 for a head over
-///   ``ConnectionLimits/headBytes``), an unmasked client frame closes the WebSocket with 1002, a text frame
-///   that is not UTF-8 with 1007, a message over `maxMessageBytes` with 1009; a binary message is refused
-///   with the wire's `malformed` error and the connection goes on.
+///   ``ConnectionLimits/headBytes``), an upgrade to another path or whose scope does not read 400, an
+///   unmasked client frame closes the WebSocket with 1002 (as does a fragment out of place), a text message
+///   that is not UTF-8 with 1007, a message over `maxMessageBytes` (in one frame or in several) with 1009;
+///   a binary message is refused with the wire's `malformed` error and the connection goes on.
 /// - **An origin per address.** Sessions are given their address as origin, so the service's
 ///   `WireLimits` per origin (views, subscribes and fresh views) hold one address to its budget whatever
 ///   users it spreads its connections over; not behind a proxy (``ConnectionLimits/webSocketsPerAddress``
@@ -114,42 +120,66 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
       WireRateBuckets(rate: limits.webSocketsOpenedPerAddress ?? WireRate(perSecond: 1, burst: 1)))
   }
 
-  /// Adds a WebSocket route at `path` to `router`: each upgrade whose scope reads is a session of the
-  /// service, until either side closes.
-  /// - Complexity: O(1); each connection then costs its session, a raw writer and its counts.
-  public func route(_ path: RouterPath, on router: Router<WireRequestContext>) {
-    router.ws(path) { request, context in
-      let upgrade = WebSocketUpgradeRequest(
-        uri: request.uri, headers: request.headers, address: context.channel.remoteAddress?.ipAddress)
-      return (try? self.scope(upgrade)) == nil ? .dontUpgrade : .upgrade([:])
-    } onUpgrade: { inbound, outbound, context in
-      let request = context.request
-      let address = context.requestContext.channel.remoteAddress?.ipAddress ?? "unknown"
-      let upgrade = WebSocketUpgradeRequest(uri: request.uri, headers: request.headers, address: address)
-      guard let scope = try? self.scope(upgrade) else { return }
-      if case .refused(let code, let reason) = self.admit(address: address, user: self.user(scope)) {
-        try await outbound.close(code, reason: reason)
-        return
-      }
-      defer { self.leave(address: address, user: self.user(scope)) }
-      try await self.serve(
-        scope: scope, address: address, channel: context.requestContext.channel, inbound: inbound)
+  /// The server for `Application(router:server:)`: HTTP/1 answered by the application's router, and
+  /// WebSockets at `path` (whatever their query), each one a session of the service, every connection
+  /// guarded by the limits given to ``init(service:limits:maxMessageBytes:user:receiving:scope:)`` (its
+  /// pings among them). An upgrade to another path, or one whose scope does not read, is answered 400.
+  ///
+  /// An upgraded connection is served by its channel's handlers on its event loop: no task waits for it
+  /// while it idles. Its messages are given to its session by a task that lives while some wait, and reads
+  /// stop while 8 of them wait. When the server shuts down, each WebSocket is closed with 1001.
+  /// - Complexity: O(1); each connection then costs O(1) to guard, and its session.
+  public func server(path: String) -> HTTPServerBuilder {
+    let counts = ConnectionCounts(limits: limits)
+    return HTTPServerBuilder { responder in
+      WireHTTPChannel(
+        responder: responder, path: path, limits: self.limits, maxMessageBytes: self.maxMessageBytes,
+        counts: counts, refusal: { address, head in self.upgradeRefusal(address, head) },
+        accepts: { request in (try? self.scope(request)) != nil },
+        open: { channel, request in try self.open(channel, request) })
     }
   }
 
-  /// The server for `Application(router:server:)`: HTTP/1 with WebSocket upgrade to the routes of
-  /// `router`, every connection guarded by the limits given to ``init(service:limits:maxMessageBytes:user:receiving:scope:)``
-  /// (its pings among them).
-  /// - Complexity: O(*r*) for the *r* routes of `router`, once; each connection then costs O(1) to guard.
-  public func server(webSocketRouter router: Router<WireRequestContext>) -> HTTPServerBuilder {
-    .guardedHTTP1WebSocketUpgrade(
-      webSocketRouter: router, limits: limits,
-      ws: .init(
-        // Pinged by the connection's `WebSocketGuard`, a timer of its event loop, rather than by a task
-        // per connection that sleeps (and, cancelled, is kept by the runtime until its deadline).
-        maxFrameSize: maxMessageBytes, autoPing: .disabled,
-        validateUTF8: true),
-      refusal: { address, head in self.upgradeRefusal(address, head) })
+  /// Opens the session of an upgraded connection on `channel`, on its event loop: its pings, its raw
+  /// writer, its messages; or, past a limit that the check before the upgrade let through, a close frame
+  /// naming the limit.
+  func open(_ channel: any Channel, _ request: WebSocketUpgradeRequest) throws {
+    let address = request.address ?? "unknown"
+    let wait = TimeAmount(limits.webSocketClose)
+    try WebSocketGuard.add(to: channel, period: TimeAmount(limits.webSocketPing))
+    guard let scope = try? scope(request) else {
+      try channel.pipeline.syncOperations.addHandler(
+        SocketMessageHandler(refusing: .policyViolation, reason: "unauthorized", closeWait: wait))
+      return
+    }
+    let user = user(scope)
+    if case .refused(let code, let reason) = admit(address: address, user: user) {
+      try channel.pipeline.syncOperations.addHandler(
+        SocketMessageHandler(refusing: code, reason: reason, closeWait: wait))
+      return
+    }
+    channel.closeFuture.whenComplete { _ in self.leave(address: address, user: user) }
+    // Messages are written as pre-framed text frames below the WebSocket encoder: a batch is framed once
+    // for every client of its view and loop (the sink); a client's own messages (its reset, answers,
+    // catching up after its connection was full) are framed for it and awaited (send).
+    let writer = try SocketWriter.install(on: channel)
+    let session = service.session(
+      scope: scope, origin: limits.limitsAddresses ? address : nil, sink: writer.sink
+    ) { bytes in try await writer.send(bytes) }
+    let receiving = receiving
+    try channel.pipeline.syncOperations.addHandler(
+      SocketMessageHandler(
+        maxMessageBytes: maxMessageBytes, closeWait: wait,
+        deliver: { message in
+          switch message {
+          case .text(let text):
+            await receiving(text)
+            await session.receive(text: text)
+          case .binary:
+            await session.refuse(WireError(.malformed, "messages are JSON text, not binary"))
+          }
+        },
+        close: { await session.close() }))
   }
 
   /// What an opening WebSocket is told: served, or closed with a code and a reason.
@@ -185,43 +215,6 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   func leave(address: String, user: String?) {
     sockets.withLockedValue { $0.leave(address) }
     if let user { userSockets.withLockedValue { $0.leave(user) } }
-  }
-
-  /// Runs the session of one admitted WebSocket until either side closes it.
-  func serve(
-    scope: Scope, address: String, channel: any Channel, inbound: WebSocketInboundStream
-  ) async throws {
-    // Messages are written as pre-framed text frames below the WebSocket encoder: a batch is framed once
-    // for every client of its view and loop (the sink); a client's own messages (its reset, answers,
-    // catching up after its connection was full) are framed for it and awaited (send).
-    let writer = try await SocketWriter.install(on: channel)
-    let session = service.session(
-      scope: scope, origin: limits.limitsAddresses ? address : nil, sink: writer.sink
-    ) { bytes in try await writer.send(bytes) }
-    do {
-      for try await message in inbound.messages(maxSize: maxMessageBytes) {
-        guard case .text(let text) = message else {
-          await session.refuse(WireError(.malformed, "messages are JSON text, not binary"))
-          continue
-        }
-        // Each message in a child task: what one costs at its deepest (a subscribe's first state,
-        // projected and encoded) is returned when it is taken, not kept for the connection's life by this
-        // loop's task, which then waits while the connection idles.
-        async let taken: Void = take(text, into: session)
-        await taken
-      }
-    } catch {
-      await session.close()
-      throw error
-    }
-    await session.close()
-  }
-
-  /// Gives the text message `text` to `session`, after ``init(service:limits:maxMessageBytes:user:receiving:scope:)``'s
-  /// `receiving`.
-  private func take(_ text: String, into session: WireSession<Section, Scope>) async {
-    await receiving(text)
-    await session.receive(text: text)
   }
 
   /// Why an upgrade is refused before it is made, if it is: read from the counts and the rate without

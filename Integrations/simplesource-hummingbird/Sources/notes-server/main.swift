@@ -34,7 +34,6 @@ router.post("/notes") { request, _ -> HTTPResponse.Status in
   try await notes.appendItems([note], toSection: "notes")
   return .created
 }
-sockets.route("/live", on: router)
 
 // Reads over HTTP, for many readers of one view behind a cache: the reader is the `X-User` header (the
 // URL's query is the read's). Every instance of a service signs its read tokens with one secret.
@@ -52,6 +51,6 @@ reads.routeAuthorization("/read-authorization", on: router)  // asked by a cache
 
 let port = Int(environment["PORT"] ?? "") ?? 8080
 let app = Application(
-  router: router, server: sockets.server(webSocketRouter: router),
+  router: router, server: sockets.server(path: "/live"),
   configuration: .init(address: .hostname("127.0.0.1", port: port)))
 try await app.runService()

@@ -228,6 +228,59 @@ struct ConnectionGuardTests {
     }
   }
 
+  @Test("a message over the limit, in fragments each under it, closes the WebSocket with 1009")
+  func fragmentedTooLarge() async throws {
+    /// A masked fragment: text (first) or continuation, final or not.
+    func fragment(_ payload: [UInt8], first: Bool, fin: Bool) -> [UInt8] {
+      var frame = textFrame(payload)
+      frame[0] = (fin ? 0x80 : 0) | (first ? 0x01 : 0x00)
+      return frame
+    }
+    let half = [UInt8](repeating: 0x20, count: 12 * 1024)  // two of them: over the 16 KiB default
+    let chunks = [
+      handshake, fragment(half, first: true, fin: false), fragment(half, first: false, fin: true),
+    ]
+    try await serving { port in
+      let answer = try await exchange(port: port, chunks)
+      #expect(closeCode(in: answer) == 1009)
+    }
+  }
+
+  @Test("an upgrade to another path than the WebSockets' is answered 400, never upgraded")
+  func upgradeElsewhere() async throws {
+    let elsewhere = Array(
+      String(decoding: handshake, as: UTF8.self).replacingOccurrences(of: "/live", with: "/other").utf8)
+    try await serving { port in
+      let answer = try await exchange(port: port, [elsewhere])
+      #expect(statusLine(answer) == "HTTP/1.1 400 Bad Request")
+    }
+  }
+
+  @Test("a server shutting down closes its WebSockets with 1001, within its wait for the client's answer")
+  func shutdownCloses() async throws {
+    var limits = Self.limits
+    limits.webSocketClose = .milliseconds(200)
+    let subscribe = Array(#"{"format":"simplesource","formatVersion":2,"type":"subscribe"}"#.utf8)
+    let group = MultiThreadedEventLoopGroup.singleton
+    let arrived = group.next().makePromise(of: Void.self)
+    let collector = AwaitingCollector(awaiting: "reset", arrived: arrived)
+    let held = NIOLockedValueBox<(any Channel)?>(nil)
+    try await serving(limits: limits) { port in
+      let channel = try await ClientBootstrap(group: group)
+        .channelInitializer { channel in
+          channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(collector) }
+        }
+        .connect(host: "127.0.0.1", port: port).get()
+      held.withLockedValue { $0 = channel }
+      try await channel.writeAndFlush(ByteBuffer(bytes: handshake + textFrame(subscribe)))
+      try await arrived.futureResult.get()
+    }
+    // The application has shut down: the server sent its close, and closed the connection.
+    let channel = try #require(held.withLockedValue { $0 })
+    try await channel.closeFuture.get()
+    #expect(closeCode(in: collector.received.withLockedValue { $0 }) == 1001)
+  }
+
   @Test("a text frame that is not UTF-8 closes the WebSocket with 1007")
   func invalidText() async throws {
     try await serving { port in

@@ -76,7 +76,6 @@ struct NotesServer: Sendable {
       var request = request
       return "\(try await request.collectBody(upTo: 1024).readableBytes) bytes"
     }
-    sockets.route("/live", on: router)
     // Reads over HTTP: the user is the `X-User` header alone (the URL's query is the read's).
     let reads = WireHTTPReads(
       service: service, policy: Self.readPolicy(hold: hold), readsPerAddress: readsPerAddress,
@@ -90,7 +89,7 @@ struct NotesServer: Sendable {
     reads.route("/read", on: router)
     reads.routeAuthorization("/read-authorization", on: router)
     application = Application(
-      router: router, server: sockets.server(webSocketRouter: router),
+      router: router, server: sockets.server(path: "/live"),
       configuration: .init(address: .hostname("127.0.0.1", port: 0)), logger: Self.logger)
   }
 }

@@ -17,7 +17,7 @@ struct SocketFramesTests {
   ) {
     let channel = NIOAsyncTestingChannel(loop: loop)
     try await channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 8080)).get()
-    return (channel, try await SocketWriter.install(on: channel))
+    return (channel, try await loop.submit { try SocketWriter.install(on: channel) }.get())
   }
 
   /// Sets the channel's writability as NIO does: the flag, then the event, on the loop.
