@@ -275,8 +275,9 @@ final class SocketMessageHandler: ChannelDuplexHandler, RemovableChannelHandler 
   }
 
   func errorCaught(context: ChannelHandlerContext, error: any Error) {
-    // A frame the decoder refused (answered with its close code by NIO's protocol error handler) or a
-    // failed socket: the connection cannot go on.
+    // A frame the decoder refused is answered with its close code by NIO's protocol error handler, which
+    // closes the connection once that is written; any other error (a failed socket) closes it now.
+    guard !(error is NIOWebSocketError) else { return }
     context.close(promise: nil)
   }
 

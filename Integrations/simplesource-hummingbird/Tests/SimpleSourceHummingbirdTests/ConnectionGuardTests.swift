@@ -228,7 +228,8 @@ struct ConnectionGuardTests {
     }
   }
 
-  @Test("a message over the limit, in fragments each under it, closes the WebSocket with 1009")
+  @Test(
+    "a message over the limit, in one frame or in fragments each under it, closes the WebSocket with 1009")
   func fragmentedTooLarge() async throws {
     /// A masked fragment: text (first) or continuation, final or not.
     func fragment(_ payload: [UInt8], first: Bool, fin: Bool) -> [UInt8] {
@@ -240,9 +241,12 @@ struct ConnectionGuardTests {
     let chunks = [
       handshake, fragment(half, first: true, fin: false), fragment(half, first: false, fin: true),
     ]
+    let whole = [handshake, textFrame(half + half)]
     try await serving { port in
-      let answer = try await exchange(port: port, chunks)
-      #expect(closeCode(in: answer) == 1009)
+      let fragmented = try await exchange(port: port, chunks)
+      #expect(closeCode(in: fragmented) == 1009)
+      let large = try await exchange(port: port, whole)
+      #expect(closeCode(in: large) == 1009, "a frame over the limit: the decoder refuses it")
     }
   }
 
