@@ -4,7 +4,7 @@ import SimpleSource
 @testable import SimpleSourceTesting
 import Testing
 
-@Suite("DataSourceConformance's timeout guard", .timeLimit(.minutes(20)))
+@Suite("DataSourceConformance's timeout guard", .timeLimit(.minutes(30)))
 struct DataSourceConformanceTests {
   // The guard settles `true` before it cancels its timer, and a cancelled timer settles nothing: the other
   // order let a cancelled timer answer `false` first. That window is too narrow to hit on demand, so this

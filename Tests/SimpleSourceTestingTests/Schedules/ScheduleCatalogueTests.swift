@@ -5,7 +5,7 @@ import SimpleSource
 @testable import SimpleSourceTesting
 import Testing
 
-@Suite("Seeded schedules find planted bugs", .timeLimit(.minutes(10)))
+@Suite("Seeded schedules find planted bugs", .timeLimit(.minutes(30)))
 struct ScheduleCatalogueTests {
   @available(iOS 18, macOS 15, tvOS 18, watchOS 11, visionOS 2, *)
   @Test(

@@ -5,7 +5,7 @@ import SimpleSource
 @testable import SimpleSourceTesting
 import Testing
 
-@Suite("Seeded schedules", .timeLimit(.minutes(10)))
+@Suite("Seeded schedules", .timeLimit(.minutes(30)))
 struct SeededScheduleTests {
   /// A body with a source, a subscriber, two writers and a clock: enough tasks for schedules to differ.
   @Sendable static func busyBody() async throws {

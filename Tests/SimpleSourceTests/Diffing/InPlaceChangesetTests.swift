@@ -163,7 +163,7 @@ struct InPlaceChangesetTests {
   }
 }
 
-@Suite("BasicDataSource whole replacements that keep every id in place", .timeLimit(.minutes(20)))
+@Suite("BasicDataSource whole replacements that keep every id in place", .timeLimit(.minutes(30)))
 struct InPlaceReplacementTests {
   @Test("setSections and update with the same ids hash no id, and publish exactly the changed items")
   func replacementHashesNothing() async throws {

@@ -79,7 +79,7 @@ actor Prices: DataSourceType {
 
 // MARK: - Its check
 
-@Suite("Bringing your own source", .timeLimit(.minutes(20)))
+@Suite("Bringing your own source", .timeLimit(.minutes(30)))
 struct BringingYourOwnSourceTests {
   static let settings = RandomTestSettings.current(
     defaultCases: 10, casesVariable: "SIMPLESOURCE_CONFORMANCE_RUNS")

@@ -8,7 +8,7 @@ import Testing
 @testable import SimpleSourceViews
 @testable import SimpleSourceWire
 
-@Suite("Cancelled waits", .timeLimit(.minutes(20)))
+@Suite("Cancelled waits", .timeLimit(.minutes(30)))
 struct CancelledWaitsTests {
   /// How many times the main-actor waits are cancelled: the scheduler cancels some before they park, some
   /// after. The waits off the main actor run under seeded schedules instead, which choose both orders.

@@ -5,7 +5,7 @@ import SimpleSourceTesting
 import SimpleSourceViews
 import Testing
 
-@Suite("Catching up under sustained writes", .timeLimit(.minutes(20)))
+@Suite("Catching up under sustained writes", .timeLimit(.minutes(30)))
 struct CatchUpTests {
   /// A source of `count` items in four sections, each item at version 0.
   static func source(items count: Int) throws -> BasicDataSource<TestSection> {

@@ -6,7 +6,7 @@
 import SimpleSourceTesting
 import Testing
 
-@Suite("Coalescing", .timeLimit(.minutes(20)))
+@Suite("Coalescing", .timeLimit(.minutes(30)))
 struct CoalescingTests {
   // MARK: - The decision after each turn
 

@@ -104,7 +104,7 @@ actor UnboundedSource: DataSourceType {
   }
 }
 
-@Suite("DataSourceConformance", .timeLimit(.minutes(20)))
+@Suite("DataSourceConformance", .timeLimit(.minutes(30)))
 struct ConformanceTests {
   static let settings = RandomTestSettings.current(
     defaultCases: 10, casesVariable: "SIMPLESOURCE_CONFORMANCE_RUNS")

@@ -35,7 +35,7 @@ struct Refusal: Error {}
 
 private func at(_ section: Int, _ item: Int) -> ItemPosition { ItemPosition(section: section, item: item) }
 
-@Suite("BasicDataSource rejects bad input atomically", .timeLimit(.minutes(20)))
+@Suite("BasicDataSource rejects bad input atomically", .timeLimit(.minutes(30)))
 struct DataSourceBadInputTests {
   static let cases: [BadInput] = [
     // Duplicate ids, in every position.

@@ -12,7 +12,7 @@ typealias TestSource = BasicDataSource<TestSection>
 
 func item(_ id: String, _ version: Int = 0) -> TestItem { TestItem(id, version: version) }
 
-@Suite("BasicDataSource keeps the contract", .timeLimit(.minutes(20)))
+@Suite("BasicDataSource keeps the contract", .timeLimit(.minutes(30)))
 struct DataSourceContractTests {
   @Test("G1 order and G2 exactness: batches chain by version and replay to the source's state")
   func orderAndExactness() async throws {

@@ -10,7 +10,7 @@ enum SubscriberBehaviour: CaseIterable {
   case steady, stallThenResume, cancelMidway, late
 }
 
-@Suite("BasicDataSource under random concurrent load", .timeLimit(.minutes(20)))
+@Suite("BasicDataSource under random concurrent load", .timeLimit(.minutes(30)))
 struct DataSourceModelTests {
   static let shards = 0..<4
   static let settings = RandomTestSettings.current(

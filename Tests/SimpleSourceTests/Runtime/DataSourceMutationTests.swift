@@ -23,7 +23,7 @@ private func at(_ section: Int, _ item: Int) -> ItemPosition { ItemPosition(sect
 
 // Ten minutes, not two: under ThreadSanitizer, on a two-core machine shared with the rest of the suite, the
 // 10,000-cycle churn test alone took over two minutes in CI. The limit is there to turn a hang into a failure.
-@Suite("BasicDataSource mutations", .timeLimit(.minutes(20)))
+@Suite("BasicDataSource mutations", .timeLimit(.minutes(30)))
 struct DataSourceMutationTests {
   static let cases: [GoodMutation] = [
     .init("replace all sections", "X: x") { try await $0.setSections(layout("X: x")) },
@@ -161,7 +161,7 @@ struct DataSourceMutationTests {
   }
 }
 
-@Suite("Recorded transactions", .timeLimit(.minutes(20)))
+@Suite("Recorded transactions", .timeLimit(.minutes(30)))
 struct TransactionTests {
   @Test("a transaction's edits make one version and one batch, equal to the full diff")
   func oneVersionOneBatch() async throws {
@@ -225,7 +225,7 @@ struct TransactionTests {
   }
 }
 
-@Suite("updateItem", .timeLimit(.minutes(20)))
+@Suite("updateItem", .timeLimit(.minutes(30)))
 struct UpdateItemTests {
   @Test("updateItem reads, changes and stores one item in one step; equal results make no version")
   func readModifyWrite() async throws {
@@ -270,7 +270,7 @@ struct UpdateItemTests {
   }
 }
 
-@Suite("update { } errors", .timeLimit(.minutes(20)))
+@Suite("update { } errors", .timeLimit(.minutes(30)))
 struct UpdateErrorTests {
   @Test("a body that does not throw makes update's error a typed DataSourceError")
   func typedError() async throws {
@@ -288,7 +288,7 @@ struct UpdateErrorTests {
   }
 }
 
-@Suite("Catching typed errors", .timeLimit(.minutes(20)))
+@Suite("Catching typed errors", .timeLimit(.minutes(30)))
 struct CatchingErrorsTests {
   @Test(
     "a data source's error is caught by its code where it arrives as any Error: task groups, untyped closures"

@@ -4,7 +4,7 @@ import SimpleSource
 import SimpleSourceTesting
 import Testing
 
-@Suite("Ending subscriptions and awaiting versions", .timeLimit(.minutes(20)))
+@Suite("Ending subscriptions and awaiting versions", .timeLimit(.minutes(30)))
 struct EndingAndAwaitingTests {
   @Test("breaking out of the loop keeps a held subscription registered; cancel() releases it")
   func cancelAfterBreak() async throws {

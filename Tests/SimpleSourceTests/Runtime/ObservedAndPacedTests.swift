@@ -4,7 +4,7 @@ import SimpleSource
 import SimpleSourceTesting
 import Testing
 
-@Suite("Observed sources and pacing", .timeLimit(.minutes(20)))
+@Suite("Observed sources and pacing", .timeLimit(.minutes(30)))
 struct ObservedAndPacedTests {
   @Test("an observed source follows its sequence; bad values are reported and never reach subscribers")
   func observed() async throws {

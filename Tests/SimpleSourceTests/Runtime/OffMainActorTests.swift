@@ -39,7 +39,7 @@ struct ProbeItem: Identifiable, Equatable, Sendable {
   }
 }
 
-@Suite("G9: diffs run off the main actor", .timeLimit(.minutes(20)))
+@Suite("G9: diffs run off the main actor", .timeLimit(.minutes(30)))
 struct OffMainActorTests {
   @Test("mutations and consumption on the main actor never diff on it")
   @MainActor

@@ -9,7 +9,7 @@ import Testing
 @testable import SimpleSourceCore
 
 @Suite(
-  "G13 progress: waiting for a version never depends on a batch that will not come", .timeLimit(.minutes(20)))
+  "G13 progress: waiting for a version never depends on a batch that will not come", .timeLimit(.minutes(30)))
 struct ProgressTests {
   /// A consumer that takes every batch into `shown`, the way a cache or a client session does.
   static func consume(_ subscription: Subscription<TestSection>, into shown: Locked<Snapshot<TestSection>>)
@@ -232,7 +232,7 @@ struct ProgressTests {
   }
 }
 
-@Suite("G13 progress through derived sources", .timeLimit(.minutes(20)))
+@Suite("G13 progress through derived sources", .timeLimit(.minutes(30)))
 struct DerivedProgressTests {
   @Test("a projection numbered by its parent holds the parent versions it skips and those that cancelled out")
   func projectionNumberedByParent() async throws {
@@ -253,7 +253,7 @@ struct DerivedProgressTests {
   }
 }
 
-@Suite("G13 progress of observable models", .timeLimit(.minutes(20)))
+@Suite("G13 progress of observable models", .timeLimit(.minutes(30)))
 struct ModelProgressTests {
   @Test("an observed list holds versions whose mutations cancelled out")
   @available(iOS 17, macOS 14, tvOS 17, watchOS 10, *)

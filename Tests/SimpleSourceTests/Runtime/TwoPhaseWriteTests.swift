@@ -9,7 +9,7 @@ import Testing
 
 private struct StorageRefused: Error {}
 
-@Suite("Two-phase writes", .timeLimit(.minutes(20)))
+@Suite("Two-phase writes", .timeLimit(.minutes(30)))
 struct TwoPhaseWriteTests {
   @Test(
     "a prepared write changes nothing until applied; its batch, stored and read back, replays to the state")

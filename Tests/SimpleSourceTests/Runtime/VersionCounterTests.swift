@@ -4,7 +4,7 @@ import SimpleSource
 import SimpleSourceTesting
 import Testing
 
-@Suite("Versions of another counter", .timeLimit(.minutes(20)))
+@Suite("Versions of another counter", .timeLimit(.minutes(30)))
 struct VersionCounterTests {
   /// A source that made 50 versions, and a projection of it that shows only its first item: 2 versions.
   static func sourceAhead() async throws -> (BasicDataSource<TestSection>, ProjectedDataSource<TestSection>) {

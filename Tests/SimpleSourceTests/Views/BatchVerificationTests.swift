@@ -26,7 +26,7 @@ final class InvalidBatches {
 }
 
 @MainActor
-@Suite("Verified batches", .timeLimit(.minutes(20)))
+@Suite("Verified batches", .timeLimit(.minutes(30)))
 struct BatchVerificationTests {
   /// A batch diffed from "A: a b" while subscribers hold "A: a b c": it inserts d at [0, 2] of a section
   /// that would then hold four items where its data holds three.

@@ -6,7 +6,7 @@ import SimpleSourceTesting
 import Testing
 
 @MainActor
-@Suite("Animations per kind of change", .timeLimit(.minutes(20)))
+@Suite("Animations per kind of change", .timeLimit(.minutes(30)))
 struct ChangeAnimationsTests {
   @Test("inserts, deletes and reloads of items and sections each get their own animation")
   func eachKindItsAnimation() async throws {

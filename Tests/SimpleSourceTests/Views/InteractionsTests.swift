@@ -36,7 +36,7 @@ private final class Calls {
 }
 
 @MainActor
-@Suite("Interactions", .timeLimit(.minutes(20)))
+@Suite("Interactions", .timeLimit(.minutes(30)))
 struct InteractionsTests {
   @Test("a reuse identifier's closure wins over the data-source-wide one, which handles the rest")
   func perKindThenFallback() async throws {

@@ -7,7 +7,7 @@ import Testing
 @testable import SimpleSourceViews
 @testable import SimpleSourceWire
 
-@Suite("A view of a long list", .timeLimit(.minutes(20)))
+@Suite("A view of a long list", .timeLimit(.minutes(30)))
 @MainActor
 struct LargeListViewTests {
   @Test("a view of 200,000 items answers from the batch's own snapshot, never copying the list into arrays")

@@ -46,7 +46,7 @@ private func toggle(_ id: String, _ isOn: Bool) -> ScreenItem {
 }
 
 @MainActor
-@Suite("Cells that update themselves", .timeLimit(.minutes(20)))
+@Suite("Cells that update themselves", .timeLimit(.minutes(30)))
 struct ListCellTests {
   @Test("a toggle's action reaches the handler with the item and its current position, and round-trips")
   func toggleRoundTrip() async throws {
@@ -110,7 +110,7 @@ struct ListCellTests {
   }
 }
 
-@Suite("Screens from JSON", .timeLimit(.minutes(20)))
+@Suite("Screens from JSON", .timeLimit(.minutes(30)))
 struct ScreenTests {
   let settings = """
     { "title": "Settings", "sections": [

@@ -4,7 +4,7 @@ import SimpleSource
 import SimpleSourceTesting
 import Testing
 
-@Suite("ListViewDataSource", .timeLimit(.minutes(20)))
+@Suite("ListViewDataSource", .timeLimit(.minutes(30)))
 @MainActor
 struct ListViewDataSourceTests {
   @Test(

@@ -46,7 +46,7 @@ actor HeldEdits: ReorderingDelegate {
 }
 
 @MainActor
-@Suite("ObservedList edits", .timeLimit(.minutes(20)))
+@Suite("ObservedList edits", .timeLimit(.minutes(30)))
 struct ObservedListEditTests {
   @available(iOS 17, macOS 14, tvOS 17, watchOS 10, *)
   static func shownIDs(_ list: ObservedList<TestSection>) -> [[String]] {

@@ -10,7 +10,7 @@ import Testing
 struct ArchiveRefused: Error, Equatable {}
 
 @MainActor
-@Suite("ObservedList swipe actions", .timeLimit(.minutes(20)))
+@Suite("ObservedList swipe actions", .timeLimit(.minutes(30)))
 struct ObservedListInteractionTests {
   /// Interactions whose trailing actions name the item and position asked about; `done` records what the
   /// handler received, and an item of version 9 makes the handler throw.

@@ -32,7 +32,7 @@ final class Invalidations {
 }
 
 @MainActor
-@Suite("ObservedList", .timeLimit(.minutes(20)))
+@Suite("ObservedList", .timeLimit(.minutes(30)))
 struct ObservedListTests {
   /// The model's content as sections of items.
   @available(iOS 17, macOS 14, tvOS 17, watchOS 10, *)

@@ -95,7 +95,7 @@ final class RowsDrawing {
 }
 
 @MainActor
-@Suite("ObservedRows' row bodies", .timeLimit(.minutes(20)))
+@Suite("ObservedRows' row bodies", .timeLimit(.minutes(30)))
 struct ObservedRowsRenderTests {
   static let count = 1_000
 

@@ -7,7 +7,7 @@ import SimpleSourceTesting
 import Testing
 
 @MainActor
-@Suite("ObservedWindow", .timeLimit(.minutes(20)))
+@Suite("ObservedWindow", .timeLimit(.minutes(30)))
 struct ObservedWindowTests {
   /// The items of rows `range` of section `id` of `snapshot`, clamped to those that exist.
   static func slice(_ snapshot: Snapshot<TestSection>, _ id: String, _ range: Range<Int>) -> [TestItem] {

@@ -106,7 +106,7 @@ struct InteractiveMoveTests {
   }
 }
 
-@Suite("Reordering", .timeLimit(.minutes(20)))
+@Suite("Reordering", .timeLimit(.minutes(30)))
 @MainActor
 struct ReorderingTests {
   /// Two views on one source; the first can reorder.
@@ -315,7 +315,7 @@ private struct GatedDelegate: ReorderingDelegate {
   }
 }
 
-@Suite("G9 for views", .timeLimit(.minutes(20)))
+@Suite("G9 for views", .timeLimit(.minutes(30)))
 @MainActor
 struct ViewOffMainActorTests {
   @Test("rebasing a batch onto a user's move diffs off the main actor")

@@ -39,7 +39,7 @@ final class InfoCell: ReferenceReusableView {
 final class EvenCell: ReferenceReusableView { var item: TestItem? }
 final class OddCell: ReferenceReusableView { var item: TestItem? }
 
-@Suite("ViewFactory", .timeLimit(.minutes(20)))
+@Suite("ViewFactory", .timeLimit(.minutes(30)))
 @MainActor
 struct ViewFactoryTests {
   /// The settings screen: the factory picks the identifier from the case, each closure takes its own class.

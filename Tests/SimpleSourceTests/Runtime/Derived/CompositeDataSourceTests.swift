@@ -27,7 +27,7 @@ func child(_ prefix: String) throws -> BasicDataSource<TestSection> {
   try BasicDataSource(sections: layout("\(prefix)A: \(prefix)a \(prefix)b | \(prefix)B: \(prefix)c"))
 }
 
-@Suite("CompositeDataSource", .timeLimit(.minutes(20)))
+@Suite("CompositeDataSource", .timeLimit(.minutes(30)))
 struct CompositeDataSourceTests {
   static let settings = ProjectedDataSourceTests.settings
 

@@ -99,7 +99,7 @@ struct RandomTreeEdit: Sendable {
   }
 }
 
-@Suite("OutlineDataSource", .timeLimit(.minutes(20)))
+@Suite("OutlineDataSource", .timeLimit(.minutes(30)))
 struct OutlineDataSourceTests {
   static let settings = ProjectedDataSourceTests.settings
 

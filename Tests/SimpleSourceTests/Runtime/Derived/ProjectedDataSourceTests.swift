@@ -20,7 +20,7 @@ struct Boom: Error, CustomStringConvertible {
   var description: String { "boom" }
 }
 
-@Suite("ProjectedDataSource", .timeLimit(.minutes(20)))
+@Suite("ProjectedDataSource", .timeLimit(.minutes(30)))
 struct ProjectedDataSourceTests {
   static let settings = RandomTestSettings.current(
     defaultCases: 40, casesVariable: "SIMPLESOURCE_DERIVED_RUNS")
@@ -478,7 +478,7 @@ struct ProjectedDataSourceTests {
   }
 }
 
-@Suite("Following a source", .timeLimit(.minutes(20)))
+@Suite("Following a source", .timeLimit(.minutes(30)))
 struct FollowingTests {
   @Test(
     "a lagging follower is told, as an event of its loop, when its composed batch cancelled out; it holds that version once it asks again"

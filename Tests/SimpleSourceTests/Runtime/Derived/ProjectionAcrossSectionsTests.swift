@@ -31,7 +31,7 @@ func windowAcrossSections(_ sections: [TestSection], _ rows: Range<Int>, where i
   }
 }
 
-@Suite("Projection windows across sections", .timeLimit(.minutes(20)))
+@Suite("Projection windows across sections", .timeLimit(.minutes(30)))
 struct ProjectionAcrossSectionsTests {
   static let settings = RandomTestSettings.current(
     defaultCases: 20, casesVariable: "SIMPLESOURCE_ACROSS_CASES")

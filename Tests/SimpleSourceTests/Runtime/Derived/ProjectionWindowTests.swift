@@ -9,7 +9,7 @@ import Testing
 @testable import SimpleSourceCore
 @testable import SimpleSourceWire
 
-@Suite("Projection windows", .timeLimit(.minutes(20)))
+@Suite("Projection windows", .timeLimit(.minutes(30)))
 struct ProjectionWindowTests {
   static let settings = RandomTestSettings.current(
     defaultCases: 600, casesVariable: "SIMPLESOURCE_DERIVED_CASES")

@@ -105,7 +105,7 @@ struct RandomNoteEdit: Sendable {
   }
 }
 
-@Suite("RecordOutlineDataSource", .timeLimit(.minutes(20)))
+@Suite("RecordOutlineDataSource", .timeLimit(.minutes(30)))
 struct RecordOutlineDataSourceTests {
   static let settings = ProjectedDataSourceTests.settings
 

@@ -35,7 +35,7 @@ extension GroupCommit where Section == TestSection, Value == String {
   }
 }
 
-@Suite("Group commit", .timeLimit(.minutes(20)))
+@Suite("Group commit", .timeLimit(.minutes(30)))
 struct GroupCommitTests {
   @Test(
     "writes that arrive while a group commits form the next group: one batch, one version, one storage commit, each answered on its own"

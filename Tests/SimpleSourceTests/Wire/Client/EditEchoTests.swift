@@ -10,7 +10,7 @@ import Testing
 @testable import SimpleSourceWire
 
 @MainActor
-@Suite("A client's edit, echoed", .timeLimit(.minutes(5)))
+@Suite("A client's edit, echoed", .timeLimit(.minutes(30)))
 struct EditEchoTests {
   @Test("edit, echo and confirmation invalidate the edited row once, and the echo publishes nothing")
   @available(iOS 17, macOS 14, tvOS 17, watchOS 10, *)

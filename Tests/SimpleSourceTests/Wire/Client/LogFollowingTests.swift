@@ -7,7 +7,7 @@ import Testing
 @testable import SimpleSourceCore
 @testable import SimpleSourceWire
 
-@Suite("Following a shared log", .timeLimit(.minutes(20)))
+@Suite("Following a shared log", .timeLimit(.minutes(30)))
 struct LogFollowingTests {
   /// Prepares `edit` on `writer`, stores its batch in `log` (as bytes), and applies it.
   static func write(

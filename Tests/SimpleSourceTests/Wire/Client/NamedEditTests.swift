@@ -48,7 +48,7 @@ enum PipelineEdits {
   static let all = NamedEdits<Pipeline>([advance, raise, takeAll, addStage])
 }
 
-@Suite("Named edits", .timeLimit(.minutes(10)))
+@Suite("Named edits", .timeLimit(.minutes(30)))
 struct NamedEditTests {
   static func pipeline(_ deals: [Deal] = [WirePatchTests.deal]) throws -> BasicDataSource<Pipeline> {
     try BasicDataSource(sections: [Pipeline(id: "S", items: deals)])

@@ -369,7 +369,7 @@ final class EditingWorld: Sendable {
   }
 }
 
-@Suite("Optimistic edits", .timeLimit(.minutes(20)))
+@Suite("Optimistic edits", .timeLimit(.minutes(30)))
 struct OptimisticEditTests {
   static let settings = RandomTestSettings.current(defaultCases: 60, casesVariable: "SIMPLESOURCE_EDIT_RUNS")
 

@@ -8,7 +8,7 @@ import Testing
 @testable import SimpleSourceViews
 @testable import SimpleSourceWire
 
-@Suite("Remote data source", .timeLimit(.minutes(20)))
+@Suite("Remote data source", .timeLimit(.minutes(30)))
 struct RemoteDataSourceTests {
   typealias Remote = RemoteDataSource<TestSection>
   static let coder = WireCoder()

@@ -9,7 +9,7 @@ import Testing
 @testable import SimpleSourceCore
 @testable import SimpleSourceWire
 
-@Suite("Several views, one connection, one version", .timeLimit(.minutes(20)))
+@Suite("Several views, one connection, one version", .timeLimit(.minutes(30)))
 struct RemoteViewsTests {
   static let views: [String: WireQueryRequest?] = [
     "as": WireQueryRequest("prefix", ["prefix": .string("a")]),

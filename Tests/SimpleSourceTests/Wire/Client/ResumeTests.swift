@@ -189,7 +189,7 @@ struct RetainedHistoryTests {
   }
 }
 
-@Suite("Resume from a version", .timeLimit(.minutes(20)))
+@Suite("Resume from a version", .timeLimit(.minutes(30)))
 struct ResumeTests {
   static let settings = RandomTestSettings.current(
     defaultCases: 12, casesVariable: "SIMPLESOURCE_RESUME_RUNS")

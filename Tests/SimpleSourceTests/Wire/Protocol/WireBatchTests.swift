@@ -8,7 +8,7 @@ import Testing
 @testable import SimpleSourceViews
 @testable import SimpleSourceWire
 
-@Suite("Wire batches", .timeLimit(.minutes(20)))
+@Suite("Wire batches", .timeLimit(.minutes(30)))
 struct WireBatchTests {
   /// `SIMPLESOURCE_WIRE_CASES`: 300 pairs here, 3,000 in CI.
   static let settings = RandomTestSettings.current(

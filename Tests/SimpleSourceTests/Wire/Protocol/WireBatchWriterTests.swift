@@ -9,7 +9,7 @@ import Testing
 @testable import SimpleSourceCore
 @testable import SimpleSourceWire
 
-@Suite("Wire batch writer", .timeLimit(.minutes(20)))
+@Suite("Wire batch writer", .timeLimit(.minutes(30)))
 struct WireBatchWriterTests {
   /// An item whose id is neither a string nor a number, so the writer encodes it through `JSONEncoder`.
   struct KeyedItem: Identifiable, Hashable, Sendable, Codable {

@@ -9,7 +9,7 @@ import Testing
 @testable import SimpleSourceCore
 @testable import SimpleSourceWire
 
-@Suite("Edits over the wire", .timeLimit(.minutes(20)))
+@Suite("Edits over the wire", .timeLimit(.minutes(30)))
 struct WireEditTests {
   static let operations: [WireOperation<TestSection>] = [
     .insert([TestItem("n", version: 2)], .before("a")), .insert([TestItem("m")], .after("a")),

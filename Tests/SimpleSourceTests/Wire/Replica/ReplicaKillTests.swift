@@ -44,7 +44,7 @@ private func lines(of handle: FileHandle) -> AsyncStream<String> {
   return stream
 }
 
-@Suite("A replica across a killed process", .timeLimit(.minutes(20)))
+@Suite("A replica across a killed process", .timeLimit(.minutes(30)))
 struct ReplicaKillTests {
   /// The client's side, run only as the child process: it follows the server through its standard input
   /// and output. First run: it takes the reset, makes an edit, says so, and waits to be killed. Second

@@ -9,7 +9,7 @@ import Testing
 @testable import SimpleSourceCore
 @testable import SimpleSourceWire
 
-@Suite("Answers recorded with the write", .timeLimit(.minutes(20)))
+@Suite("Answers recorded with the write", .timeLimit(.minutes(30)))
 struct RecordedAnswerTests {
   /// Storage shared by every instance of a service: the source's writes and each edit's answer under
   /// (scope, id), recorded in one step; the answers of the newest `retention` versions are kept.

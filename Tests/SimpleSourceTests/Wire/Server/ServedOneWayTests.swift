@@ -10,7 +10,7 @@ import Testing
 @testable import SimpleSourceCore
 @testable import SimpleSourceWire
 
-@Suite("Every format served one way", .timeLimit(.minutes(20)))
+@Suite("Every format served one way", .timeLimit(.minutes(30)))
 struct ServedOneWayTests {
   struct Boom: Error {}
 

@@ -9,7 +9,7 @@ import Testing
 @testable import SimpleSourceCore
 @testable import SimpleSourceWire
 
-@Suite("Views of several sessions, projected once", .timeLimit(.minutes(20)))
+@Suite("Views of several sessions, projected once", .timeLimit(.minutes(30)))
 struct SharedViewStepsTests {
   @Test("20 sessions of one scope with 4 views: one projection per view and batch, each client exact")
   func oneProjectionPerBatch() async throws {

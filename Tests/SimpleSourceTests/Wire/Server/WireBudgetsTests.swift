@@ -87,7 +87,7 @@ final class RateTestClock: Sendable {
   var read: @Sendable () -> Double { { [time] in time.withLock { $0 } } }
 }
 
-@Suite("What a scope may cost", .timeLimit(.minutes(20)))
+@Suite("What a scope may cost", .timeLimit(.minutes(30)))
 struct WireBudgetsTests {
   /// A search that ignores case, declared with its canonical form (`folding`) or without.
   static func search(folding: Bool) -> WireQuery<TestSection> {

@@ -8,7 +8,7 @@ import Testing
 @testable import SimpleSourceCore
 @testable import SimpleSourceWire
 
-@Suite("In-process connections", .timeLimit(.minutes(20)))
+@Suite("In-process connections", .timeLimit(.minutes(30)))
 struct WireConnectionTests {
   @Test("a connection starts with a reset, answers edits, keeps them pending while closed, and resumes")
   func connectEditCloseResume() async throws {

@@ -69,7 +69,7 @@ struct AdmissionsWorld: ExplorableWorld {
   mutating func checkSettled() throws {}
 }
 
-@Suite("Limits per scope", .timeLimit(.minutes(20)))
+@Suite("Limits per scope", .timeLimit(.minutes(30)))
 struct WireLimitsTests {
   @Test(
     "every sequence of admits, leaves and refused subscribes counts each session in one scope, within the limit"

@@ -38,7 +38,7 @@ final class StallGate: Sendable {
   }
 }
 
-@Suite("An oracle under kills and restarts", .timeLimit(.minutes(20)))
+@Suite("An oracle under kills and restarts", .timeLimit(.minutes(30)))
 struct WireOracleTests {
   typealias Service = WireService<TestSection, Int>
 

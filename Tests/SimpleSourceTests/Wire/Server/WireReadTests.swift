@@ -8,7 +8,7 @@ import Testing
 @testable import SimpleSourceCore
 @testable import SimpleSourceWire
 
-@Suite("Reading a view over HTTP", .timeLimit(.minutes(10)))
+@Suite("Reading a view over HTTP", .timeLimit(.minutes(30)))
 struct WireReadTests {
   static let secret = Array("a secret of the service, 32 bytes".utf8)
 

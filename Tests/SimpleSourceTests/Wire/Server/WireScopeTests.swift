@@ -40,7 +40,7 @@ final class GatedSource: DataSourceType {
   }
 }
 
-@Suite("Scopes under races and reuse", .timeLimit(.minutes(20)))
+@Suite("Scopes under races and reuse", .timeLimit(.minutes(30)))
 struct WireScopeTests {
   /// Items of even version belong to scope 0, odd to scope 1.
   static func service<Source: DataSourceType<TestSection>>(

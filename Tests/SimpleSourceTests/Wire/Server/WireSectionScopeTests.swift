@@ -9,7 +9,7 @@ import Testing
 @testable import SimpleSourceCore
 @testable import SimpleSourceWire
 
-@Suite("Scopes that decide sections", .timeLimit(.minutes(20)))
+@Suite("Scopes that decide sections", .timeLimit(.minutes(30)))
 struct WireSectionScopeTests {
   static let settings = RandomTestSettings.current(defaultCases: 20, casesVariable: "SIMPLESOURCE_WIRE_CASES")
 

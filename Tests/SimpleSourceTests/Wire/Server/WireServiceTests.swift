@@ -8,7 +8,7 @@ import Testing
 @testable import SimpleSourceCore
 @testable import SimpleSourceWire
 
-@Suite("Serving live queries", .timeLimit(.minutes(20)))
+@Suite("Serving live queries", .timeLimit(.minutes(30)))
 struct WireServiceTests {
   static let settings = RandomTestSettings.current(defaultCases: 20, casesVariable: "SIMPLESOURCE_WIRE_CASES")
 

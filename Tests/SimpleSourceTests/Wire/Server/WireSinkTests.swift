@@ -9,7 +9,7 @@ import Testing
 @testable import SimpleSourceCore
 @testable import SimpleSourceWire
 
-@Suite("Sessions with a sink", .timeLimit(.minutes(20)))
+@Suite("Sessions with a sink", .timeLimit(.minutes(30)))
 struct WireSinkTests {
   static let settings = RandomTestSettings.current(defaultCases: 20, casesVariable: "SIMPLESOURCE_WIRE_CASES")
 
