@@ -132,7 +132,13 @@ struct WireSinkTests {
     await Self.parked(clients.map(\.1))
     for step in 0..<20 {
       try await source.appendItems([TestItem("a\(10 + step)")], toSection: "B")
-      if step % 3 == 0 { try await source.replaceItem(TestItem("b1", version: step)) }
+      // Written to every sink before the next write (see `viewsThroughSinks`): a write published before
+      // the hub's writer took the one before it would be composed with it by the session's task, and sent.
+      for (_, session) in clients { await session.settled() }
+      if step % 3 == 0 {
+        try await source.replaceItem(TestItem("b1", version: step))
+        for (_, session) in clients { await session.settled() }
+      }
     }
     for (client, session) in clients {
       await session.delivered(to: client.client)
@@ -165,16 +171,20 @@ struct WireSinkTests {
     for (_, session) in clients { await session.close() }
   }
 
-  @Test("a session's sent version follows every batch its sink takes, before the write that made it returns")
+  @Test("a session's sent version follows every batch its sink takes, with no task of its own woken")
   func sentWithoutWaking() async throws {
     let source = try Self.source()
     let clients = [SinkClient(), SinkClient()]
     let sessions = await Self.joinedWholeSource(of: source, clients)
     for step in 0..<5 {
       let version = try await source.appendItems([TestItem("a\(20 + step)")], toSection: "A")
-      await source.settled()
-      // The publisher wrote the batch to both sinks and reported it held: no task had to run.
-      for session in sessions { #expect(await session.clientHeldVersion == version.number) }
+      // The hub's writer wrote the batch to both sinks and reported it held: no session's task had to run.
+      // (`source.settled()` returns once the batch is offered; the writer may not have run yet.)
+      for session in sessions {
+        await session.settled()
+        #expect(await session.clientHeldVersion == version.number)
+        #expect(await session.sending?.wakes.withLock { $0 } == 0, "a batch its sink took woke the task")
+      }
     }
     for (client, session) in zip(clients, sessions) {
       #expect(client.sends.withLock { $0 } == 1, "only the reset goes through send")
@@ -294,8 +304,10 @@ struct WireSinkTests {
     for step in 0..<20 {
       try await source.appendItems([TestItem("a\(10 + step)")], toSection: "B")
       if step % 3 == 0 { try await source.replaceItem(TestItem("b1", version: step)) }
-      // Offered to every sink before the next write: a batch per step, not a few coalesced.
-      await source.settled()
+      // Written to every sink (or sent) before the next write: a batch per step, not a few coalesced. Not
+      // `source.settled()`, which returns once the batch is offered: a write published before the hub's
+      // writer took the one before it is composed with it, by the session's task.
+      for session in sessions { await session.settled() }
       if step == 10 { clients[5].full.withLock { $0 = false } }
     }
     for session in sessions { await session.settled() }
@@ -349,7 +361,8 @@ struct WireSinkTests {
     await resumed.settled()
     for step in 0..<4 {
       try await source.appendItems([TestItem("a\(30 + step)")], toSection: "A")
-      await source.settled()
+      // Written to its sink before the next write (see `viewsThroughSinks`).
+      await resumed.settled()
     }
     await resumed.settled()
     let held = try await resuming.held().snapshots
