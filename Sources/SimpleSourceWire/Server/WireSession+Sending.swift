@@ -4,13 +4,20 @@
 import Foundation
 import SimpleSourceCore
 
-/// What ``WireSession`` stops when its subscription is replaced or closed: the subscription its sending
-/// task holds.
+/// What ``WireSession`` stops when its subscription is replaced or closed (the subscription its sending
+/// task holds), and how far the sending has come (``SendingProgress``): what the session waits on instead
+/// of its sending tasks.
 final class SendingControl<Section: SectionType>: Sendable {
-  // Guard map: `state` (whether sending stopped, and the subscription the sending task reads) is read and
-  // written only under its lock; the session's actor stops it, the sending task holds its subscription;
-  // a subscription is cancelled after the lock is released.
-  private let state = Locked<(stopped: Bool, subscription: Subscription<Section>?)>((false, nil))
+  // Guard map: `state` (whether sending stopped, the subscription the sending task reads, and the sending's
+  // progress with the session's waits on it) is read and written only under its lock; the session's actor
+  // stops it and waits, the sending tasks hold its subscription and report their progress; a subscription
+  // is cancelled, and a wait resumed, after the lock is released.
+  private struct State: Sendable {
+    var stopped = false
+    var subscription: Subscription<Section>?
+    var progress = SendingProgress<CheckedContinuation<Bool, Never>>()
+  }
+  private let state = Locked(State())
 
   /// How many times the sending task parked (with its sink, or stepping its views through the publisher):
   /// between parks it costs the server a call per batch, not a task. Tests await counts of it.
@@ -66,6 +73,37 @@ final class SendingControl<Section: SectionType>: Sendable {
       return state.subscription
     }
     subscription?.cancel()
+  }
+
+  /// What the task sending the first message reports: it was sent (`sent`), or could not be and nothing
+  /// more is written. Resumes the session's waits on it.
+  /// - Complexity: O(*w*) for *w* waits.
+  func firstMessage(sent: Bool) {
+    let (first, ended) = state.withLock { $0.progress.firstMessage(sent: sent) }
+    for waiter in first { waiter.resume(returning: sent) }
+    for waiter in ended { waiter.resume(returning: true) }
+  }
+
+  /// What the task sending the batches after the first message reports when it ends: nothing more is
+  /// written. Resumes the session's waits for the end.
+  /// - Complexity: O(*w*) for *w* waits.
+  func finished() {
+    for waiter in state.withLock({ $0.progress.finished() }) { waiter.resume(returning: true) }
+  }
+
+  /// Returns, once it is known, whether the first message was sent.
+  func firstMessageSent() async -> Bool {
+    await withCheckedContinuation { (waiter: CheckedContinuation<Bool, Never>) in
+      if let sent = state.withLock({ $0.progress.awaitFirst(waiter) }) { waiter.resume(returning: sent) }
+    }
+  }
+
+  /// Returns once nothing more of the subscription is written: its first message could not be sent, or
+  /// the batches after it were followed to the end.
+  func ended() async {
+    _ = await withCheckedContinuation { (waiter: CheckedContinuation<Bool, Never>) in
+      if state.withLock({ $0.progress.awaitEnd(waiter) }) { waiter.resume(returning: true) }
+    }
   }
 }
 

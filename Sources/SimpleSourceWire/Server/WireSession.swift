@@ -35,11 +35,11 @@ public import SimpleSourceCore
 public actor WireSession<Section: SectionType, Scope: Hashable & Sendable>
 where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item.ID: Codable {
   // Guard map: `scope`, `formatVersion`, `current`, the last requests, `subscribedScope`, `isClosed` and
-  // `turns` are the actor's. Each subscription has a task that sends its first message
-  // (`current.starting`, which what must follow that message awaits) and one that sends the rest
-  // (`current.sending`); both read only what they were started with: the opened feed and views, and their
-  // `SendingControl` (a lock of its own, through which the actor stops them and after whose `stop()`
-  // nothing is written). Subscribes, scope changes and closing take `turns`, so each awaits the one before it; an edit's
+  // `turns` are the actor's. Each subscription has a task that sends its first message, which starts one
+  // that sends the rest when there is a rest; both read only what they were started with: the opened feed
+  // and views, and their `SendingControl` (a lock of its own, through which the actor stops them, after
+  // whose `stop()` nothing is written, and on which it waits for the first message and for the end: the
+  // session keeps no task's handle). Subscribes, scope changes and closing take `turns`, so each awaits the one before it; an edit's
   // answer is made in the caller's task on the service's actor. The deinit of a session never closed
   // starts one task, to leave its scope's count.
   /// The service the session belongs to.
@@ -56,24 +56,17 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   let reader = WireCoder(maxMessageBytes: 1 << 20)
   /// The format number of the client's last message; replies are written in it.
   var formatVersion = WireMessage<Section>.formatVersion
-  /// The subscription being sent (with the scope's state and views it uses), the task sending its first
-  /// message, the task sending the rest, and what stops them.
+  /// The subscription being sent (with the scope's state and views it uses), and what stops its sending
+  /// and tells how far it came.
   var current: Current?
-  /// A subscription being sent: what it opened, and its tasks. An object, not a tuple: every edit checks
-  /// for one, and a reference is checked without looking its generic type up.
+  /// A subscription being sent: what it opened, and its sending's control. An object, not a tuple: every
+  /// edit checks for one, and a reference is checked without looking its generic type up.
   final class Current {
     let opened: WireService<Section, Scope>.Opened
-    let starting: Task<SessionSender<Section>.Started?, Never>
-    let sending: Task<Void, Never>
     let control: SendingControl<Section>
 
-    init(
-      opened: WireService<Section, Scope>.Opened, starting: Task<SessionSender<Section>.Started?, Never>,
-      sending: Task<Void, Never>, control: SendingControl<Section>
-    ) {
+    init(opened: WireService<Section, Scope>.Opened, control: SendingControl<Section>) {
       self.opened = opened
-      self.starting = starting
-      self.sending = sending
       self.control = control
     }
   }
@@ -242,7 +235,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   /// was sent; `nil` when not subscribed or when that message could not be sent (tests read it).
   package var clientHeldVersion: Int? {
     get async {
-      guard let current, await current.starting.value != nil else { return nil }
+      guard let current, await current.control.firstMessageSent() else { return nil }
       return current.opened.feed.subscription.heldVersion.number
     }
   }
@@ -293,17 +286,21 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     let control = SendingControl<Section>()
     let sender = SessionSender(
       send: send, sink: sink, immediate: immediate, coder: coder, control: control, shown: opened.shown)
-    // The first message in a task of its own: what must follow it (an edit's answer, a refusal) awaits it,
-    // through a second task that only waits for it. A finished task keeps the memory of its deepest call
-    // (the first state, projected and encoded) while a handle to it lives, and the session keeps its
-    // handle for the subscription's life: kept this way, that memory goes as soon as the message is sent.
-    let first = Task.schedulable("starting a session's subscription") { await sender.start(opened) }
-    let starting = Task.schedulable("awaiting a session's first message") { await first.value }
-    let sending = Task.schedulable("sending to a session") {
-      guard let started = await starting.value else { return }
-      await sender.follow(opened, from: started)
+    // The first message in a task of its own, which then starts the one that follows the batches: a task
+    // keeps the memory of its deepest call (the first state, projected and encoded) until it ends, so the
+    // task that lives as long as the subscription never makes that call. What must follow the first
+    // message (an edit's answer, a refusal) and closing wait on `control`, which both tasks report to:
+    // no handle to a task is kept (a finished task's handle keeps its memory).
+    Task.schedulable("starting a session's subscription") {
+      let started = await sender.start(opened)
+      control.firstMessage(sent: started != nil)
+      guard let started else { return }
+      Task.schedulable("sending to a session") {
+        await sender.follow(opened, from: started)
+        control.finished()
+      }
     }
-    current = Current(opened: opened, starting: starting, sending: sending, control: control)
+    current = Current(opened: opened, control: control)
   }
 
   /// Returns once every batch of the writes to the service's source made before the call has been sent
@@ -335,7 +332,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   /// at once when there is none.
   private func started() async {
     guard let current else { return }
-    _ = await current.starting.value
+    _ = await current.control.firstMessageSent()
   }
 
   /// Returns once the subscription has sent every batch of the source's versions up to `version` that it
@@ -354,7 +351,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
       // The feed numbers its versions as the source does (a scope's state and views share its numbers).
       _ = try? await subscription.reached(Version(version, of: subscription.counter))
     } else {
-      _ = await current.starting.value
+      _ = await current.control.firstMessageSent()
     }
   }
 
@@ -365,7 +362,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     current = nil
     subscribedScope = nil
     stopping.control.stop()
-    await stopping.sending.value
+    await stopping.control.ended()
     await service.abandon(stopping.opened)
   }
 
