@@ -47,15 +47,9 @@ public struct Subscription<Section: SectionType>: Sendable {
   /// The newest version the consumer holds, for ``reached(_:)``.
   @usableFromInline let progress: HeldVersion
   @usableFromInline let onCancel: (@Sendable () -> Void)?
-  /// Takes the consumer's next event from its mailbox, instead of from ``batches``: with a sink, a callback
-  /// called each time it parks with it, and whether versions held with no batch are announced. `nil` for a
-  /// paced subscription or one not made by a hub.
-  @usableFromInline let nextFromHub: NextFromHub?
-
-  @usableFromInline
-  typealias NextFromHub =
-    @Sendable (SubscriptionSink<Section>?, SubscriptionLane, (@Sendable () -> Void)?, Bool) async ->
-    SubscriptionEvent<Section>?
+  /// Where a follower takes its next event from, instead of from ``batches``: the subscriber's mailbox in
+  /// its hub. `nil` for a paced subscription or one not made by a hub.
+  @usableFromInline let mailbox: SubscriberMailbox<Section>?
 
   /// Follows the subscription: hands each event to `handle` on the caller's isolation, one at a time, and
   /// asks for the next once `handle` returned `true`. Derived sources, observed models, view data sources
@@ -107,11 +101,40 @@ public struct Subscription<Section: SectionType>: Sendable {
     announcingHeld: Bool, sinkingInto sink: SubscriptionSink<Section>?, lane: SubscriptionLane = .first,
     parked: (@Sendable () -> Void)?
   ) async -> SubscriptionEvent<Section>? {
-    guard let nextFromHub else {
+    guard let mailbox else {
       var iterator = batches.makeAsyncIterator()
       return await iterator.next().map { .batch($0) }
     }
-    return await nextFromHub(sink, lane, parked, announcingHeld)
+    return await mailbox.nextEvent(sink: sink, lane: lane, parkedWithSink: parked, announcing: announcingHeld)
+  }
+
+  /// Follows the subscription as ``follow(isolation:announcingHeld:sinkingInto:lane:parked:_:)`` does with
+  /// a sink, but with no task while parked: the caller's task follows until the follower first parks, and
+  /// returns then; a later delivery for it (a batch the sink refused, a catch-up, the end) starts a task
+  /// that handles it and follows on until it parks again. A server that holds many idle followers holds
+  /// their sinks and state only.
+  ///
+  /// `handle` runs in those tasks, one event at a time, never two at once. `ended` is called once, when the
+  /// following ends: `handle` returned `false` or threw, or the subscription ended. A paced subscription,
+  /// or one not made by the fan-out engine, is followed in the caller's task throughout, its batches handed
+  /// to `handle`, and this returns when it ends.
+  /// - Complexity: O(1) per event besides `handle` and a catch-up's composition, which runs off the
+  ///   caller's actor; a task started per wake, none per batch the sink takes.
+  package func follow(
+    parkingWith sink: @escaping SubscriptionSink<Section>,
+    lane: @escaping @Sendable () -> SubscriptionLane = { .first }, parked: (@Sendable () -> Void)? = nil,
+    _ handle: @escaping @Sendable (SubscriptionEvent<Section>) async throws -> Bool,
+    ended: @escaping @Sendable () -> Void
+  ) async {
+    guard let mailbox else {
+      _ = try? await follow { try await handle($0) }
+      ended()
+      return
+    }
+    await ParkingFollower(
+      subscription: self, mailbox: mailbox, sink: sink, lane: lane, parked: parked, handle: handle,
+      ended: ended
+    ).follow(from: nil)
   }
 
   /// A subscription from parts that keep none of the promises above by themselves: for tests that
@@ -133,14 +156,14 @@ public struct Subscription<Section: SectionType>: Sendable {
       onCancel?()
       progress.finish()
     }
-    self.nextFromHub = nil
+    self.mailbox = nil
   }
 
   @inlinable
   init(
     snapshot: Snapshot<Section>, version: Int, counter: VersionCounter,
     batches: AsyncStream<UpdateBatch<Section>>, progress: HeldVersion,
-    onCancel: @escaping @Sendable () -> Void, nextFromHub: NextFromHub?
+    onCancel: @escaping @Sendable () -> Void, mailbox: SubscriberMailbox<Section>?
   ) {
     self.snapshot = snapshot
     self.version = Version(version, of: counter)
@@ -148,7 +171,7 @@ public struct Subscription<Section: SectionType>: Sendable {
     self.batches = batches
     self.progress = progress
     self.onCancel = onCancel
-    self.nextFromHub = nextFromHub
+    self.mailbox = mailbox
   }
 
   /// The newest version the consumer holds: ``version`` at first, then the `to` of each batch once the
@@ -262,16 +285,55 @@ extension SubscriptionHub {
         return batch
       },
       onCancel: { token.hub.cancel(token.mailbox) })
-    var nextFromHub: Subscription<Section>.NextFromHub?
-    if gate == nil {
-      nextFromHub = { sink, lane, parked, announcing in
-        await mailbox.nextEvent(sink: sink, lane: lane, parkedWithSink: parked, announcing: announcing)
-      }
-    }
-    // The hub and mailbox, not the token: a held Subscription must not keep its stream alive.
+    // The hub and mailbox, not the token: a held Subscription must not keep its stream alive. A paced
+    // subscription's follower reads its stream, through the gate.
     return Subscription(
       snapshot: snapshot, version: version, counter: counter, batches: batches, progress: mailbox.progress,
-      onCancel: { [hub = self] in hub.cancel(mailbox) }, nextFromHub: nextFromHub)
+      onCancel: { [hub = self] in hub.cancel(mailbox) }, mailbox: gate == nil ? mailbox : nil)
+  }
+}
+
+/// A follower of a subscription that holds no task while parked with its sink
+/// (``Subscription/follow(parkingWith:lane:parked:_:ended:)``): each wake starts a task that runs
+/// ``follow(from:)``.
+struct ParkingFollower<Section: SectionType>: Sendable {
+  let subscription: Subscription<Section>
+  let mailbox: SubscriberMailbox<Section>
+  let sink: SubscriptionSink<Section>
+  let lane: @Sendable () -> SubscriptionLane
+  let parked: (@Sendable () -> Void)?
+  let handle: @Sendable (SubscriptionEvent<Section>) async throws -> Bool
+  let ended: @Sendable () -> Void
+
+  /// Handles `woken` (a delivery handed over while parked), then asks for events and handles them until
+  /// the follower parks (it returns then, and its task ends) or the following ends.
+  func follow(from woken: SubscriptionDelivery<Section>?) async {
+    // A delivery handed over later was offered to the sink first (and refused); one waiting when the
+    // follower asks was not.
+    var next = woken.map { (delivery: $0, waiting: false) }
+    while true {
+      if next == nil {
+        let delivery = mailbox.park(sink: sink, lane: lane(), parkedWithSink: parked) { delivery in
+          Task.schedulable("following a subscription") { await follow(from: delivery) }
+        }
+        // Parked: the wake's task goes on from here.
+        guard let delivery else { return }
+        next = (delivery, true)
+      }
+      guard let (delivery, waiting) = next else { return }
+      next = nil
+      switch await mailbox.event(of: delivery, waiting: waiting, sink: sink) {
+      case .again:
+        continue
+      case .end:
+        break
+      case .event(let event):
+        if (try? await handle(event)) == true { continue }
+      }
+      subscription.cancel()
+      ended()
+      return
+    }
   }
 }
 

@@ -2,12 +2,29 @@
 
 internal import Dispatch
 
+/// Who waits for a subscriber's next delivery: a suspended task, or a follower parked with its sink and no
+/// task (``Subscription/follow(parkingWith:lane:parked:_:ended:)``), whose callback starts one.
+@usableFromInline
+enum SubscriberWaiter<Section: SectionType>: Sendable {
+  case task(UnsafeContinuation<SubscriptionDelivery<Section>, Never>)
+  case callback(@Sendable (SubscriptionDelivery<Section>) -> Void)
+
+  /// Hands `delivery` over: resumes the task, or calls the callback. Called outside every lock.
+  @inlinable
+  func resume(returning delivery: SubscriptionDelivery<Section>) {
+    switch self {
+    case .task(let continuation): continuation.resume(returning: delivery)
+    case .callback(let wake): wake(delivery)
+    }
+  }
+}
+
 /// One subscriber's storage: its state machine behind its own lock, so that consumers never contend with
 /// each other, and a publish touches each subscriber once.
 @usableFromInline
 final class SubscriberMailbox<Section: SectionType>: Sendable {
   @usableFromInline typealias Machine = SubscriberStateMachine<Section, Waiter>
-  @usableFromInline typealias Waiter = UnsafeContinuation<SubscriptionDelivery<Section>, Never>
+  @usableFromInline typealias Waiter = SubscriberWaiter<Section>
   @usableFromInline let state: Locked<Machine>
   @usableFromInline let differ: Differ<Section>
   /// The counter of the hub's versions, which its composed batches carry.
@@ -176,7 +193,7 @@ final class SubscriberMailbox<Section: SectionType>: Sendable {
       let delivery = await withUnsafeContinuation { continuation in
         let delivery = state.withLock { state in
           // A quiet version that arrived since `asked()` is reported first, then the consumer asks again.
-          state.newlyHeld().map { .held($0) } ?? state.next(waiter: continuation, sink: sink)
+          state.newlyHeld().map { .held($0) } ?? state.next(waiter: .task(continuation), sink: sink)
         }
         if let delivery {
           waiting = true
@@ -193,35 +210,79 @@ final class SubscriberMailbox<Section: SectionType>: Sendable {
       // it would call the consumer's reads of the publisher's snapshots a race. Taking the lock that the
       // publisher released before resuming states the order it is owed: O(1), uncontended.
       state.withLock { _ in }
-      switch delivery {
-      case .held(let version):
-        progress.hold(through: version)
-        continue
-      case .announce(let version):
-        // Its progress holds it when the consumer asks again, having dealt with it.
-        return .held(version)
-      case .end:
-        return nil
-      case .batch(let batch):
-        // The shared batch was waiting when the consumer asked: parked with a sink, it would have been
-        // written there, so it is, from this task (the publisher writes to a sink only while its consumer
-        // is parked: never at the same time). Taken, it is held once the consumer asks again.
-        if waiting, let sink, sink(batch) { continue }
-        return .batch(batch)
-      case .compose(let from, let fromVersion, let to, let toVersion, let refreshing, let touched):
-        let changeset = await Self.compose(
-          from: from, to: to, refreshing: refreshing, touched: touched, differ: differ,
-          fullDiffs: fullDiffs)
-        // An empty composition is not delivered (G4); the subscriber keeps its version (G1).
-        if changeset.isEmpty {
-          // The consumer is still asking: it holds `toVersion` already, which the next request reports
-          // (or announces).
-          continue
-        }
-        state.withLock { $0.delivered(version: toVersion, snapshot: to) }
-        return .batch(differ.batch(fromVersion, toVersion, counter, changeset))
+      switch await event(of: delivery, waiting: waiting, sink: sink) {
+      case .event(let event): return event
+      case .end: return nil
+      case .again: continue
       }
     }
+  }
+
+  /// What a delivery makes of the consumer's request: an event to hand over, the end, or nothing (the
+  /// consumer asks again).
+  @usableFromInline
+  enum Step: Sendable {
+    case event(SubscriptionEvent<Section>)
+    case again
+    case end
+  }
+
+  /// What `delivery` gives the consumer, in its task: a held version is reported, a batch waiting when it
+  /// asked (`waiting`) is written to its `sink`, a catch-up is composed (off the caller's actor).
+  /// - Complexity: O(1) besides the sink and a catch-up's composition.
+  @inlinable
+  func event(of delivery: SubscriptionDelivery<Section>, waiting: Bool, sink: SubscriptionSink<Section>?)
+    async -> Step
+  {
+    switch delivery {
+    case .held(let version):
+      progress.hold(through: version)
+      return .again
+    case .announce(let version):
+      // Its progress holds it when the consumer asks again, having dealt with it.
+      return .event(.held(version))
+    case .end:
+      return .end
+    case .batch(let batch):
+      // The shared batch was waiting when the consumer asked: parked with a sink, it would have been
+      // written there, so it is, from this task (the publisher writes to a sink only while its consumer
+      // is parked: never at the same time). Taken, it is held once the consumer asks again.
+      if waiting, let sink, sink(batch) { return .again }
+      return .event(.batch(batch))
+    case .compose(let from, let fromVersion, let to, let toVersion, let refreshing, let touched):
+      let changeset = await Self.compose(
+        from: from, to: to, refreshing: refreshing, touched: touched, differ: differ,
+        fullDiffs: fullDiffs)
+      // An empty composition is not delivered (G4); the subscriber keeps its version (G1).
+      if changeset.isEmpty {
+        // The consumer is still asking: it holds `toVersion` already, which the next request reports
+        // (or announces).
+        return .again
+      }
+      state.withLock { $0.delivered(version: toVersion, snapshot: to) }
+      return .event(.batch(differ.batch(fromVersion, toVersion, counter, changeset)))
+    }
+  }
+
+  /// The consumer asks for its next delivery and, when none is waiting, parks with `sink` and no task:
+  /// `wake` is called once, later, with the delivery (outside every lock, from the thread that hands it
+  /// over: a publisher's or a writer's), and should start a task to handle it. Otherwise as
+  /// ``nextEvent(sink:lane:parkedWithSink:announcing:)``, which this is the first half of.
+  /// - Returns: The delivery waiting when it asked (the caller handles it, in its task, as one that was
+  ///   `waiting`), or `nil` when it parked.
+  /// - Complexity: O(1).
+  @inlinable
+  func park(
+    sink: @escaping SubscriptionSink<Section>, lane: SubscriptionLane,
+    parkedWithSink: (@Sendable () -> Void)?,
+    wake: @escaping @Sendable (SubscriptionDelivery<Section>) -> Void
+  ) -> SubscriptionDelivery<Section>? {
+    asked(announcing: false, lane: lane)
+    let delivery = state.withLock { state in
+      state.newlyHeld().map { .held($0) } ?? state.next(waiter: .callback(wake), sink: sink)
+    }
+    if delivery == nil { parkedWithSink?() }
+    return delivery
   }
 
   /// Diffs on the global concurrent executor, never on the caller's actor (G9): from the `touched` ids

@@ -240,10 +240,10 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   ///     and fresh views ``WireLimits`` rates too, whatever their scopes; `nil`: rated by scope only.
   ///   - pacing: How often the client receives batches.
   ///   - sink: Writes a message without waiting, when the transport can (see ``WireSink``): between
-  ///     batches the session's sending task parks with it, and the scope's publisher hands each batch's
+  ///     batches the session parks with it (holding no task), and the scope's publisher hands each batch's
   ///     message, encoded once per message and format, to the sink of every session that holds the version
   ///     before it, instead of waking a task per client to send it. A sink that returns `false` (a full
-  ///     connection) wakes the session's task, which sends that batch through `send` (which waits), and
+  ///     connection) starts a task for the session, which sends that batch through `send` (which waits), and
   ///     any catch-up after it, then parks with its sink again. The transport queues both in one order: a
   ///     message given to either before another reaches the client first (an edit's answer follows its
   ///     batch, a batch follows the reset). Paced sessions never use it. `nil`: every message goes

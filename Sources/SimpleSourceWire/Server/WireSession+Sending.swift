@@ -118,16 +118,17 @@ enum Shown<Section: SectionType>: Sendable {
   case views([String: SharedViewSteps<Section>])
 }
 
-/// The sending task of one subscription of a ``WireSession``, whatever it shows: its start (a reset, the
+/// The sending of one subscription of a ``WireSession``, whatever it shows: its start (a reset, the
 /// views' states, or a resume), then every batch of its scope's state, as it is or as the batches of the
 /// views it changed.
 ///
-/// With a sink, the task parks with it between batches: the scope's publisher writes each batch's message
+/// With a sink, it parks with it between batches, holding no task (a task is started for what wakes it,
+/// and ends when it parks again). Parked, the scope's publisher writes each batch's message
 /// to the sink of every session parked with one, encoded once per message and format for all of them
 /// (``SharedEncodings``, ``ViewsOfBatch``), and a view's step is made once per batch for every session in
 /// step with it. The publisher hands the sinks to its writers in the order of what they cost: the sessions
 /// that follow the scope as it is first, then those that show views, fewest views first
-/// (``SubscriptionLane``), so that a session's many views delay that session, not the others. The task
+/// (``SubscriptionLane``), so that a session's many views delay that session, not the others. It
 /// wakes only for a batch the sink refused (a full connection: sent through
 /// `send`, which waits), a catch-up composed for it, a resumed subscription's first batch (whose views it
 /// projects), or a view that failed. A session that shows views parks so without a sink too (unless
@@ -210,24 +211,50 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     return nil
   }
 
-  /// Sends every batch after the first message (`started`) until the subscription ends or `send` throws.
-  func follow(_ opened: WireService<Section, some Hashable & Sendable>.Opened, from started: Started) async {
-    do {
-      switch (shown, started) {
-      case (.scope, _): try await followScope(opened.feed, encodings: opened.encodings)
-      case (.query(let view), .views(let held)): try await followViews(opened.feed, ["": view], held: held)
-      case (.views(let views), .views(let held)): try await followViews(opened.feed, views, held: held)
-      default: break
-      }
-    } catch {
-      // `send` threw: the client went away.
+  /// Sends every batch after the first message (`started`) until the subscription ends or `send` throws,
+  /// then stops and calls `ended`, once. Parked with a sink (or stepping its views through the publisher),
+  /// it holds no task: it returns once it first parks, and a task is started only for what wakes it.
+  func follow(
+    _ opened: WireService<Section, some Hashable & Sendable>.Opened, from started: Started,
+    ended: @escaping @Sendable () -> Void
+  ) async {
+    let ended: @Sendable () -> Void = { [control] in
+      control.stop()
+      ended()
     }
-    control.stop()
+    switch (shown, started) {
+    case (.scope, _): await followScope(opened.feed, encodings: opened.encodings, ended: ended)
+    case (.query(let view), .views(let held)):
+      await followViews(opened.feed, ["": view], held: held, ended: ended)
+    case (.views(let views), .views(let held)):
+      await followViews(opened.feed, views, held: held, ended: ended)
+    default: ended()
+    }
+  }
+
+  /// Follows `feed`'s subscription: parked with `writeFrame` and no task when there is one, otherwise in
+  /// the caller's task; `handle` gets what wakes it, and `ended` is called once at the end.
+  private func follow(
+    _ feed: WireFeed<Section>, writingTo writeFrame: SubscriptionSink<Section>?,
+    lane: @escaping @Sendable () -> SubscriptionLane = { .first },
+    _ handle: @escaping @Sendable (SubscriptionEvent<Section>) async throws -> Bool,
+    ended: @escaping @Sendable () -> Void
+  ) async {
+    guard let writeFrame else {
+      // `send` threw when it ends by throwing: the client went away.
+      _ = try? await feed.subscription.follow(lane: lane, handle)
+      ended()
+      return
+    }
+    await feed.subscription.follow(
+      parkingWith: writeFrame, lane: lane, parked: control.didPark, handle, ended: ended)
   }
 
   /// Sends each batch of the scope's state as it is, encoded once per batch and format for every session
   /// of the scope.
-  private func followScope(_ feed: WireFeed<Section>, encodings: SharedEncodings) async throws {
+  private func followScope(
+    _ feed: WireFeed<Section>, encodings: SharedEncodings, ended: @escaping @Sendable () -> Void
+  ) async {
     var writeFrame: SubscriptionSink<Section>?
     if let sink {
       let format = coder.formatVersion
@@ -236,22 +263,24 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
           encodings.frame(from: batch.fromNumber, to: batch.toNumber, format: format) { coder.encode(batch) })
       }
     }
-    let parked = writeFrame == nil ? nil : control.didPark
-    try await feed.subscription.follow(sinkingInto: writeFrame, parked: parked) { event in
-      // Not announcing: batches only, each held once the task asks for the next, right after.
-      guard case .batch(let batch) = event else { return true }
-      control.wakes.withLock { $0 += 1 }
-      try await send(coder.encode(batch))
-      return true
-    }
+    await follow(
+      feed, writingTo: writeFrame,
+      { [control, send, coder] event in
+        // Not announcing: batches only, each held once the follower asks for the next, right after.
+        guard case .batch(let batch) = event else { return true }
+        control.wakes.withLock { $0 += 1 }
+        try await send(coder.encode(batch))
+        return true
+      }, ended: ended)
   }
 
   /// Sends each batch of the scope's state as the batches of `views` (one, named "", for a query) that it
   /// changed, from the version last sent (`held`). A view whose query throws ends the subscription with
   /// `queryFailed`, naming the view (or the query) only.
   private func followViews(
-    _ feed: WireFeed<Section>, _ views: [String: SharedViewSteps<Section>], held: Locked<Held>
-  ) async throws {
+    _ feed: WireFeed<Section>, _ views: [String: SharedViewSteps<Section>], held: Locked<Held>,
+    ended: @escaping @Sendable () -> Void
+  ) async {
     let key = ViewsOfBatch<Section>.Key(views)
     let encode = batchEncoder()
     // Parked, the publisher steps the views for the task: a batch that changes none of them is held at
@@ -284,44 +313,43 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     // edit's answer follows the message of its version, or the batch that changed no view. Each view costs
     // a step and a part of the message: the sink takes the lane of its number of views, after the sessions
     // that follow the scope as it is (a shared frame each) and those that show fewer views.
-    let parked = writeFrame == nil ? nil : control.didPark
-    try await feed.subscription.follow(
-      sinkingInto: writeFrame, lane: { SubscriptionLane(views.count) }, parked: parked
-    ) { event in
-      guard case .batch(let batch) = event else { return true }
-      control.wakes.withLock { $0 += 1 }
-      var client = held.withLock { client in
-        defer { client.woken = nil }
-        return client
-      }
-      if client.states == nil {
-        // Resumed: the client holds the views at this batch's start, the state they project from.
-        switch SharedViewSteps.start(views, batch.changeset.source, at: batch.fromNumber) {
-        case .success(let states): client.states = states
-        case .failure(let error):
-          try await failed(error)
+    await follow(
+      feed, writingTo: writeFrame, lane: { SubscriptionLane(views.count) },
+      { [control, send, self] event in
+        guard case .batch(let batch) = event else { return true }
+        control.wakes.withLock { $0 += 1 }
+        var client = held.withLock { client in
+          defer { client.woken = nil }
+          return client
+        }
+        if client.states == nil {
+          // Resumed: the client holds the views at this batch's start, the state they project from.
+          switch SharedViewSteps.start(views, batch.changeset.source, at: batch.fromNumber) {
+          case .success(let states): client.states = states
+          case .failure(let error):
+            try await failed(error)
+            return false
+          }
+        }
+        guard let states = client.states else { return false }
+        var sent = client.sent
+        // The step the publisher made of this batch when it woke the task, or the batch's shared one.
+        let step =
+          client.woken.flatMap { $0.from == batch.fromNumber && $0.to == batch.toNumber ? $0.step : nil }
+          ?? ViewsOfBatch.of(batch).step(views, key: key, from: states, batch)
+        guard case .stepped(let next, let changes) = step.outcome else {
+          if case .failed(let name) = step.outcome, let view = views[name] {
+            try await failed(SharedViewSteps.failure(of: view, named: name))
+          }
           return false
         }
-      }
-      guard let states = client.states else { return false }
-      var sent = client.sent
-      // The step the publisher made of this batch when it woke the task, or the batch's shared one.
-      let step =
-        client.woken.flatMap { $0.from == batch.fromNumber && $0.to == batch.toNumber ? $0.step : nil }
-        ?? ViewsOfBatch.of(batch).step(views, key: key, from: states, batch)
-      guard case .stepped(let next, let changes) = step.outcome else {
-        if case .failed(let name) = step.outcome, let view = views[name] {
-          try await failed(SharedViewSteps.failure(of: view, named: name))
+        if !changes.isEmpty {
+          try await send(step.frame(from: sent, to: batch.toNumber, changes: changes, encode: encode).bytes)
+          sent = batch.toNumber
         }
-        return false
-      }
-      if !changes.isEmpty {
-        try await send(step.frame(from: sent, to: batch.toNumber, changes: changes, encode: encode).bytes)
-        sent = batch.toNumber
-      }
-      held.withLock { $0 = Held(states: next, sent: sent) }
-      return true
-    }
+        held.withLock { $0 = Held(states: next, sent: sent) }
+        return true
+      }, ended: ended)
   }
 
   /// How the views' changes from one version to another are written: a query's `batch`, or a

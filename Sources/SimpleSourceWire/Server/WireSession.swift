@@ -296,8 +296,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
       control.firstMessage(sent: started != nil)
       guard let started else { return }
       Task.schedulable("sending to a session") {
-        await sender.follow(opened, from: started)
-        control.finished()
+        await sender.follow(opened, from: started) { control.finished() }
       }
     }
     current = Current(opened: opened, control: control)

@@ -45,6 +45,76 @@ struct FollowingWithASinkTests {
   }
 
   @Test(
+    "parked with no task: following returns once parked; a refused batch and a catch-up start a task that handles them; the end is reported once"
+  )
+  func parkingWithNoTask() async throws {
+    let source = try BasicDataSource(sections: layout("A: a b"))
+    let subscription = await source.subscribe()
+    let (events, handed) = AsyncStream.makeStream(of: Int.self)
+    let (ends, ending) = AsyncStream.makeStream(of: Void.self)
+    let offered = Locked<[Int]>([])
+    let refusing = Locked(false)
+    let endCount = Locked(0)
+    // Returns: the follower parked with its sink and no task of the test's is left with it.
+    await subscription.follow(
+      parkingWith: { batch in
+        offered.withLock { $0.append(batch.to.number) }
+        return !refusing.withLock { $0 }
+      },
+      { event in
+        if case .batch(let batch) = event { handed.yield(batch.to.number) }
+        return true
+      },
+      ended: {
+        endCount.withLock { $0 += 1 }
+        ending.yield()
+      })
+    // Taken by the sink from the publisher's writer, held with no task woken.
+    let first = try await source.appendItems([TestItem("c")], toSection: "A")
+    #expect(try await subscription.reached(first))
+    #expect(offered.withLock { $0 } == [first.number])
+    // Refused: a task is started for it, which hands it over and parks again.
+    refusing.withLock { $0 = true }
+    let second = try await source.appendItems([TestItem("d")], toSection: "A")
+    var handedBatches = events.makeAsyncIterator()
+    #expect(await handedBatches.next() == second.number)
+    #expect(try await subscription.reached(second))
+    // Taken again once the sink takes frames.
+    refusing.withLock { $0 = false }
+    let third = try await source.appendItems([TestItem("e")], toSection: "A")
+    #expect(try await subscription.reached(third))
+    #expect(offered.withLock { $0 } == [first.number, second.number, third.number])
+    // Ended by its cancellation, with no task of its own waiting: the end starts one, which reports it.
+    subscription.cancel()
+    var ended = ends.makeAsyncIterator()
+    await ended.next()
+    #expect(endCount.withLock { $0 } == 1)
+    #expect(source.subscriberCount == 0)
+    handed.finish()
+    #expect(await handedBatches.next() == nil, "nothing handed over but the refused batch")
+  }
+
+  @Test("parked with no task, a handler that returns false ends the following and the subscription, once")
+  func parkingHandlerEnds() async throws {
+    let source = try BasicDataSource(sections: layout("A: a b"))
+    let subscription = await source.subscribe()
+    let (ends, ending) = AsyncStream.makeStream(of: Void.self)
+    let endCount = Locked(0)
+    await subscription.follow(
+      parkingWith: { _ in false }, { _ in false },
+      ended: {
+        endCount.withLock { $0 += 1 }
+        ending.yield()
+      })
+    try await source.appendItems([TestItem("c")], toSection: "A")
+    var ended = ends.makeAsyncIterator()
+    await ended.next()
+    #expect(endCount.withLock { $0 } == 1)
+    #expect(source.subscriberCount == 0)
+    #expect(try await !subscription.reached(Version(99, of: subscription.counter)))
+  }
+
+  @Test(
     "a sink that blocks delays neither the publisher nor a waiting subscriber, another sink past the next batch, and catches up after"
   )
   func blockingSinkDelaysNoOne() async throws {
@@ -219,7 +289,7 @@ struct SinksInLanesTests {
       Task {
         mailbox.asked(lane: SubscriptionLane(lane.1))
         let delivery = await withUnsafeContinuation { continuation in
-          let handed = mailbox.state.withLock { $0.next(waiter: continuation) }
+          let handed = mailbox.state.withLock { $0.next(waiter: .task(continuation)) }
           #expect(handed == nil, "nothing is due before the publish")
           waiting.yield()
         }
