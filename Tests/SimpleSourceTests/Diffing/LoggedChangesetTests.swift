@@ -9,7 +9,7 @@ import Testing
 
 @Suite("Changeset from the mutation log")
 struct LoggedChangesetTests {
-  /// `SIMPLESOURCE_LOGGED_CASES`: 400 sequences here, 10,000 in CI.
+  /// `SIMPLESOURCE_LOGGED_CASES`: 400 sequences here, 4,000 in CI.
   static let settings = RandomTestSettings.current(
     defaultCases: 400, casesVariable: "SIMPLESOURCE_LOGGED_CASES")
 

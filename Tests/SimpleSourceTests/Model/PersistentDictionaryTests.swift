@@ -36,7 +36,7 @@ struct PersistentDictionaryTests {
     #expect(dictionary.count == 0 && dictionary.entries.isEmpty && dictionary.violations == [])
   }
 
-  /// Seeded random edit sequences (`SIMPLESOURCE_PERSISTENT_CASES`, 200 here and 10,000 in CI): keys from
+  /// Seeded random edit sequences (`SIMPLESOURCE_PERSISTENT_CASES`, 200 here and 4,000 in CI): keys from
   /// a small range (so updates and removals hit), with hashes that collide whole in some cases; after the
   /// edits the dictionary equals the Dictionary model, its invariants hold, and an earlier version kept
   /// aside is exactly as it was.

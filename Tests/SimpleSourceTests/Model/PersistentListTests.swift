@@ -23,7 +23,7 @@ struct PersistentListTests {
     }
   }
 
-  /// Seeded random edit sequences (`SIMPLESOURCE_PERSISTENT_CASES`, 200 here and 10,000 in CI), each on a
+  /// Seeded random edit sequences (`SIMPLESOURCE_PERSISTENT_CASES`, 200 here and 4,000 in CI), each on a
   /// list of up to 2,500 elements (up to three levels): after the edits the list equals the Array model,
   /// its invariants hold, and an earlier version kept aside is exactly as it was.
   @Test("random edits match an Array, keep the B-tree's invariants, and leave old versions alone")

@@ -9,7 +9,7 @@ import Testing
 
 @Suite("Snapshot tree")
 struct SnapshotTreeTests {
-  /// Seeded random edit sequences (`SIMPLESOURCE_PERSISTENT_CASES`, 200 here and 10,000 in CI): item
+  /// Seeded random edit sequences (`SIMPLESOURCE_PERSISTENT_CASES`, 200 here and 4,000 in CI): item
   /// inserts (a third of them at one hot spot, which exhausts the labels there and forces relabelling),
   /// removals, replacements, moves, and section inserts, removals and moves. After the edits the tree
   /// equals the array model, its invariants hold, every id's position is its index in the model, and a

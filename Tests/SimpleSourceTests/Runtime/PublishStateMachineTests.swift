@@ -142,7 +142,7 @@ struct PublishStateMachineTests {
     #expect(machine.violations.isEmpty)
   }
 
-  /// Every sequence of events to the depth `SIMPLESOURCE_PUBLISH_STATE_DEPTH` gives (6 by default, 8 in
+  /// Every sequence of events to the depth `SIMPLESOURCE_PUBLISH_STATE_DEPTH` gives (6 by default, 7 in
   /// CI): writers committing contents (some reshaping, some forced refreshes), subscribers starting,
   /// waiters settling and cancelling, and the publish loop's steps (continue, cut, diff) interleaved with
   /// them. After each event the invariants hold; after draining the loop from every prefix, every

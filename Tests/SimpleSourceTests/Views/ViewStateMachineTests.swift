@@ -120,7 +120,7 @@ struct ViewStateMachineTests {
 
   // MARK: - Every sequence of events
 
-  /// Every sequence of events to the depth given by `SIMPLESOURCE_VIEW_STATE_DEPTH` (6 by default, 8 in
+  /// Every sequence of events to the depth given by `SIMPLESOURCE_VIEW_STATE_DEPTH` (6 by default, 7 in
   /// CI's own step for it). The events are those of the tasks of a real `ListViewDataSource`, each step one main-actor turn:
   /// a writer's batch arrives; the user moves an item, begins or ends a drag; the delegate applies a move
   /// (in a new version, in the current one, or rejects it) and returns; a reconciliation's diff finishes;
