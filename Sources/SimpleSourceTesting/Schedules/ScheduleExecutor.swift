@@ -51,7 +51,10 @@ final class ScheduleExecutor: TaskExecutor, TaskScheduleHost, Sendable {
     guard !jobs.isEmpty else { return }
     let executor = asUnownedTaskExecutor()
     released.async {
-      for scheduled in jobs { scheduled.job.runSynchronously(on: executor) }
+      for scheduled in jobs {
+        scheduled.job.runSynchronously(on: executor)
+        self.state.withLock { $0.releasedJobRan() }
+      }
     }
   }
 
@@ -106,22 +109,31 @@ final class ScheduleExecutor: TaskExecutor, TaskScheduleHost, Sendable {
             continuation.resume(returning: ended)
           }
         }
-        // A deadlock is said on standard error when the body has not unwound 5 s after it is cancelled: a
+        // A deadlock is said on standard error when the body's unwinding stalls after it is cancelled: a
         // body whose own waits ignore cancellation never unwinds, and then this never returns. A body that
-        // unwinds says nothing here: the failure it returns is reported where it is caught.
-        let unwound = Locked(false)
+        // unwinds says nothing here, however slowly a busy machine runs its jobs: the failure it returns is
+        // reported where it is caught.
         if case .deadlock(let awaited) = end {
           let report =
             ["deadlock under schedule \(plan): nothing can run and the body has not returned"] + awaited
-          DispatchQueue.global().asyncAfter(deadline: .now() + 5) {
-            guard !unwound.withLock({ $0 }) else { return }
-            FileHandle.standardError.write(Data((report.joined(separator: "\n  ") + "\n").utf8))
-          }
+          reportWhenUnwindingStalls(report.joined(separator: "\n  ") + "\n")
         }
         if case .returned = end {} else { group.cancelAll() }
         await group.waitForAll()
-        unwound.withLock { $0 = true }
         return (end, trace)
+      }
+    }
+  }
+
+  /// Looks at the released run every 5 s until its body has returned, and writes `report` to standard
+  /// error once, at the first look that finds its unwinding stalled (``ScheduleState/unwindingStalled()``).
+  private func reportWhenUnwindingStalls(_ report: String) {
+    DispatchQueue.global().asyncAfter(deadline: .now() + 5) {
+      let (stalled, returned) = self.state.withLock { ($0.unwindingStalled(), $0.hasBodyReturned) }
+      if stalled {
+        FileHandle.standardError.write(Data(report.utf8))
+      } else if !returned {
+        self.reportWhenUnwindingStalls(report)
       }
     }
   }

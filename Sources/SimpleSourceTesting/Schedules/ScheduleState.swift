@@ -56,6 +56,10 @@ struct ScheduleState<Job: Sendable>: Sendable {
   private(set) var waits: [Wait] = []
   private var nextTask = 1
   private var nextWait = 0
+  /// The jobs handed out to run elsewhere once the run was released, and how many of those have run.
+  private(set) var releasedJobs = (handedOut: 0, ran: 0)
+  /// `releasedJobs.ran` at the last look of ``unwindingStalled()`` (or at the release, before the first).
+  private var ranAtLastLook = 0
 
   /// A job became ready.
   mutating func enqueue(_ job: Job) -> EnqueueAction {
@@ -66,6 +70,7 @@ struct ScheduleState<Job: Sendable>: Sendable {
       phase = .driving(ready: ready)
       return .wakeDriver
     case .released:
+      releasedJobs.handedOut += 1
       return .runReleased(job)
     }
   }
@@ -95,7 +100,24 @@ struct ScheduleState<Job: Sendable>: Sendable {
   mutating func release() -> [Job] {
     guard case .driving(let ready) = phase else { return [] }
     phase = .released
+    releasedJobs.handedOut += ready.count
+    ranAtLastLook = releasedJobs.ran
     return ready
+  }
+
+  /// A job handed out by ``release()`` or ``enqueue(_:)`` after the release has run.
+  mutating func releasedJobRan() {
+    releasedJobs.ran += 1
+  }
+
+  /// Whether the unwinding of a run released before its body returned has stalled: the body has still not
+  /// returned, every job handed out since the release has run, and none ran since the last look (the
+  /// release, at the first). A body that awaits something of its own that ignores cancellation stalls; one
+  /// a busy machine slows down still has jobs waiting or running, and does not.
+  mutating func unwindingStalled() -> Bool {
+    guard case .released = phase, !hasBodyReturned else { return false }
+    defer { ranAtLastLook = releasedJobs.ran }
+    return releasedJobs.ran == releasedJobs.handedOut && releasedJobs.ran == ranAtLastLook
   }
 
   /// A task started; returns its number.

@@ -4,10 +4,12 @@
 import Testing
 
 /// A schedule's state machine beside a plain model of it: the ready jobs in order, the jobs handed out
-/// (run by the driver, or released to run elsewhere), and the running tasks and waits.
+/// (run by the driver, or released to run elsewhere), the running tasks and waits, and whether a released
+/// run's unwinding has stalled.
 private struct ScheduleWorld: ExplorableWorld {
   enum Step: String, CustomStringConvertible {
     case enqueue, runOldest, runNewest, bodyReturns, deadlock, taskStarts, taskFinishes, waitBegins, waitEnds
+    case releasedJobRuns, look
     var description: String { rawValue }
   }
 
@@ -19,6 +21,9 @@ private struct ScheduleWorld: ExplorableWorld {
   var bodyHasReturned = false
   var tasks: [Int] = [0]
   var waits: [Int] = []
+  /// Jobs released to run elsewhere that have not run yet, and whether one ran since the last look.
+  var releasedWaiting = 0
+  var releasedRanSinceLook = false
 
   func steps() -> [Step] {
     var steps: [Step] = [.enqueue, .taskStarts]
@@ -28,6 +33,8 @@ private struct ScheduleWorld: ExplorableWorld {
     if tasks.count > 1 { steps.append(.taskFinishes) }
     if !tasks.isEmpty { steps.append(.waitBegins) }
     if !waits.isEmpty { steps.append(.waitEnds) }
+    if releasedWaiting > 0 { steps.append(.releasedJobRuns) }
+    if driverEnded { steps.append(.look) }
     return steps
   }
 
@@ -45,6 +52,7 @@ private struct ScheduleWorld: ExplorableWorld {
           throw ExplorationFailure(description: "job \(job) released while the run was driven")
         }
         handedOut.append(released)
+        releasedWaiting += 1
       }
     case .runOldest, .runNewest:
       try drive(newest: step == .runNewest)
@@ -53,7 +61,10 @@ private struct ScheduleWorld: ExplorableWorld {
       bodyHasReturned = true
       tasks.removeAll { $0 == 0 }
     case .deadlock:
-      handedOut += state.release()
+      let released = state.release()
+      handedOut += released
+      releasedWaiting += released.count
+      releasedRanSinceLook = false
       ready = []
       driverEnded = true
     case .taskStarts:
@@ -64,6 +75,17 @@ private struct ScheduleWorld: ExplorableWorld {
       waits.append(state.waitBegan("something", task: tasks.last!))
     case .waitEnds:
       state.waitEnded(waits.removeFirst())
+    case .releasedJobRuns:
+      state.releasedJobRan()
+      releasedWaiting -= 1
+      releasedRanSinceLook = true
+    case .look:
+      let stalled = !bodyHasReturned && releasedWaiting == 0 && !releasedRanSinceLook
+      guard state.unwindingStalled() == stalled else {
+        let read = stalled ? "running" : "stalled"
+        throw ExplorationFailure(description: "the unwinding read \(read) (\(releasedWaiting) jobs waiting)")
+      }
+      releasedRanSinceLook = false
     }
     guard state.awaited.count == tasks.count else {
       throw ExplorationFailure(description: "\(state.awaited.count) tasks reported, \(tasks.count) running")
@@ -86,7 +108,9 @@ private struct ScheduleWorld: ExplorableWorld {
       }
     case .bodyReturned:
       guard bodyHasReturned else { throw ExplorationFailure(description: "the body's end reported early") }
-      handedOut += state.release()
+      let released = state.release()
+      handedOut += released
+      releasedWaiting += released.count
       ready = []
       driverEnded = true
     }
@@ -107,7 +131,11 @@ private struct ScheduleWorld: ExplorableWorld {
 struct ScheduleStateExhaustiveTests {
   // A mutation this catches: `release()` returning `[]` instead of the ready jobs loses every job that was
   // ready when the run ended (found after one event: a job enqueued, then the run settled).
-  @Test("each job runs exactly once, the chosen one, and every running task is reported")
+  // Another: `unwindingStalled()` ignoring the jobs handed out but not yet run reads a busy machine's slow
+  // unwinding as stalled (a job enqueued after a deadlock, then a look).
+  @Test(
+    "each job runs exactly once, the chosen one, every running task is reported, and a stall is read only when nothing runs"
+  )
   func everySequence() throws {
     try checkEverySequence(
       "schedule state", from: ScheduleWorld(), depthVariable: "SIMPLESOURCE_SCHEDULE_STATE_DEPTH",
