@@ -1,5 +1,5 @@
 // A type-checking stand-in for the parts of SwiftUI the skin and the README use (Linux has no SwiftUI); see
-// .ci/swiftui-typecheck. Signatures follow Apple's documentation of the iOS 18 SDK and later: `View` and
+// .ci/skins-typecheck. Signatures follow Apple's documentation of the iOS 18 SDK and later: `View` and
 // `ViewModifier` are main-actor protocols whose `body` is a `ViewBuilder`, the views' initialisers and
 // modifiers are `nonisolated`, a button's action is `@MainActor`, `onMove`/`onDelete` return dynamic
 // content (also after a modifier), Observation is not re-exported, and SwiftUI's own `Transaction` and

@@ -1,5 +1,5 @@
 // The list view of the DocC article *Lists in SwiftUI*, as it is written there (between the markers), with
-// the declarations it assumes. Type-checked by .ci/swiftui-typecheck against the stand-in; never run.
+// the declarations it assumes. Type-checked by .ci/skins-typecheck against the stand-in; never run.
 import Observation
 import SimpleSource
 import SwiftUI

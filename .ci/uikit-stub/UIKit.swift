@@ -1,4 +1,4 @@
-// A type-checking stand-in for the parts of UIKit the skin uses (Linux has no UIKit); see .ci/uikit-typecheck.
+// A type-checking stand-in for the parts of UIKit the skin uses (Linux has no UIKit); see .ci/skins-typecheck.
 // Signatures follow Apple's documentation. It proves the skin is well-typed Swift 6, not that UIKit agrees.
 // What it cannot check: availability (Linux has none: .ci/availability-lint stands in for the floors, Clock
 // and parameterized existentials), which platforms lack a class (tvOS has no UISwitch, UISlider or swipe
@@ -110,7 +110,7 @@ public typealias UIActionHandler = (UIAction) -> Void
 // In the SDK the data source and delegate protocols are @objc, with optional requirements. Linux has no
 // @objc optionals, so the protocols here hold only the SDK's required methods, and the optional ones the
 // skin implements are plain requirements of the `…Optionals` protocols below. Witnesses.swift, compiled
-// into the skin's module by .ci/uikit-typecheck only, conforms each skin class to the ones it implements:
+// into the skin's module by .ci/skins-typecheck only, conforms each skin class to the ones it implements:
 // a misspelt witness then fails the type-check instead of silently never being called on iOS.
 @MainActor public protocol UITableViewDataSource: NSObjectProtocol {
   func tableView(_ tableView: UITableView, numberOfRowsInSection section: Int) -> Int

@@ -1,4 +1,4 @@
-// The README walkthrough on UIKit, type-checked against the UIKit stand-in by .ci/uikit-typecheck.
+// The README walkthrough on UIKit, type-checked against the UIKit stand-in by .ci/skins-typecheck.
 import UIKit
 import SimpleSource
 
