@@ -1,11 +1,14 @@
 // The state of one seeded schedule's run, shared by the threads that enqueue jobs and the one that runs them.
 
 /// The synchronous state machine behind a seeded schedule's executor: the jobs ready to run, whether the
-/// test's body has returned, and the tasks and waits a deadlock report names.
+/// test's body has returned, the tasks and waits a deadlock report names, and whether a released run's
+/// unwinding has stalled.
 ///
-/// Its events come from three sides: any thread enqueues a job (``enqueue(_:)``); the driver thread asks for
+/// Its events come from five sides: any thread enqueues a job (``enqueue(_:)``); the driver thread asks for
 /// the next step (``step(choose:)``) and ends the run (``release()``); the body's task says it returned
-/// (``bodyReturned()``). Each event returns what the caller must do after releasing the lock.
+/// (``bodyReturned()``); the queue that runs released jobs says each one ran (``releasedJobRan()``); and the
+/// watcher of a deadlocked run looks at its unwinding (``unwindingStalled()``). Each event returns what, if
+/// anything, the caller must do after releasing the lock.
 ///
 /// Every job enqueued is run exactly once: by the driver while the run is being driven, then, once it is
 /// released, by whoever runs the released jobs (each released job is handed out exactly once).
