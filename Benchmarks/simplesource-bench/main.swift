@@ -411,6 +411,11 @@ if let unknown = names.first(where: { !diffCaseNames.contains($0) && !runtimeCas
 // The timings use ContinuousClock: iOS 16, macOS 13, tvOS 16 or watchOS 9 on Apple platforms.
 @available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
 func runBenchmarks(_ names: [String], options: Options) async {
+  // With --json, standard output carries the JSON object alone: whatever a case prints while it runs (the
+  // seeded schedules' summary line, for one) goes to standard error.
+  fflush(nil)  // every stream: `stdout` itself is shared mutable state to Swift 6
+  let standardOutput = options.json ? dup(STDOUT_FILENO) : -1
+  if standardOutput >= 0 { dup2(STDERR_FILENO, STDOUT_FILENO) }
   let results = names.filter(diffCaseNames.contains).map {
     runDiffCase(named: $0, iterations: options.iterations)
   }
@@ -420,6 +425,11 @@ func runBenchmarks(_ names: [String], options: Options) async {
   where runtimeCaseNames.contains(name) && !runtimeResults.contains(where: { $0.name == name }) {
     let measured = await runRuntimeCase(named: name, iterations: options.iterations)
     runtimeResults += measured.filter { names.contains($0.name) }
+  }
+  fflush(nil)
+  if standardOutput >= 0 {
+    dup2(standardOutput, STDOUT_FILENO)
+    close(standardOutput)
   }
   if options.json {
     print(json(results, runtimeResults))
