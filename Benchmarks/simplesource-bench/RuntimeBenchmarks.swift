@@ -416,8 +416,8 @@ func runRuntimeCase(named name: String, iterations: Int) async -> [RuntimeResult
   case "throughput": [await throughput(iterations: max(3, iterations / 3))]
   case "stalled": [await stalled()]
   case "throughput-100k-items": [await sustainedThroughput(iterations: max(1, iterations / 3))]
-  case "client-edits": [await clientEdits(iterations: max(1, iterations / 3))]
-  case "named-edits": [await namedEdits(iterations: max(1, iterations / 3))]
+  case "client-edits": [await clientEdits(iterations: iterations)]
+  case "named-edits": [await namedEdits(iterations: iterations)]
   case "client-edit-races": [await clientEditRaces()]
   case "schedule-overhead":
     if #available(iOS 18, macOS 15, tvOS 18, watchOS 11, visionOS 2, *) {

@@ -156,10 +156,9 @@ func clientEdits(
   let serverTasks = 2
   let writesPerServerTask = 500
   let count = 10_000
-  var ours: [Double] = []
-  var direct: [Double] = []
+  var ourTimes: [Double] = []
+  var directTimes: [Double] = []
   var ourBatches: [Double] = []
-  var directBatches: [Double] = []
   var refusedCounts: [Double] = []
 
   func counting(_ source: BasicDataSource<BenchSection>) async -> Task<Int, Never> {
@@ -191,11 +190,11 @@ func clientEdits(
       refusal)
       && !contains(coder.encode(WireMessage<BenchSection>.confirmed(edit: "c0-1", version: 1)), refusal))
 
-  for _ in 0..<iterations {
-    // The baseline: every write a direct transaction.
+  // The baseline: every write a direct transaction. Its time and the batches a subscriber took.
+  func directRound() async -> (ms: Double, batches: Double) {
     guard let plain = try? BasicDataSource(sections: benchSections(count)) else { fatalError("invalid data") }
-    var counter = await counting(plain)
-    var start = ContinuousClock.now
+    let counter = await counting(plain)
+    let start = ContinuousClock.now
     await withTaskGroup(of: Void.self) { group in
       for client in 0..<clients {
         group.addTask {
@@ -210,11 +209,13 @@ func clientEdits(
       serverWrites(plain, into: &group)
     }
     await plain.settled()
-    direct.append(elapsedMS(since: start))
+    let ms = elapsedMS(since: start)
     counter.cancel()
-    directBatches.append(Double(await counter.value))
+    return (ms, Double(await counter.value))
+  }
 
-    // Ours: the clients' edits through the service, beside the server's direct writes.
+  // Ours: the clients' edits through the service, beside the server's direct writes; also the refusals.
+  func serviceRound() async -> (ms: Double, batches: Double, refused: Double) {
     guard let source = try? BasicDataSource(sections: benchSections(count)) else {
       fatalError("invalid data")
     }
@@ -226,8 +227,8 @@ func clientEdits(
         if contains(data, refusal) { refused.withLock { $0 += 1 } }
       }
     }
-    counter = await counting(source)
-    start = ContinuousClock.now
+    let counter = await counting(source)
+    let start = ContinuousClock.now
     await withTaskGroup(of: Void.self) { group in
       for (client, session) in sessions.enumerated() {
         group.addTask {
@@ -243,19 +244,39 @@ func clientEdits(
       serverWrites(source, into: &group)
     }
     await source.settled()
-    ours.append(elapsedMS(since: start))
+    let ms = elapsedMS(since: start)
     counter.cancel()
-    ourBatches.append(Double(await counter.value))
+    let batches = Double(await counter.value)
     for session in sessions { await session.close() }
-    refusedCounts.append(Double(refused.withLock { $0 }))
+    return (ms, batches, Double(refused.withLock { $0 }))
   }
-  let ms = median(ours)
-  let floor = median(direct)
-  let batches = median(ourBatches)
+
+  // Each round runs both, the first of them alternating, so that neither always runs on the heap and caches
+  // the other left; the ratios are the median of each round's own, which a slow stretch of the machine moves
+  // on both sides of.
+  var ratios: [Double] = []
+  var batchRatios: [Double] = []
+  for round in 0..<iterations {
+    let direct: (ms: Double, batches: Double)
+    let ours: (ms: Double, batches: Double, refused: Double)
+    if round.isMultiple(of: 2) {
+      direct = await directRound()
+      ours = await serviceRound()
+    } else {
+      ours = await serviceRound()
+      direct = await directRound()
+    }
+    ourTimes.append(ours.ms)
+    directTimes.append(direct.ms)
+    ourBatches.append(ours.batches)
+    refusedCounts.append(ours.refused)
+    ratios.append(ours.ms / direct.ms)
+    batchRatios.append(ours.batches / max(1, direct.batches))
+  }
   return RuntimeResult(
-    name: name, ms: ms, floorMS: floor,
+    name: name, ms: median(ourTimes), floorMS: median(directTimes),
     extra: [
-      "vs_direct": ms / floor, "batches": batches, "batches_vs_direct": batches / median(directBatches),
+      "vs_direct": median(ratios), "batches": median(ourBatches), "batches_vs_direct": median(batchRatios),
       "refused": refusedCounts.max() ?? 0,
     ],
     note: note)
