@@ -132,7 +132,8 @@ func copyByEdits(iterations: Int) async -> RuntimeResult {
   let (snapshotMS, copyMS, _) = await copyLatency(
     items: 60_000, mutations: 10_000, rounds: rounds, kind: .edits)
   let small = await copyLatency(items: 10_000, mutations: 10_000, rounds: rounds, kind: .edits)
-  let large = await copyLatency(items: 1_000_000, mutations: 10_000, rounds: rounds, kind: .edits)
+  let large = await copyLatency(
+    items: sized(1_000_000, quick: 100_000), mutations: 10_000, rounds: rounds, kind: .edits)
   return RuntimeResult(
     name: "copy-by-edits", ms: copyMS, floorMS: .nan,
     extra: [

@@ -26,7 +26,7 @@ func editLatency(
 @available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
 func runEditCase(named name: String, iterations: Int) async -> RuntimeResult {
   let big = name.hasSuffix("1m")
-  let count = big ? 1_000_000 : 10_000
+  let count = big ? sized(1_000_000, quick: 100_000) : 10_000
   // A round of a log-derived case costs well under a millisecond: 25 make its median robust to a busy
   // moment (the first round also builds the persistent form).
   let rounds = big ? max(25, iterations * 5) : max(20, iterations * 4)
@@ -57,7 +57,7 @@ func runEditCase(named name: String, iterations: Int) async -> RuntimeResult {
   case "new-snapshot-diff":
     return newSnapshotDiff(iterations: iterations)
   default:
-    return resident(count: 1_000_000)
+    return resident(count: sized(1_000_000, quick: 100_000))
   }
 }
 
@@ -72,7 +72,7 @@ func runEditCase(named name: String, iterations: Int) async -> RuntimeResult {
 @available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
 func wholeListOneEdit(first name: String, iterations: Int) async -> [RuntimeResult] {
   // A round costs O(n).
-  let (count, rounds) = (1_000_000, max(5, iterations))
+  let (count, rounds) = (sized(1_000_000, quick: 100_000), max(5, iterations))
   guard let updated = try? BasicDataSource(sections: flatItems(count)),
     let replaced = try? BasicDataSource(sections: flatItems(count))
   else { fatalError("invalid data") }

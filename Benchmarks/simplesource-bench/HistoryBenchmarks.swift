@@ -117,7 +117,7 @@ func drivePipeline(batches: Int, history: HistoryLimit) async -> (BasicDataSourc
 /// that version's state from its edits, and `resume_vs_subscribe` that over a subscribe to the newest.
 @available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
 func historyWindow(iterations: Int) async -> RuntimeResult {
-  let batches = 70_000
+  let batches = sized(70_000, quick: 3_000)
   let (source, held) = await drivePipeline(batches: batches, history: .default)
   let retained = source.retainedVersions
   let seconds = Double(retained.count) / historyBatchesPerSecond

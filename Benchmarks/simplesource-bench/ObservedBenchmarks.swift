@@ -44,7 +44,7 @@ func observedEditLatency(count: Int, rounds: Int) async -> Double {
 func observedOneEdit(iterations: Int) async -> RuntimeResult {
   let rounds = max(20, iterations * 4)
   let small = await observedEditLatency(count: 10_000, rounds: rounds)
-  let large = await observedEditLatency(count: 1_000_000, rounds: rounds)
+  let large = await observedEditLatency(count: sized(1_000_000, quick: 100_000), rounds: rounds)
   return RuntimeResult(
     name: "observed-one-edit-1m", ms: large, floorMS: .nan,
     extra: ["vs_10k": large / small, "ms_10k": small],
@@ -103,8 +103,9 @@ func observedWindow(iterations: Int) async -> RuntimeResult {
   let rounds = max(20, iterations * 4)
   let outsideSmall = await observedWindowLatency(count: 10_000, inside: false, rounds: rounds)
   let insideSmall = await observedWindowLatency(count: 10_000, inside: true, rounds: rounds)
-  let outside = await observedWindowLatency(count: 1_000_000, inside: false, rounds: rounds)
-  let inside = await observedWindowLatency(count: 1_000_000, inside: true, rounds: rounds)
+  let count = sized(1_000_000, quick: 100_000)
+  let outside = await observedWindowLatency(count: count, inside: false, rounds: rounds)
+  let inside = await observedWindowLatency(count: count, inside: true, rounds: rounds)
   return RuntimeResult(
     name: "observed-window-1m", ms: inside, floorMS: .nan,
     extra: [

@@ -202,9 +202,10 @@ final class VariantViews: Sendable {
 /// and the views the service holds each way. The rounds of the three alternate.
 @available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
 func scopeVariants(iterations: Int) async -> RuntimeResult {
-  let control = await VariantViews(items: 20_000, attackers: 0, spellings: 0, folded: true)
-  let raw = await VariantViews(items: 20_000, attackers: 64, spellings: 16, folded: false)
-  let folded = await VariantViews(items: 20_000, attackers: 64, spellings: 16, folded: true)
+  let (items, attackers) = (sized(20_000, quick: 1_000), sized(64, quick: 4))
+  let control = await VariantViews(items: items, attackers: 0, spellings: 0, folded: true)
+  let raw = await VariantViews(items: items, attackers: attackers, spellings: 16, folded: false)
+  let folded = await VariantViews(items: items, attackers: attackers, spellings: 16, folded: true)
   var times: [[Double]] = [[], [], []]
   for round in 0..<max(10, iterations * 2) {
     for (index, run) in [control, raw, folded].enumerated() { times[index].append(await run.edit(round)) }

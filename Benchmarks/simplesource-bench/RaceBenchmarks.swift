@@ -68,10 +68,10 @@ func clientEditRaces() async -> RuntimeResult {
 /// One run of `client-edit-races` with clients' edits of `kind`.
 @available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
 func clientEditRace(_ kind: RaceEditKind) async -> (lost: Int, refused: Int, ms: Double) {
-  let (clients, editsPerClient, items) = (4, 2_500, 200)
+  let (clients, editsPerClient, items) = (4, sized(2_500, quick: 250), 200)
   // The server tasks write until the clients are done, so that every client edit races them (at most
   // this many writes each, so that the run stops by itself).
-  let (serverTasks, writesPerTask) = (2, 50_000)
+  let (serverTasks, writesPerTask) = (2, sized(50_000, quick: 5_000))
   let clientsDone = Locked(0)
   let deals = (0..<items).map { RaceDeal(id: $0, stage: 0, value: 0) }
   guard let source = try? BasicDataSource(sections: [RaceSection(id: 0, items: deals)]) else {

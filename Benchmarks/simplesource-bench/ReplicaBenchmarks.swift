@@ -61,7 +61,7 @@ private func journalOneEdit(size: Int, iterations: Int) async -> Double {
 func replicaJournalOneEdit(iterations: Int) async -> RuntimeResult {
   let rounds = max(20, iterations * 4)
   let small = await journalOneEdit(size: 10_000, iterations: rounds)
-  let large = await journalOneEdit(size: 1_000_000, iterations: rounds)
+  let large = await journalOneEdit(size: sized(1_000_000, quick: 100_000), iterations: rounds)
   return RuntimeResult(
     name: "replica-journal-one-edit", ms: large, floorMS: .nan,
     extra: ["vs_10k": large / small, "ms_10k": small],

@@ -25,8 +25,10 @@ struct Options {
       case "--json": json = true
       case "--case": caseName = rest.next()
       case "--iterations": iterations = rest.next().flatMap(Int.init) ?? iterations
+      case "--quick": break  // read where the sizes are (`isQuickRun`)
       case "--help", "-h":
-        print("usage: simplesource-bench [--json] [--case NAME] [--iterations K]")
+        print("usage: simplesource-bench [--json] [--case NAME] [--iterations K] [--quick]")
+        print("--quick: every case at a small size, to check that it runs; its figures mean nothing")
         print("cases: \((diffCaseNames + runtimeCaseNames).joined(separator: ", "))")
         exit(0)
       default:
@@ -247,27 +249,30 @@ func flatCase(_ size: String, stringIDs: Bool, iterations: Int) -> DiffResult {
 }
 
 /// 100 sections × 1,000 items: 2,500 deleted, 2,500 inserted, 2,500 moved across sections, 2,500 changed
-/// in content, 5 sections moved.
+/// in content, 5 sections moved (10 sections with `--quick`, the changes in proportion).
 @available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
 func sectionedCase(iterations: Int) -> DiffResult {
   var random = SplitMix64(state: 7)
-  let old: [[Int]] = (0..<100).map { s in Array((s * 1_000)..<((s + 1) * 1_000)) }
+  let sections = sized(100, quick: 10)
+  let (total, changes) = (sections * 1_000, sections * 25)
+  let old: [[Int]] = (0..<sections).map { s in Array((s * 1_000)..<((s + 1) * 1_000)) }
   var all = old.flatMap { $0 }
   all.shuffle(using: &random)
-  let deleted = Set(all[0..<2_500])
-  let moved = Array(all[2_500..<5_000])
-  let changed = Set(all[5_000..<7_500])
-  var new = old.map { $0.filter { !deleted.contains($0) && !Set(moved).contains($0) } }
+  let deleted = Set(all[0..<changes])
+  let moved = Array(all[changes..<(2 * changes)])
+  let changed = Set(all[(2 * changes)..<(3 * changes)])
+  let leaving = deleted.union(moved)
+  var new = old.map { $0.filter { !leaving.contains($0) } }
   for id in moved {
-    var section = Int.random(in: 0..<100, using: &random)
-    if section == id / 1_000 { section = (section + 1) % 100 }
+    var section = Int.random(in: 0..<sections, using: &random)
+    if section == id / 1_000 { section = (section + 1) % sections }
     new[section].insert(id, at: Int.random(in: 0...new[section].count, using: &random))
   }
-  for id in 100_000..<102_500 {
-    let section = Int.random(in: 0..<100, using: &random)
+  for id in total..<(total + changes) {
+    let section = Int.random(in: 0..<sections, using: &random)
     new[section].insert(id, at: Int.random(in: 0...new[section].count, using: &random))
   }
-  var order = Array(0..<100)
+  var order = Array(0..<sections)
   for _ in 0..<5 {
     let section = order.remove(at: Int.random(in: 0..<order.count, using: &random))
     order.insert(section, at: Int.random(in: 0...order.count, using: &random))
@@ -275,7 +280,7 @@ func sectionedCase(iterations: Int) -> DiffResult {
   let reordered = order.map { new[$0] }
   return runDiffCase(
     name: "sectioned", old: old, new: reordered, newVersion: { changed.contains($0) ? 1 : 0 },
-    sectionIDs: (Array(0..<100), order), standardLibrary: false, iterations: iterations)
+    sectionIDs: (Array(0..<sections), order), standardLibrary: false, iterations: iterations)
 }
 
 let diffCaseNames = ["flat-5k-int", "flat-5k-string", "flat-100k-int", "flat-100k-string", "sectioned"]
@@ -408,6 +413,10 @@ if let unknown = names.first(where: { !diffCaseNames.contains($0) && !runtimeCas
 #if DEBUG
   if !options.json { print("note: a debug build; run with -c release for meaningful timings") }
 #endif
+if isQuickRun {
+  let note = "note: --quick: every case at a small size; its figures mean nothing\n"
+  FileHandle.standardError.write(Data(note.utf8))
+}
 // The timings use ContinuousClock: iOS 16, macOS 13, tvOS 16 or watchOS 9 on Apple platforms.
 @available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
 func runBenchmarks(_ names: [String], options: Options) async {
