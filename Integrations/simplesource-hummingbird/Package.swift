@@ -41,6 +41,7 @@ let package = Package(
         .product(name: "NIOWebSocket", package: "swift-nio"),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
       ],
+      resources: [.copy("Browser/wire-client.js")],
       swiftSettings: strictness
     ),
     // The README's example, whole: the file the README quotes.

@@ -82,7 +82,8 @@ let boardQueries: [WireQuery<Column>] = [
   return ["text": .string(folded)]
 }
 
-/// Builds the service for `board`: `GET /` (the page), the HTTP API under `/api`, and `/live`.
+/// Builds the service for `board`: `GET /` (the page and `/wire-client.js`), the HTTP API under `/api`,
+/// `/live` and `/read`.
 /// `onListening` is told the port once the server listens.
 /// `limits` bounds how long a client may take over each part of a request, and what one address or user
 /// may hold (``ConnectionLimits``); `viewsPerAddress` is the most distinct views the WebSockets of one
@@ -99,6 +100,8 @@ public func makeApplication(
   if let page = Bundle.module.resourceURL?.appendingPathComponent("Public").path {
     router.middlewares.add(FileMiddleware(page, searchForIndexHtml: true, logger: logger))
   }
+  // The wire format's browser client, which the page's `board.js` draws on.
+  WireBrowserClient.route("/wire-client.js", on: router)
 
   router.get("/api/board") { request, _ in
     try await respond {

@@ -48,6 +48,7 @@ let reads = WireHTTPReads(
 }
 reads.route("/read", on: router)
 reads.routeAuthorization("/read-authorization", on: router)  // asked by a cache before each answer it keeps
+WireBrowserClient.route("/wire-client.js", on: router)  // the wire format's client, for pages
 
 let port = Int(environment["PORT"] ?? "") ?? 8080
 let app = Application(

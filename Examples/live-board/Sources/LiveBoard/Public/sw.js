@@ -1,12 +1,12 @@
-// The live board's service worker: keeps the page's shell (the page and its script) so that a reload
+// The live board's service worker: keeps the page's shell (the page and its scripts) so that a reload
 // works offline. Network first: online, the server's copy is shown and kept; offline, the kept copy.
 // Nothing else is cached: the board itself comes only from the WebSocket and the page's own replica.
 
-const CACHE = "live-board-shell-1";
-const SHELL = new Set(["/", "/index.html", "/board.js"]);
+const CACHE = "live-board-shell-2";
+const SHELL = new Set(["/", "/index.html", "/board.js", "/wire-client.js"]);
 
 self.addEventListener("install", (event) => {
-  event.waitUntil(caches.open(CACHE).then((cache) => cache.addAll(["/", "/board.js"])));
+  event.waitUntil(caches.open(CACHE).then((cache) => cache.addAll(["/", "/board.js", "/wire-client.js"])));
   self.skipWaiting();
 });
 
