@@ -59,6 +59,7 @@ let package = Package(
       dependencies: [
         "SimpleSourceHummingbird",
         .product(name: "SimpleSource", package: "SimpleSource"),
+        .product(name: "SimpleSourceTesting", package: "SimpleSource"),
         .product(name: "HummingbirdTesting", package: "hummingbird"),
         .product(name: "HummingbirdWSTesting", package: "hummingbird-websocket"),
         .product(name: "NIOEmbedded", package: "swift-nio"),

@@ -406,7 +406,8 @@ function applyStage(held, stage) {
   for (const change of sections.updates || []) {
     const section = held[change.at];
     if (section?.id !== change.value.id) throw new Error(`section ${change.value.id} is not at ${change.at}`);
-    section.header = change.value.header;
+    // The section's own content (its header, its footer, whatever else it carries), with the items held.
+    held[change.at] = { ...change.value, items: section.items };
   }
   for (const change of items.updates || []) {
     const section = held[change.at[0]];
