@@ -266,11 +266,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
     // Encoding the wire format's own types cannot fail; an item whose encoding throws is hashed as none.
-    let bytes = (try? encoder.encode(operations)) ?? Data()
-    var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-    for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
-    let digits = String(hash, radix: 16)
-    return String(repeating: "0", count: 16 - digits.count) + digits
+    return FNV1a64.hexadecimal(FNV1a64.hash((try? encoder.encode(operations)) ?? Data()))
   }
 
   /// What a server that records its answers with its writes (in the same storage transaction) does with

@@ -146,7 +146,7 @@ public struct WireRead: Hashable, Sendable {
 /// | --- | --- | --- | --- |
 /// | 200 | changes after the offset (or the view's state, for a reader holding nothing or a version no longer retained), or, not live, that nothing changed | one wire message per line: `reset` or `resumed`, then each `batch` | by token: `public`, ``WireReadPolicy/maxAge`` (and stale for ``WireReadPolicy/staleWhileRevalidate``), never past the token's life; by query: `private, no-store` |
 /// | 204 | a long poll that saw no change in ``WireReadPolicy/hold`` | none | by token: `public`, a quarter of the hold |
-/// | 304 | `If-None-Match` names the answer's ``Header/entityTag`` | none | as the 200 |
+/// | 304 | `If-None-Match` lists the answer's ``Header/entityTag`` (weak or strong) or is `*` | none | as the 200 |
 /// | 400 | a read, view or parameter that does not read (`malformed`, `unknownQuery`, `invalidParameters`) | an `error` message | `no-store` |
 /// | 403 | a token that is not the service's for this view and scope, or expired | an `error` message | `no-store` |
 /// | 429 | a limit of the scope or origin (`limitReached`, `rateLimited`, with `Retry-After`) | an `error` message | `no-store` |

@@ -162,7 +162,8 @@ extension WireService {
   ///   - read: The read.
   ///   - scope: The reader's scope, from its credentials: a token is checked against it.
   ///   - origin: Where the reader connects from, whose views ``WireLimits`` counts.
-  ///   - ifNoneMatch: The request's `If-None-Match`: an answer with that tag is a 304.
+  ///   - ifNoneMatch: The request's `If-None-Match`: an answer whose tag it lists (weak or strong), or any
+  ///     answer when it is `*`, is a 304 (``WireEntityTag/matches(ifNoneMatch:)``).
   ///   - policy: The tokens' secret, the hold, and what caches may keep.
   /// - Returns: The answer; never throws: a refusal is an answer with its status and `error` message.
   /// - Complexity: O(*k*) for *k* changes after a retained offset (the view's first read projects it:
@@ -243,8 +244,8 @@ extension WireService {
       body.append(message)
       body.append(UInt8(ascii: "\n"))
     }
-    let tag =
-      "\"" + SHA256.digest(body).prefix(16).map { String($0, radix: 16).leftPadded(to: 2) }.joined() + "\""
+    let tag = WireEntityTag(
+      checked: SHA256.digest(body).prefix(16).map { String($0, radix: 16).leftPadded(to: 2) }.joined())
     // An answer that nothing changed is kept a second and never served stale: a reader reading it again
     // would stand still.
     let unchanged = kept.count == 1 && first.type == "resumed"
@@ -256,10 +257,8 @@ extension WireService {
           until: tokenEnd,
           now: now)
       ))
-    headers.append((WireReadAnswer.Header.entityTag, tag))
-    if let ifNoneMatch,
-      ifNoneMatch.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == tag })
-    {
+    headers.append((WireReadAnswer.Header.entityTag, tag.description))
+    if tag.matches(ifNoneMatch: ifNoneMatch) {
       return WireReadAnswer(status: 304, headers: headers, body: Data())
     }
     headers.append((WireReadAnswer.Header.contentType, "application/x-ndjson"))

@@ -482,11 +482,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.sortedKeys]
     let request = query.flatMap { try? encoder.encode($0) } ?? Data()
-    // FNV-1a, 64 bits: stable across processes, unlike `hashValue`.
-    var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-    for byte in request + Data("|\(String(reflecting: scope))".utf8) {
-      hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
-    }
+    let hash = FNV1a64.hash(request + Data("|\(String(reflecting: scope))".utf8))
     return "\(stream).v" + String(hash, radix: 16)
   }
 

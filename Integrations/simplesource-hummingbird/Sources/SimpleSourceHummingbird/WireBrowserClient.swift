@@ -4,6 +4,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import NIOCore
+import SimpleSource
 
 /// SimpleSource's wire format (format 2) in the browser: a JavaScript module, `wire-client.js`, whose
 /// class `WireClient` follows a view of a ``WireWebSockets`` service (or, without WebSockets, its reads at
@@ -34,15 +35,15 @@ public enum WireBrowserClient {
   }()
 
   /// Adds a `GET` route at `path` to `router` that answers the module, as `text/javascript`, with an
-  /// `ETag` of its bytes (a browser revalidates it, and gets `304` while it is unchanged).
+  /// `ETag` of its bytes (a browser revalidates it, and gets `304` while it is unchanged: its
+  /// `If-None-Match` lists the tag, weak or strong, as a cache that compressed the module sends it).
   /// - Complexity: O(1) per request.
   public static func route<Context: RequestContext>(_ path: RouterPath, on router: Router<Context>) {
     let body = ByteBuffer(string: script)
-    var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-    for byte in script.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-    let tag = "\"\(String(hash, radix: 16))\""
+    let entityTag = WireEntityTag(hashing: script.utf8)
+    let tag = entityTag.description
     router.get(path) { request, _ in
-      if request.headers[.ifNoneMatch] == tag {
+      if entityTag.matches(ifNoneMatch: request.headers[.ifNoneMatch]) {
         return Response(status: .notModified, headers: [.eTag: tag])
       }
       return Response(

@@ -11,7 +11,9 @@ import Testing
 
 @Suite("The browser client's module", .timeLimit(.minutes(2)))
 struct BrowserClientTests {
-  @Test("served as JavaScript with a tag of its bytes; the same tag answers 304 without a body, another 200")
+  @Test(
+    "served as JavaScript with a tag of its bytes; the same tag, weak or listed, answers 304 without a body, another 200"
+  )
   func servesTheModule() async throws {
     let router = Router()
     WireBrowserClient.route("/wire-client.js", on: router)
@@ -28,6 +30,12 @@ struct BrowserClientTests {
       #expect(again.body.readableBytes == 0)
       #expect(again.headers[.eTag] == tag)
 
+      // Revalidated through a cache that compressed it (a weak tag), in a list, or as `*`.
+      for header in ["W/\(tag)", "\"another\", \(tag)", "*"] {
+        let listed = try await client.execute(
+          uri: "/wire-client.js", method: .get, headers: [.ifNoneMatch: header])
+        #expect(listed.status == .notModified, "\(header)")
+      }
       let stale = try await client.execute(
         uri: "/wire-client.js", method: .get, headers: [.ifNoneMatch: "\"another\""])
       #expect(stale.status == .ok)
@@ -68,8 +76,10 @@ struct BrowserClientModelTests {
     process.arguments = [
       Self.folder.appendingPathComponent("BrowserClient/replay.mjs").path, Self.module, file.path,
     ]
+    // Node's errors (a stack, a syntax error in the module) go to the same pipe, into the failure's message.
     let output = Pipe()
     process.standardOutput = output
+    process.standardError = output
     try process.run()
     let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
     process.waitUntilExit()

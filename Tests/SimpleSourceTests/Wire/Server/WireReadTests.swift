@@ -137,6 +137,11 @@ struct WireReadTests {
     #expect(unchanged.status == 304)
     #expect(unchanged.body.isEmpty)
     #expect(unchanged.header("Stream-Next-Offset") == next.header("Stream-Next-Offset"))
+    // A cache that compressed the answer weakened its tag, and revalidates with the weak one.
+    let weakened = await service.read(read, scope: 0, ifNoneMatch: "W/\(tag)", policy: policy)
+    #expect(weakened.status == 304)
+    let other = await service.read(read, scope: 0, ifNoneMatch: "W/\"other\"", policy: policy)
+    #expect(other.status == 200 && other.body == next.body)
   }
 
   @Test("a read at the newest version, not live, says nothing changed and is never kept stale")
