@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # SimpleSourceHummingbird's checks: its build (warnings fail), its tests (the browser client's model in Node,
-# 1,000 rounds), and its README quoting the
-# notes-server example as it is. Ends with "N passed, 0 failed".
+# 1,000 rounds), and its README quoting the notes-server example as it is. Ends with "N passed, 0 failed".
 # Builds in $LIVE_BOARD_BUILD when it names a folder (CI's, which the live board and its cluster share:
 # their common dependencies are built once), in the package's own .build otherwise.
 #   bash Integrations/simplesource-hummingbird/check.sh
