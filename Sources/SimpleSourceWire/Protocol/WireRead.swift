@@ -161,6 +161,11 @@ public struct WireReadAnswer: Sendable {
     /// `true` when the reader holds the view's newest version once it applied the body: every answer of this
     /// service (an answer carries every change up to the newest version when it was made).
     public static let upToDate = "Stream-Up-To-Date"
+    /// The source's version the answer covers: every change up to it that the view shows is in the body or
+    /// before the reader's offset. A view skips the versions that change nothing it shows, so this can be
+    /// past ``nextOffset``'s: a client whose edit over HTTP was confirmed at a version this reaches knows its
+    /// view shows the edit, or never will (``WireService/edit(_:scope:)``).
+    public static let sourceVersion = "SimpleSource-Source-Version"
     /// The read token of the view for the reader's scope: the next reads' `token`. Sent with every answer
     /// of a read by query, and with a read by token whose token nears its end.
     public static let token = "SimpleSource-Read-Token"

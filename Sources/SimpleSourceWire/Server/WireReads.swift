@@ -1,7 +1,7 @@
 // A view read over HTTP: the changes after the reader's offset, or a long poll for the next ones, answered
 // with the same bytes for every reader of the same read, so that a cache in front does the fan-out.
 
-import Foundation
+public import Foundation
 import SimpleSourceCore
 
 /// How a ``WireService`` answers reads over HTTP (``WireService/read(_:scope:origin:ifNoneMatch:policy:)``):
@@ -196,6 +196,8 @@ extension WireService {
     ) { collected.append($0) }
     await session.receive(
       WireMessage<Section>.subscribe(stream: read.offset?.stream, from: read.offset?.version, query: query))
+    // The source's version the answer covers, at least: the session sends everything up to it.
+    var covered = await source.version.number
     await session.settled()
     var messages = collected.messages
     var waited = false
@@ -215,8 +217,10 @@ extension WireService {
     let kept = zip(messages, heads).prefix { $0.1 != nil && $0.1?.type != "error" }
     let stream = first.stream ?? read.offset?.stream ?? self.stream
     let version = kept.reduce(0) { version, message in message.1?.to ?? message.1?.version ?? version }
+    covered = max(covered, version)
     var headers: [(name: String, value: String)] = [
-      (WireReadAnswer.Header.nextOffset, WireOffset(stream: stream, version: version).description)
+      (WireReadAnswer.Header.nextOffset, WireOffset(stream: stream, version: version).description),
+      (WireReadAnswer.Header.sourceVersion, String(covered)),
     ]
     let now = Int(policy.now())
     if read.live || waited {
@@ -263,6 +267,48 @@ extension WireService {
     }
     headers.append((WireReadAnswer.Header.contentType, "application/x-ndjson"))
     return WireReadAnswer(status: 200, headers: headers, body: body)
+  }
+
+  /// Answers one edit sent over HTTP (a `POST`), for clients that follow their view by reads: `body` is an
+  /// `edit` message of the wire format, made for `scope` as a WebSocket's edit is, once per (scope, edit id).
+  ///
+  /// - The answer is `200` with one message: `confirmed` with the version that carries the edit, or
+  ///   `refused` with why. Either is the edit's answer: a resend of the same edit (a lost response, a page
+  ///   reloaded) gets the same one while the service remembers it. Unlike a WebSocket's, a `confirmed`
+  ///   comes as soon as the edit is made, before the reader's view shows it: a client keeps showing the edit
+  ///   on top of what it holds until its view reaches the version, or a read's
+  ///   ``WireReadAnswer/Header/sourceVersion`` does (a view the edit did not change never shows that version).
+  /// - A body that is not an edit message is `400` (`malformed`, `unexpectedMessage`, `tooLarge` past 1 MiB),
+  ///   with an `error` message, and changes nothing. Every answer is `Cache-Control: no-store`.
+  ///
+  /// ```swift
+  /// // In an HTTP handler: the scope from the request's credentials, as for a read.
+  /// let answer = await service.edit(Data(buffer: request.body), scope: user)
+  /// ```
+  /// - Complexity: O(*s*) to decode an edit of size *s*, then what ``WireWriter`` takes to make it.
+  public nonisolated func edit(_ body: Data, scope: Scope) async -> WireReadAnswer {
+    let message: WireMessage<Section>
+    let format: Int
+    do throws(WireError) {
+      (message, format) = try WireCoder(maxMessageBytes: 1 << 20).read(body)
+    } catch {
+      return Self.refusal(error)
+    }
+    guard case .edit(let edit) = message else {
+      return Self.refusal(WireError(.unexpectedMessage, "a \(message.typeName) message sent as an edit"))
+    }
+    let answer: WireMessage<Section> =
+      switch await write(edit, scope: scope) {
+      case .success(let version): .confirmed(edit: edit.id, version: version)
+      case .failure(let error): .refused(edit: edit.id, error: error)
+      }
+    return WireReadAnswer(
+      status: 200,
+      headers: [
+        (WireReadAnswer.Header.cacheControl, "no-store"),
+        (WireReadAnswer.Header.contentType, "application/json"),
+      ],
+      body: WireCoder(formatVersion: max(format, 2)).encode(answer))
   }
 
   /// Whether a reader of `scope` may make `read`, answered without reading the view: for a cache in front

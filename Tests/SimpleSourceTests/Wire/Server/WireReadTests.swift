@@ -144,6 +144,102 @@ struct WireReadTests {
     #expect(other.status == 200 && other.body == next.body)
   }
 
+  // MARK: - Edits over HTTP
+
+  @Test(
+    "an edit over HTTP is made once per scope and id: confirmed with its version, the same answer to a resend, refusals named"
+  )
+  func editsOverHTTP() async throws {
+    let source = try BasicDataSource(sections: layout("A: a b"))
+    let service = WireService(
+      source: source, stream: "s", queries: WireServiceTests.queries, limits: WireLimits(),
+      edits: .transactions(on: source),
+      rows: { (scope: Int) in { (item: TestItem) in item.version % 2 == scope } })
+    func post(_ edit: WireEdit<TestSection>, scope: Int = 0) async throws -> (
+      WireReadAnswer, WireMessage<TestSection>
+    ) {
+      let answer = await service.edit(WireCoder().encode(WireMessage.edit(edit)), scope: scope)
+      #expect(answer.status == 200 && answer.header("Cache-Control") == "no-store")
+      return (answer, try WireCoder().decode(answer.body, as: TestSection.self))
+    }
+    let insert = WireEdit<TestSection>(id: "e1", operations: [.insert([TestItem("c")], .end(of: "A"))])
+    let (_, made) = try await post(insert)
+    guard case .confirmed("e1", let version) = made else {
+      Issue.record("confirmed: \(made)")
+      return
+    }
+    #expect(version == 1)
+    let afterInsert = await source.snapshot.sections
+    #expect(afterInsert == layout("A: a b c"))
+
+    // A resend (its response was lost) gets the same answer and makes nothing again; the same id asking for
+    // something else is refused; the same id from another scope is another edit.
+    let (resent, _) = try await post(insert)
+    #expect(resent.body == WireCoder().encode(made))
+    #expect(await source.version.number == 1)
+    let other = WireEdit<TestSection>(id: "e1", operations: [.delete(["a"])])
+    guard case .refused("e1", let reused) = try await post(other).1 else {
+      Issue.record("refused as reused")
+      return
+    }
+    #expect(reused.code == .editIDReused)
+    let theirs = WireEdit<TestSection>(
+      id: "e1", operations: [.insert([TestItem("o", version: 1)], .end(of: "A"))])
+    guard case .confirmed("e1", 2) = try await post(theirs, scope: 1).1 else {
+      Issue.record("another scope's e1 is its own edit")
+      return
+    }
+    #expect(await source.snapshot.sections == layout("A: a b c o'"))
+
+    // An edit that does not apply is answered refused, with why, and changes nothing.
+    guard case .refused("e2", let error) = try await post(WireEdit(id: "e2", operations: [.delete(["zz"])])).1
+    else {
+      Issue.record("refused: no such item")
+      return
+    }
+    #expect(error.detail.contains("zz"), "\(error)")
+    #expect(await source.version.number == 2)
+
+    // A body that is not an edit is 400 with an error message naming what was wrong, and changes nothing.
+    for (body, code) in [
+      (Data("{".utf8), WireError.Code.malformed),
+      (
+        WireCoder().encode(WireMessage<TestSection>.subscribe(stream: nil, from: nil, query: nil)),
+        .unexpectedMessage
+      ),
+      (Data(count: 2 << 20), .tooLarge),
+    ] {
+      let answer = await service.edit(body, scope: 0)
+      #expect(answer.status == 400 && answer.header("Cache-Control") == "no-store")
+      guard case .error(let refusal) = try WireCoder().decode(answer.body, as: TestSection.self) else {
+        Issue.record("an error message")
+        continue
+      }
+      #expect(refusal.code == code, "\(refusal)")
+    }
+    #expect(await source.snapshot.sections == layout("A: a b c o'"))
+  }
+
+  @Test("a read says the source's version it covers: past its offset when the view skipped versions")
+  func coveredVersion() async throws {
+    let source = try BasicDataSource(sections: layout("A: a b"))
+    let service = Self.service(source)
+    let policy = Self.policy()
+    let read = WireRead(view: .query(WireQueryRequest("prefix", ["prefix": .string("a")])))
+    let first = await service.read(read, scope: 0, policy: policy)
+    #expect(first.header(WireReadAnswer.Header.sourceVersion) == "0")
+    // Two versions the view does not show: its offset stays, the covered version moves on.
+    try await source.appendItems([TestItem("b2")], toSection: "A")
+    try await source.appendItems([TestItem("c")], toSection: "A")
+    let offset = try #require(first.header(WireReadAnswer.Header.nextOffset).flatMap(WireOffset.init))
+    let next = await service.read(
+      WireRead(view: .token(try #require(first.header(WireReadAnswer.Header.token))), offset: offset),
+      scope: 0, policy: policy)
+    #expect(next.status == 200)
+    #expect(next.header(WireReadAnswer.Header.nextOffset) == offset.description)
+    #expect(next.header(WireReadAnswer.Header.sourceVersion) == "2")
+  }
+
   @Test("a read at the newest version, not live, says nothing changed and is never kept stale")
   func readAtTheNewest() async throws {
     let source = try BasicDataSource(sections: layout("A: a b"))
