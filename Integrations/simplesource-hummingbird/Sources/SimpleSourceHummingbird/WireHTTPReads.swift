@@ -96,6 +96,54 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     }
   }
 
+  /// Adds a `POST` route at `path` to `router` that makes the edits of clients that follow their views by
+  /// reads (``WireService/edit(_:scope:)``): the body is one `edit` message, the answer `confirmed` or
+  /// `refused` (200, `no-store`), once per (scope, edit id), so a client resends an edit whose answer it
+  /// did not get. The writer's credentials are read by `scope`, as a reader's (throwing answers 401); a body
+  /// over 1 MiB is 413, one that is not an edit 400, each with an `error` message. An edit counts against
+  /// the address's `readsPerAddress` while it is made.
+  ///
+  /// ```swift
+  /// reads.routeEdits("/edit", on: router)
+  /// ```
+  /// - Complexity: O(1); each edit then costs what ``WireService/edit(_:scope:)`` states.
+  public func routeEdits(_ path: RouterPath, on router: Router<WireRequestContext>) {
+    router.post(path) { request, context in
+      let upgrade = WebSocketUpgradeRequest(
+        uri: request.uri, headers: request.headers, address: context.channel.remoteAddress?.ipAddress)
+      let scope: Scope
+      do {
+        scope = try self.scope(upgrade)
+      } catch {
+        return Self.response(
+          WireService<Section, Scope>.refusal(
+            WireError(.unauthorized, "the writer's credentials do not write")))
+      }
+      let counted = upgrade.address ?? "unknown"
+      guard self.running.withLockedValue({ $0.enter(counted, limit: self.readsPerAddress) }) else {
+        return Self.response(
+          WireService<Section, Scope>.refusal(
+            WireError(
+              .limitReached, "this address runs \(self.readsPerAddress) requests at once, as many as allowed")
+          ))
+      }
+      defer { self.running.withLockedValue { $0.leave(counted) } }
+      let body: ByteBuffer
+      do {
+        body = try await request.body.collect(upTo: Self.maxEditBytes)
+      } catch {
+        var answer = WireService<Section, Scope>.refusal(
+          WireError(.tooLarge, "an edit over HTTP has at most \(Self.maxEditBytes) bytes"))
+        answer.status = 413
+        return Self.response(answer)
+      }
+      return Self.response(await self.service.edit(Data(buffer: body), scope: scope))
+    }
+  }
+
+  /// The largest edit taken over HTTP, in bytes: the service's own bound on a message it decodes.
+  static var maxEditBytes: Int { 1 << 20 }
+
   /// The response to one read.
   func answer(_ request: Request, address: String?) async -> Response {
     let upgrade = WebSocketUpgradeRequest(uri: request.uri, headers: request.headers, address: address)

@@ -21,8 +21,8 @@ typealias Notes = Section<String, Note>
 /// A user named by an empty `?user=`: refused.
 struct EmptyUserName: Error {}
 
-/// A notes service served over WebSockets at `/live` and by reads over HTTP at `/read`, with `GET /`
-/// answering "ok" and `POST /notes` the size of its body.
+/// A notes service served over WebSockets at `/live` and by reads over HTTP at `/read` (edits posted to
+/// `/edit`), with `GET /` answering "ok" and `POST /notes` the size of its body.
 struct NotesServer: Sendable {
   let source: BasicDataSource<Notes>
   let service: WireService<Notes, String?>
@@ -58,9 +58,9 @@ struct NotesServer: Sendable {
       let text = try arguments.string("text")
       return Projection(where: { note in note.text.localizedCaseInsensitiveContains(text) })
     }
-    service = WireService(source: source, stream: "notes", queries: [search], limits: wireLimits) {
-      (user: String?) in { note in note.owner == nil || note.owner == user }
-    }
+    service = WireService(
+      source: source, stream: "notes", queries: [search], limits: wireLimits, edits: .transactions(on: source)
+    ) { (user: String?) in { note in note.owner == nil || note.owner == user } }
     // The user is the `X-User` header, else `?user=`; an empty name is refused.
     let sockets = WireWebSockets(service: service, limits: limits, user: { $0 }) { request in
       let name =
@@ -88,6 +88,7 @@ struct NotesServer: Sendable {
     }
     reads.route("/read", on: router)
     reads.routeAuthorization("/read-authorization", on: router)
+    reads.routeEdits("/edit", on: router)
     application = Application(
       router: router, server: sockets.server(path: "/live"),
       configuration: .init(address: .hostname("127.0.0.1", port: 0)), logger: Self.logger)

@@ -1,7 +1,8 @@
 // SimpleSource's wire format, format 2, in the browser: a client that follows a service's view over a
-// WebSocket (or, without WebSockets, by reads over HTTP), applies each batch's stages to the sections it
-// holds, and writes with `edit` messages: an edit is shown at once, kept on top of every state the
-// server sends until the server answers, and rolled back when refused. It reconnects with a resume from
+// WebSocket (or, without WebSockets, by reads over HTTP, and edits by POST), applies each batch's stages to
+// the sections it holds, and writes with `edit` messages: an edit is shown at once, kept on top of every
+// state the server sends until the server answers (over HTTP: until what it reads shows the answer's
+// version), and rolled back when refused. It reconnects with a resume from
 // the version it holds, sending its pending edits again. Served by SimpleSourceHummingbird
 // (`WireBrowserClient`); the wire format and writing from a client are articles of SimpleSource's DocC.
 //
@@ -21,18 +22,22 @@ function compare(a, b) {
 }
 
 export class WireClient {
-  // `url`: the service's WebSocket; `user`: who reads speak for (their `X-User` header); `reads`: where
-  // the views are read over HTTP when WebSockets are unavailable.
-  constructor({ url, user = null, reads = "/read" }) {
+  // `url`: the service's WebSocket; `user`: who reads and edits over HTTP speak for (their `X-User`
+  // header); `reads` and `edits`: where views are read and edits posted when WebSockets are unavailable.
+  constructor({ url, user = null, reads = "/read", edits = "/edit" }) {
     this.url = url;
-    this.user = user;       // the user reads speak for (their `X-User` header)
+    this.user = user;       // the user reads and edits over HTTP speak for (their `X-User` header)
     this.readsURL = reads;  // where views are read over HTTP when WebSockets are unavailable
+    this.editsURL = edits;  // where edits are posted then
+    this.posting = new Set(); // ids of edits posted and not answered yet
+    this.covered = -1;      // the newest source version a read's answer covered (its source-version header)
     this.reading = null;    // while following by reads: { token, cursor, abort }
     this.query = null;      // { name, parameters } asked for, or null for the whole scope
     this.shownQuery = null; // the query of the last reset: what the page shows
     this.held = [];         // [{ id, header, items: [{ id, ... }] }], the server's state held
     this.sections = [];     // what is shown: `held` with the pending edits on top
-    this.pending = [];      // [{ id, operations }], sent and not answered yet, oldest first
+    this.pending = [];      // [{ id, operations, confirmedAt? }], not answered yet, oldest first; over HTTP,
+                            // confirmed ones stay, with their version, until what is read shows it
     this.editsMade = 0;
     this.clientID = Math.random().toString(36).slice(2, 10);
     this.paused = false;    // while paused (a test's "offline"), the connection stays closed
@@ -136,8 +141,8 @@ export class WireClient {
   // Follows the view by reads over HTTP (the wire format's reads over HTTP), until paused: the first names
   // the view by its query and is answered with a read token; every later one names it by that token, from
   // the version held, and waits at the newest (a long poll), so a cache in front can answer it for every
-  // reader. Each answer's messages are received as a WebSocket's would be. Edits wait, pending, for a
-  // WebSocket: reads only read.
+  // reader. Each answer's messages are received as a WebSocket's would be. Edits are posted
+  // (`postEdits`), and those not answered are posted again after each answer.
   async followByReads() {
     this.transport = "reads";
     this.setStatus("connecting");
@@ -145,6 +150,7 @@ export class WireClient {
     const reading = { token: null, cursor: null, abort: new AbortController() };
     this.reading = reading;
     while (this.reading === reading && !this.paused) {
+      this.postEdits();
       const parameters = new URLSearchParams();
       if (reading.token !== null) parameters.set("token", reading.token);
       else if (this.query !== null) parameters.set("view", JSON.stringify(this.query));
@@ -167,6 +173,7 @@ export class WireClient {
       }
       reading.token = response.headers.get("SimpleSource-Read-Token") ?? reading.token;
       reading.cursor = response.headers.get("Stream-Cursor") ?? reading.cursor;
+      const covered = Number(response.headers.get("SimpleSource-Source-Version") ?? -1);
       if (response.status === 200) {
         try {
           for (const line of text.split("\n")) if (line) this.receive(JSON.parse(line));
@@ -176,14 +183,61 @@ export class WireClient {
           this.stream = null;
           this.version = null;
         }
+        this.cover(covered);
+      } else if (response.status === 204 || response.status === 304) {
+        this.cover(covered);
       } else if (response.status === 403) {
         reading.token = null; // ended or refused: read by query again for a new one
-      } else if (response.status !== 204 && response.status !== 304) {
+      } else {
         this.lastError = text;
         this.setStatus("refused");
         await new Promise((resolve) => setTimeout(resolve, Math.min(2000, 50 * 2 ** this.retry++)));
       }
     }
+  }
+
+  // Posts each pending edit that is neither answered nor being posted: a confirmed one stays pending
+  // with its version until what is read shows it (`cover`); a refused one is rolled back; one that could
+  // not be posted (offline, a busy server) is posted again after the next read's answer. A server answers
+  // an edit id once, so posting again is safe.
+  postEdits() {
+    if (this.transport !== "reads" || this.paused) return;
+    for (const edit of this.pending) {
+      if (edit.confirmedAt !== undefined || this.posting.has(edit.id)) continue;
+      this.posting.add(edit.id);
+      const message = { ...FORMAT, type: "edit", id: edit.id, operations: edit.operations };
+      if (edit.base !== null && edit.base !== undefined) message.base = edit.base;
+      const headers = { "Content-Type": "application/json" };
+      if (this.user) headers["X-User"] = this.user;
+      fetch(this.editsURL, { method: "POST", headers, body: JSON.stringify(message) })
+        .then(async (response) => {
+          const answer = JSON.parse(await response.text());
+          this.posting.delete(edit.id);
+          if (answer.type === "confirmed") {
+            edit.confirmedAt = answer.version;
+            this.counts.confirmed = (this.counts.confirmed ?? 0) + 1;
+            this.save();
+            this.cover(-1);
+          } else if (answer.type === "refused") {
+            this.receive(answer);
+          } else if (response.status === 400 || response.status === 413) {
+            // The edit itself cannot be made: roll it back, as a refusal.
+            this.receive({ type: "refused", edit: edit.id, code: answer.code, detail: answer.detail });
+          }
+        })
+        .catch(() => this.posting.delete(edit.id));
+    }
+  }
+
+  // What a read covered: the source's version its answer showed everything up to. An edit confirmed at a
+  // version that what is held or read has reached is shown by what is held, or never will be in this view
+  // (a version that changed nothing in it): it stops being shown on top.
+  cover(version) {
+    this.covered = Math.max(this.covered, version);
+    const reached = Math.max(this.covered, this.version ?? -1);
+    const before = this.pending.length;
+    this.pending = this.pending.filter((edit) => edit.confirmedAt === undefined || edit.confirmedAt > reached);
+    if (this.pending.length !== before) this.render();
   }
 
   // Closes the connection and keeps it closed until `resume()`: edits made meanwhile wait.
@@ -217,7 +271,8 @@ export class WireClient {
     // tell an edit it never made from one whose answer it forgot.
     const edit = { id: `${this.clientID}-${this.editsMade}`, operations, base: this.version };
     this.pending.push(edit);
-    if (this.socket && this.socket.readyState === WebSocket.OPEN) this.sendEdit(edit);
+    if (this.transport === "reads") this.postEdits();
+    else if (this.socket && this.socket.readyState === WebSocket.OPEN) this.sendEdit(edit);
     this.render();
     return true;
   }
