@@ -3,8 +3,9 @@
 
 Starts the server on a free port with a fresh SQLite file and opens two pages, one as alice and one as bob
 (`?user=`), and bob again in a browser without WebSockets, whose page follows the board by reads over
-HTTP (its search too). Makes writes over HTTP, shared and private, and checks that each page's DOM shows exactly the
-rows that user may see, in the database's order, and never the other's private cards. Alice then adds a
+HTTP (its search too) and posts its edits (one, added with the form, is shown at once and confirmed).
+Makes writes over HTTP, shared and private, and checks that each page's DOM shows exactly the rows that
+user may see, in the database's order, and never the other's private cards. Alice then adds a
 private card through the page's form, and searches: her page shows only the matching cards she may see,
 live while bob writes. A card made shared appears on bob's page. It closes alice's WebSocket, writes
 while it is away, and checks that the page resumed (no reset) and shows the database again. Then the
@@ -178,6 +179,18 @@ def main():
             raise AssertionError(f"bob's page shows {shown['bob']}")
         if ids(wait_until_shows(reader, base, "bob")) != shown["bob"]:
             raise AssertionError("bob's page reading over HTTP shows another board")
+        # The page without WebSockets writes too: its edit is posted, shown at once, confirmed, and shown
+        # until its reads show it; bob's other page follows.
+        reader.find_element(By.CSS_SELECTOR, "#add input[name=title]").send_keys("Posted while reading")
+        reader.find_element(By.CSS_SELECTOR, "#add button").click()
+        if "Posted while reading" not in reader.find_element(By.ID, "board").text:
+            raise AssertionError("the page without WebSockets does not show its edit at once")
+        WebDriverWait(bob, 20).until(lambda d: "Posted while reading" in d.find_element(By.ID, "board").text)
+        wait_until_shows(reader, base, "bob")
+        posted = reader.execute_script(
+            "return [window.boardClient.counts.confirmed, document.getElementById('board').dataset.pending]")
+        if posted != [1, "0"] or "Posted while reading" not in reader.find_element(By.ID, "board").text:
+            raise AssertionError(f"the page without WebSockets: its edit {posted}")
 
         # Alice adds a private card with the page's form: hers alone, marked private.
         alice.find_element(By.CSS_SELECTOR, "#add input[name=title]").send_keys("From the form")
@@ -342,7 +355,7 @@ def main():
         for user, driver in [("alice", alice), ("bob", bob)]:
             driver.save_screenshot(os.path.join(PACKAGE, ".build", f"board-{user}.png"))
         print(f"browser: two users' pages each showed exactly their rows (bob's also by reads over HTTP, "
-              f"without WebSockets, its search too); alice's page followed "
+              f"without WebSockets, its search too, and its edit posted); alice's page followed "
               f"{edits['batches']} batches over {edits['connections']} connections and {edits['resets']} "
               f"resets (each search is one), resumed after the drop; the pages' edits were shown at once and "
               f"reconciled ({edits.get('confirmed', 0)} confirmed, {edits.get('refused', 0)} refused and rolled "

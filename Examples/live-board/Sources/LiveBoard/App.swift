@@ -83,7 +83,7 @@ let boardQueries: [WireQuery<Column>] = [
 }
 
 /// Builds the service for `board`: `GET /` (the page and `/wire-client.js`), the HTTP API under `/api`,
-/// `/live` and `/read`.
+/// `/live`, `/read` and `POST /edit` (a page's edits when it follows by reads).
 /// `onListening` is told the port once the server listens.
 /// `limits` bounds how long a client may take over each part of a request, and what one address or user
 /// may hold (``ConnectionLimits``); `viewsPerAddress` is the most distinct views the WebSockets of one
@@ -201,6 +201,8 @@ public func makeApplication(
   }
   reads.route("/read", on: router)
   reads.routeAuthorization("/read-authorization", on: router)
+  // A page without WebSockets posts its edits: made as a WebSocket's are, answered once per user and id.
+  reads.routeEdits("/edit", on: router)
 
   return Application(
     router: router,
