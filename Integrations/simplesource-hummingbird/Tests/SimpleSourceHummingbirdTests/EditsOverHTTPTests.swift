@@ -104,6 +104,6 @@ struct EditsOverHTTPTests {
       #expect(process.terminationStatus == 0 && text.hasPrefix("ok"), "\(text)")
     }
     let held = await notes.source.snapshot.sections[0].items.map(\.id)
-    #expect(held == ["plan", "diary", "bobs", "n1", "n2"])
+    #expect(held == ["plan", "diary", "bobs", "n1", "n3", "n2"])
   }
 }

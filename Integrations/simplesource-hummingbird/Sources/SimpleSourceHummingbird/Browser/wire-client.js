@@ -29,7 +29,7 @@ export class WireClient {
     this.user = user;       // the user reads and edits over HTTP speak for (their `X-User` header)
     this.readsURL = reads;  // where views are read over HTTP when WebSockets are unavailable
     this.editsURL = edits;  // where edits are posted then
-    this.posting = new Set(); // ids of edits posted and not answered yet
+    this.posting = null;    // the id of the edit posted and not answered yet
     this.covered = -1;      // the newest source version a read's answer covered (its source-version header)
     this.reading = null;    // while following by reads: { token, cursor, abort }
     this.query = null;      // { name, parameters } asked for, or null for the whole scope
@@ -196,37 +196,42 @@ export class WireClient {
     }
   }
 
-  // Posts each pending edit that is neither answered nor being posted: a confirmed one stays pending
-  // with its version until what is read shows it (`cover`); a refused one is rolled back; one that could
-  // not be posted (offline, a busy server) is posted again after the next read's answer. A server answers
-  // an edit id once, so posting again is safe.
+  // Posts the oldest pending edit not answered yet and, once it is answered, the next: one at a time, in
+  // the order they were made, as a WebSocket sends them (an edit may name what the one before it made).
+  // A confirmed edit stays pending with its version until what is read shows it (`cover`); a refused one
+  // is rolled back; one that could not be posted (offline, a busy server) is posted again after the next
+  // read's answer. A server answers an edit id once, so posting again is safe.
   postEdits() {
-    if (this.transport !== "reads" || this.paused) return;
-    for (const edit of this.pending) {
-      if (edit.confirmedAt !== undefined || this.posting.has(edit.id)) continue;
-      this.posting.add(edit.id);
-      const message = { ...FORMAT, type: "edit", id: edit.id, operations: edit.operations };
-      if (edit.base !== null && edit.base !== undefined) message.base = edit.base;
-      const headers = { "Content-Type": "application/json" };
-      if (this.user) headers["X-User"] = this.user;
-      fetch(this.editsURL, { method: "POST", headers, body: JSON.stringify(message) })
-        .then(async (response) => {
-          const answer = JSON.parse(await response.text());
-          this.posting.delete(edit.id);
-          if (answer.type === "confirmed") {
-            edit.confirmedAt = answer.version;
-            this.counts.confirmed = (this.counts.confirmed ?? 0) + 1;
-            this.save();
-            this.cover(-1);
-          } else if (answer.type === "refused") {
-            this.receive(answer);
-          } else if (response.status === 400 || response.status === 413) {
-            // The edit itself cannot be made: roll it back, as a refusal.
-            this.receive({ type: "refused", edit: edit.id, code: answer.code, detail: answer.detail });
-          }
-        })
-        .catch(() => this.posting.delete(edit.id));
-    }
+    if (this.transport !== "reads" || this.paused || this.posting !== null) return;
+    const edit = this.pending.find((each) => each.confirmedAt === undefined);
+    if (!edit) return;
+    this.posting = edit.id;
+    const message = { ...FORMAT, type: "edit", id: edit.id, operations: edit.operations };
+    if (edit.base !== null && edit.base !== undefined) message.base = edit.base;
+    const headers = { "Content-Type": "application/json" };
+    if (this.user) headers["X-User"] = this.user;
+    fetch(this.editsURL, { method: "POST", headers, body: JSON.stringify(message) })
+      .then(async (response) => {
+        const answer = JSON.parse(await response.text());
+        this.posting = null;
+        if (answer.type === "confirmed") {
+          edit.confirmedAt = answer.version;
+          this.counts.confirmed = (this.counts.confirmed ?? 0) + 1;
+          this.save();
+          this.cover(-1);
+        } else if (answer.type === "refused") {
+          this.receive(answer);
+        } else if (response.status === 400 || response.status === 413) {
+          // The edit itself cannot be made: roll it back, as a refusal.
+          this.receive({ type: "refused", edit: edit.id, code: answer.code, detail: answer.detail });
+        } else {
+          return; // not answered (credentials, a limit, the server): posted again after the next read
+        }
+        this.postEdits();
+      })
+      .catch(() => {
+        this.posting = null;
+      });
   }
 
   // What a read covered: the source's version its answer showed everything up to. An edit confirmed at a
