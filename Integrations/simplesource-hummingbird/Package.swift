@@ -66,6 +66,8 @@ let package = Package(
         .product(name: "NIOPosix", package: "swift-nio"),
         .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
       ],
+      // The scripts Node runs against the browser client: read from the source tree, not built.
+      exclude: ["BrowserClient"],
       swiftSettings: strictness
     ),
   ],
