@@ -19,6 +19,11 @@ package import SimpleSourceCore
 ///   (answered already, on an earlier connection) changes nothing.
 /// - **Waiting.** A waiter whose task is cancelled leaves; its edit stays pending. The newest
 ///   ``rememberedAnswers`` answers are kept, for a caller that asks after the answer came.
+/// - **Posting** (a source that follows by reads over HTTP). One edit is posted at a time, the oldest not
+///   confirmed, so that an edit naming what the one before it made reaches the sender after it. The
+///   sender confirms a post as soon as it made the edit, before what this source reads shows it: the edit
+///   stays pending, shown on top, with the version that carries it, until what the source holds or a read
+///   covered reaches that version (``covered(_:)``), and is answered then.
 @usableFromInline package struct PendingEdits<Edit, Answer, Waiter> {
   /// The pending edits, oldest first.
   package private(set) var entries: [(id: String, edit: Edit)] = []
@@ -30,6 +35,11 @@ package import SimpleSourceCore
   package private(set) var isFinished = false
   /// The newest answers, oldest first.
   package private(set) var answers: [(id: String, answer: Answer)] = []
+  /// The edit posted and not answered yet, if one is.
+  package private(set) var posting: String?
+  /// The edits the sender confirmed to a post, by id, with the version that carries each: still pending
+  /// until what the source holds or reads reaches that version.
+  package private(set) var confirmedByPost: [String: Int] = [:]
   /// How many answers are kept.
   package static var rememberedAnswers: Int { 256 }
 
@@ -48,6 +58,33 @@ package import SimpleSourceCore
     precondition(!entries.contains { $0.id == id }, "SimpleSource: two pending edits are named \(id)")
     entries.append((id, edit))
     return isConnected
+  }
+
+  /// The next edit to post: the oldest pending edit the sender has not confirmed, unless a post is under
+  /// way (or the source went away). It is under way until ``posted(_:confirmedAt:)`` or ``answer(_:_:)``.
+  /// - Complexity: O(*p*) for *p* pending edits.
+  package mutating func nextPost() -> (id: String, edit: Edit)? {
+    guard posting == nil, !isFinished, let next = entries.first(where: { confirmedByPost[$0.id] == nil })
+    else { return nil }
+    posting = next.id
+    return next
+  }
+
+  /// The post of edit `id` ended: confirmed by the sender at `version`, or not answered (`nil`: posted
+  /// again later). A refusal is an ``answer(_:_:)``.
+  /// - Complexity: O(*p*).
+  package mutating func posted(_ id: String, confirmedAt version: Int?) {
+    if posting == id { posting = nil }
+    if let version, entries.contains(where: { $0.id == id }) { confirmedByPost[id] = version }
+  }
+
+  /// What the source holds, or what a read covered, reached `version`: the edits confirmed to a post at
+  /// it or before, oldest first, with their versions, to answer now.
+  /// - Complexity: O(*p*).
+  package func covered(_ version: Int) -> [(id: String, version: Int)] {
+    entries.compactMap { entry in
+      confirmedByPost[entry.id].flatMap { $0 <= version ? (entry.id, $0) : nil }
+    }
   }
 
   /// What a caller waiting for edit `id` does.
@@ -92,6 +129,8 @@ package import SimpleSourceCore
   package mutating func answer(_ id: String, _ answer: Answer) -> (edit: Edit?, waiters: [Waiter]) {
     guard let index = entries.firstIndex(where: { $0.id == id }) else { return (nil, []) }
     let edit = entries.remove(at: index).edit
+    confirmedByPost[id] = nil
+    if posting == id { posting = nil }
     answers.append((id, answer))
     if answers.count > Self.rememberedAnswers { answers.removeFirst() }
     return (edit, waiters.take { $0 == id })
@@ -106,6 +145,7 @@ package import SimpleSourceCore
   package mutating func finish() -> [Waiter] {
     isFinished = true
     isConnected = false
+    posting = nil
     return waiters.take { _ in true }
   }
 
@@ -124,6 +164,11 @@ package import SimpleSourceCore
       found.append("an answered edit still pending")
     }
     if answers.count > Self.rememberedAnswers { found.append("more answers kept than remembered") }
+    if let posting, !pending.contains(posting) || confirmedByPost[posting] != nil {
+      found.append("a post under way for an edit not pending, or confirmed")
+    }
+    if !Set(confirmedByPost.keys).isSubset(of: pending) { found.append("a confirmed post not pending") }
+    if isFinished && posting != nil { found.append("posting after the end") }
     return found
   }
 }

@@ -165,3 +165,140 @@ struct PendingWorld: ExplorableWorld {
     if !condition { throw PublishFailure(description: message()) }
   }
 }
+
+@Suite("Pending edits posted over HTTP")
+struct PostedEditsTests {
+  /// Every sequence of events to the depth `SIMPLESOURCE_POSTING_DEPTH` gives (7 by default): three edits
+  /// made, posts started, confirmed or not answered, reads covering a version, answers (a refusal, or the
+  /// same answer over a WebSocket) and the end. One post at a time, the oldest edit not confirmed; a
+  /// confirmed edit stays pending until a version that covers it, then is answered with its own.
+  @Test("every sequence of posts, confirmations, covered versions and answers keeps the posting promises")
+  func exhaustive() throws {
+    try checkEverySequence(
+      "Posted edits", from: PostingWorld(), depthVariable: "SIMPLESOURCE_POSTING_DEPTH", defaultDepth: 7)
+  }
+
+  @Test("an example: posted in order, one at a time; a confirmed edit answered once a read covers it")
+  func example() {
+    var edits = PendingEdits<String, Int, String>()
+    _ = edits.make("a", "edit a")
+    _ = edits.make("b", "edit b")
+    #expect(edits.nextPost()?.id == "a")
+    #expect(edits.nextPost() == nil, "one post at a time")
+    edits.posted("a", confirmedAt: 7)
+    #expect(edits.entries.map(\.id) == ["a", "b"], "confirmed, still pending: shown until read")
+    #expect(edits.nextPost()?.id == "b", "the next one not confirmed")
+    edits.posted("b", confirmedAt: nil)
+    #expect(edits.covered(6).isEmpty)
+    #expect(edits.covered(9).map(\.id) == ["a"])
+    #expect(edits.answer("a", 7).edit == "edit a")
+    #expect(edits.nextPost()?.id == "b", "not answered: posted again")
+    #expect(edits.violations.isEmpty)
+  }
+}
+
+enum PostingStep: CustomStringConvertible {
+  case make
+  case post
+  case postEnded(confirmed: Bool)
+  case cover(Int)
+  case answer(Int)
+  case finish
+
+  var description: String {
+    switch self {
+    case .make: "make"
+    case .post: "post"
+    case .postEnded(let confirmed): confirmed ? "post confirmed" : "post unanswered"
+    case .cover(let version): "cover v\(version)"
+    case .answer(let edit): "answer e\(edit)"
+    case .finish: "finish"
+    }
+  }
+}
+
+/// The machine and a model of its posts: edits are `e0`, `e1`, `e2`, confirmed at their number times 10.
+struct PostingWorld: ExplorableWorld {
+  var machine = PendingEdits<String, Int, String>()
+  var made = 0
+  var pending: [Int] = []
+  var posting: Int?
+  var confirmed: [Int: Int] = [:]
+  var finished = false
+
+  func steps() -> [PostingStep] {
+    if finished { return [] }
+    var steps: [PostingStep] = made < 3 ? [.make] : []
+    steps.append(posting == nil ? .post : .postEnded(confirmed: true))
+    if posting != nil { steps.append(.postEnded(confirmed: false)) }
+    steps += [.cover(10), .cover(20)]
+    steps += (0..<made).map { .answer($0) }
+    steps.append(.finish)
+    return steps
+  }
+
+  mutating func perform(_ step: PostingStep) throws(PublishFailure) {
+    switch step {
+    case .make:
+      _ = machine.make("e\(made)", "edit e\(made)")
+      pending.append(made)
+      made += 1
+    case .post:
+      let next = machine.nextPost()
+      let expected = posting == nil ? pending.first { confirmed[$0] == nil } : nil
+      try expect(next?.id == expected.map { "e\($0)" }, "posted \(String(describing: next?.id))")
+      try expect(next.map { $0.edit == "edit \($0.id)" } ?? true, "posted another edit's body")
+      posting = expected
+    case .postEnded(let isConfirmed):
+      guard let edit = posting else { return }
+      machine.posted("e\(edit)", confirmedAt: isConfirmed ? edit * 10 : nil)
+      posting = nil
+      if isConfirmed && pending.contains(edit) { confirmed[edit] = edit * 10 }
+    case .cover(let version):
+      let due = machine.covered(version)
+      let expected = pending.filter { confirmed[$0].map { $0 <= version } ?? false }
+      try expect(
+        due.map(\.id) == expected.map { "e\($0)" } && due.map(\.version) == expected.map { $0 * 10 },
+        "covering v\(version) answers \(due.map(\.id)), the model \(expected)")
+      // The source answers them, with their own versions.
+      for edit in expected { answer(edit) }
+    case .answer(let edit):
+      answer(edit)
+    case .finish:
+      _ = machine.finish()
+      posting = nil
+      finished = true
+    }
+    try expect(machine.violations.isEmpty, "\(machine.violations)")
+    try expect(machine.entries.map(\.id) == pending.map { "e\($0)" }, "pending \(machine.entries.map(\.id))")
+    try expect(machine.posting == posting.map { "e\($0)" }, "posting \(String(describing: machine.posting))")
+    try expect(
+      machine.confirmedByPost == Dictionary(uniqueKeysWithValues: confirmed.map { ("e\($0.key)", $0.value) }),
+      "confirmed \(machine.confirmedByPost)")
+  }
+
+  var key: AnyHashable? {
+    [made, posting ?? -1, finished ? 1 : 0, -1] + pending + [-2]
+      + confirmed.sorted { $0.key < $1.key }.flatMap { [$0.key, $0.value] }
+  }
+
+  mutating func checkSettled() throws(PublishFailure) {
+    // Posting on until nothing is left: every edit gets confirmed, a read covers it, and it is answered.
+    guard !finished else { return }
+    if let edit = posting { machine.posted("e\(edit)", confirmedAt: edit * 10) }
+    while let (id, _) = machine.nextPost() { machine.posted(id, confirmedAt: 0) }
+    for (id, version) in machine.covered(30) { _ = machine.answer(id, version) }
+    try expect(machine.isEmpty, "edits never answered: \(machine.entries.map(\.id))")
+  }
+
+  private mutating func answer(_ edit: Int) {
+    _ = machine.answer("e\(edit)", edit * 10)
+    pending.removeAll { $0 == edit }
+    confirmed[edit] = nil
+    if posting == edit { posting = nil }
+  }
+
+  private func expect(_ condition: Bool, _ message: @autoclosure () -> String) throws(PublishFailure) {
+    if !condition { throw PublishFailure(description: message()) }
+  }
+}
