@@ -1,6 +1,6 @@
 // Following a view over HTTP: one read after another from the version held, long polls at the newest.
 
-import Foundation
+public import Foundation
 
 extension RemoteDataSource {
   /// Follows the sender's view (``query``) through reads over HTTP (``WireRead``), one after another, until
@@ -23,27 +23,44 @@ extension RemoteDataSource {
   /// }
   /// ```
   ///
-  /// Edits are not sent over reads: they wait, pending, for a connection (``connect(_:)``).
-  /// - Parameter fetch: Makes one read over HTTP (``WireRead/queryItems`` in the URL, the client's
-  ///   credentials in its headers) and returns its answer; throwing ends following.
+  /// With `post`, the source's edits are posted while it follows (``WireService/edit(_:scope:)``), one at
+  /// a time in the order they were made; the sender confirms one as soon as it made it, and the edit stays
+  /// shown on top of what is held until the version held, or the source version a read covered
+  /// (``WireReadAnswer/Header/sourceVersion``), reaches the confirmed one: then ``edit(_:)`` returns. A
+  /// refusal rolls it back at once. A post that throws or is not answered (a limit, the server) is made
+  /// again after the next read. Without `post`, edits wait, pending, for a connection (``connect(_:)``).
+  /// - Parameters:
+  ///   - fetch: Makes one read over HTTP (``WireRead/queryItems`` in the URL, the client's credentials in
+  ///     its headers) and returns its answer; throwing ends following.
+  ///   - post: Posts one edit message (the body) to the sender's edits route, with the client's
+  ///     credentials, and returns the answer.
   /// - Throws: the ``WireError`` of an answer refused (a message that does not apply, or the sender's
   ///   refusal other than a token's or a rate's), or `fetch`'s error. Call it again to resume from what is
   ///   held.
   /// - Complexity: per answer, as ``receive(_:)`` for each of its messages.
-  public func follow(reading fetch: @Sendable (WireRead) async throws -> WireReadAnswer) async throws {
+  public func follow(
+    reading fetch: @Sendable (WireRead) async throws -> WireReadAnswer,
+    posting post: (@Sendable (Data) async throws -> WireReadAnswer)? = nil
+  ) async throws {
     var token: String?
     var cursor: Int?
+    poster = post
+    defer { poster = nil }
     while !Task.isCancelled {
+      if post != nil { startPosting() }
       let offset = stream.flatMap { stream in remoteVersion.map { WireOffset(stream: stream, version: $0) } }
       let read = WireRead(
         view: token.map { .token($0) } ?? .query(query), offset: offset, live: offset != nil, cursor: cursor)
       let answer = try await fetch(read)
       if let renewed = answer.header(WireReadAnswer.Header.token) { token = renewed }
       if let next = answer.header(WireReadAnswer.Header.cursor).flatMap(Int.init) { cursor = next }
+      let covered = answer.header(WireReadAnswer.Header.sourceVersion).flatMap(Int.init)
       switch answer.status {
       case 200:
         for message in answer.messages { try receive(message) }
+        settlePosts(covered: covered)
       case 204, 304:
+        settlePosts(covered: covered)
         continue
       default:
         let refusal: WireError
@@ -61,6 +78,48 @@ extension RemoteDataSource {
           throw refusal
         }
       }
+    }
+  }
+
+  /// Starts posting the pending edits, unless a post is under way.
+  func startPosting() {
+    guard pending.posting == nil else { return }
+    Task.schedulable("posting edits") { await self.postPending() }
+  }
+
+  /// Posts the oldest pending edit not confirmed, then the next, until none is left or a post is not
+  /// answered (posted again after the next read).
+  private func postPending() async {
+    while let post = poster, let (id, edit) = pending.nextPost() {
+      let answer: WireReadAnswer
+      do {
+        answer = try await post(WireCoder().encode(WireMessage<Section>.edit(edit)))
+      } catch {
+        pending.posted(id, confirmedAt: nil)
+        return
+      }
+      switch try? WireCoder().decode(answer.body, as: Section.self) {
+      case .confirmed(_, let version)?:
+        pending.posted(id, confirmedAt: version)
+        settlePosts(covered: nil)
+      case .refused(_, let error)?:
+        self.answer(id, with: .failure(error))
+      case .error(let error)? where answer.status == 400 || answer.status == 413:
+        // The edit itself cannot be made: refused, as the sender would.
+        self.answer(id, with: .failure(error))
+      default:
+        pending.posted(id, confirmedAt: nil)
+        return
+      }
+    }
+  }
+
+  /// Answers the edits confirmed to a post at a version the source holds, or a read covered.
+  private func settlePosts(covered: Int?) {
+    if let covered { readCovered = max(readCovered, covered) }
+    let reached = max(readCovered, state.remoteVersion ?? -1)
+    for (id, version) in pending.covered(reached) {
+      self.answer(id, with: .success(max(state.remoteVersion ?? version, version)))
     }
   }
 }

@@ -94,6 +94,10 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   var connection: (number: Int, sink: @Sendable (WireMessage<Section>) -> Void)?
   /// The number of the last connection, and of the last edit made.
   var connections = 0
+  /// How edits are posted while the source follows by reads with posting (``follow(reading:posting:)``).
+  var poster: (@Sendable (Data) async throws -> WireReadAnswer)?
+  /// The newest source version a read's answer covered (``WireReadAnswer/Header/sourceVersion``).
+  var readCovered = -1
   @usableFromInline var editsMade: Int
   /// The epoch of its edit ids (``ReplicaState/epoch``): new at each start that may have forgotten edits.
   @usableFromInline let epoch: String?
@@ -384,6 +388,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
     // sender may have made is never forgotten by a restart.
     journal(.edit(edit))
     if sendsNow { connection?.sink(.edit(edit)) }
+    if poster != nil { startPosting() }
     show(shown, touching: touched, remote: nil)
     return edit.id
   }
@@ -430,7 +435,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
 
   /// The sender answered edit `id`: it leaves the pending edits, and what is shown is the state held with
   /// the others on top (a refusal rolls it back; a confirmation usually changes nothing shown).
-  private func answer(_ id: String, with result: Result<Int, WireError>) {
+  func answer(_ id: String, with result: Result<Int, WireError>) {
     let (edit, waiters) = pending.answer(id, result)
     guard let edit else { return }
     switch result {

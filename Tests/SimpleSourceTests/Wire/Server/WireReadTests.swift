@@ -466,4 +466,47 @@ struct WireReadTests {
     #expect(read.first == .query(query))
     #expect(read.dropFirst().allSatisfy { if case .token = $0 { true } else { false } })
   }
+
+  @Test(
+    "a remote source following by reads posts its edits in order: each returns once what it reads covers it, a refusal rolls back"
+  )
+  func remotePostsByReads() async throws {
+    let source = try BasicDataSource(sections: layout("A: a b c"))
+    let service = WireService(
+      source: source, stream: "s", queries: WireServiceTests.queries, limits: WireLimits(),
+      edits: .transactions(on: source),
+      rows: { (scope: Int) in { (item: TestItem) in item.version % 2 == scope } })
+    let policy = Self.policy(hold: 0.3)
+    let remote = RemoteDataSource<TestSection>(query: WireQueryRequest("prefix", ["prefix": .string("x")]))
+    let following = Task {
+      try await remote.follow(
+        reading: { await service.read($0, scope: 0, policy: policy) },
+        posting: { await service.edit($0, scope: 0) })
+    }
+    #expect(await remote.reached(remoteVersion: 0))
+
+    // Two edits at once, the second naming what the first makes: posted one after the other, both made.
+    let inserted = try await remote.submit([.insert([TestItem("x1")], .end(of: "A"))])
+    let replaced = try await remote.submit([.replace(TestItem("x1", version: 2))])
+    let first = try await remote.answer(to: inserted)
+    let second = try await remote.answer(to: replaced)
+    let made = await source.version.number
+    #expect(first <= second && second == made, "each the version held when it was answered")
+    #expect(await remote.snapshot.sections == layout("A: x1''"))
+    #expect(await remote.reached(remoteVersion: second), "answered once the view shows it")
+
+    // An edit the view never shows (outside its prefix): answered once a read covers its version.
+    let outside = try await remote.edit([.insert([TestItem("y1")], .end(of: "A"))])
+    let madeOutside = await source.version.number
+    #expect(outside == madeOutside)
+    #expect(await remote.snapshot.sections == layout("A: x1''"), "no longer shown on top")
+    #expect(await source.snapshot.sections == layout("A: a b c x1'' y1"))
+
+    // An id the view does not show but the source holds: refused by the sender, rolled back.
+    await #expect(throws: WireError.self) { try await remote.edit([.insert([TestItem("a")], .end(of: "A"))]) }
+    #expect(await remote.snapshot.sections == layout("A: x1''"))
+    #expect(await source.snapshot.sections == layout("A: a b c x1'' y1"))
+    following.cancel()
+    _ = try? await following.value
+  }
 }
