@@ -21,6 +21,14 @@ struct WireReadTests {
     }
   }
 
+  /// As ``service(_:limits:)``, taking edits made on `source`.
+  static func editingService(_ source: BasicDataSource<TestSection>) -> WireService<TestSection, Int> {
+    WireService(
+      source: source, stream: "s", queries: WireServiceTests.queries, limits: WireLimits(),
+      edits: .transactions(on: source),
+      rows: { (scope: Int) in { (item: TestItem) in item.version % 2 == scope } })
+  }
+
   static func policy(hold: Double = 20, now: Double = 1_000_000) -> WireReadPolicy {
     var policy = WireReadPolicy(secret: secret, hold: hold)
     policy.now = { now }
@@ -151,10 +159,7 @@ struct WireReadTests {
   )
   func editsOverHTTP() async throws {
     let source = try BasicDataSource(sections: layout("A: a b"))
-    let service = WireService(
-      source: source, stream: "s", queries: WireServiceTests.queries, limits: WireLimits(),
-      edits: .transactions(on: source),
-      rows: { (scope: Int) in { (item: TestItem) in item.version % 2 == scope } })
+    let service = Self.editingService(source)
     func post(_ edit: WireEdit<TestSection>, scope: Int = 0) async throws -> (
       WireReadAnswer, WireMessage<TestSection>
     ) {
@@ -472,10 +477,7 @@ struct WireReadTests {
   )
   func remotePostsByReads() async throws {
     let source = try BasicDataSource(sections: layout("A: a b c"))
-    let service = WireService(
-      source: source, stream: "s", queries: WireServiceTests.queries, limits: WireLimits(),
-      edits: .transactions(on: source),
-      rows: { (scope: Int) in { (item: TestItem) in item.version % 2 == scope } })
+    let service = Self.editingService(source)
     let policy = Self.policy(hold: 0.3)
     let remote = RemoteDataSource<TestSection>(query: WireQueryRequest("prefix", ["prefix": .string("x")]))
     let following = Task {
