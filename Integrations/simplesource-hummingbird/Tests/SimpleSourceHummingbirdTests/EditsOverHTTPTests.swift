@@ -77,6 +77,39 @@ struct EditsOverHTTPTests {
     }
   }
 
+  /// Runs `script` (in `BrowserClient/`) in Node with the module and `base`, and expects it to print "ok".
+  static func runNode(_ script: String, base: String) async throws {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: try #require(BrowserClientModelTests.node))
+    process.arguments = [
+      BrowserClientModelTests.folder.appendingPathComponent("BrowserClient/\(script)").path,
+      BrowserClientModelTests.module, base,
+    ]
+    let output = Pipe()
+    process.standardOutput = output
+    process.standardError = output
+    // Waited for off the test's threads: the server answers Node on them meanwhile.
+    await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+      process.terminationHandler = { _ in done.resume() }
+      do { try process.run() } catch { done.resume() }
+    }
+    let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    #expect(process.terminationStatus == 0 && text.hasPrefix("ok"), "\(script): \(text)")
+  }
+
+  @Test(
+    "the browser client posts an edit again after a pause when a post fails, without waiting for a read",
+    .enabled(if: BrowserClientModelTests.node != nil, "needs node on PATH")
+  )
+  func browserClientRetriesPosts() async throws {
+    // Long polls that hold for an hour: the view changes only by the edit, so no read answers meanwhile.
+    let notes = try await NotesServer(hold: 3600)
+    try await notes.application.test(.live) { client in
+      try await Self.runNode("edits-retried.mjs", base: "http://127.0.0.1:\(try #require(client.port))")
+    }
+    #expect(await notes.source.snapshot.sections[0].items.map(\.id) == ["plan", "diary", "n1"])
+  }
+
   @Test(
     "the browser client without WebSockets: edits shown at once and kept until read, a refusal rolled back, one its search never shows dropped once a read covers it",
     .enabled(if: BrowserClientModelTests.node != nil, "needs node on PATH")
@@ -85,23 +118,7 @@ struct EditsOverHTTPTests {
     let notes = try await NotesServer(hold: 1)
     try await notes.source.appendItems([Note(id: "bobs", text: "Bob's", owner: "bob")], toSection: "notes")
     try await notes.application.test(.live) { client in
-      let port = try #require(client.port)
-      let process = Process()
-      process.executableURL = URL(fileURLWithPath: try #require(BrowserClientModelTests.node))
-      process.arguments = [
-        BrowserClientModelTests.folder.appendingPathComponent("BrowserClient/edits-by-post.mjs").path,
-        BrowserClientModelTests.module, "http://127.0.0.1:\(port)",
-      ]
-      let output = Pipe()
-      process.standardOutput = output
-      process.standardError = output
-      // Waited for off the test's threads: the server answers Node on them meanwhile.
-      await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-        process.terminationHandler = { _ in done.resume() }
-        do { try process.run() } catch { done.resume() }
-      }
-      let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-      #expect(process.terminationStatus == 0 && text.hasPrefix("ok"), "\(text)")
+      try await Self.runNode("edits-by-post.mjs", base: "http://127.0.0.1:\(try #require(client.port))")
     }
     let held = await notes.source.snapshot.sections[0].items.map(\.id)
     #expect(held == ["plan", "diary", "bobs", "n1", "n3", "n2"])

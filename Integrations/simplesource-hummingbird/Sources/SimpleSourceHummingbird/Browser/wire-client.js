@@ -30,6 +30,8 @@ export class WireClient {
     this.readsURL = reads;  // where views are read over HTTP when WebSockets are unavailable
     this.editsURL = edits;  // where edits are posted then
     this.posting = null;    // the id of the edit posted and not answered yet
+    this.postRetries = 0;   // posts not answered in a row, and the timer that posts again
+    this.postRetry = null;
     this.covered = -1;      // the newest source version a read's answer covered (its source-version header)
     this.reading = null;    // while following by reads: { token, cursor, abort }
     this.query = null;      // { name, parameters } asked for, or null for the whole scope
@@ -199,8 +201,9 @@ export class WireClient {
   // Posts the oldest pending edit not answered yet and, once it is answered, the next: one at a time, in
   // the order they were made, as a WebSocket sends them (an edit may name what the one before it made).
   // A confirmed edit stays pending with its version until what is read shows it (`cover`); a refused one
-  // is rolled back; one that could not be posted (offline, a busy server) is posted again after the next
-  // read's answer. A server answers an edit id once, so posting again is safe.
+  // is rolled back; one that could not be posted (offline, a busy server) is posted again after a pause
+  // that doubles from 50 ms to 2 s, or after the next read's answer. A server answers an edit id once, so
+  // posting again is safe.
   postEdits() {
     if (this.transport !== "reads" || this.paused || this.posting !== null) return;
     const edit = this.pending.find((each) => each.confirmedAt === undefined);
@@ -225,13 +228,21 @@ export class WireClient {
           // The edit itself cannot be made: roll it back, as a refusal.
           this.receive({ type: "refused", edit: edit.id, code: answer.code, detail: answer.detail });
         } else {
-          return; // not answered (credentials, a limit, the server): posted again after the next read
+          this.retryPosting(); // not answered (credentials, a limit, the server)
+          return;
         }
+        this.postRetries = 0;
         this.postEdits();
       })
       .catch(() => {
         this.posting = null;
+        this.retryPosting();
       });
+  }
+
+  retryPosting() {
+    clearTimeout(this.postRetry);
+    this.postRetry = setTimeout(() => this.postEdits(), Math.min(2000, 50 * 2 ** this.postRetries++));
   }
 
   // What a read covered: the source's version its answer showed everything up to. An edit confirmed at a
@@ -248,6 +259,7 @@ export class WireClient {
   // Closes the connection and keeps it closed until `resume()`: edits made meanwhile wait.
   pause() {
     this.paused = true;
+    clearTimeout(this.postRetry);
     this.socket?.close();
     this.reading?.abort.abort();
     this.reading = null;
