@@ -28,7 +28,8 @@ extension RemoteDataSource {
   /// shown on top of what is held until the version held, or the source version a read covered
   /// (``WireReadAnswer/Header/sourceVersion``), reaches the confirmed one: then ``edit(_:)`` returns. A
   /// refusal rolls it back at once. A post that throws or is not answered (a limit, the server) is made
-  /// again after the next read. Without `post`, edits wait, pending, for a connection (``connect(_:)``).
+  /// again after a pause that doubles from 50 ms to 2 s, or after the next read. Without `post`, edits
+  /// wait, pending, for a connection (``connect(_:)``).
   /// - Parameters:
   ///   - fetch: Makes one read over HTTP (``WireRead/queryItems`` in the URL, the client's credentials in
   ///     its headers) and returns its answer; throwing ends following.
@@ -88,7 +89,7 @@ extension RemoteDataSource {
   }
 
   /// Posts the oldest pending edit not confirmed, then the next, until none is left or a post is not
-  /// answered (posted again after the next read).
+  /// answered (posted again after a pause, or after the next read).
   private func postPending() async {
     while let post = poster, let (id, edit) = pending.nextPost() {
       let answer: WireReadAnswer
@@ -96,21 +97,36 @@ extension RemoteDataSource {
         answer = try await post(WireCoder().encode(WireMessage<Section>.edit(edit)))
       } catch {
         pending.posted(id, confirmedAt: nil)
+        retryPosting()
         return
       }
       switch try? WireCoder().decode(answer.body, as: Section.self) {
       case .confirmed(_, let version)?:
+        postRetries = 0
         pending.posted(id, confirmedAt: version)
         settlePosts(covered: nil)
       case .refused(_, let error)?:
+        postRetries = 0
         self.answer(id, with: .failure(error))
       case .error(let error)? where answer.status == 400 || answer.status == 413:
         // The edit itself cannot be made: refused, as the sender would.
+        postRetries = 0
         self.answer(id, with: .failure(error))
       default:
         pending.posted(id, confirmedAt: nil)
+        retryPosting()
         return
       }
+    }
+  }
+
+  /// Posts again after a pause: 50 ms, doubled for each post not answered in a row, up to 2 s.
+  private func retryPosting() {
+    let pause = min(2.0, 0.05 * Double(1 << min(postRetries, 6)))
+    postRetries += 1
+    Task.schedulable("posting edits again") {
+      try? await Task.sleep(nanoseconds: UInt64(pause * 1e9))
+      self.startPosting()
     }
   }
 

@@ -98,6 +98,8 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   var poster: (@Sendable (Data) async throws -> WireReadAnswer)?
   /// The newest source version a read's answer covered (``WireReadAnswer/Header/sourceVersion``).
   var readCovered = -1
+  /// Posts not answered in a row: the next is made again after 50 ms doubled that many times, up to 2 s.
+  var postRetries = 0
   @usableFromInline var editsMade: Int
   /// The epoch of its edit ids (``ReplicaState/epoch``): new at each start that may have forgotten edits.
   @usableFromInline let epoch: String?

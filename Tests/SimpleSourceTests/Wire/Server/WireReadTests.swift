@@ -511,4 +511,34 @@ struct WireReadTests {
     following.cancel()
     _ = try? await following.value
   }
+
+  @Test("a remote source posts an edit again after a pause when a post fails, without waiting for a read")
+  func remoteRetriesPosts() async throws {
+    let source = try BasicDataSource(sections: layout("A: a"))
+    let service = Self.editingService(source)
+    // Long polls that hold for an hour: the view changes only by the edit, so no read answers meanwhile.
+    let policy = Self.policy(hold: 3600)
+    let remote = RemoteDataSource<TestSection>()
+    let failures = Locked(2)
+    let following = Task {
+      try await remote.follow(
+        reading: { await service.read($0, scope: 0, policy: policy) },
+        posting: { body in
+          if failures.withLock({ failures in
+            defer { failures -= 1 }
+            return failures > 0
+          }) {
+            throw URLError(.networkConnectionLost)
+          }
+          return await service.edit(body, scope: 0)
+        })
+    }
+    #expect(await remote.reached(remoteVersion: 0))
+    let version = try await remote.edit([.insert([TestItem("b")], .end(of: "A"))])
+    #expect(failures.withLock { $0 } == -1, "two posts failed, the third made it")
+    #expect(await remote.reached(remoteVersion: version))
+    #expect(await source.snapshot.sections == layout("A: a b"))
+    following.cancel()
+    _ = try? await following.value
+  }
 }
