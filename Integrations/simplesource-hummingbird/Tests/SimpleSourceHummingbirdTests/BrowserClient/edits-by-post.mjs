@@ -7,24 +7,11 @@
 //   node edits-by-post.mjs MODULE BASE_URL
 
 import { pathToFileURL } from "node:url";
+import { fail, until } from "./checks.mjs";
 
 delete globalThis.WebSocket; // a browser without WebSockets, whatever Node's version
 const [modulePath, base] = process.argv.slice(2);
 const { WireClient } = await import(pathToFileURL(modulePath).href);
-
-function fail(text) {
-  console.log(`failed: ${text}`);
-  process.exit(1);
-}
-
-// Waits until `condition()` holds; a hang guard, not a verdict on speed.
-async function until(what, condition) {
-  const deadline = Date.now() + 60_000;
-  while (!condition()) {
-    if (Date.now() > deadline) fail(`waited a minute for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 const ids = (sections) => sections.flatMap((section) => section.items.map((item) => item.id));
 

@@ -5,6 +5,7 @@
 //   node edits-retried.mjs MODULE BASE_URL
 
 import { pathToFileURL } from "node:url";
+import { fail, until } from "./checks.mjs";
 
 delete globalThis.WebSocket;
 const [modulePath, base] = process.argv.slice(2);
@@ -16,20 +17,6 @@ globalThis.fetch = (url, options) => {
   if (options?.method === "POST" && ++posts === 1) return Promise.reject(new TypeError("network error"));
   return fetchOverNetwork(url, options);
 };
-
-function fail(text) {
-  console.log(`failed: ${text}`);
-  process.exit(1);
-}
-
-// Waits until `condition()` holds; a hang guard, not a verdict on speed.
-async function until(what, condition) {
-  const deadline = Date.now() + 60_000;
-  while (!condition()) {
-    if (Date.now() > deadline) fail(`waited a minute for ${what} (${posts} posts)`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 const client = new WireClient({ url: "ws://unused", user: "ann", reads: `${base}/read`, edits: `${base}/edit` });
 client.connect();
