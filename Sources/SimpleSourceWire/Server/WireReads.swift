@@ -282,8 +282,8 @@ extension WireService {
   ///   with an `error` message, and changes nothing. Every answer is `Cache-Control: no-store`.
   ///
   /// ```swift
-  /// // In an HTTP handler: the scope from the request's credentials, as for a read.
-  /// let answer = await service.edit(Data(buffer: request.body), scope: user)
+  /// // In an HTTP handler: `body` is the request's bytes, the scope from its credentials, as for a read.
+  /// let answer = await service.edit(body, scope: user)
   /// ```
   /// - Complexity: O(*s*) to decode an edit of size *s*, then what ``WireWriter`` takes to make it.
   public nonisolated func edit(_ body: Data, scope: Scope) async -> WireReadAnswer {
