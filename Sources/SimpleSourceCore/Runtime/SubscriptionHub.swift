@@ -502,7 +502,10 @@ final class SubscriptionHub<Section: SectionType>: Sendable {
     var due: [SubscriberMailbox<Section>] = []
     var lanes = LaneOrder()
     var later: [SubscriberMailbox<Section>.Deferred] = []
-    for mailbox in record(batch, edits: edits ?? historyEdits(of: batch), refreshing: refreshing) {
+    let edits = edits ?? historyEdits(of: batch)
+    // Made once for the history and for every subscriber that reads the batch's edits.
+    if let edits { batch.keep(edits) }
+    for mailbox in record(batch, edits: edits, refreshing: refreshing) {
       guard let lane = mailbox.publish(batch, refreshing: refreshing, deferring: &later) else { continue }
       lanes.add(lane, after: due.count)
       due.append(mailbox)

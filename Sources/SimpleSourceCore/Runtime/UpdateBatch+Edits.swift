@@ -91,12 +91,35 @@ extension UpdateBatch {
   /// }
   /// ```
   ///
-  /// - Complexity: O(*k* log *n*) for the *k* sections and items the batch names (the items of inserted
-  ///   and deleted sections included) in a snapshot of *n* items: each place is the previous element in
-  ///   ``snapshot``, found by position. Nothing is read per untouched item or section, and no item is
-  ///   looked up by id unless the batch inserts or deletes a section.
+  /// The edits are made once per batch and shared by every subscriber that reads them: the source makes
+  /// them off its actor when its history keeps versions (it keeps them too), the first reader otherwise.
+  ///
+  /// - Complexity: O(1) when they are made already; otherwise O(*k* log *n*) for the *k* sections and
+  ///   items the batch names (the items of inserted and deleted sections included) in a snapshot of *n*
+  ///   items: each place is the previous element in ``snapshot``, found by position. Nothing is read per
+  ///   untouched item or section, and no item is looked up by id unless the batch inserts or deletes a
+  ///   section.
   @inlinable
-  public var edits: [BatchEdit<Section>] { changeset.edits }
+  public var edits: [BatchEdit<Section>] {
+    if let made = storage.edits.withLock({ $0 }) { return made }
+    // Two readers racing may both make them; the first stored is kept, and both are the same.
+    let made = changeset.edits
+    return storage.edits.withLock { edits in
+      if let edits { return edits }
+      edits = made
+      return made
+    }
+  }
+
+  /// Keeps `edits`, the batch's ``edits`` made by the source for its history, for every subscriber that
+  /// reads them.
+  /// - Complexity: O(1).
+  @inlinable
+  package func keep(_ edits: [BatchEdit<Section>]) {
+    storage.edits.withLock { kept in
+      if kept == nil { kept = edits }
+    }
+  }
 }
 
 extension Changeset {

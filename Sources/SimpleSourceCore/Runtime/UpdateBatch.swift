@@ -20,6 +20,9 @@ public struct UpdateBatch<Section: SectionType>: Sendable {
     /// Forms of the batch that a layer above makes once and shares among every subscriber (the wire's
     /// encoded message), keyed by the layer's own type; see ``UpdateBatch/shared(_:_:)``.
     @usableFromInline let shared = Locked<[ObjectIdentifier: any Sendable]>([:])
+    /// See ``UpdateBatch/edits``: made once, by the history that keeps them or by the first subscriber
+    /// that reads them, and shared by every other.
+    @usableFromInline let edits = Locked<[BatchEdit<Section>]?>(nil)
 
     @inlinable
     init(from: Int, to: Int, counter: VersionCounter, changeset: Changeset<Section>) {

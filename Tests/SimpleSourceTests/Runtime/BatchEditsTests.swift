@@ -2,6 +2,7 @@
 // random transactions and whole-array updates, and equals every batch's snapshot.
 
 import SimpleSource
+@testable import SimpleSourceCore
 import SimpleSourceTesting
 import Testing
 
@@ -136,6 +137,36 @@ struct BatchEditsTests {
     _ = try await subscription.reached(await source.version)
     subscription.cancel()
     #expect(await cache.value == [2: order])
+  }
+
+  /// Every subscriber reads one batch's edits from one array: made by the source for its history (a batch
+  /// that names few of the items the list holds), or by the first reader when the source keeps only the
+  /// newest version.
+  @Test("a batch's edits are made once and shared by every subscriber", arguments: [true, false])
+  func editsShared(keepingHistory: Bool) async throws {
+    let source = try BasicDataSource(
+      sections: [TestSection(id: "A", items: (0..<10).map { TestItem("a\($0)") })],
+      history: keepingHistory ? .default : .newest)
+    let first = await source.subscribe()
+    let second = await source.subscribe()
+    try await source.transaction { transaction in
+      try transaction.appendItems([TestItem("a10")], toSection: "A")
+      try transaction.deleteItems(["a0"])
+    }
+    var firstBatches = first.batches.makeAsyncIterator()
+    var secondBatches = second.batches.makeAsyncIterator()
+    let batch = try #require(await firstBatches.next())
+    // The history's edits are kept with the batch before any subscriber reads them.
+    #expect((batch.storage.edits.withLock { $0 } != nil) == keepingHistory)
+    let edits = batch.edits
+    let other = try #require(await secondBatches.next()).edits
+    #expect(edits.map(\.description) == ["delete a0", "insert a10 after a9"])
+    let buffers = (
+      edits.withUnsafeBufferPointer { $0.baseAddress }, other.withUnsafeBufferPointer { $0.baseAddress }
+    )
+    #expect(buffers.0 == buffers.1, "each subscriber made the edits again")
+    first.cancel()
+    second.cancel()
   }
 
   /// One random change: through a transaction (a batch derived from its log) or a whole-array update
