@@ -17,10 +17,13 @@ enum CopyKind {
 /// The median times, over `rounds` batches of `mutations` mixed mutations (content changes, inserts,
 /// deletes and moves across sections) on `items` items in 15 sections, from the start of the batch's
 /// transaction to a subscriber holding the batch's snapshot, and to a subscriber whose copy (`kind`) has
-/// followed the batch. The two are timed on alternate rounds, both following every batch.
+/// followed the batch. The two are timed on alternate rounds, both following every batch. `ownMS` is the
+/// copy's own work; `unorderedMS`, for `.edits`, the same edits applied to a plain dictionary by id that
+/// keeps no order (the documented cache): the least a copy by id pays per edit at this size, which
+/// includes the memory's.
 @available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
 func copyLatency(items: Int, mutations: Int, rounds: Int, kind: CopyKind) async -> (
-  snapshotMS: Double, copyMS: Double, ownMS: Double
+  snapshotMS: Double, copyMS: Double, ownMS: Double, unorderedMS: Double
 ) {
   let sectionCount = 15
   let perSection = items / sectionCount
@@ -40,6 +43,9 @@ func copyLatency(items: Int, mutations: Int, rounds: Int, kind: CopyKind) async 
   var snapshotTimes: [Double] = []
   var copyTimes: [Double] = []
   var ownTimes: [Double] = []
+  var unordered = Dictionary(
+    uniqueKeysWithValues: copying.snapshot.sections.lazy.flatMap(\.items).map { ($0.id, $0) })
+  var unorderedTimes: [Double] = []
   func follow(_ batch: UpdateBatch<BenchSection>?) {
     guard let batch else { fatalError("the source ended") }
     let start = ContinuousClock.now
@@ -49,6 +55,18 @@ func copyLatency(items: Int, mutations: Int, rounds: Int, kind: CopyKind) async 
       do { try keyed.apply(batch.edits) } catch { fatalError("\(error)") }
     case .array:
       do { try batch.apply(to: &array) } catch { fatalError("\(error)") }
+    }
+  }
+  func followUnordered(_ batch: UpdateBatch<BenchSection>) {
+    let start = ContinuousClock.now
+    defer { unorderedTimes.append(elapsedMS(since: start)) }
+    for edit in batch.edits {
+      switch edit {
+      case .insertItem(let item, _), .updateItem(let item): unordered[item.id] = item
+      case .deleteItem(let id): unordered[id] = nil
+      case .moveItem(let id, _): if unordered[id] == nil { fatalError("moved \(id), not held") }
+      case .insertSection, .moveSection, .updateSection, .deleteSection: break
+      }
     }
   }
   for round in 0..<(rounds * 2) {
@@ -105,11 +123,15 @@ func copyLatency(items: Int, mutations: Int, rounds: Int, kind: CopyKind) async 
     if round % 2 == 0 {
       _ = await taken.next()?.snapshot
       snapshotTimes.append(elapsedMS(since: start))
-      follow(await followed.next())
+      let batch = await followed.next()
+      follow(batch)
+      if kind == .edits, let batch { followUnordered(batch) }
     } else {
-      follow(await followed.next())
+      let batch = await followed.next()
+      follow(batch)
       copyTimes.append(elapsedMS(since: start))
       _ = await taken.next()
+      if kind == .edits, let batch { followUnordered(batch) }
     }
   }
   let final = await source.snapshot.sections
@@ -117,7 +139,13 @@ func copyLatency(items: Int, mutations: Int, rounds: Int, kind: CopyKind) async 
   guard copied == final else { fatalError("the copy does not equal the source") }
   taking.cancel()
   copying.cancel()
-  return (median(snapshotTimes), median(copyTimes), median(ownTimes))
+  if kind == .edits, unordered.count != final.reduce(0, { $0 + $1.items.count }) {
+    fatalError("the unordered copy does not hold the source's items")
+  }
+  return (
+    median(snapshotTimes), median(copyTimes), median(ownTimes),
+    unorderedTimes.isEmpty ? .nan : median(unorderedTimes)
+  )
 }
 
 /// `copy-by-edits`: batches of 10,000 mixed mutations on 60,000 items in 15 sections, applied to a
@@ -125,11 +153,14 @@ func copyLatency(items: Int, mutations: Int, rounds: Int, kind: CopyKind) async 
 /// is its latency over a subscriber that takes `batch.snapshot`, and `vs_10k` its latency at 1,000,000
 /// items over its time at 10,000, each measured in the same run: the copy's own work (reading the edits
 /// and applying them), which follows the change. `latency_vs_10k` is the same ratio for the whole latency,
-/// which includes the source's own transaction and batch.
+/// which includes the source's own transaction and batch. `unordered_vs_10k` is the ratio for a plain
+/// dictionary that applies the same edits by id and keeps no order, the least work a copy by id can do:
+/// what memory alone adds at 1,000,000 items, whose entries no cache holds. `copy_vs_unordered_1m` is the
+/// copy's own work over that dictionary's at 1,000,000 items.
 @available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
 func copyByEdits(iterations: Int) async -> RuntimeResult {
   let rounds = max(3, iterations / 2)
-  let (snapshotMS, copyMS, _) = await copyLatency(
+  let (snapshotMS, copyMS, _, _) = await copyLatency(
     items: 60_000, mutations: 10_000, rounds: rounds, kind: .edits)
   let small = await copyLatency(items: 10_000, mutations: 10_000, rounds: rounds, kind: .edits)
   let large = await copyLatency(
@@ -139,11 +170,15 @@ func copyByEdits(iterations: Int) async -> RuntimeResult {
     extra: [
       "vs_snapshot": copyMS / snapshotMS, "vs_10k": large.ownMS / small.ownMS,
       "latency_vs_10k": large.copyMS / small.copyMS, "snapshot_ms": snapshotMS, "copy_10k_ms": small.ownMS,
-      "copy_1m_ms": large.ownMS,
+      "copy_1m_ms": large.ownMS, "unordered_vs_10k": large.unorderedMS / small.unorderedMS,
+      "copy_vs_unordered_1m": large.ownMS / large.unorderedMS,
     ],
     note: String(
-      format: "snapshot %.1f ms; edits/snapshot %.2fx; copy's own work 1M/10k %.2fx (%.1f ms, %.1f ms)",
-      snapshotMS, copyMS / snapshotMS, large.ownMS / small.ownMS, large.ownMS, small.ownMS))
+      format:
+        "snapshot %.1f ms; edits/snapshot %.2fx; copy's own work 1M/10k %.2fx (%.1f ms, %.1f ms); "
+        + "unordered dictionary 1M/10k %.2fx; copy/unordered at 1M %.2fx",
+      snapshotMS, copyMS / snapshotMS, large.ownMS / small.ownMS, large.ownMS, small.ownMS,
+      large.unorderedMS / small.unorderedMS, large.ownMS / large.unorderedMS))
 }
 
 /// `copy-apply-array`: the batches of `copy-by-edits` applied to an array of sections with
@@ -151,7 +186,7 @@ func copyByEdits(iterations: Int) async -> RuntimeResult {
 @available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
 func copyApplyArray(iterations: Int) async -> RuntimeResult {
   let rounds = max(3, iterations / 2)
-  let (snapshotMS, copyMS, _) = await copyLatency(
+  let (snapshotMS, copyMS, _, _) = await copyLatency(
     items: 60_000, mutations: 10_000, rounds: rounds, kind: .array)
   return RuntimeResult(
     name: "copy-apply-array", ms: copyMS, floorMS: .nan,
