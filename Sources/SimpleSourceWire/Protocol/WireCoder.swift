@@ -18,6 +18,11 @@ public struct WireCoder: Sendable {
   /// The format number written in every message encoded.
   public let formatVersion: Int
 
+  /// The largest message a server reads from a client, in bytes (1 MiB): a subscribe, a query, an edit,
+  /// over a WebSocket (``WireSession``) or posted over HTTP (``WireService/edit(_:scope:)``). A transport
+  /// that collects a client's message before handing it over bounds it by this too.
+  public static let maxClientMessageBytes = 1 << 20
+
   /// Creates a coder.
   /// - Parameters:
   ///   - maxMessageBytes: The largest message it reads.

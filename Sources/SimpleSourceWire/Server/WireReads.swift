@@ -278,8 +278,8 @@ extension WireService {
   ///   comes as soon as the edit is made, before the reader's view shows it: a client keeps showing the edit
   ///   on top of what it holds until its view reaches the version, or a read's
   ///   ``WireReadAnswer/Header/sourceVersion`` does (a view the edit did not change never shows that version).
-  /// - A body that is not an edit message is `400` (`malformed`, `unexpectedMessage`, `tooLarge` past 1 MiB),
-  ///   with an `error` message, and changes nothing. Every answer is `Cache-Control: no-store`.
+  /// - A body that is not an edit message is `400` (`malformed`, `unexpectedMessage`, `tooLarge` past
+  ///   ``WireCoder/maxClientMessageBytes``), with an `error` message, and changes nothing. Every answer is `Cache-Control: no-store`.
   ///
   /// ```swift
   /// // In an HTTP handler: `body` is the request's bytes, the scope from its credentials, as for a read.
@@ -290,7 +290,7 @@ extension WireService {
     let message: WireMessage<Section>
     let format: Int
     do throws(WireError) {
-      (message, format) = try WireCoder(maxMessageBytes: 1 << 20).read(body)
+      (message, format) = try WireCoder(maxMessageBytes: WireCoder.maxClientMessageBytes).read(body)
     } catch {
       return Self.refusal(error)
     }

@@ -53,7 +53,7 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   /// Writes batches' frames without waiting; `nil` when every message goes through `send`.
   let sink: WireSink?
   /// The largest message it reads.
-  let reader = WireCoder(maxMessageBytes: 1 << 20)
+  let reader = WireCoder(maxMessageBytes: WireCoder.maxClientMessageBytes)
   /// The format number of the client's last message; replies are written in it.
   var formatVersion = WireMessage<Section>.formatVersion
   /// The subscription being sent (with the scope's state and views it uses), and what stops its sending

@@ -100,8 +100,8 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
   /// reads (``WireService/edit(_:scope:)``): the body is one `edit` message, the answer `confirmed` or
   /// `refused` (200, `no-store`), once per (scope, edit id), so a client resends an edit whose answer it
   /// did not get. The writer's credentials are read by `scope`, as a reader's (throwing answers 401); a body
-  /// over 1 MiB is 413, one that is not an edit 400, each with an `error` message. An edit counts against
-  /// the address's `readsPerAddress` while it is made.
+  /// over `WireCoder.maxClientMessageBytes` (1 MiB) is 413, one that is not an edit 400, each with an
+  /// `error` message. An edit counts against the address's `readsPerAddress` while it is made.
   ///
   /// ```swift
   /// reads.routeEdits("/edit", on: router)
@@ -130,19 +130,16 @@ where Section: Codable, Section.ID: Codable, Section.Item: Codable, Section.Item
       defer { self.running.withLockedValue { $0.leave(counted) } }
       let body: ByteBuffer
       do {
-        body = try await request.body.collect(upTo: Self.maxEditBytes)
+        body = try await request.body.collect(upTo: WireCoder.maxClientMessageBytes)
       } catch {
         var answer = WireService<Section, Scope>.refusal(
-          WireError(.tooLarge, "an edit over HTTP has at most \(Self.maxEditBytes) bytes"))
+          WireError(.tooLarge, "an edit over HTTP has at most \(WireCoder.maxClientMessageBytes) bytes"))
         answer.status = 413
         return Self.response(answer)
       }
       return Self.response(await self.service.edit(Data(buffer: body), scope: scope))
     }
   }
-
-  /// The largest edit taken over HTTP, in bytes: the service's own bound on a message it decodes.
-  static var maxEditBytes: Int { 1 << 20 }
 
   /// The response to one read.
   func answer(_ request: Request, address: String?) async -> Response {

@@ -63,7 +63,10 @@ struct EditsOverHTTPTests {
           Array(WireCoder().encode(WireMessage<Notes>.subscribe(stream: nil, from: nil, query: nil))), "ann",
           .badRequest, .unexpectedMessage
         ),
-        ([UInt8](repeating: 32, count: (1 << 20) + 1), "ann", .contentTooLarge, .tooLarge),
+        (
+          [UInt8](repeating: 32, count: WireCoder.maxClientMessageBytes + 1), "ann", .contentTooLarge,
+          .tooLarge
+        ),
       ] {
         let (status, headers, message) = try await Self.post(body, as: user, with: client)
         #expect(status == expected && headers[.cacheControl] == "no-store")

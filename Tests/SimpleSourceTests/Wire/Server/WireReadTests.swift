@@ -212,7 +212,7 @@ struct WireReadTests {
         WireCoder().encode(WireMessage<TestSection>.subscribe(stream: nil, from: nil, query: nil)),
         .unexpectedMessage
       ),
-      (Data(count: 2 << 20), .tooLarge),
+      (Data(count: WireCoder.maxClientMessageBytes + 1), .tooLarge),
     ] {
       let answer = await service.edit(body, scope: 0)
       #expect(answer.status == 400 && answer.header("Cache-Control") == "no-store")
