@@ -101,12 +101,12 @@ extension UpdateBatch {
   ///   section.
   @inlinable
   public var edits: [BatchEdit<Section>] {
-    if let made = storage.edits.withLock({ $0 }) { return made }
+    if let made = storage.shared.withLock({ $0.edits }) { return made }
     // Two readers racing may both make them; the first stored is kept, and both are the same.
     let made = changeset.edits
-    return storage.edits.withLock { edits in
-      if let edits { return edits }
-      edits = made
+    return storage.shared.withLock { shared in
+      if let edits = shared.edits { return edits }
+      shared.edits = made
       return made
     }
   }
@@ -116,8 +116,8 @@ extension UpdateBatch {
   /// - Complexity: O(1).
   @inlinable
   package func keep(_ edits: [BatchEdit<Section>]) {
-    storage.edits.withLock { kept in
-      if kept == nil { kept = edits }
+    storage.shared.withLock { shared in
+      if shared.edits == nil { shared.edits = edits }
     }
   }
 }

@@ -17,12 +17,8 @@ public struct UpdateBatch<Section: SectionType>: Sendable {
     @usableFromInline let changeset: Changeset<Section>
     /// See ``UpdateBatch/touchedIDs``: computed once here, not by each subscriber that needs it.
     @usableFromInline let touchedIDs: Set<Section.Item.ID>?
-    /// Forms of the batch that a layer above makes once and shares among every subscriber (the wire's
-    /// encoded message), keyed by the layer's own type; see ``UpdateBatch/shared(_:_:)``.
-    @usableFromInline let shared = Locked<[ObjectIdentifier: any Sendable]>([:])
-    /// See ``UpdateBatch/edits``: made once, by the history that keeps them or by the first subscriber
-    /// that reads them, and shared by every other.
-    @usableFromInline let edits = Locked<[BatchEdit<Section>]?>(nil)
+    /// What is made once per batch and shared by every subscriber, under one lock.
+    @usableFromInline let shared = Locked<Shared>(Shared())
 
     @inlinable
     init(from: Int, to: Int, counter: VersionCounter, changeset: Changeset<Section>) {
@@ -32,6 +28,19 @@ public struct UpdateBatch<Section: SectionType>: Sendable {
       self.changeset = changeset
       self.touchedIDs = UpdateBatch.touchedIDs(of: changeset)
     }
+  }
+
+  /// What a batch's subscribers share once one of them, or the source, made it.
+  @usableFromInline
+  struct Shared: Sendable {
+    /// Forms of the batch that a layer above makes once and shares among every subscriber (the wire's
+    /// encoded message), keyed by the layer's own type; see ``UpdateBatch/shared(_:_:)``.
+    @usableFromInline var forms: [ObjectIdentifier: any Sendable] = [:]
+    /// See ``UpdateBatch/edits``: made once, by the history that keeps them or by the first subscriber
+    /// that reads them.
+    @usableFromInline var edits: [BatchEdit<Section>]?
+
+    @inlinable init() {}
   }
 
   @usableFromInline let storage: Storage
@@ -74,11 +83,11 @@ public struct UpdateBatch<Section: SectionType>: Sendable {
   /// every client it is sent to). Two callers racing may both call `make`; the first value stored wins.
   /// - Complexity: O(1) besides `make`, which runs once per batch and key in the usual case.
   package func shared<Value: Sendable>(_ key: ObjectIdentifier, _ make: () -> Value) -> Value {
-    if let value = storage.shared.withLock({ $0[key] }) as? Value { return value }
+    if let value = storage.shared.withLock({ $0.forms[key] }) as? Value { return value }
     let made = make()
     return storage.shared.withLock { shared in
-      if let value = shared[key] as? Value { return value }
-      shared[key] = made
+      if let value = shared.forms[key] as? Value { return value }
+      shared.forms[key] = made
       return made
     }
   }

@@ -157,7 +157,7 @@ struct BatchEditsTests {
     var secondBatches = second.batches.makeAsyncIterator()
     let batch = try #require(await firstBatches.next())
     // The history's edits are kept with the batch before any subscriber reads them.
-    #expect((batch.storage.edits.withLock { $0 } != nil) == keepingHistory)
+    #expect((batch.storage.shared.withLock { $0.edits } != nil) == keepingHistory)
     let edits = batch.edits
     let other = try #require(await secondBatches.next()).edits
     #expect(edits.map(\.description) == ["delete a0", "insert a10 after a9"])

@@ -265,10 +265,10 @@ struct WireBatchTests {
       from: 1, to: 2, changeset: Changeset(from: snapshot("A: a b c"), to: snapshot("A: c a b' d")))
     let coder = WireCoder()
     let key = ObjectIdentifier(WireCoder.self)
-    #expect(batch.storage.shared.withLock { $0[key] } == nil)
+    #expect(batch.storage.shared.withLock { $0.forms[key] } == nil)
     let first = coder.encode(batch)
     #expect(first == coder.encode(WireMessage<TestSection>.batch(WireBatch(batch))))
-    #expect(batch.storage.shared.withLock { $0[key] } as? Data == first)
+    #expect(batch.storage.shared.withLock { $0.forms[key] } as? Data == first)
     #expect(coder.encode(batch) == first)
 
     let source = try BasicDataSource(sections: layout("A: a b"))
