@@ -389,6 +389,19 @@ final class SubscriptionHub<Section: SectionType>: Sendable {
   @usableFromInline let keepsHistory: Bool
   /// The counter the hub's versions belong to, which its subscriptions check waits against.
   @usableFromInline let counter: VersionCounter
+  /// The loops over the subscribers, made where the hub is made: ``publish(_:refreshing:edits:)``'s
+  /// (``offer(_:refreshing:edits:)`` and ``deliver(later:due:)``) and a writer's (``writeDue()``).
+  ///
+  /// A source's own methods run unspecialized, generic over its section, even in a client's optimized
+  /// build: there, every subscriber a loop visits costs lookups of generic types' metadata and copies
+  /// through value witnesses. A source's initializer is specialized for the client's section type, and
+  /// so are the closures it makes: these closures, made in `init`, run the loops specialized.
+  @usableFromInline let publishing: Publishing
+  @usableFromInline let writing: @Sendable (SubscriptionHub) -> Void
+  @usableFromInline typealias Publishing =
+    @Sendable (
+      SubscriptionHub, UpdateBatch<Section>, Set<Section.Item.ID>, [BatchEdit<Section>]?
+    ) -> Void
 
   @inlinable
   init(
@@ -400,6 +413,11 @@ final class SubscriptionHub<Section: SectionType>: Sendable {
     keepsHistory = history.versions > 1 && history.bytes > 0
     self.differ = differ
     self.counter = counter
+    publishing = { hub, batch, refreshing, edits in
+      let (later, due) = hub.offer(batch, refreshing: refreshing, edits: edits)
+      hub.deliver(later: later, due: due)
+    }
+    writing = { hub in hub.writeDue() }
   }
 
   @inlinable
@@ -486,8 +504,7 @@ final class SubscriptionHub<Section: SectionType>: Sendable {
   func publish(
     _ batch: UpdateBatch<Section>, refreshing: Set<Section.Item.ID>, edits: [BatchEdit<Section>]? = nil
   ) {
-    let (later, due) = offer(batch, refreshing: refreshing, edits: edits)
-    deliver(later: later, due: due)
+    publishing(self, batch, refreshing, edits)
   }
 
   /// Offers `batch` to every subscriber (``record(_:edits:refreshing:)``, then each subscriber's
@@ -535,9 +552,9 @@ final class SubscriptionHub<Section: SectionType>: Sendable {
   func startWriters(_ count: Int) {
     for _ in 0..<count {
       if TaskSchedule.host != nil {
-        Task.schedulable("writing to sinks") { self.writeDue() }
+        Task.schedulable("writing to sinks") { self.writing(self) }
       } else {
-        DispatchQueue.global().async { self.writeDue() }
+        DispatchQueue.global().async { self.writing(self) }
       }
     }
   }
