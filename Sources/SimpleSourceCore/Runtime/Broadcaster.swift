@@ -93,15 +93,25 @@ public final class Broadcaster<Section: SectionType>: Sendable {
   ///     (`parentVersion.counter`) when the broadcaster numbers its versions with its parent's, so that
   ///     waits for the parent's versions are answered (see ``Version``).
   @inlinable
-  public init(
+  public convenience init(
     snapshot: Snapshot<Section>, version: Int = 0, history: HistoryLimit = .default,
     counter: VersionCounter? = nil
+  ) {
+    self.init(snapshot: snapshot, version: version, history: history, counter: counter, loops: HubLoops())
+  }
+
+  /// A broadcaster whose loops over its subscribers are `loops`, made where its section type was named
+  /// (see ``HubLoops``).
+  @inlinable
+  package init(
+    snapshot: Snapshot<Section>, version: Int = 0, history: HistoryLimit = .default,
+    counter: VersionCounter? = nil, loops: HubLoops<Section>
   ) {
     let differ = Differ<Section>()
     self.differ = differ
     hub = SubscriptionHub(
       version: version, snapshot: snapshot, differ: differ, history: history,
-      counter: counter ?? VersionCounter())
+      counter: counter ?? VersionCounter(), loops: loops)
     state = Locked(PublishState(version: version, snapshot: snapshot))
   }
 

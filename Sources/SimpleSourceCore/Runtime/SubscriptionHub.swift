@@ -389,35 +389,20 @@ final class SubscriptionHub<Section: SectionType>: Sendable {
   @usableFromInline let keepsHistory: Bool
   /// The counter the hub's versions belong to, which its subscriptions check waits against.
   @usableFromInline let counter: VersionCounter
-  /// The loops over the subscribers, made where the hub is made: ``publish(_:refreshing:edits:)``'s
-  /// (``offer(_:refreshing:edits:)`` and ``deliver(later:due:)``) and a writer's (``writeDue()``).
-  ///
-  /// A source's own methods run unspecialized, generic over its section, even in a client's optimized
-  /// build: there, every subscriber a loop visits costs lookups of generic types' metadata and copies
-  /// through value witnesses. A source's initializer is specialized for the client's section type, and
-  /// so are the closures it makes: these closures, made in `init`, run the loops specialized.
-  @usableFromInline let publishing: Publishing
-  @usableFromInline let writing: @Sendable (SubscriptionHub) -> Void
-  @usableFromInline typealias Publishing =
-    @Sendable (
-      SubscriptionHub, UpdateBatch<Section>, Set<Section.Item.ID>, [BatchEdit<Section>]?
-    ) -> Void
+  /// The loops over the subscribers, specialized for `Section` where they were made (``HubLoops``).
+  @usableFromInline let loops: HubLoops<Section>
 
   @inlinable
   init(
     version: Int, snapshot: Snapshot<Section>, differ: Differ<Section>, history: HistoryLimit,
-    counter: VersionCounter
+    counter: VersionCounter, loops: HubLoops<Section> = HubLoops()
   ) {
     registry = Locked(
       Registry(version: version, snapshot: snapshot, history: history, applyEdits: differ.applyEdits))
     keepsHistory = history.versions > 1 && history.bytes > 0
     self.differ = differ
     self.counter = counter
-    publishing = { hub, batch, refreshing, edits in
-      let (later, due) = hub.offer(batch, refreshing: refreshing, edits: edits)
-      hub.deliver(later: later, due: due)
-    }
-    writing = { hub in hub.writeDue() }
+    self.loops = loops
   }
 
   @inlinable
@@ -504,7 +489,7 @@ final class SubscriptionHub<Section: SectionType>: Sendable {
   func publish(
     _ batch: UpdateBatch<Section>, refreshing: Set<Section.Item.ID>, edits: [BatchEdit<Section>]? = nil
   ) {
-    publishing(self, batch, refreshing, edits)
+    loops.publishing(self, batch, refreshing, edits)
   }
 
   /// Offers `batch` to every subscriber (``record(_:edits:refreshing:)``, then each subscriber's
@@ -552,9 +537,9 @@ final class SubscriptionHub<Section: SectionType>: Sendable {
   func startWriters(_ count: Int) {
     for _ in 0..<count {
       if TaskSchedule.host != nil {
-        Task.schedulable("writing to sinks") { self.writing(self) }
+        Task.schedulable("writing to sinks") { self.loops.writing(self) }
       } else {
-        DispatchQueue.global().async { self.writing(self) }
+        DispatchQueue.global().async { self.loops.writing(self) }
       }
     }
   }
@@ -643,6 +628,35 @@ final class SubscriptionHub<Section: SectionType>: Sendable {
       return registry.removeAll()
     }
     for mailbox in mailboxes { mailbox.end() }
+  }
+}
+
+/// A hub's loops over its subscribers: a publish's (``SubscriptionHub/offer(_:refreshing:edits:)``, then
+/// ``SubscriptionHub/deliver(later:due:)``) and a writer's (``SubscriptionHub/writeDue()``), as closures
+/// made where this value is made.
+///
+/// A source's own methods run unspecialized, generic over its section, even in a client's optimized build:
+/// there, every subscriber a loop visits costs lookups of generic types' metadata and copies through value
+/// witnesses. An initializer a client calls is specialized for the client's section type, and so are the
+/// closures it makes: a source makes these in its initializer (a ``BasicDataSource`` or a
+/// ``Broadcaster``), or takes them from what was made where a client named its types (a projection's
+/// ``ProjectionSteps``), and its hub runs them.
+@usableFromInline
+package struct HubLoops<Section: SectionType>: Sendable {
+  @usableFromInline typealias Publishing =
+    @Sendable (
+      SubscriptionHub<Section>, UpdateBatch<Section>, Set<Section.Item.ID>, [BatchEdit<Section>]?
+    ) -> Void
+  @usableFromInline let publishing: Publishing
+  @usableFromInline let writing: @Sendable (SubscriptionHub<Section>) -> Void
+
+  @inlinable
+  package init() {
+    publishing = { hub, batch, refreshing, edits in
+      let (later, due) = hub.offer(batch, refreshing: refreshing, edits: edits)
+      hub.deliver(later: later, due: due)
+    }
+    writing = { hub in hub.writeDue() }
   }
 }
 

@@ -229,6 +229,8 @@ package struct ProjectionSteps<Section: SectionType>: Sendable {
     )
   @usableFromInline let moveWindow:
     @Sendable (ProjectionState<Section>, Range<Int>?) -> (ProjectionState<Section>, Changeset<Section>?)
+  /// The loops of the projected source's hub over its subscribers, made here with the steps.
+  @usableFromInline let loops: HubLoops<Section>
 
   @inlinable
   package init() {
@@ -248,6 +250,7 @@ package struct ProjectionSteps<Section: SectionType>: Sendable {
       return next.windowing(change, after: state, sameOrder: false)
     }
     moveWindow = { state, rows in state.movingWindow(to: rows) }
+    loops = HubLoops()
   }
 
   /// The first projection, on the global concurrent executor (G9).
@@ -288,7 +291,7 @@ actor ProjectionEngine<Section: SectionType> {
     // answered here, and one for another counter's throws (see ``Version``).
     broadcaster = Broadcaster(
       snapshot: state.published, version: versions == .parent ? parentVersion : 0, history: history,
-      counter: versions == .parent ? parentCounter : nil)
+      counter: versions == .parent ? parentCounter : nil, loops: steps.loops)
   }
 
   /// The parent holds `version` with no batch: its mutations cancelled out (G4). Numbered by the parent,
