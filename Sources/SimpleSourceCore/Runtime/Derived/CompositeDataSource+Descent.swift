@@ -69,9 +69,9 @@ extension Snapshot {
   }
 }
 
-/// ``Snapshot/placingChildBatch(_:atSectionOffset:)`` and the path of a child's batch as function values
-/// made where the client's build specialises them (see `Differ`): the composite's actor is generic code
-/// that the client does not inline.
+/// ``Snapshot/placingChildBatch(_:atSectionOffset:)``, the path of a child's batch and the hub's loops as
+/// function values made where the client's build specialises them (see `Differ`): the composite's actor
+/// is generic code that the client does not inline.
 @usableFromInline
 struct CompositePlacing<Section: SectionType>: Sendable {
   @usableFromInline let place:
@@ -81,6 +81,8 @@ struct CompositePlacing<Section: SectionType>: Sendable {
   /// ``CompositeEngine/receive(_:from:in:)``.
   @usableFromInline let receive:
     @Sendable (isolated CompositeEngine<Section>, UpdateBatch<Section>, ObjectIdentifier) -> Void
+  /// The loops of the composite's hub over its subscribers (``HubLoops``).
+  @usableFromInline let loops: HubLoops<Section>
 
   @inlinable
   init() {
@@ -88,5 +90,6 @@ struct CompositePlacing<Section: SectionType>: Sendable {
       try composite.placingChildBatch(changeset, atSectionOffset: offset)
     }
     receive = { engine, batch, key in CompositeEngine.receive(batch, from: key, in: engine) }
+    loops = HubLoops()
   }
 }

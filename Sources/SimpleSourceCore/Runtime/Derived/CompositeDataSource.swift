@@ -253,7 +253,7 @@ actor CompositeEngine<Section: SectionType> {
     placing: CompositePlacing<Section>
   ) {
     self.placing = placing
-    broadcaster = Broadcaster(snapshot: snapshot)
+    broadcaster = Broadcaster(snapshot: snapshot, loops: placing.loops)
     self.reporter = reporter
   }
 
