@@ -15,7 +15,7 @@ import subprocess
 
 BUCKETS = [
     ("writes (event loops: NIO and the kernel)", "LoopQueueC5drain"),
-    ("publishing to subscribers and their sinks", ("SubscriptionHub", "SubscriberMailbox")),
+    ("publishing to subscribers and their sinks", ("SubscriptionHub", "SubscriberMailbox", "HubLoops")),
     ("PostgresNIO", "PostgresNIO"),
     ("JSON encoding", "JSONEncoder"),
     ("JSON decoding", "JSONDecoder"),
