@@ -640,7 +640,7 @@ final class SubscriptionHub<Section: SectionType>: Sendable {
 /// witnesses. An initializer a client calls is specialized for the client's section type, and so are the
 /// closures it makes: a source makes these in its initializer (a ``BasicDataSource`` or a
 /// ``Broadcaster``), or takes them from what was made where a client named its types (a projection's
-/// ``ProjectionSteps``), and its hub runs them.
+/// ``ProjectionSteps``, a composite's ``CompositePlacing``), and its hub runs them.
 @usableFromInline
 package struct HubLoops<Section: SectionType>: Sendable {
   @usableFromInline typealias Publishing =
