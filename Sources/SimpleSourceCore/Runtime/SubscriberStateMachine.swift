@@ -75,7 +75,7 @@ struct SubscriberVersions: Sendable {
 /// starts at the version it holds is written to the sink by a writer of the hub, *outside every lock*
 /// (``startWrite()``, then ``wrote(took:)``), and the consumer holds it at once without waking; the first
 /// batch the sink refuses (or one the consumer must compose) wakes the consumer instead, which hands it
-/// over by itself and parks with its sink again. While a write is out (``Consumer/writing(_:_:)``) every
+/// over by itself and parks with its sink again. While a write is out (``Consumer/writing``) every
 /// other event is only recorded: the writer, done, hands the consumer what came meanwhile, so the sink is
 /// never written by two at once and the consumer never runs beside it. A socket writer is thus a
 /// subscriber like any other, costing a call per batch rather than a task.
@@ -95,26 +95,55 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
     case batch(UpdateBatch<Section>)
   }
 
-  /// Where the consumer is. Its waiter is held only while it is parked, and handed out once.
+  /// Where the consumer is. Its waiter (``waiter``) is held only while it is parked, and handed out once;
+  /// its sink (``sink``) while it is parked with one.
+  ///
+  /// The waiter and the sink are kept beside the phase, not in it: a batch written to a sink moves the
+  /// consumer through three phases (queued, writing, parked again), and a phase with them as payloads
+  /// would retain and release both at each step.
   @usableFromInline
-  enum Consumer: Sendable {
-    /// Running: taking what it was handed, or about to ask.
+  enum Consumer: Sendable, Equatable {
+    /// Running: taking what it was handed, or about to ask. No waiter, no sink.
     case running
-    /// Parked without a sink: woken for its next delivery.
-    case waiting(Waiter)
+    /// Parked without a sink: woken for its next delivery. A waiter, no sink.
+    case waiting
     /// Parked with a sink: a shared batch that starts at the version it holds is written to the sink.
     /// `queued` once it was handed to the hub's writers (``queueWrite()``), until one starts the write.
-    case parked(Waiter, Sink, queued: Bool)
+    /// A waiter and a sink.
+    case parked(queued: Bool)
     /// Parked, with the batch it holds (``held``) being written to its sink outside the lock: events
-    /// are recorded, and ``wrote(took:)`` acts on them.
-    case writing(Waiter, Sink)
-    /// Ended while a write was out: the writer resumes the waiter with ``SubscriptionDelivery/end``.
-    case endedWhileWriting(Waiter)
-    /// The subscription ended.
+    /// are recorded, and ``wrote(took:)`` acts on them. A waiter and a sink.
+    case writing
+    /// Ended while a write was out: the writer resumes the waiter with ``SubscriptionDelivery/end``. A
+    /// waiter, no sink.
+    case endedWhileWriting
+    /// The subscription ended. No waiter, no sink.
     case ended
+
+    /// Whether the phase holds a waiter.
+    @inlinable
+    var holdsWaiter: Bool {
+      switch self {
+      case .running, .ended: false
+      case .waiting, .parked, .writing, .endedWhileWriting: true
+      }
+    }
+
+    /// Whether the phase holds a sink.
+    @inlinable
+    var holdsSink: Bool {
+      switch self {
+      case .parked, .writing: true
+      case .running, .waiting, .endedWhileWriting, .ended: false
+      }
+    }
   }
 
   @usableFromInline var consumer = Consumer.running
+  /// The parked consumer's waiter, while ``consumer`` holds one (``Consumer/holdsWaiter``).
+  @usableFromInline var waiter: Waiter?
+  /// The parked consumer's sink, while ``consumer`` holds one (``Consumer/holdsSink``).
+  @usableFromInline var sink: Sink?
   @usableFromInline var versions: SubscriberVersions
   @usableFromInline var held: Held
   /// Ids force-refreshed in published batches this subscriber has not received yet.
@@ -126,9 +155,12 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
   /// composition starts a new record at the version it composes to, so batches published while it is
   /// diffed are remembered from there.
   @usableFromInline var missed: (from: Int, touched: Set<ItemID>?)?
-  /// The newest published batch, and the newest snapshot of the source.
+  /// The newest published batch.
   @usableFromInline var newest: UpdateBatch<Section>?
-  @usableFromInline var newestSnapshot: Snapshot<Section>
+  /// The newest snapshot of the source when no published batch carries it (the subscription's start, or
+  /// mutations that cancelled out); `nil` when it is ``newest``'s, so that a publish stores one reference
+  /// per subscriber, not two. Read through ``newestSnapshot``.
+  @usableFromInline var newestWithoutBatch: Snapshot<Section>?
   /// Where the subscriber stands in a publish's order, its consumer woken or its sink written
   /// (``SubscriptionLane``): kept here, under the subscriber's lock, for the hub; the machine never reads it.
   @usableFromInline var lane = SubscriptionLane.first
@@ -146,7 +178,7 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
     versions = SubscriberVersions(received: version, newest: newestVersion, unbatched: unbatchedVersion)
     self.held = .snapshot(snapshot)
     self.newest = newest
-    self.newestSnapshot = newestSnapshot
+    newestWithoutBatch = newestSnapshot
     if version < newestVersion {
       missed = (version, missedTouched)
       refreshing = missedRefreshing
@@ -156,6 +188,14 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
   /// The `to` of the last batch received (or the subscription's version).
   @inlinable
   var version: Int { versions.received }
+
+  /// The newest snapshot of the source.
+  @inlinable
+  var newestSnapshot: Snapshot<Section> {
+    if let newestWithoutBatch { return newestWithoutBatch }
+    guard let newest else { preconditionFailure("SimpleSource: a subscriber with no newest snapshot") }
+    return newest.snapshot
+  }
 
   /// See ``SubscriberVersions/held``.
   @inlinable
@@ -179,13 +219,31 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
     }
   }
 
-  /// The parked consumer's waiter, when nothing else (a write) holds it.
+  /// Whether the consumer is parked, with a sink or without, and no write holds it.
   @inlinable @inline(__always)
-  var parkedWaiter: Waiter? {
+  var isParked: Bool {
     switch consumer {
-    case .waiting(let waiter), .parked(let waiter, _, _): waiter
-    default: nil
+    case .waiting, .parked: true
+    default: false
     }
+  }
+
+  /// Wakes the parked consumer: it runs again, its waiter handed out (to be resumed by the caller,
+  /// outside the lock) and its sink dropped.
+  @inlinable @inline(__always)
+  mutating func wakeConsumer() -> Waiter {
+    consumer = .running
+    sink = nil
+    return handOutWaiter()
+  }
+
+  /// The consumer's waiter, handed out once: ``waiter`` is `nil` after.
+  @inlinable @inline(__always)
+  mutating func handOutWaiter() -> Waiter {
+    guard let waiter = waiter.take() else {
+      preconditionFailure("SimpleSource: a parked consumer with no waiter")
+    }
+    return waiter
   }
 
   /// The version the consumer holds, when it is newer than the last one reported: the caller reports it
@@ -240,11 +298,8 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
   mutating func reachedWithoutBatch(to version: Int) -> Reached? {
     guard version > versions.unbatched else { return nil }
     versions.unbatched = version
-    guard let waiter = parkedWaiter else { return nil }
-    if let announced = announcement() {
-      consumer = .running
-      return .resume(waiter, .announce(announced))
-    }
+    guard isParked else { return nil }
+    if let announced = announcement() { return .resume(wakeConsumer(), .announce(announced)) }
     return newlyHeld().map { .report($0) }
   }
 
@@ -262,7 +317,11 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
     }
     if let announced = announcement() { return .announce(announced) }
     let delivery = pending()
-    if delivery == nil { consumer = sink.map { .parked(waiter, $0, queued: false) } ?? .waiting(waiter) }
+    if delivery == nil {
+      self.waiter = waiter
+      self.sink = sink
+      consumer = sink == nil ? .waiting : .parked(queued: false)
+    }
     return delivery
   }
 
@@ -278,8 +337,8 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
   /// (``isWriteDue``) and the subscriber is not queued already. It is queued until a writer claims it.
   @inlinable @inline(__always)
   mutating func queueWrite() -> Bool {
-    guard isWriteDue, case .parked(let waiter, let sink, queued: false) = consumer else { return false }
-    consumer = .parked(waiter, sink, queued: true)
+    guard isWriteDue, consumer == .parked(queued: false) else { return false }
+    consumer = .parked(queued: true)
     return true
   }
 
@@ -291,10 +350,10 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
   /// tuple of generic types costs a metadata lookup per call.
   @inlinable @inline(__always)
   mutating func startWrite(sink: inout Sink?) -> UpdateBatch<Section>? {
-    guard isWriteDue, case .parked(let waiter, let parkedSink, _) = consumer, let newest else { return nil }
+    guard isWriteDue, let newest else { return nil }
     takeShared(newest)
-    consumer = .writing(waiter, parkedSink)
-    sink = parkedSink
+    consumer = .writing
+    sink = self.sink
     return newest
   }
 
@@ -312,15 +371,15 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
   /// otherwise.
   @inlinable @inline(__always)
   mutating func publishToSink(_ batch: UpdateBatch<Section>, refreshing: Set<ItemID>) -> Bool {
-    guard case .parked(let waiter, let sink, queued: false) = consumer, batch.fromNumber == versions.received,
+    guard consumer == .parked(queued: false), batch.fromNumber == versions.received,
       versions.taken < batch.toNumber
     else { return false }
     newest = batch
     versions.newest = batch.toNumber
-    newestSnapshot = batch.snapshot
+    newestWithoutBatch = nil
     // Kept in case the write is overtaken by a catch-up; taking the batch clears them.
     if !refreshing.isEmpty { self.refreshing.formUnion(refreshing) }
-    consumer = .parked(waiter, sink, queued: true)
+    consumer = .parked(queued: true)
     return true
   }
 
@@ -355,27 +414,24 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
   @inlinable @inline(__always)
   mutating func wrote(took: Bool) -> Wrote {
     switch consumer {
-    case .endedWhileWriting(let waiter):
+    case .endedWhileWriting:
       consumer = .ended
-      return Wrote(waking: waiter, with: .end)
-    case .writing(let waiter, let sink):
+      return Wrote(waking: handOutWaiter(), with: .end)
+    case .writing:
       guard took else {
         guard case .batch(let batch) = held else { preconditionFailure("a write of no batch") }
-        consumer = .running
-        return Wrote(waking: waiter, with: .batch(batch))
+        return Wrote(waking: wakeConsumer(), with: .batch(batch))
       }
-      consumer = .parked(waiter, sink, queued: false)
+      consumer = .parked(queued: false)
       var outcome = Wrote(held: newlyHeld())
       // Almost always nothing came meanwhile: the consumer stays parked.
       guard versions.taken < versions.newest || versions.announces else { return outcome }
       if let announced = announcement() {
-        consumer = .running
-        (outcome.waiter, outcome.delivery) = (waiter, .announce(announced))
+        (outcome.waiter, outcome.delivery) = (wakeConsumer(), .announce(announced))
       } else if let next = startWrite(sink: &outcome.sink) {
         outcome.next = next
       } else if let delivery = pending() {
-        consumer = .running
-        (outcome.waiter, outcome.delivery) = (waiter, delivery)
+        (outcome.waiter, outcome.delivery) = (wakeConsumer(), delivery)
       }
       return outcome
     default:
@@ -402,7 +458,7 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
     let previous = newest
     newest = batch
     versions.newest = batch.toNumber
-    newestSnapshot = batch.snapshot
+    newestWithoutBatch = nil
     guard !isEnded, versions.taken < batch.toNumber else { return nil }
     if batch.fromNumber != versions.received {
       // It will compose. A subscriber whose state is that of the `from` of the first batch it missed is
@@ -435,9 +491,8 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
   /// The parked consumer's waiter with its delivery, when there is one to hand over and no write is due.
   @inlinable @inline(__always)
   mutating func wake() -> (Waiter, Delivery)? {
-    guard let waiter = parkedWaiter, !isWriteDue, let delivery = pending() else { return nil }
-    consumer = .running
-    return (waiter, delivery)
+    guard isParked, !isWriteDue, let delivery = pending() else { return nil }
+    return (wakeConsumer(), delivery)
   }
 
   /// The source reached `version` by mutations that cancelled out since the published version `since`:
@@ -455,7 +510,7 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
   ) -> (Waiter, Delivery)? {
     guard version > versions.newest else { return nil }
     versions.newest = version
-    newestSnapshot = snapshot
+    newestWithoutBatch = snapshot
     versions.cancelledOut = (since, version)
     guard !isEnded, versions.taken < version else { return nil }
     // The shared batch, if it is this subscriber's next, still goes first; the catch-up after it starts
@@ -463,9 +518,8 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
     if let start = missed ?? (versions.holdsState(of: since) ? (since, []) : nil) {
       missed = Self.missed(start, adding: touched, itemCount: snapshot.itemCount)
     }
-    guard let waiter = parkedWaiter, let delivery = pending() else { return nil }
-    consumer = .running
-    return (waiter, delivery)
+    guard isParked, let delivery = pending() else { return nil }
+    return (wakeConsumer(), delivery)
   }
 
   /// The missed batches from `start` extended by ids `touched` later, `nil` when either is unknown.
@@ -485,21 +539,21 @@ struct SubscriberStateMachine<Section: SectionType, Waiter: Sendable>: Sendable 
   /// write is out, `nil`: the writer resumes it once the write is done (``wrote(took:)``).
   @inlinable
   mutating func end() -> Waiter? {
-    let waiter: Waiter?
+    let handed: Waiter?
     switch consumer {
-    case .waiting(let parked), .parked(let parked, _, _): (consumer, waiter) = (.ended, parked)
-    case .writing(let parked, _): (consumer, waiter) = (.endedWhileWriting(parked), nil)
-    case .running: (consumer, waiter) = (.ended, nil)
+    case .waiting, .parked: (handed, consumer) = (wakeConsumer(), .ended)
+    case .writing: (handed, consumer, sink) = (nil, .endedWhileWriting, nil)
+    case .running: (handed, consumer) = (nil, .ended)
     case .ended, .endedWhileWriting: return nil
     }
     // An ended subscription may still be held (a `Subscription` kept after `cancel()`): it keeps no data.
     let empty = Snapshot<Section>(trusted: [])
     held = .snapshot(empty)
     newest = nil
-    newestSnapshot = empty
+    newestWithoutBatch = empty
     refreshing = []
     missed = nil
-    return waiter
+    return handed
   }
 
   /// The consumer takes the shared `batch`, which starts at the version it holds.

@@ -176,6 +176,19 @@ struct SubscriberStateMachineExhaustiveTests {
     }
 
     mutating func perform(_ step: Step) throws {
+      try performStep(step)
+      // The waiter and the sink are kept beside the consumer's phase: each is held exactly while the phase
+      // says so.
+      let consumer = machine.consumer
+      guard consumer.holdsWaiter == (machine.waiter != nil), consumer.holdsSink == (machine.sink != nil)
+      else {
+        throw ExplorationFailure(
+          description: "consumer \(consumer) with waiter \(String(describing: machine.waiter)), "
+            + "sink \(machine.sink == nil ? "none" : "held") after \(step)")
+      }
+    }
+
+    mutating func performStep(_ step: Step) throws {
       switch step {
       case .publish(let state):
         let version = newestVersion + 1
@@ -358,13 +371,13 @@ struct SubscriberStateMachineExhaustiveTests {
         let machine = world.machine
         let versions = machine.versions
         let machineConsumer: MachineConsumer =
-          switch machine.consumer {
-          case .running: .running
-          case .ended: .ended
-          case .waiting(let waiter): .waiting(age: age(waiter))
-          case .parked(let waiter, _, let queued): .parked(age: age(waiter), queued: queued)
-          case .writing(let waiter, _): .writing(age: age(waiter))
-          case .endedWhileWriting(let waiter): .endedWhileWriting(age: age(waiter))
+          switch (machine.consumer, machine.waiter.map(age) ?? -1) {
+          case (.running, _): .running
+          case (.ended, _): .ended
+          case (.waiting, let age): .waiting(age: age)
+          case (.parked(let queued), let age): .parked(age: age, queued: queued)
+          case (.writing, let age): .writing(age: age)
+          case (.endedWhileWriting, let age): .endedWhileWriting(age: age)
           }
         var heldSnapshot: Int?
         var heldBatch: [Int]?
