@@ -84,9 +84,9 @@ public struct PostgresSettings: Sendable {
 /// applies the prepared write. A transaction that fails is abandoned: no instance ever shows its version.
 ///
 /// **Following.** Each instance listens on the `board_log` channel; a notification is only a doorbell (the
-/// stream and version, never the batch). On each, and on every reconnection to PostgreSQL, it reads the
-/// entries after the version it holds and makes them in its source (``BasicDataSource/apply(logged:)``,
-/// each checked). An instance starts from the older checkpoint and replays the log from there, so it
+/// stream and version, never the batch). On each for a version it does not hold (its own writes' it holds
+/// already), and on every reconnection to PostgreSQL, it reads the entries after the version it holds and
+/// makes them in its source (``BasicDataSource/apply(logged:)``, each checked). An instance starts from the older checkpoint and replays the log from there, so it
 /// retains the versions a client may resume from.
 ///
 /// **Bounded.** At each checkpoint the log is pruned up to the older kept checkpoint: it holds between one
@@ -335,7 +335,16 @@ public actor ClusterBoard: BoardStore {
           try await connection.listen(on: "board_log") { notifications in
             // Listening now: what was written while no one listened is in the log.
             try await self?.catchUp()
-            for try await _ in notifications { try await self?.catchUp() }
+            for try await notification in notifications {
+              guard let self else { return }
+              // A version this instance holds (its own write's, applied after its commit) is not read again.
+              if let rung = Self.doorbellVersion(notification.payload, stream: self.stream),
+                await self.source.version.number >= rung
+              {
+                continue
+              }
+              try await self.catchUp()
+            }
           }
         } catch {
           if Task.isCancelled { return }
@@ -357,6 +366,13 @@ public actor ClusterBoard: BoardStore {
         }
       }
     }
+  }
+
+  /// The version a doorbell rings for (its payload is `stream:version`), when it is of `stream`; `nil` for
+  /// anything else, which is read as a reason to catch up.
+  static func doorbellVersion(_ payload: String, stream: String) -> Int? {
+    guard let colon = payload.lastIndex(of: ":"), payload[..<colon] == stream else { return nil }
+    return Int(payload[payload.index(after: colon)...])
   }
 
   /// Reads the log once when the source is behind `version`; see ``BoardStore/reach(_:)``.
@@ -634,18 +650,21 @@ public actor ClusterBoard: BoardStore {
       if !conflicts.isEmpty { throw AnswerConflict(keys: conflicts) }
       if let batch = prepared.batch {
         for write in made { try await writeRows(write.rows, on: connection) }
+        // The log entry, the stream's version and the doorbell (the stream and version only: a payload must
+        // stay under 8,000 bytes) in one statement, one round trip; PostgreSQL sends the notification when
+        // the transaction commits.
         let entry = String(decoding: WireCoder().encode(batch), as: UTF8.self)
+        let doorbell = "\(stream):\(version)"
         try await connection.query(
-          "INSERT INTO board_log (stream, version, batch) VALUES (\(stream), \(version), \(entry))",
-          logger: logger)
-        try await connection.query(
-          "UPDATE board_stream SET version = \(version) WHERE name = \(stream)", logger: logger)
+          """
+          WITH entry AS (
+            INSERT INTO board_log (stream, version, batch) VALUES (\(stream), \(version), \(entry))),
+          head AS (UPDATE board_stream SET version = \(version) WHERE name = \(stream))
+          SELECT pg_notify('board_log', \(doorbell))
+          """, logger: logger)
         if version % checkpointInterval == 0 {
           try await checkpoint(batch.snapshot.sections, at: version, on: connection)
         }
-        // A doorbell: the stream and version only (a payload must stay under 8,000 bytes).
-        let doorbell = "\(stream):\(version)"
-        try await connection.query("SELECT pg_notify('board_log', \(doorbell))", logger: logger)
       }
       guard race.withLockedValue({ $0.commit() }) else { throw CancellationError() }
       try await connection.query("COMMIT", logger: logger)
