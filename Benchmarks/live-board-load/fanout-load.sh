@@ -14,8 +14,9 @@
 # loopback address of its own): its memory per idle connection, how long a new client's subscribe takes
 # meanwhile, and one write a second that every client must receive (p50/p99, CPU per message). A process
 # holds at most its descriptor limit (`ulimit -Hn`) of connections, less the server's reserve.
+# With --repeat K, each count runs K times, each with its floors, and the median vs_nio_floor is reported.
 # A benchmark, not a test. Installs PostgreSQL and nginx when they are missing (Debian, as root).
-#   bash Benchmarks/live-board-load/fanout-load.sh [--json] [--http] [--clients 1000,5000] [--rate 20] [--seconds 10]
+#   bash Benchmarks/live-board-load/fanout-load.sh [--json] [--http] [--clients 1000,5000] [--rate 20] [--seconds 10] [--repeat 3]
 #   bash Benchmarks/live-board-load/fanout-load.sh [--json] --idle 10000,19000
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
