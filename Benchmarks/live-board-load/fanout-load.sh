@@ -38,7 +38,9 @@ export CLUSTER_DIR=${CLUSTER_DIR:-$(mktemp -d /tmp/live-board-fanout.XXXXXX)}
 export LIVE_BOARD="$cluster/.build/release/board-instance" INSTANCE_CPUS=0 PG_CPUS=1
 # Every client comes from 127.0.0.1: no limit per address.
 export SOCKETS_PER_ADDRESS=0
-trap 'bash "$cluster/cluster.sh" stop' EXIT
+# The cluster's stop reports on stderr: stdout carries the JSON alone, and a reader that closes it early
+# (`| head -1`) does not kill the stop halfway.
+trap 'bash "$cluster/cluster.sh" stop >&2' EXIT
 bash "$cluster/cluster.sh" start >&2
 taskset -c 1 python3 fanout/fanout_load.py --client .build/fanout-client --floor .build/write-floor \
   --nio-floor .build/release/nio-floor --longpoll-client .build/longpoll-client \
