@@ -86,8 +86,8 @@ public struct PostgresSettings: Sendable {
 /// **Following.** Each instance listens on the `board_log` channel; a notification is only a doorbell (the
 /// stream and version, never the batch). On each for a version it does not hold (its own writes' it holds
 /// already), and on every reconnection to PostgreSQL, it reads the entries after the version it holds and
-/// makes them in its source (``BasicDataSource/apply(logged:)``, each checked). An instance starts from the older checkpoint and replays the log from there, so it
-/// retains the versions a client may resume from.
+/// makes them in its source (``BasicDataSource/apply(logged:)``, each checked). An instance starts from the
+/// older checkpoint and replays the log from there, so it retains the versions a client may resume from.
 ///
 /// **Bounded.** At each checkpoint the log is pruned up to the older kept checkpoint: it holds between one
 /// and two intervals of versions. The cut is a prefix by version (never a hole among the versions kept),
