@@ -83,10 +83,12 @@ public struct PostgresSettings: Sendable {
 /// the answers, the rows, the log entry and the new version, `NOTIFY`s the version, commits, and only then
 /// applies the prepared write. A transaction that fails is abandoned: no instance ever shows its version.
 ///
-/// **Following.** Each instance listens on the `board_log` channel; a notification is only a doorbell (the
-/// stream and version, never the batch). On each for a version it does not hold (its own writes' it holds
-/// already), and on every reconnection to PostgreSQL, it reads the entries after the version it holds and
-/// makes them in its source (``BasicDataSource/apply(logged:)``, each checked). An instance starts from the
+/// **Following.** Each instance listens on the `board_log` channel; a notification is a ``Doorbell``: the
+/// stream and version, and the log entry when it fits in a notification. On each for the version right
+/// after the one it holds, it makes the doorbell's entry in its source (``BasicDataSource/apply(logged:)``,
+/// checked as any entry); for a later one, one without its entry, and on every reconnection to PostgreSQL,
+/// it reads the entries after the version it holds and makes them. Its own writes' versions it holds
+/// already. An instance starts from the
 /// older checkpoint and replays the log from there, so it retains the versions a client may resume from.
 ///
 /// **Bounded.** At each checkpoint the log is pruned up to the older kept checkpoint: it holds between one
@@ -292,12 +294,17 @@ public actor ClusterBoard: BoardStore {
     let rows = try await connection.query(
       "SELECT version, batch FROM board_log WHERE version > \(version) ORDER BY version", logger: logger)
     for try await (_, text) in rows.decode((Int, String).self) {
-      guard case .batch(let batch) = try WireCoder().decode(Data(text.utf8), as: Column.self) else {
-        throw BoardSetupError("a log entry that is not a batch")
-      }
-      entries.append(batch)
+      entries.append(try decodeEntry(text))
     }
     return entries
+  }
+
+  /// A log entry as `board_log` keeps it: a wire batch's JSON.
+  static func decodeEntry(_ text: String) throws -> WireBatch<Column> {
+    guard case .batch(let batch) = try WireCoder().decode(Data(text.utf8), as: Column.self) else {
+      throw BoardSetupError("a log entry that is not a batch")
+    }
+    return batch
   }
 
   static func encodeCheckpoint(_ columns: [Column], stream: String, version: Int) throws -> String {
@@ -319,8 +326,9 @@ public actor ClusterBoard: BoardStore {
     try await source.apply(logged: entry)
   }
 
-  /// Listens for the log's doorbell on a connection of its own, catching up on each notification and
-  /// after every (re)connection; reconnects after a pause when PostgreSQL goes away.
+  /// Listens for the log's doorbell on a connection of its own, following each notification
+  /// (``follow(_:)``) and catching up after every (re)connection; reconnects after a pause when PostgreSQL
+  /// goes away.
   func startListening() {
     let settings = settings
     let logger = logger
@@ -337,13 +345,7 @@ public actor ClusterBoard: BoardStore {
             try await self?.catchUp()
             for try await notification in notifications {
               guard let self else { return }
-              // A version this instance holds (its own write's, applied after its commit) is not read again.
-              if let rung = Self.doorbellVersion(notification.payload, stream: self.stream),
-                await self.source.version.number >= rung
-              {
-                continue
-              }
-              try await self.catchUp()
+              try await self.follow(Doorbell(notification.payload, stream: self.stream))
             }
           }
         } catch {
@@ -368,11 +370,25 @@ public actor ClusterBoard: BoardStore {
     }
   }
 
-  /// The version a doorbell rings for (its payload is `stream:version`), when it is of `stream`; `nil` for
-  /// anything else, which is read as a reason to catch up.
-  static func doorbellVersion(_ payload: String, stream: String) -> Int? {
-    guard let colon = payload.lastIndex(of: ":"), payload[..<colon] == stream else { return nil }
-    return Int(payload[payload.index(after: colon)...])
+  /// Follows one doorbell (`nil`: a notification that is not one): a version this instance holds (its own
+  /// write's, applied after its commit) is not read again; the version right after the one held is made
+  /// from the doorbell's entry when it carries one; anything else, or an entry the source refuses, reads
+  /// the log.
+  func follow(_ doorbell: Doorbell?) async throws {
+    switch Doorbell.step(on: doorbell, held: await source.version.number) {
+    case .skip:
+      return
+    case .make(let entry):
+      do {
+        try await make(entry)
+        return
+      } catch {
+        // A catch-up made versions meanwhile, or the entry does not apply: the log decides.
+        try await catchUp()
+      }
+    case .readLog:
+      try await catchUp()
+    }
   }
 
   /// Reads the log once when the source is behind `version`; see ``BoardStore/reach(_:)``.
@@ -473,14 +489,39 @@ public actor ClusterBoard: BoardStore {
     }
   }
 
-  /// The stream's newest version; `lock` takes its row lock for the transaction.
-  static func newestVersion(on connection: PostgresConnection, logger: Logger, lock: Bool = false)
-    async throws
-    -> Int
+  /// Takes the stream's row lock for the transaction, and reads its newest version and the log's entries
+  /// after `version`, in one statement.
+  ///
+  /// A statement that waited for the lock read the log as it was when it began, before the transaction it
+  /// waited for committed: the entries that transaction wrote are then read in a second statement, so the
+  /// entries returned always reach the version returned.
+  static func lockStream(after version: Int, on connection: PostgresConnection, logger: Logger) async throws
+    -> (head: Int, entries: [WireBatch<Column>])
   {
-    var query: PostgresQuery = "SELECT version FROM board_stream"
-    if lock { query = "SELECT version FROM board_stream FOR UPDATE" }
-    let rows: [PostgresRow] = try await connection.query(query, logger: logger).collect()
+    var head: Int?
+    var entries: [WireBatch<Column>] = []
+    let rows = try await connection.query(
+      """
+      SELECT stream.version, log.batch FROM board_stream AS stream
+      LEFT JOIN board_log AS log ON log.version > \(version)
+      ORDER BY log.version FOR UPDATE OF stream
+      """, logger: logger)
+    for try await (newest, text) in rows.decode((Int, String?).self) {
+      head = newest
+      if let text { entries.append(try decodeEntry(text)) }
+    }
+    guard let head else { throw BoardSetupError("no stream in the database") }
+    let reached = entries.last?.to ?? version
+    if reached < head {
+      entries += try await readLog(after: reached, on: connection, logger: logger)
+    }
+    return (head, entries)
+  }
+
+  /// The stream's newest version.
+  static func newestVersion(on connection: PostgresConnection, logger: Logger) async throws -> Int {
+    let rows: [PostgresRow] = try await connection.query("SELECT version FROM board_stream", logger: logger)
+      .collect()
     guard let row = rows.first else { throw BoardSetupError("no stream in the database") }
     return try row.decode(Int.self)
   }
@@ -604,9 +645,10 @@ public actor ClusterBoard: BoardStore {
   func writeLocked(_ writes: [BoardWrite], on connection: PostgresConnection, race: DeadlineRace) async throws
     -> GroupOutcome
   {
-    let head = try await Self.newestVersion(on: connection, logger: logger, lock: true)
     // Entries other instances committed before this lock: make them first, from this connection's view.
-    for entry in try await Self.readLog(after: await source.version.number, on: connection, logger: logger) {
+    let (head, entries) = try await Self.lockStream(
+      after: await source.version.number, on: connection, logger: logger)
+    for entry in entries {
       guard race.withLockedValue({ $0.mayProceed() }) else { throw CancellationError() }
       try await make(entry)
     }
@@ -650,11 +692,11 @@ public actor ClusterBoard: BoardStore {
       if !conflicts.isEmpty { throw AnswerConflict(keys: conflicts) }
       if let batch = prepared.batch {
         for write in made { try await writeRows(write.rows, on: connection) }
-        // The log entry, the stream's version and the doorbell (the stream and version only: a payload must
-        // stay under 8,000 bytes) in one statement, one round trip; PostgreSQL sends the notification when
+        // The log entry, the stream's version and the doorbell (with the entry when it fits, so that the
+        // followers read nothing) in one statement, one round trip; PostgreSQL sends the notification when
         // the transaction commits.
         let entry = String(decoding: WireCoder().encode(batch), as: UTF8.self)
-        let doorbell = "\(stream):\(version)"
+        let doorbell = Doorbell.payload(stream: stream, version: version, entry: entry)
         try await connection.query(
           """
           WITH entry AS (
