@@ -117,18 +117,72 @@ public struct WireReadPolicy: Sendable {
     return max(current, (sent ?? -1) + 1)
   }
 
+  /// The URL-safe Base64 alphabet (RFC 4648, section 5).
+  static let base64URLAlphabet = Array(
+    ("ABCDEFGHIJKLMNOPQRSTUVWXYZ" + "abcdefghijklmnopqrstuvwxyz" + "0123456789-_").utf8)
+
+  /// Each byte's value in ``base64URLAlphabet``, or `0xFF` for a byte outside it.
+  static let base64URLValues: [UInt8] = {
+    var values = [UInt8](repeating: 0xFF, count: 256)
+    for (value, byte) in base64URLAlphabet.enumerated() { values[Int(byte)] = UInt8(value) }
+    return values
+  }()
+
+  /// `bytes` in URL-safe Base64 without padding.
+  /// - Complexity: O(*n*) in the number of bytes, in one pass.
   static func base64URL(_ bytes: some Sequence<UInt8>) -> String {
-    Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
-      .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+    let input = Array(bytes)
+    var text: [UInt8] = []
+    text.reserveCapacity((input.count * 4 + 2) / 3)
+    var index = 0
+    while index < input.count {
+      let count = min(3, input.count - index)
+      var group = UInt32(input[index]) << 16
+      if count > 1 { group |= UInt32(input[index + 1]) << 8 }
+      if count > 2 { group |= UInt32(input[index + 2]) }
+      // Three bytes make four characters; one makes two, two make three.
+      var shift: UInt32 = 18
+      for _ in 0...count {
+        text.append(base64URLAlphabet[Int((group >> shift) & 0x3F)])
+        shift &-= 6
+      }
+      index += count
+    }
+    return String(decoding: text, as: UTF8.self)
   }
 
+  /// The bytes `text` spells in URL-safe Base64 without padding, or `nil` when it is not that bytes'
+  /// only spelling there (a character outside the alphabet, padding, a length no bytes make, or bits set
+  /// past the last byte).
+  /// - Complexity: O(*n*) in the length of `text`, in one pass.
   static func bytes(base64URL text: Substring) -> Data? {
-    guard
-      text.utf8.allSatisfy({ $0 != UInt8(ascii: "+") && $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "=") })
-    else { return nil }
-    var standard = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-    standard += String(repeating: "=", count: (4 - standard.count % 4) % 4)
-    return Data(base64Encoded: standard)
+    let characters = Array(text.utf8)
+    guard characters.count % 4 != 1 else { return nil }
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(characters.count * 3 / 4)
+    var index = 0
+    while index < characters.count {
+      let count = min(4, characters.count - index)
+      var group: UInt32 = 0
+      for offset in 0..<4 {
+        var value: UInt8 = 0
+        if offset < count {
+          value = base64URLValues[Int(characters[index + offset])]
+          guard value != 0xFF else { return nil }
+        }
+        group = group << 6 | UInt32(value)
+      }
+      // Four characters make three bytes, three make two, two make one; what is left must be zero.
+      let made = count - 1
+      guard made == 3 || group & (0xFF_FFFF >> (8 * made)) == 0 else { return nil }
+      var shift: UInt32 = 16
+      for _ in 0..<made {
+        bytes.append(UInt8(truncatingIfNeeded: group >> shift))
+        shift &-= 8
+      }
+      index += count
+    }
+    return Data(bytes)
   }
 
   static func equalInConstantTime(_ lhs: some Collection<UInt8>, _ rhs: [UInt8]) -> Bool {

@@ -68,6 +68,33 @@ struct WireReadTests {
         == "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54")
   }
 
+  @Test("URL-safe Base64 gives RFC 4648's vectors, reads back every length, and refuses other spellings")
+  func base64URL() {
+    let vectors = ["": "", "f": "Zg", "fo": "Zm8", "foo": "Zm9v", "foob": "Zm9vYg", "fooba": "Zm9vYmE"]
+    for (plain, encoded) in vectors.merging(["foobar": "Zm9vYmFy"], uniquingKeysWith: { $1 }) {
+      #expect(WireReadPolicy.base64URL(Array(plain.utf8)) == encoded)
+      #expect(WireReadPolicy.bytes(base64URL: encoded[...]) == Data(plain.utf8))
+    }
+    // The two characters that differ from standard Base64, and every byte value, at every length mod 3.
+    #expect(WireReadPolicy.base64URL([0xFB, 0xFF]) == "-_8")
+    for length in 0...7 {
+      let bytes = (0..<256).map { UInt8(truncatingIfNeeded: $0 * 37 + length) }
+      for start in stride(from: 0, to: 256 - length, by: 5) {
+        let slice = Array(bytes[start..<start + length])
+        let standard = Data(slice).base64EncodedString()
+        let expected = String(
+          standard.filter { $0 != "=" }.map { $0 == "+" ? "-" : $0 == "/" ? "_" : $0 })
+        #expect(WireReadPolicy.base64URL(slice) == expected)
+        #expect(WireReadPolicy.bytes(base64URL: expected[...]) == Data(slice))
+      }
+    }
+    // One spelling per bytes: no padding, no standard characters, no length that makes no bytes, no bits
+    // set past the last byte ("Zh" would read as "f" too).
+    for other in ["Zg==", "Zm+v", "Zm/v", "Z", "Zm9vY", "Zh", "Zm9", "Zm 9v", "Zm9v\n", "é"] {
+      #expect(WireReadPolicy.bytes(base64URL: other[...]) == nil, "\(other)")
+    }
+  }
+
   // MARK: - The URL form
 
   @Test("a read's URL form reads back as the same read, and every wrong item is named")
