@@ -697,13 +697,17 @@ public actor ClusterBoard: BoardStore {
         // the transaction commits.
         let entry = String(decoding: WireCoder().encode(batch), as: UTF8.self)
         let doorbell = Doorbell.payload(stream: stream, version: version, entry: entry)
-        try await connection.query(
+        // Its one row read to the end: an error the statement meets after announcing its row (an entry
+        // refused by a constraint or a trigger, a full notification queue) comes with the rows, and one left
+        // unread would leave the transaction failed, whose COMMIT PostgreSQL answers with a silent ROLLBACK.
+        _ = try await connection.query(
           """
           WITH entry AS (
             INSERT INTO board_log (stream, version, batch) VALUES (\(stream), \(version), \(entry))),
           head AS (UPDATE board_stream SET version = \(version) WHERE name = \(stream))
           SELECT pg_notify('board_log', \(doorbell))
-          """, logger: logger)
+          """, logger: logger
+        ).collect()
         if version % checkpointInterval == 0 {
           try await checkpoint(batch.snapshot.sections, at: version, on: connection)
         }

@@ -462,7 +462,32 @@ func failedTransaction() async throws {
     try await checkInstance(n, equals: truth, acknowledged: acknowledged)
   }
   try require(!truth.columns.contains { $0.items.contains { $0.id == "refused" } }, "the refused card exists")
-  say("    status \(status); no instance made version \(before.version + 1) for it; the next write did")
+  // The log entry refused, in the statement that also notifies and so returns a row: the refusal comes
+  // with that row, and the write fails as well (its COMMIT would otherwise end in a silent ROLLBACK).
+  try await cluster(
+    "psql", "-c",
+    """
+    CREATE FUNCTION refuse_entry() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION 'refused by the test'; END $$
+      LANGUAGE plpgsql;
+    CREATE TRIGGER refuse_entry BEFORE INSERT ON board_log FOR EACH ROW EXECUTE FUNCTION refuse_entry();
+    """)
+  let (entryStatus, _) = try await http(
+    "POST", settings.web, "/api/cards", #"{"id":"no-entry","title":"No entry","column":"todo"}"#)
+  try await cluster("psql", "-c", "DROP TRIGGER refuse_entry ON board_log; DROP FUNCTION refuse_entry();")
+  try require(
+    entryStatus == 500 || entryStatus == 503, "a write whose log entry was refused answered \(entryStatus)")
+  let after = try await create("after-entry-refusal", into: acknowledged)
+  try require(
+    after == truth.version + 1, "the next write made \(String(describing: after)), not \(truth.version + 1)")
+  let final = try await board()
+  try await converge(followers, to: final)
+  for n in 1...3 { try await checkInstance(n, equals: final, acknowledged: acknowledged) }
+  try require(
+    !final.columns.contains { $0.items.contains { $0.id == "no-entry" } }, "the card without entry exists")
+  say(
+    "    status \(status); no instance made version \(before.version + 1) for it; the next write did; a refused log "
+      + "entry: status \(entryStatus), no version"
+  )
 }
 
 @MainActor
