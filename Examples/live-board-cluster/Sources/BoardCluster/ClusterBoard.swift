@@ -80,8 +80,9 @@ public struct PostgresSettings: Sendable {
 /// arrived here while the group before it committed, ``write(_:)``) takes the stream's row lock
 /// (`SELECT … FOR UPDATE`), brings this instance's source to the newest logged version, plans each write
 /// against it in order, prepares them in the source as one write (its batch derived, nothing made), writes
-/// the answers, the rows, the log entry and the new version, `NOTIFY`s the version, commits, and only then
-/// applies the prepared write. A transaction that fails is abandoned: no instance ever shows its version.
+/// the answers, then the rows, the log entry and the new version with the `NOTIFY` in one statement
+/// (``writeRowsFunction``), commits, and only then applies the prepared write. A transaction that fails is
+/// abandoned: no instance ever shows its version.
 ///
 /// **Following.** Each instance listens on the `board_log` channel; a notification is a ``Doorbell``: the
 /// stream and version, and the log entry when it fits in a notification. On each for the version right
@@ -242,6 +243,7 @@ public actor ClusterBoard: BoardStore {
         "ALTER TABLE edit_answer ADD COLUMN IF NOT EXISTS fingerprint TEXT", logger: logger)
       try await connection.query(
         "CREATE INDEX IF NOT EXISTS edit_answer_version ON edit_answer (version)", logger: logger)
+      try await connection.query(writeRowsFunction, logger: logger)
       try await connection.query(
         """
         CREATE TABLE IF NOT EXISTS board_checkpoint (
@@ -691,21 +693,23 @@ public actor ClusterBoard: BoardStore {
       }
       if !conflicts.isEmpty { throw AnswerConflict(keys: conflicts) }
       if let batch = prepared.batch {
-        for write in made { try await writeRows(write.rows, on: connection) }
-        // The log entry, the stream's version and the doorbell (with the entry when it fits, so that the
-        // followers read nothing) in one statement, one round trip; PostgreSQL sends the notification when
-        // the transaction commits.
+        // Every write's rows, the log entry, the stream's version and the doorbell (with the entry when it
+        // fits, so that the followers read nothing) in one statement, one round trip, whatever the group's
+        // size; PostgreSQL sends the notification when the transaction commits.
+        let rows = try Self.encodeRows(made.map(\.rows))
         let entry = String(decoding: WireCoder().encode(batch), as: UTF8.self)
         let doorbell = Doorbell.payload(stream: stream, version: version, entry: entry)
-        // Its one row read to the end: an error the statement meets after announcing its row (an entry
-        // refused by a constraint or a trigger, a full notification queue) comes with the rows, and one left
-        // unread would leave the transaction failed, whose COMMIT PostgreSQL answers with a silent ROLLBACK.
+        // Its one row read to the end: an error the statement meets after announcing its row (a row or an
+        // entry refused by a constraint or a trigger, a full notification queue) comes with the rows, and one
+        // left unread would leave the transaction failed, whose COMMIT PostgreSQL answers with a silent
+        // ROLLBACK.
         _ = try await connection.query(
           """
-          WITH entry AS (
+          WITH rows AS (SELECT board_write_rows(\(rows)::jsonb) AS made),
+          entry AS (
             INSERT INTO board_log (stream, version, batch) VALUES (\(stream), \(version), \(entry))),
           head AS (UPDATE board_stream SET version = \(version) WHERE name = \(stream))
-          SELECT pg_notify('board_log', \(doorbell))
+          SELECT pg_notify('board_log', \(doorbell)) FROM rows
           """, logger: logger
         ).collect()
         if version % checkpointInterval == 0 {
@@ -799,37 +803,63 @@ public actor ClusterBoard: BoardStore {
       "DELETE FROM edit_answer WHERE version <= \(version - settings.answerRetention)", logger: logger)
   }
 
-  func writeRows(_ change: RowChange, on connection: PostgresConnection) async throws {
-    switch change {
-    case .insert(let card, let column, let index):
-      try await connection.query(
-        "UPDATE card SET position = position + 1 WHERE columnid = \(column) AND position >= \(index)",
-        logger: logger)
-      try await connection.query(
-        """
-        INSERT INTO card (id, title, owner, columnid, position)
-        VALUES (\(card.id), \(card.title), \(card.owner), \(column), \(index))
-        """, logger: logger)
-    case .update(let card):
-      try await connection.query(
-        "UPDATE card SET title = \(card.title), owner = \(card.owner) WHERE id = \(card.id)", logger: logger)
-    case .move(let id, let from, let to):
-      try await connection.query(
-        "UPDATE card SET position = position - 1 WHERE columnid = \(from.column) AND position > \(from.index)",
-        logger: logger)
-      try await connection.query(
-        """
-        UPDATE card SET position = position + 1
-        WHERE columnid = \(to.column) AND position >= \(to.index) AND id != \(id)
-        """, logger: logger)
-      try await connection.query(
-        "UPDATE card SET columnid = \(to.column), position = \(to.index) WHERE id = \(id)", logger: logger)
-    case .delete(let id, let column, let index):
-      try await connection.query("DELETE FROM card WHERE id = \(id)", logger: logger)
-      try await connection.query(
-        "UPDATE card SET position = position - 1 WHERE columnid = \(column) AND position > \(index)",
-        logger: logger)
+  /// Creates (or replaces) `board_write_rows(changes jsonb)`, which makes a group's row changes in order,
+  /// as ``encodeRows(_:)`` lists them: positions in a column are kept dense, each change shifting the cards
+  /// after the place it takes or leaves. A change of another kind fails the statement (`CASE_NOT_FOUND`).
+  static let writeRowsFunction: PostgresQuery = """
+    CREATE OR REPLACE FUNCTION board_write_rows(changes jsonb) RETURNS integer LANGUAGE plpgsql AS $$
+    DECLARE c jsonb;
+    BEGIN
+      FOR c IN SELECT value FROM jsonb_array_elements(changes) LOOP
+        CASE c->>'kind'
+        WHEN 'insert' THEN
+          UPDATE card SET position = position + 1
+            WHERE columnid = c->>'column' AND position >= (c->>'at')::int;
+          INSERT INTO card (id, title, owner, columnid, position)
+            VALUES (c->>'id', c->>'title', c->>'owner', c->>'column', (c->>'at')::int);
+        WHEN 'update' THEN
+          UPDATE card SET title = c->>'title', owner = c->>'owner' WHERE id = c->>'id';
+        WHEN 'move' THEN
+          UPDATE card SET position = position - 1
+            WHERE columnid = c->>'from' AND position > (c->>'fromAt')::int;
+          UPDATE card SET position = position + 1
+            WHERE columnid = c->>'to' AND position >= (c->>'toAt')::int AND id <> c->>'id';
+          UPDATE card SET columnid = c->>'to', position = (c->>'toAt')::int WHERE id = c->>'id';
+        WHEN 'delete' THEN
+          DELETE FROM card WHERE id = c->>'id';
+          UPDATE card SET position = position - 1
+            WHERE columnid = c->>'column' AND position > (c->>'at')::int;
+        END CASE;
+      END LOOP;
+      RETURN jsonb_array_length(changes);
+    END $$
+    """
+
+  /// A group's row changes as `board_write_rows` takes them: a JSON array, in order.
+  /// - Complexity: O(*k*) for *k* changes.
+  static func encodeRows(_ changes: [RowChange]) throws -> String {
+    let list = changes.map { change -> [String: String?] in
+      switch change {
+      case .insert(let card, let column, let index):
+        [
+          "kind": "insert", "id": card.id, "title": card.title, "owner": card.owner, "column": column,
+          "at": "\(index)",
+        ]
+      case .update(let card):
+        ["kind": "update", "id": card.id, "title": card.title, "owner": card.owner]
+      case .move(let id, let from, let to):
+        [
+          "kind": "move", "id": id, "from": from.column, "fromAt": "\(from.index)", "to": to.column,
+          "toAt": "\(to.index)",
+        ]
+      case .delete(let id, let column, let index):
+        ["kind": "delete", "id": id, "column": column, "at": "\(index)"]
+      }
     }
+    // Keys sorted, so that the same changes are the same text; nil is JSON's null.
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = .sortedKeys
+    return String(decoding: try encoder.encode(list), as: UTF8.self)
   }
 
   /// A database error as the client sees it: 503 `busy` (retry) when PostgreSQL could not be reached or

@@ -490,6 +490,48 @@ func failedTransaction() async throws {
   )
 }
 
+/// Inserts before a card, moves back, forward and across columns, and deletes, through nginx (so on every
+/// instance): the rows the database holds are the board every instance shows, in the same order, with each
+/// column's positions dense (0 to count - 1).
+@MainActor
+func rowsOfEveryKind() async throws {
+  func write(_ method: String, _ path: String, _ body: String? = nil) async throws {
+    let (status, data) = try await http(method, settings.web, path, body)
+    try require(
+      status == 200 || status == 201,
+      "\(method) \(path) answered \(status): \(String(decoding: data, as: UTF8.self))")
+  }
+  for id in ["a", "b", "c", "d"] {
+    try await write("POST", "/api/cards", #"{"id":"rows-\#(id)","title":"Row \#(id)","column":"todo"}"#)
+  }
+  try await write("POST", "/api/cards", #"{"id":"rows-e","title":"Row e","column":"todo","before":"rows-c"}"#)
+  try await write("POST", "/api/cards/rows-d/move", #"{"column":"todo","before":"rows-a"}"#)
+  try await write("POST", "/api/cards/rows-a/move", #"{"column":"todo","before":"rows-c"}"#)
+  try await write("POST", "/api/cards/rows-b/move", #"{"column":"doing"}"#)
+  try await write("POST", "/api/cards/rows-c/move", #"{"column":"doing","before":"rows-b"}"#)
+  try await write("DELETE", "/api/cards/rows-e")
+  try await write("DELETE", "/api/cards/rows-c")
+  let truth = try await board()
+  func ours(_ column: String) -> [String] {
+    truth.columns.first { $0.id == column }?.items.map(\.id).filter { $0.hasPrefix("rows-") } ?? []
+  }
+  try require(ours("todo") == ["rows-d", "rows-a"], "todo holds \(ours("todo")), not rows-d, rows-a")
+  try require(ours("doing") == ["rows-b"], "doing holds \(ours("doing")), not rows-b")
+  let gaps = try await psql(
+    """
+    SELECT count(*) FROM (
+      SELECT count(*) AS n, min(position) AS lo, max(position) AS hi, count(DISTINCT position) AS d
+      FROM card GROUP BY columnid) AS c
+    WHERE lo <> 0 OR hi <> n - 1 OR d <> n
+    """)
+  try require(gaps == "0", "\(gaps) column(s) whose positions are not 0 to count - 1")
+  try await converge(followers, to: truth)
+  for n in 1...3 { try await checkInstance(n, equals: truth, acknowledged: acknowledged) }
+  say(
+    "    9 writes of every kind through nginx; the database's rows are every instance's board, version \(truth.version)"
+  )
+}
+
 @MainActor
 func lateInstance() async throws {
   try await cluster("kill", "3")
@@ -856,6 +898,10 @@ let tests: [(String, @MainActor () async throws -> Void)] = [
   ("kill -9 one instance while clients follow and writers write", killInstance),
   ("restart PostgreSQL", restartPostgres),
   ("a write whose transaction fails makes no version", failedTransaction),
+  (
+    "inserts before a card, moves and deletes: the database's rows are every instance's board",
+    rowsOfEveryKind
+  ),
   ("an instance started late catches up from the log and serves resumes", lateInstance),
   ("a hung instance: every request through nginx is answered within its timeouts", hungInstance),
   ("two users reusing each other's edit ids on several instances", reusedEditIDs),
