@@ -89,8 +89,8 @@ public struct PostgresSettings: Sendable {
 /// after the one it holds, it makes the doorbell's entry in its source (``BasicDataSource/apply(logged:)``,
 /// checked as any entry); for a later one, one without its entry, and on every reconnection to PostgreSQL,
 /// it reads the entries after the version it holds and makes them. Its own writes' versions it holds
-/// already. An instance starts from the
-/// older checkpoint and replays the log from there, so it retains the versions a client may resume from.
+/// already. An instance starts from the older checkpoint and replays the log from there, so it retains the
+/// versions a client may resume from.
 ///
 /// **Bounded.** At each checkpoint the log is pruned up to the older kept checkpoint: it holds between one
 /// and two intervals of versions. The cut is a prefix by version (never a hole among the versions kept),

@@ -1,6 +1,5 @@
 // The log's doorbell: the notification a writer sends with its commit, and what a follower does on it.
 
-import Foundation
 import LiveBoard
 import SimpleSource
 
@@ -65,8 +64,8 @@ struct Doorbell: Equatable {
     guard let doorbell else { return .readLog }
     if held >= doorbell.version { return .skip }
     guard doorbell.version == held + 1, let entry = doorbell.entry,
-      case .batch(let batch)? = try? WireCoder().decode(Data(entry.utf8), as: Column.self),
-      batch.from == held, batch.to == doorbell.version
+      let batch = try? ClusterBoard.decodeEntry(String(entry)), batch.from == held,
+      batch.to == doorbell.version
     else { return .readLog }
     return .make(batch)
   }
