@@ -10,11 +10,12 @@ import SimpleSource
 /// The state of one write racing its deadline, shared by the task that writes and the task that keeps time.
 ///
 /// The writer attaches its connection, hands over what releases its prepared write (`Held`: it is abandoned
-/// by whoever answers the write), asks before each step whether it may go on, says when it sends `COMMIT`,
-/// and finishes. The deadline, if it comes first, answers the client, abandons the prepared write (so the
-/// source is free even if the writer's task never returns) and closes the connection so that a query stuck
-/// on it fails. The client gets exactly one answer, within the deadline. A plain synchronous state machine:
-/// kept under a lock, acted on outside it.
+/// by whoever answers the write), asks before each step whether it may go on, says when it sends `COMMIT` (or
+/// a statement that commits by itself, and whether that one committed nothing), and finishes. The deadline,
+/// if it comes first, answers the client, abandons the prepared write (so the source is free even if the
+/// writer's task never returns) and closes the connection so that a query stuck on it fails. The client gets
+/// exactly one answer, within the deadline. A plain synchronous state machine: kept under a lock, acted on
+/// outside it.
 struct WriteDeadline<Connection, Held> {
   enum State {
     /// Working on `connection` (`nil`: not leased yet), holding `held` once prepared; nothing committed.
@@ -66,6 +67,15 @@ struct WriteDeadline<Connection, Held> {
   mutating func commit() -> Bool {
     guard case .working(let connection?, let held) = state else { return false }
     state = .committing(connection, held)
+    return true
+  }
+
+  /// The statement sent by ``commit()`` committed nothing (a write made in one statement found the stream
+  /// moved, or an edit answered already): the writer abandons what it held and goes on working, within the
+  /// same deadline. `false` when the deadline has passed (it abandoned what was held; stop).
+  mutating func madeNothing() -> Bool {
+    guard case .committing(let connection, _) = state else { return false }
+    state = .working(connection, nil)
     return true
   }
 

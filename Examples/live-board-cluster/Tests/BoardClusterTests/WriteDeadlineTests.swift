@@ -8,8 +8,9 @@ import Testing
 @Suite("A write against its deadline")
 struct WriteDeadlineTests {
   /// The writer's steps, in order: lease a connection, checked steps, hold its prepared write, send
-  /// COMMIT, finish.
-  enum Step { case attach, proceed, hold, commit, finish }
+  /// COMMIT (or a statement that commits by itself, which may answer that it made nothing: the writer then
+  /// abandons its write and goes on), finish.
+  enum Step { case attach, proceed, hold, commit, madeNothing, finish }
 
   /// The writers: how many checked steps before and after preparing, and whether each prepares and
   /// commits (a refused write finishes early).
@@ -22,6 +23,12 @@ struct WriteDeadlineTests {
         let prepared = start + [.hold] + Array(repeating: .proceed, count: after)
         writers.append(prepared + [.finish])  // failed before COMMIT
         writers.append(prepared + [.commit, .finish])
+        // Made in one statement, which committed nothing: answered so (an edit answered already), or
+        // made again in a transaction of its own.
+        let again = prepared + [.commit, .madeNothing]
+        writers.append(again + [.finish])
+        writers.append(again + [.proceed, .hold, .proceed, .commit, .finish])
+        writers.append(again + [.proceed, .hold, .finish])
       }
     }
     return writers
@@ -39,7 +46,7 @@ struct WriteDeadlineTests {
         var expired = false
         var stopped = false
         var held = false
-        var prepared = false
+        var prepared = 0
         // Who answered the prepared write: the deadline (abandon) or the writer (apply or abandon).
         var preparedAnswers: [String] = []
         func expire() {
@@ -71,7 +78,7 @@ struct WriteDeadlineTests {
             #expect(may == !expired, "a step after the deadline: \(steps), deadline at \(deadlineAt)")
             if !may { stopped = true }
           case .hold:
-            prepared = true
+            prepared += 1
             let holding = machine.hold("write")
             #expect(holding == !expired)
             if holding {
@@ -84,6 +91,16 @@ struct WriteDeadlineTests {
             let may = machine.commit()
             #expect(may == !expired)
             if may { committed = true } else { stopped = true }
+          case .madeNothing:
+            let going = machine.madeNothing()
+            #expect(going == !expired)
+            if going {
+              committed = false
+              if held { preparedAnswers.append("writer") }  // it abandons what it prepared
+              held = false
+            } else {
+              stopped = true
+            }
           case .finish:
             if machine.finish() {
               answers.append("writer")
@@ -100,7 +117,7 @@ struct WriteDeadlineTests {
         }
         #expect(answers.count == 1, "answers \(answers): \(steps), deadline at \(deadlineAt)")
         #expect(
-          preparedAnswers.count == (prepared ? 1 : 0),
+          preparedAnswers.count == prepared,
           "prepared write answered \(preparedAnswers): \(steps), deadline at \(deadlineAt)")
       }
     }
