@@ -77,12 +77,15 @@ public struct PostgresSettings: Sendable {
 /// **The log.** Tables `card` (the rows), `board_stream` (the stream's name and newest version),
 /// `board_log` (one entry per version: the wire batch that made it) and `board_checkpoint` (the whole
 /// board at a version, every ``checkpointInterval`` versions; two are kept). A group of writes (those that
-/// arrived here while the group before it committed, ``write(_:)``) takes the stream's row lock
-/// (`SELECT … FOR UPDATE`), brings this instance's source to the newest logged version, plans each write
-/// against it in order, prepares them in the source as one write (its batch derived, nothing made), writes
-/// the answers, then the rows, the log entry and the new version with the `NOTIFY` in one statement
-/// (``writeRowsFunction``), commits, and only then applies the prepared write. A transaction that fails is
-/// abandoned: no instance ever shows its version.
+/// arrived here while the group before it committed, ``write(_:)``) is planned in order against the version
+/// this instance holds and prepared in the source as one write (its batch derived, nothing made); then one
+/// statement (``commitFunction``), its own transaction, takes the stream's row lock and, when the stream is
+/// still at that version, records the edits' answers, writes the rows, the log entry and the new version
+/// with the `NOTIFY`; only then is the prepared write applied. When the stream had moved, nothing was
+/// written, and the group takes the locked path: `BEGIN`, the row lock (`SELECT … FOR UPDATE`) with the log
+/// after the version held, which the source makes first, the plan against the newest version, the same
+/// writes (``writeRowsFunction``) and `COMMIT`. A transaction that fails is abandoned: no instance ever
+/// shows its version.
 ///
 /// **Following.** Each instance listens on the `board_log` channel; a notification is a ``Doorbell``: the
 /// stream and version, and the log entry when it fits in a notification. On each for the version right
@@ -244,6 +247,7 @@ public actor ClusterBoard: BoardStore {
       try await connection.query(
         "CREATE INDEX IF NOT EXISTS edit_answer_version ON edit_answer (version)", logger: logger)
       try await connection.query(writeRowsFunction, logger: logger)
+      try await connection.query(commitFunction, logger: logger)
       try await connection.query(
         """
         CREATE TABLE IF NOT EXISTS board_checkpoint (
@@ -615,6 +619,13 @@ public actor ClusterBoard: BoardStore {
       return .success(
         try await client.withConnection { connection in
           guard race.withLockedValue({ $0.attach(connection) }) else { throw CancellationError() }
+          // Groups are one at a time here, so holding the source while the statement waits for the
+          // stream's row lock meets no writer of this instance holding the lock and waiting for the source.
+          if self.commits == .group,
+            let outcome = try await self.writeInOneStatement(writes, on: connection, race: race)
+          {
+            return outcome
+          }
           try await connection.query("BEGIN", logger: self.logger)
           do {
             return try await self.writeLocked(writes, on: connection, race: race)
@@ -630,6 +641,82 @@ public actor ClusterBoard: BoardStore {
     } catch {
       return .failure(Self.failure(error, logger: logger))
     }
+  }
+
+  /// A group made in one statement, its own transaction, when nothing was committed since the version this
+  /// instance holds: prepared against that version, then `board_commit` (``commitFunction``) takes the
+  /// stream's row lock and, if the stream is still there, records the answers, writes the rows, the log
+  /// entry and the version and notifies; the prepared write is applied once it returns. The plan is the one
+  /// the locked path would make: both are checked against the same version under the same lock.
+  ///
+  /// - Returns: The group's outcome; `nil` when it must take the locked path (``writeLocked(_:on:race:)``):
+  ///   the stream moved (nothing was written), the next version is a checkpoint's, two writes share an edit
+  ///   id, or a group that changes nothing could not be checked against the newest version.
+  func writeInOneStatement(_ writes: [BoardWrite], on connection: PostgresConnection, race: DeadlineRace)
+    async throws -> GroupOutcome?
+  {
+    let keys = writes.compactMap { $0.ticket?.key }
+    let base = await source.version.number
+    guard Set(keys).count == keys.count, (base + 1) % checkpointInterval != 0 else { return nil }
+    guard race.withLockedValue({ $0.mayProceed() }) else { throw CancellationError() }
+    let prepared: PreparedWrite<Column, [Result<PlannedWrite, BoardError>]>
+    do {
+      prepared = try await source.prepare(from: base) { (transaction: inout Transaction<Column>) in
+        writes.map { write in Result { () throws(BoardError) in try write.make(in: &transaction) } }
+      }
+    } catch {
+      return nil  // a follower made a version meanwhile
+    }
+    let releaser = prepared.releaser
+    guard race.withLockedValue({ $0.hold(releaser) }) else {
+      await prepared.abandon()
+      throw CancellationError()
+    }
+    let planned = prepared.result
+    let made = planned.compactMap { try? $0.get() }
+    let tickets = made.compactMap(\.ticket)
+    guard let batch = prepared.batch else {
+      // Refusals (and writes that change nothing) hold if no version was made since `base`: one read says.
+      await prepared.abandon()
+      guard tickets.isEmpty, try await Self.newestVersion(on: connection, logger: logger) == base else {
+        return nil
+      }
+      return .made(planned.map { outcome in outcome.map { (base, $0.card) } })
+    }
+    let dropped = tickets.filter { $0.answerMayBeDropped(newest: base, retention: settings.answerRetention) }
+    if !dropped.isEmpty {
+      await prepared.abandon()
+      return .conflict(Set(dropped.map(\.key)))
+    }
+    let head: Int
+    let taken: [Int]?
+    do {
+      let answers = try Self.encodeAnswers(tickets)
+      let rows = try Self.encodeRows(made.map(\.rows))
+      let entry = String(decoding: WireCoder().encode(batch), as: UTF8.self)
+      let doorbell = Doorbell.payload(stream: stream, version: batch.to.number, entry: entry)
+      guard race.withLockedValue({ $0.commit() }) else { throw CancellationError() }
+      let row = try await connection.query(
+        """
+        SELECT head, taken FROM board_commit(
+          \(stream), \(base), \(answers)::jsonb, \(rows)::jsonb, \(entry), \(doorbell))
+        """, logger: logger
+      ).collect()
+      guard let first = row.first else { throw BoardSetupError("board_commit returned no row") }
+      (head, taken) = try first.decode((Int, [Int]?).self)
+    } catch {
+      await prepared.abandon()
+      throw error
+    }
+    guard head == batch.to.number, taken == [] else {
+      await prepared.abandon()
+      guard race.withLockedValue({ $0.madeNothing() }) else { throw CancellationError() }
+      guard let taken, !taken.isEmpty else { return nil }  // the stream moved
+      return .conflict(Set(taken.compactMap { tickets.indices.contains($0) ? tickets[$0].key : nil }))
+    }
+    // The deadline may have abandoned the write meanwhile: then the log's follower makes it.
+    let applied = await prepared.applyIfHeld()?.number ?? head
+    return .made(planned.map { outcome in outcome.map { (applied, $0.card) } })
   }
 
   /// The body of ``commit(_:)``, in an open transaction on `connection`; commits it. Under the stream's row
@@ -857,6 +944,49 @@ public actor ClusterBoard: BoardStore {
       }
     }
     // Keys sorted, so that the same changes are the same text; nil is JSON's null.
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = .sortedKeys
+    return String(decoding: try encoder.encode(list), as: UTF8.self)
+  }
+
+  /// Creates (or replaces) `board_commit`, which makes a group prepared against version `base` in one
+  /// statement: under the stream's row lock, when the stream is at `base` and none of `answers` (a JSON array
+  /// of `scope`, `id`, `fingerprint`, as ``encodeAnswers(_:)`` writes it) is recorded already, it records
+  /// them at `base + 1`, writes the rows (`board_write_rows`), the log entry and the version, and notifies
+  /// `doorbell`. Returns the stream's version (`base + 1` when made) and the indexes in `answers` of those
+  /// recorded already (`NULL` when the stream was not at `base`): nothing is written unless it returns
+  /// `base + 1` and an empty list.
+  static let commitFunction: PostgresQuery = """
+    CREATE OR REPLACE FUNCTION board_commit(
+      stream_name text, base bigint, answers jsonb, changes jsonb, entry text, doorbell text,
+      OUT head bigint, OUT taken bigint[]) LANGUAGE plpgsql AS $$
+    BEGIN
+      SELECT version INTO head FROM board_stream WHERE name = stream_name FOR UPDATE;
+      IF head IS DISTINCT FROM base THEN
+        RETURN;
+      END IF;
+      SELECT coalesce(array_agg(a.n - 1 ORDER BY a.n), '{}') INTO taken
+        FROM jsonb_array_elements(answers) WITH ORDINALITY AS a(value, n)
+        WHERE EXISTS (
+          SELECT 1 FROM edit_answer AS e WHERE e.scope = a.value->>'scope' AND e.id = a.value->>'id');
+      IF cardinality(taken) > 0 THEN
+        RETURN;
+      END IF;
+      INSERT INTO edit_answer (scope, id, version, fingerprint)
+        SELECT value->>'scope', value->>'id', base + 1, value->>'fingerprint'
+        FROM jsonb_array_elements(answers);
+      PERFORM board_write_rows(changes);
+      INSERT INTO board_log (stream, version, batch) VALUES (stream_name, base + 1, entry);
+      UPDATE board_stream SET version = base + 1 WHERE name = stream_name;
+      PERFORM pg_notify('board_log', doorbell);
+      head := base + 1;
+    END $$
+    """
+
+  /// Edits' tickets as `board_commit` records them: a JSON array of `scope`, `id` and `fingerprint`.
+  /// - Complexity: O(*k*) for *k* tickets.
+  static func encodeAnswers(_ tickets: [EditTicket]) throws -> String {
+    let list = tickets.map { ["scope": $0.scope, "id": $0.edit.id, "fingerprint": $0.fingerprint] }
     let encoder = JSONEncoder()
     encoder.outputFormatting = .sortedKeys
     return String(decoding: try encoder.encode(list), as: UTF8.self)

@@ -462,32 +462,94 @@ func failedTransaction() async throws {
     try await checkInstance(n, equals: truth, acknowledged: acknowledged)
   }
   try require(!truth.columns.contains { $0.items.contains { $0.id == "refused" } }, "the refused card exists")
-  // The log entry refused, in the statement that also notifies and so returns a row: the refusal comes
-  // with that row, and the write fails as well (its COMMIT would otherwise end in a silent ROLLBACK).
-  try await cluster(
-    "psql", "-c",
-    """
-    CREATE FUNCTION refuse_entry() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION 'refused by the test'; END $$
-      LANGUAGE plpgsql;
-    CREATE TRIGGER refuse_entry BEFORE INSERT ON board_log FOR EACH ROW EXECUTE FUNCTION refuse_entry();
-    """)
-  let (entryStatus, _) = try await http(
-    "POST", settings.web, "/api/cards", #"{"id":"no-entry","title":"No entry","column":"todo"}"#)
-  try await cluster("psql", "-c", "DROP TRIGGER refuse_entry ON board_log; DROP FUNCTION refuse_entry();")
-  try require(
-    entryStatus == 500 || entryStatus == 503, "a write whose log entry was refused answered \(entryStatus)")
-  let after = try await create("after-entry-refusal", into: acknowledged)
-  try require(
-    after == truth.version + 1, "the next write made \(String(describing: after)), not \(truth.version + 1)")
-  let final = try await board()
-  try await converge(followers, to: final)
-  for n in 1...3 { try await checkInstance(n, equals: final, acknowledged: acknowledged) }
-  try require(
-    !final.columns.contains { $0.items.contains { $0.id == "no-entry" } }, "the card without entry exists")
+  // The log entry refused, on each path a group takes: in its one statement, and in the locked transaction
+  // (taken for a checkpoint's version), where the statement that writes the entry also notifies and so
+  // returns a row: the refusal comes with that row, and the write fails as well (its COMMIT would otherwise
+  // end in a silent ROLLBACK).
+  var statuses: [Int] = []
+  for path in ["one statement", "locked"] {
+    if path == "locked" {
+      let interval = Int(ProcessInfo.processInfo.environment["CHECKPOINT_INTERVAL"] ?? "") ?? 500
+      var version = try await board().version
+      while (version + 1) % interval != 0 {
+        guard let made = try await create("pad-\(UUID().uuidString.prefix(8))", into: acknowledged) else {
+          throw CheckFailure("a padding card was refused")
+        }
+        version = made
+      }
+    }
+    let held = try await board()
+    try await cluster(
+      "psql", "-c",
+      """
+      CREATE FUNCTION refuse_entry() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION 'refused by the test'; END $$
+        LANGUAGE plpgsql;
+      CREATE TRIGGER refuse_entry BEFORE INSERT ON board_log FOR EACH ROW EXECUTE FUNCTION refuse_entry();
+      """)
+    let id = "no-entry-\(statuses.count)"
+    let (entryStatus, _) = try await http(
+      "POST", settings.web, "/api/cards", #"{"id":"\#(id)","title":"No entry","column":"todo"}"#)
+    try await cluster("psql", "-c", "DROP TRIGGER refuse_entry ON board_log; DROP FUNCTION refuse_entry();")
+    try require(
+      entryStatus == 500 || entryStatus == 503,
+      "a write whose log entry was refused (\(path)) answered \(entryStatus)")
+    statuses.append(entryStatus)
+    let after = try await create("after-entry-refusal-\(statuses.count)", into: acknowledged)
+    try require(
+      after == held.version + 1, "the next write made \(String(describing: after)), not \(held.version + 1)")
+    let final = try await board()
+    try await converge(followers, to: final)
+    for n in 1...3 { try await checkInstance(n, equals: final, acknowledged: acknowledged) }
+    try require(
+      !final.columns.contains { $0.items.contains { $0.id == id } }, "the card without entry exists")
+  }
   say(
     "    status \(status); no instance made version \(before.version + 1) for it; the next write did; a refused log "
-      + "entry: status \(entryStatus), no version"
+      + "entry in one statement and in the locked path: statuses \(statuses), no version"
   )
+}
+
+/// `board_commit`, called as a writer would: from a version the stream has left, and with an edit whose answer
+/// is recorded already. Either answers so and writes nothing: no row, no answer, no entry, no version; from
+/// the stream's version with new answers it writes them all.
+@MainActor
+func commitGuards() async throws {
+  let stream = try await psql("SELECT name FROM board_stream")
+  let head = try await board().version
+  func call(base: Int, answers: String, id: String) async throws -> String {
+    let insert = #"[{"at":"0","column":"todo","id":"\#(id)","kind":"insert","owner":null,"title":"Guard"}]"#
+    let entry = "not an entry: never logged"
+    return try await psql(
+      """
+      SELECT head || '|' || coalesce(taken::text, 'null') FROM board_commit(
+        '\(stream)', \(base), '\(answers)'::jsonb, '\(insert)'::jsonb, '\(entry)', '\(stream):\(base + 1)')
+      """)
+  }
+  func unchanged(_ what: String) async throws {
+    let counts = try await psql(
+      """
+      SELECT (SELECT version FROM board_stream) || ' ' || (SELECT count(*) FROM card WHERE id LIKE 'guard-%')
+        || ' ' || (SELECT count(*) FROM board_log WHERE version > \(head))
+        || ' ' || (SELECT count(*) FROM edit_answer WHERE scope = 'guard-scope')
+      """)
+    try require(counts == "\(head) 0 0 1", "\(what) wrote: version, cards, entries, answers = \(counts)")
+  }
+  _ = try await psql(
+    "INSERT INTO edit_answer (scope, id, version, fingerprint) VALUES ('guard-scope', 'answered', \(head), 'f')"
+  )
+  let moved = try await call(
+    base: head - 1, answers: #"[{"scope":"guard-scope","id":"new","fingerprint":"f"}]"#, id: "guard-moved")
+  try require(moved == "\(head)|null", "from a version the stream left: \(moved)")
+  try await unchanged("a call from a version the stream left")
+  let answered = try await call(
+    base: head,
+    answers: #"[{"scope":"guard-scope","id":"new","fingerprint":"f"},"#
+      + #"{"scope":"guard-scope","id":"answered","fingerprint":"f"}]"#,
+    id: "guard-answered")
+  try require(answered == "\(head)|{1}", "with an edit answered already: \(answered)")
+  try await unchanged("a call with an edit answered already")
+  _ = try await psql("DELETE FROM edit_answer WHERE scope = 'guard-scope'")
+  say("    from a version the stream left: \(moved); with the second edit answered already: \(answered)")
 }
 
 /// Inserts before a card, moves back, forward and across columns, and deletes, through nginx (so on every
@@ -898,6 +960,7 @@ let tests: [(String, @MainActor () async throws -> Void)] = [
   ("kill -9 one instance while clients follow and writers write", killInstance),
   ("restart PostgreSQL", restartPostgres),
   ("a write whose transaction fails makes no version", failedTransaction),
+  ("board_commit writes nothing from a version the stream left or for an edit answered", commitGuards),
   (
     "inserts before a card, moves and deletes: the database's rows are every instance's board",
     rowsOfEveryKind
