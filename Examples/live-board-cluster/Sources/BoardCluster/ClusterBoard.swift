@@ -32,8 +32,9 @@ public struct PostgresSettings: Sendable {
   /// The longest a statement runs on the server, in milliseconds (`statement_timeout`, set on every
   /// session of the board); below ``writeDeadline``.
   public var statementTimeout = 3_000
-  /// The longest a statement waits for a lock, in milliseconds (`lock_timeout`).
-  public var lockTimeout = 3_000
+  /// The longest a statement waits for a lock, in milliseconds (`lock_timeout`): shorter than
+  /// ``statementTimeout``, so that a wait for a lock is refused as one (and a group made again once).
+  public var lockTimeout = 2_000
   /// The longest a transaction may sit idle before PostgreSQL ends its session and releases its locks, in
   /// milliseconds (`idle_in_transaction_session_timeout`): a client that stops mid-transaction never holds
   /// the stream's row lock longer.
@@ -587,7 +588,8 @@ public actor ClusterBoard: BoardStore {
   /// Makes `writes` as one group, each attempt within ``PostgresSettings/writeDeadline``: an edit whose
   /// answer is recorded already is refused 503 `busy` (its resend is answered from the record), and the
   /// rest of the group is made again without it; a failure of the database answers every write of the
-  /// group with it.
+  /// group with it (one refused for contention is made again once first, within the same deadline: see
+  /// ``attempt(_:race:)``).
   func commit(_ writes: [BoardWrite]) async -> [Result<(version: Int, card: Card?), BoardError>] {
     var answers = [Result<(version: Int, card: Card?), BoardError>?](repeating: nil, count: writes.count)
     var pending = Array(writes.indices)
@@ -613,25 +615,25 @@ public actor ClusterBoard: BoardStore {
     return answers.map { $0 ?? .failure(.busy) }
   }
 
-  /// One attempt at a group on a leased connection, checking `race` before each step.
+  /// One attempt at a group on a leased connection, checking `race` before each step. A group PostgreSQL
+  /// refused for contention (``isContention(_:)``: nothing committed) is made again once on the same
+  /// connection, within the same deadline: what held the lock (a stalled transaction, which
+  /// `idle_in_transaction_session_timeout` ends) has usually let go by then.
   func attempt(_ writes: [BoardWrite], race: DeadlineRace) async -> Result<GroupOutcome, BoardError> {
     do {
       return .success(
         try await client.withConnection { connection in
           guard race.withLockedValue({ $0.attach(connection) }) else { throw CancellationError() }
-          // Groups are one at a time here, so holding the source while the statement waits for the
-          // stream's row lock meets no writer of this instance holding the lock and waiting for the source.
-          if self.commits == .group,
-            let outcome = try await self.writeInOneStatement(writes, on: connection, race: race)
-          {
-            return outcome
-          }
-          try await connection.query("BEGIN", logger: self.logger)
-          do {
-            return try await self.writeLocked(writes, on: connection, race: race)
-          } catch {
-            _ = try? await connection.query("ROLLBACK", logger: self.logger)
-            throw error
+          var contended = false
+          while true {
+            do {
+              return try await self.writeGroup(writes, on: connection, race: race)
+            } catch let error as PSQLError where !contended && Self.isContention(error) {
+              contended = true
+              self.logger.warning(
+                "live-board: a group refused for contention, made again: \(Self.describe(error))")
+              guard race.withLockedValue({ $0.madeNothing() }) else { throw error }
+            }
           }
         })
     } catch let conflict as AnswerConflict {
@@ -640,6 +642,24 @@ public actor ClusterBoard: BoardStore {
       return .failure(error)
     } catch {
       return .failure(Self.failure(error, logger: logger))
+    }
+  }
+
+  /// The group on `connection`: in one statement, or in the locked transaction (rolled back when it fails).
+  func writeGroup(_ writes: [BoardWrite], on connection: PostgresConnection, race: DeadlineRace) async throws
+    -> GroupOutcome
+  {
+    // Groups are one at a time here, so holding the source while the statement waits for the stream's row
+    // lock meets no writer of this instance holding the lock and waiting for the source.
+    if commits == .group, let outcome = try await writeInOneStatement(writes, on: connection, race: race) {
+      return outcome
+    }
+    try await connection.query("BEGIN", logger: logger)
+    do {
+      return try await writeLocked(writes, on: connection, race: race)
+    } catch {
+      _ = try? await connection.query("ROLLBACK", logger: logger)
+      throw error
     }
   }
 
@@ -998,6 +1018,15 @@ public actor ClusterBoard: BoardStore {
     if let error = error as? BoardError { return error }
     logger.error("live-board: database error: \(describe(error))")
     return .busy
+  }
+
+  /// Whether PostgreSQL refused a statement for contention with other transactions: a lock not granted
+  /// within `lock_timeout` (SQLSTATE 55P03), a deadlock (40P01) or a serialization failure (40001). The
+  /// server answered, so the statement failed and its transaction commits nothing: the group may be made
+  /// again. A lost connection is not one (a `COMMIT` in flight may have been made).
+  static func isContention(_ error: PSQLError) -> Bool {
+    guard error.code == .server, let state = error.serverInfo?[.sqlState] else { return false }
+    return ["55P03", "40P01", "40001"].contains(state)
   }
 
   /// What a log line says of `error`: for PostgreSQL's, the error's kind, and when the server sent one its

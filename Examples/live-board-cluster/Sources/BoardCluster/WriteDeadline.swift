@@ -70,13 +70,21 @@ struct WriteDeadline<Connection, Held> {
     return true
   }
 
-  /// The statement sent by ``commit()`` committed nothing (a write made in one statement found the stream
-  /// moved, or an edit answered already): the writer abandons what it held and goes on working, within the
-  /// same deadline. `false` when the deadline has passed (it abandoned what was held; stop).
+  /// What the writer sent committed nothing (the statement sent by ``commit()`` found the stream moved or an
+  /// edit answered already; PostgreSQL refused a statement for contention): the writer abandons what it held
+  /// and goes on working on the same connection, within the same deadline. `false` when the deadline has
+  /// passed (it abandoned what was held; stop).
   mutating func madeNothing() -> Bool {
-    guard case .committing(let connection, _) = state else { return false }
-    state = .working(connection, nil)
-    return true
+    switch state {
+    case .working(let connection, _):
+      state = .working(connection, nil)
+      return true
+    case .committing(let connection, _):
+      state = .working(connection, nil)
+      return true
+    case .finished, .timedOut:
+      return false
+    }
   }
 
   /// The writer is done (made, refused or failed): `true` when it answers the client (and applies or

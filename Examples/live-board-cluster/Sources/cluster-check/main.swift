@@ -509,9 +509,9 @@ func failedTransaction() async throws {
   )
 }
 
-/// `board_commit`, called as a writer would: from a version the stream has left, and with an edit whose answer
-/// is recorded already. Either answers so and writes nothing: no row, no answer, no entry, no version; from
-/// the stream's version with new answers it writes them all.
+/// `board_commit`, called as a writer would: from a version the stream has left, and with an edit whose
+/// answer is recorded already. Either answers so and writes nothing: no row, no answer, no entry, no
+/// version.
 @MainActor
 func commitGuards() async throws {
   let stream = try await psql("SELECT name FROM board_stream")
@@ -550,6 +550,42 @@ func commitGuards() async throws {
   try await unchanged("a call with an edit answered already")
   _ = try await psql("DELETE FROM edit_answer WHERE scope = 'guard-scope'")
   say("    from a version the stream left: \(moved); with the second edit answered already: \(answered)")
+}
+
+/// Another session holds the stream's row lock a little longer than `lock_timeout` (2 s) and well within
+/// the write deadline (5 s): a write sent meanwhile is refused for the lock once, made again, and answered
+/// 201 once the lock is free, with one version.
+@MainActor
+func heldLock() async throws {
+  let before = try await board()
+  let hold = "SELECT pg_sleep(2.5) AS holding_the_stream"
+  let holder = Task {
+    try await cluster(
+      "psql", "-c", "BEGIN; SELECT version FROM board_stream FOR UPDATE; \(hold); COMMIT;")
+  }
+  // The write is sent once the lock is held: polled, this being a check against a real database.
+  try await within(10, "the lock held by another session") {
+    while try await psql(
+      "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query LIKE '%holding_the_stream%'"
+        + " AND pid <> pg_backend_pid()") != "1"
+    {
+      try await Task.sleep(for: .milliseconds(20))
+    }
+  }
+  let start = ContinuousClock.now
+  let (status, data) = try await http(
+    "POST", settings.web, "/api/cards", #"{"id":"after-lock","title":"After the lock","column":"todo"}"#)
+  let waited = ContinuousClock.now - start
+  try await holder.value
+  try require(
+    status == 201, "a write behind a held lock answered \(status) \(String(decoding: data, as: UTF8.self))")
+  let version = try JSONDecoder().decode(WriteReply.self, from: data).version
+  try require(version == before.version + 1, "the write made \(version), not \(before.version + 1)")
+  await acknowledged.add("after-lock", version)
+  let truth = try await board()
+  try await converge(followers, to: truth)
+  for n in 1...3 { try await checkInstance(n, equals: truth, acknowledged: acknowledged) }
+  say("    answered 201 after \(waited.formatted(.units(allowed: [.milliseconds]))), version \(version)")
 }
 
 /// Inserts before a card, moves back, forward and across columns, and deletes, through nginx (so on every
@@ -961,6 +997,7 @@ let tests: [(String, @MainActor () async throws -> Void)] = [
   ("restart PostgreSQL", restartPostgres),
   ("a write whose transaction fails makes no version", failedTransaction),
   ("board_commit writes nothing from a version the stream left or for an edit answered", commitGuards),
+  ("a write behind a lock held past lock_timeout is made again once, and answered", heldLock),
   (
     "inserts before a card, moves and deletes: the database's rows are every instance's board",
     rowsOfEveryKind

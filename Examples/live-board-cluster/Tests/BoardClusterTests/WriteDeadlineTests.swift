@@ -29,6 +29,8 @@ struct WriteDeadlineTests {
         writers.append(again + [.finish])
         writers.append(again + [.proceed, .hold, .proceed, .commit, .finish])
         writers.append(again + [.proceed, .hold, .finish])
+        // Refused for contention before COMMIT, and made again.
+        writers.append(prepared + [.madeNothing, .proceed, .hold, .commit, .finish])
       }
     }
     return writers
