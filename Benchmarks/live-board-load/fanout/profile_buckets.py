@@ -6,24 +6,45 @@ bucketed by the frames on their stack, as microseconds per delivered message.
     python3 fanout/profile_buckets.py /tmp/fanout.perf --seconds 10 --messages-per-second 20000
 
 A sample goes to the first bucket one of whose markers is on its stack (the event loops' writes, the broadcast's
-loop over members, PostgresNIO, ...), under its thread's name. Idle samples (`swapper`) are not counted.
+loop over members, PostgresNIO, ...), under its thread's name. Idle samples (`swapper`) are not counted. A
+marker `module:M` matches a frame of a symbol that module defines (its mangled name starts with it): a closure
+of ours over a library's types names the library inside its own name, and is ours, not the library's.
 """
 
 import argparse
 import collections
+import re
 import subprocess
 
 BUCKETS = [
     ("writes (event loops: NIO and the kernel)", "LoopQueueC5drain"),
     ("publishing to subscribers and their sinks", ("SubscriptionHub", "SubscriberMailbox", "HubLoops")),
-    ("PostgresNIO", "PostgresNIO"),
+    ("applying and projecting", "BasicData"),
     ("JSON encoding", "JSONEncoder"),
     ("JSON decoding", "JSONDecoder"),
-    ("applying and projecting", "BasicData"),
-    ("Hummingbird (HTTP writes)", "Hummingbird"),
+    ("PostgresNIO", ("module:PostgresNIO", "module:_ConnectionPoolModule")),
+    ("Hummingbird (HTTP writes)", ("module:Hummingbird", "module:HummingbirdCore")),
+    ("the cluster's writer and follower, other", "module:BoardCluster"),
     ("waiting for events", "epoll_wait"),
     ("event loop, other", "SelectableEventLoop"),
 ]
+
+
+def mangled_module(symbol):
+    """The module a mangled Swift symbol (`$s11PostgresNIO…`) belongs to, or None."""
+    match = re.match(r"\$s(\d+)", symbol)
+    if not match:
+        return None
+    start = match.end()
+    return symbol[start:start + int(match.group(1))]
+
+
+def matches(marker, frames):
+    """Whether `marker` is on the stack: a substring of a frame, or `module:M`, a frame of module M's."""
+    if marker.startswith("module:"):
+        module = marker[len("module:"):]
+        return any(mangled_module(frame) == module for frame in frames)
+    return any(marker in frame for frame in frames)
 
 
 def as_tuple(markers):
@@ -48,7 +69,9 @@ def main():
         thread = lines[0].split()[0]
         if thread == "swapper":
             continue
-        bucket = next((name for name, markers in BUCKETS if any(m in block for m in as_tuple(markers))), "other")
+        frames = [line.split(None, 1)[1] if len(line.split(None, 1)) > 1 else "" for line in lines[1:]]
+        bucket = next(
+            (name for name, markers in BUCKETS if any(matches(m, frames) for m in as_tuple(markers))), "other")
         counts[(thread, bucket)] += 1
     if samples == 0:
         raise SystemExit("no samples")
